@@ -1,0 +1,1 @@
+"""The control plane: FastAPI service, persistence and Celery orchestration."""

@@ -1,0 +1,1 @@
+"""HTTP wiring shared by the domain routers."""

@@ -1,0 +1,55 @@
+"""Shared route dependencies as ``Annotated`` aliases."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Annotated, Protocol
+
+from fastapi import Depends, Path, Request
+from sqlalchemy.orm import Session
+
+from backend.settings import Settings
+
+
+def get_session(request: Request) -> Iterator[Session]:
+    """The request's unit of work: the one place a request commits or rolls back.
+
+    Declared with ``scope="function"`` so the commit (and the after-commit work it
+    triggers) completes before the response is sent: a client that reads right after a
+    write sees it.
+    """
+    session: Session = request.app.state.session_factory()
+    try:
+        yield session
+        session.commit()
+    except BaseException:
+        session.rollback()
+        raise
+    finally:
+        session.close()
+
+
+def get_app_settings(request: Request) -> Settings:
+    settings: Settings = request.app.state.settings
+    return settings
+
+
+class Dispatcher(Protocol):
+    """Hands job work to the workers; the API never runs a job itself."""
+
+    def launch(self, job_id: int) -> None: ...
+
+    def stop(self, job_id: int) -> None: ...
+
+
+def get_dispatcher(request: Request) -> Dispatcher:
+    dispatcher: Dispatcher = request.app.state.dispatcher
+    return dispatcher
+
+
+SessionDep = Annotated[Session, Depends(get_session, scope="function")]
+SettingsDep = Annotated[Settings, Depends(get_app_settings)]
+DispatcherDep = Annotated[Dispatcher, Depends(get_dispatcher)]
+
+# Ids are 32-bit integers in every supported database; larger values are a 422, not a 500.
+IdPath = Annotated[int, Path(ge=1, le=2_147_483_647)]

@@ -1,0 +1,1 @@
+"""Query classes: name, priority, delay target and utilisation thresholds."""

@@ -1,0 +1,27 @@
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import DateTime, Float, String
+from sqlalchemy.orm import Mapped, mapped_column
+
+from backend.db import Base, utcnow
+
+
+class QueryClass(Base):
+    """A group of continuous queries sharing a priority and a delay target."""
+
+    __tablename__ = "query_classes"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(100), unique=True)
+    priority: Mapped[float] = mapped_column(Float)
+    delay_target_s: Mapped[float] = mapped_column(Float)
+    tau0: Mapped[float] = mapped_column(Float)
+    tau1: Mapped[float] = mapped_column(Float)
+    tau2: Mapped[float] = mapped_column(Float)
+    tau3: Mapped[float] = mapped_column(Float)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(
+        DateTime(timezone=True), default=utcnow, onupdate=utcnow
+    )

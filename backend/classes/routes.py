@@ -1,0 +1,34 @@
+from __future__ import annotations
+
+from fastapi import APIRouter, status
+
+from backend.api.deps import IdPath, SessionDep
+from backend.classes import service
+from backend.classes.schemas import QueryClassCreate, QueryClassRead, QueryClassUpdate
+
+router = APIRouter(prefix="/classes", tags=["query classes"])
+
+
+@router.get("", response_model=list[QueryClassRead])
+def list_classes(session: SessionDep) -> list[QueryClassRead]:
+    return [QueryClassRead.model_validate(c) for c in service.list_classes(session)]
+
+
+@router.post("", response_model=QueryClassRead, status_code=status.HTTP_201_CREATED)
+def create_class(session: SessionDep, body: QueryClassCreate) -> QueryClassRead:
+    return QueryClassRead.model_validate(service.create_class(session, body))
+
+
+@router.get("/{class_id}", response_model=QueryClassRead)
+def get_class(session: SessionDep, class_id: IdPath) -> QueryClassRead:
+    return QueryClassRead.model_validate(service.get_class(session, class_id))
+
+
+@router.patch("/{class_id}", response_model=QueryClassRead)
+def update_class(session: SessionDep, class_id: IdPath, body: QueryClassUpdate) -> QueryClassRead:
+    return QueryClassRead.model_validate(service.update_class(session, class_id, body))
+
+
+@router.delete("/{class_id}", status_code=status.HTTP_204_NO_CONTENT)
+def delete_class(session: SessionDep, class_id: IdPath) -> None:
+    service.delete_class(session, class_id)

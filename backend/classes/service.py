@@ -1,0 +1,56 @@
+"""Query-class use cases. Services flush; the caller's unit of work commits."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sqlalchemy.orm import Session
+
+from backend.classes.models import QueryClass
+from backend.classes.repository import QueryClassRepository
+from backend.classes.schemas import QueryClassCreate, QueryClassUpdate
+from backend.errors import Conflict, NotFound
+from spark_runner.core.thresholds import validate_class_parameters, validate_thresholds
+
+
+def list_classes(session: Session) -> Sequence[QueryClass]:
+    return QueryClassRepository(session).list()
+
+
+def get_class(session: Session, class_id: int) -> QueryClass:
+    query_class = QueryClassRepository(session).get(class_id)
+    if query_class is None:
+        raise NotFound(f"query class {class_id} does not exist")
+    return query_class
+
+
+def create_class(session: Session, data: QueryClassCreate) -> QueryClass:
+    repo = QueryClassRepository(session)
+    if repo.by_name(data.name) is not None:
+        raise Conflict(f"name={data.name!r} is taken: class names must be unique")
+    return repo.add(QueryClass(**data.model_dump()))
+
+
+def update_class(session: Session, class_id: int, data: QueryClassUpdate) -> QueryClass:
+    repo = QueryClassRepository(session)
+    query_class = get_class(session, class_id)
+    changes = data.model_dump(exclude_unset=True, exclude_none=True)
+    merged = {
+        field: changes.get(field, getattr(query_class, field))
+        for field in ("priority", "delay_target_s", "tau0", "tau1", "tau2", "tau3")
+    }
+    validate_class_parameters(merged["priority"], merged["delay_target_s"])
+    validate_thresholds(merged["tau0"], merged["tau1"], merged["tau2"], merged["tau3"])
+    new_name = changes.get("name")
+    if new_name is not None and new_name != query_class.name:
+        other = repo.by_name(new_name)
+        if other is not None:
+            raise Conflict(f"name={new_name!r} is taken: class names must be unique")
+    for field, value in changes.items():
+        setattr(query_class, field, value)
+    session.flush()
+    return query_class
+
+
+def delete_class(session: Session, class_id: int) -> None:
+    QueryClassRepository(session).delete(get_class(session, class_id))

@@ -1,0 +1,96 @@
+"""Engine, sessions, the declarative base, and work deferred until after commit.
+
+The request-scoped session (``backend.api.deps``) and the task-scoped session
+(``session_scope``) are the only places that commit; services only flush. Work that
+must not run unless the transaction is durable (enqueueing a Celery task) is registered
+with ``after_commit`` and runs right after the commit succeeds; a rollback discards it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import Engine, MetaData, create_engine, event
+from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
+
+_AFTER_COMMIT_KEY = "headroom_after_commit"
+
+NAMING_CONVENTION = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+def make_engine(url: str) -> Engine:
+    """An engine for ``url``; SQLite gets WAL and a busy timeout so the API, the worker
+    and ingest can share the file."""
+    if url.startswith("sqlite"):
+        engine = create_engine(url, connect_args={"timeout": 30, "check_same_thread": False})
+
+        @event.listens_for(engine, "connect")
+        def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+            # Let SQLAlchemy, not the driver, open transactions (so SAVEPOINT works).
+            dbapi_connection.isolation_level = None
+            cursor = dbapi_connection.cursor()
+            cursor.execute("PRAGMA journal_mode=WAL")
+            cursor.execute("PRAGMA foreign_keys=ON")
+            cursor.execute("PRAGMA busy_timeout=30000")
+            cursor.close()
+
+        @event.listens_for(engine, "begin")
+        def _sqlite_begin(connection: Any) -> None:
+            # IMMEDIATE takes the write lock up front: concurrent writers (API, worker,
+            # ingest) wait for each other instead of failing on a lock upgrade.
+            connection.exec_driver_sql("BEGIN IMMEDIATE")
+
+        return engine
+    return create_engine(url, pool_pre_ping=True)
+
+
+def make_session_factory(engine: Engine) -> sessionmaker[Session]:
+    return sessionmaker(bind=engine, expire_on_commit=False)
+
+
+def after_commit(session: Session, callback: Callable[[], Any]) -> None:
+    """Run ``callback`` once ``session``'s transaction has committed; drop it on rollback."""
+    session.info.setdefault(_AFTER_COMMIT_KEY, []).append(callback)
+
+
+@event.listens_for(Session, "after_commit")
+def _run_after_commit(session: Session) -> None:
+    callbacks = session.info.pop(_AFTER_COMMIT_KEY, [])
+    for callback in callbacks:
+        callback()
+
+
+@event.listens_for(Session, "after_soft_rollback")
+def _discard_after_commit(session: Session, _previous_transaction: Any) -> None:
+    session.info.pop(_AFTER_COMMIT_KEY, None)
+
+
+@contextmanager
+def session_scope(factory: sessionmaker[Session]) -> Iterator[Session]:
+    """One unit of work outside a request (tasks, CLI): commit on success, else roll back."""
+    session = factory()
+    try:
+        yield session
+        session.commit()
+    except BaseException:
+        session.rollback()
+        raise
+    finally:
+        session.close()

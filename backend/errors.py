@@ -1,0 +1,93 @@
+"""Domain errors carry their HTTP status; one handler renders them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+
+from spark_runner.core.errors import ParameterError
+
+
+class DomainError(Exception):
+    status_code = 400
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(detail)
+        self.detail = detail
+
+
+class NotFound(DomainError):
+    status_code = 404
+
+
+class Conflict(DomainError):
+    status_code = 409
+
+
+def parameter_error_detail(error: ParameterError, location: str = "body") -> dict[str, Any]:
+    """A core ``ParameterError`` in FastAPI's 422 item shape: loc, msg, type, input."""
+    return {
+        "loc": [location, error.field],
+        "msg": str(error),
+        "type": "value_error",
+        "input": error.value,
+    }
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(DomainError)
+    async def _domain_error(_request: Request, exc: DomainError) -> JSONResponse:
+        return JSONResponse(status_code=exc.status_code, content={"detail": exc.detail})
+
+    @app.exception_handler(ParameterError)
+    async def _parameter_error(_request: Request, exc: ParameterError) -> JSONResponse:
+        return JSONResponse(status_code=422, content={"detail": [parameter_error_detail(exc)]})
+
+    @app.exception_handler(RequestValidationError)
+    async def _validation_error(_request: Request, exc: RequestValidationError) -> JSONResponse:
+        return JSONResponse(status_code=422, content={"detail": _readable(exc.errors())})
+
+
+def _readable(errors: Any) -> list[dict[str, Any]]:
+    """Make every 422 item name the field, the value and the rule in ``msg``."""
+    items: list[dict[str, Any]] = []
+    for error in errors:
+        loc = [str(part) for part in error.get("loc", ())]
+        field = loc[-1] if loc else "request"
+        value = error.get("input")
+        rule = str(error.get("msg", "invalid"))
+        rule = rule.removeprefix("Value error, ")
+        cause = error.get("ctx", {}).get("error")
+        if isinstance(cause, ParameterError):
+            # A model-level rule (e.g. threshold ordering): point at the field it names.
+            loc = [*loc, cause.field] if loc[-1:] != [cause.field] else loc
+            msg = str(cause)
+        else:
+            msg = f"{field}={_short(value)} is invalid: {rule}"
+        items.append(
+            {
+                "loc": loc,
+                "msg": msg,
+                "type": error.get("type", "value_error"),
+                "input": _jsonable(value),
+            }
+        )
+    return items
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _jsonable(value: Any) -> Any:
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    return repr(value)

@@ -1,0 +1,1 @@
+"""Streaming jobs: launch, watch and stop PySpark processes through Celery."""

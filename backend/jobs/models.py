@@ -1,0 +1,35 @@
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import JSON, DateTime, Integer, String, Text
+from sqlalchemy.orm import Mapped, mapped_column
+
+from backend.db import Base, utcnow
+from backend.jobs.states import JobStatus
+
+
+class Job(Base):
+    """One launch of the streaming job, with its frozen configuration snapshot."""
+
+    __tablename__ = "jobs"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    status: Mapped[str] = mapped_column(String(16), default=JobStatus.PENDING.value, index=True)
+    spark_master: Mapped[str] = mapped_column(String(200))
+    config: Mapped[dict[str, Any]] = mapped_column(JSON, doc="The JobSnapshot given to the job.")
+    pid: Mapped[int | None] = mapped_column(Integer, default=None)
+    log_path: Mapped[str | None] = mapped_column(String(500), default=None)
+    exit_code: Mapped[int | None] = mapped_column(Integer, default=None)
+    failure_reason: Mapped[str | None] = mapped_column(Text, default=None)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), default=None)
+    stop_requested_at: Mapped[datetime | None] = mapped_column(
+        DateTime(timezone=True), default=None
+    )
+    stopped_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), default=None)
+
+    @property
+    def state(self) -> JobStatus:
+        return JobStatus(self.status)

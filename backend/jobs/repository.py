@@ -1,0 +1,27 @@
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from backend.jobs.models import Job
+
+
+class JobRepository:
+    def __init__(self, session: Session) -> None:
+        self.session = session
+
+    def list(self, limit: int = 200) -> Sequence[Job]:
+        return self.session.scalars(select(Job).order_by(Job.id.desc()).limit(limit)).all()
+
+    def get(self, job_id: int, *, for_update: bool = False) -> Job | None:
+        if for_update:
+            stmt = select(Job).where(Job.id == job_id).with_for_update()
+            return self.session.scalars(stmt).first()
+        return self.session.get(Job, job_id)
+
+    def add(self, job: Job) -> Job:
+        self.session.add(job)
+        self.session.flush()
+        return job

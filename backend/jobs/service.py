@@ -1,0 +1,197 @@
+"""Job use cases: create, launch, stop and watch.
+
+Routes and Celery tasks call these; they flush, never commit. Enqueueing goes through
+``backend.db.after_commit`` so a task never sees a job its creator rolled back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import datetime, timedelta
+from pathlib import Path
+
+from sqlalchemy.orm import Session
+
+from backend.classes.repository import QueryClassRepository
+from backend.db import after_commit, utcnow
+from backend.errors import DomainError, NotFound
+from backend.jobs import launcher
+from backend.jobs.models import Job
+from backend.jobs.repository import JobRepository
+from backend.jobs.schemas import JobCreate
+from backend.jobs.states import TERMINAL, JobStatus, check_move
+from backend.settings import Settings
+from spark_runner.job.config import ClassSnapshot, JobSnapshot
+
+STOP_GRACE = timedelta(seconds=30)
+LOG_TAIL_LINES = 40
+
+Enqueue = Callable[[int], None]
+
+
+def list_jobs(session: Session) -> Sequence[Job]:
+    return JobRepository(session).list()
+
+
+def get_job(session: Session, job_id: int, *, for_update: bool = False) -> Job:
+    job = JobRepository(session).get(job_id, for_update=for_update)
+    if job is None:
+        raise NotFound(f"job {job_id} does not exist")
+    return job
+
+
+def job_dir(settings: Settings, job_id: int) -> Path:
+    return settings.jobs_dir / str(job_id)
+
+
+def create_job(
+    session: Session, settings: Settings, data: JobCreate, enqueue_launch: Enqueue
+) -> Job:
+    """Record a pending job with a frozen snapshot; launch it once the record is committed."""
+    classes_repo = QueryClassRepository(session)
+    if data.class_ids is None:
+        classes = classes_repo.list()
+    else:
+        wanted = list(dict.fromkeys(data.class_ids))
+        classes = classes_repo.get_many(wanted)
+        missing = sorted(set(wanted) - {c.id for c in classes})
+        if missing:
+            raise NotFound(f"class_ids={missing} do not exist")
+    if not classes:
+        raise DomainError("class_ids: a job needs at least one query class; create one first")
+    job = JobRepository(session).add(
+        Job(spark_master=data.spark_master or settings.spark_master, config={})
+    )
+    snapshot = JobSnapshot(
+        job_id=job.id,
+        api_url=settings.public_api_url,
+        spark_master=job.spark_master,
+        control_period_s=data.control_period_s or settings.control_period_s,
+        checkpoint_dir=str(job_dir(settings, job.id) / "checkpoint"),
+        duration_s=data.duration_s,
+        classes=tuple(
+            ClassSnapshot(
+                name=c.name,
+                priority=c.priority,
+                delay_target_s=c.delay_target_s,
+                rate_per_s=data.rate_per_s,
+            )
+            for c in classes
+        ),
+    )
+    job.config = snapshot.model_dump(mode="json")
+    session.flush()
+    job_id = job.id
+    after_commit(session, lambda: enqueue_launch(job_id))
+    return job
+
+
+def request_stop(session: Session, job_id: int, enqueue_stop: Enqueue) -> Job:
+    """Mark the job stopping; the signal is sent by a task after commit."""
+    job = get_job(session, job_id, for_update=True)
+    if job.state in (JobStatus.STOPPING, *TERMINAL):
+        return job  # Stopping twice is not an error: the first request is in flight.
+    check_move(job.state, JobStatus.STOPPING)
+    job.status = JobStatus.STOPPING.value
+    job.stop_requested_at = utcnow()
+    session.flush()
+    after_commit(session, lambda: enqueue_stop(job_id))
+    return job
+
+
+def launch(session: Session, settings: Settings, job_id: int) -> bool:
+    """Start the job's process and record its handle. Returns whether to watch it.
+
+    Idempotent: a job that is no longer pending (a redelivered task, or a stop that came
+    first) is left alone.
+    """
+    job = get_job(session, job_id, for_update=True)
+    if job.state is not JobStatus.PENDING:
+        return job.state not in TERMINAL
+    directory = job_dir(settings, job.id)
+    directory.mkdir(parents=True, exist_ok=True)
+    config_path = directory / "config.json"
+    JobSnapshot.model_validate(job.config).dump(config_path)
+    log_path = directory / "job.log"
+    job.log_path = str(log_path)
+    check_move(job.state, JobStatus.STARTING)
+    try:
+        job.pid = launcher.start_job_process(settings.job_python, config_path, log_path)
+    except OSError as error:
+        _fail(job, f"could not start the job process: {error}")
+        return False
+    job.status = JobStatus.STARTING.value
+    job.started_at = utcnow()
+    session.flush()
+    return True
+
+
+def send_stop(session: Session, job_id: int) -> None:
+    job = get_job(session, job_id)
+    if job.pid is not None and job.state is JobStatus.STOPPING:
+        launcher.request_stop(job.pid)
+
+
+def watch(session: Session, settings: Settings, job_id: int) -> bool:
+    """Reconcile the recorded status with the process. Returns whether to keep watching."""
+    job = get_job(session, job_id, for_update=True)
+    if job.state in TERMINAL:
+        return False
+    if job.pid is None:
+        if job.state is JobStatus.STOPPING:
+            _finish(job, JobStatus.STOPPED)
+            session.flush()
+            return False
+        return job.state is JobStatus.PENDING
+    state = launcher.process_state(job.pid, job_dir(settings, job.id))
+    if state.alive:
+        if job.state is JobStatus.STOPPING and _grace_over(job):
+            launcher.kill_group(job.pid)
+        return True
+    launcher.kill_group(job.pid)  # The driver is gone; its JVM must not outlive it.
+    job.exit_code = state.exit_code
+    if job.state is JobStatus.STOPPING or state.exit_code == 0:
+        _finish(job, JobStatus.STOPPED)
+    else:
+        reason = (
+            f"the job process exited with code {state.exit_code}"
+            if state.exit_code is not None
+            else "the job process disappeared without an exit code (killed by a signal?)"
+        )
+        _fail(job, reason)
+    session.flush()
+    return False
+
+
+def mark_running(job: Job) -> None:
+    """First metrics from a starting job prove Spark is up."""
+    if job.state is JobStatus.STARTING:
+        job.status = JobStatus.RUNNING.value
+
+
+def read_log(job: Job, lines: int = 200) -> list[str]:
+    return launcher.log_tail(Path(job.log_path) if job.log_path else None, lines)
+
+
+def _grace_over(job: Job) -> bool:
+    return job.stop_requested_at is not None and utcnow() - _aware(job) > STOP_GRACE
+
+
+def _aware(job: Job) -> datetime:
+    assert job.stop_requested_at is not None
+    moment = job.stop_requested_at
+    return moment if moment.tzinfo else moment.replace(tzinfo=utcnow().tzinfo)
+
+
+def _finish(job: Job, status: JobStatus) -> None:
+    check_move(job.state, status)
+    job.status = status.value
+    job.stopped_at = utcnow()
+
+
+def _fail(job: Job, reason: str) -> None:
+    tail = read_log(job, LOG_TAIL_LINES)
+    job.failure_reason = reason + ("\n--- log tail ---\n" + "\n".join(tail) if tail else "")
+    check_move(job.state, JobStatus.FAILED)
+    job.status = JobStatus.FAILED.value
+    job.stopped_at = utcnow()

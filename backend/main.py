@@ -1,0 +1,50 @@
+"""The FastAPI application factory: ``uvicorn --factory backend.main:create_app``."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, FastAPI
+from fastapi.middleware.cors import CORSMiddleware
+
+from backend.api import health
+from backend.api.deps import Dispatcher
+from backend.classes import routes as classes
+from backend.db import make_engine, make_session_factory
+from backend.errors import install_error_handlers
+from backend.jobs import routes as jobs
+from backend.metrics import routes as metrics
+from backend.settings import Settings, get_settings
+
+API_PREFIX = "/api/v1"
+
+
+def create_app(settings: Settings | None = None, dispatcher: Dispatcher | None = None) -> FastAPI:
+    """Build the app. The schema is not created here: ``alembic upgrade head`` owns it."""
+    settings = settings or get_settings()
+    app = FastAPI(
+        title="headroom control plane",
+        version="0.1.0",
+        description="Query classes, jobs and per-class QoS metrics for Spark Structured "
+        "Streaming with DILoS/ALoMa load shedding.",
+    )
+    app.state.settings = settings
+    app.state.engine = make_engine(settings.sqlalchemy_url)
+    app.state.session_factory = make_session_factory(app.state.engine)
+    app.state.dispatcher = dispatcher or _celery_dispatcher()
+    app.add_middleware(
+        CORSMiddleware,
+        allow_origins=settings.cors_origins,
+        allow_methods=["*"],
+        allow_headers=["*"],
+    )
+    install_error_handlers(app)
+    api = APIRouter(prefix=API_PREFIX)
+    for router in (health.router, classes.router, jobs.router, metrics.router):
+        api.include_router(router)
+    app.include_router(api)
+    return app
+
+
+def _celery_dispatcher() -> Dispatcher:
+    from backend.jobs.tasks import CeleryDispatcher  # Imports the Celery app only when needed.
+
+    return CeleryDispatcher()

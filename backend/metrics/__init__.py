@@ -1,0 +1,1 @@
+"""Per-class metric samples pushed by jobs: ingest, storage and queries."""

@@ -1,0 +1,119 @@
+"""The one place that reads the environment.
+
+Every other module receives a ``Settings`` instance (or values taken from it); nothing
+else calls ``os.environ``. Defaults are the embedded ones: a SQLite file, a file-system
+Celery broker and local Spark, all under ``data_dir``, so the product runs with no server.
+"""
+
+from __future__ import annotations
+
+import sys
+from functools import lru_cache
+from pathlib import Path
+from typing import Annotated
+
+from pydantic import AliasChoices, Field, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+
+def _env(name: str) -> AliasChoices:
+    return AliasChoices(name, name.lower())
+
+
+class Settings(BaseSettings):
+    """Runtime configuration. Environment variable names are given in ``validation_alias``."""
+
+    model_config = SettingsConfigDict(extra="ignore", populate_by_name=True)
+
+    data_dir: Path = Field(
+        default=Path("var"),
+        validation_alias=_env("HEADROOM_DATA_DIR"),
+        description="Directory for the SQLite file, the embedded broker, job logs and checkpoints.",
+    )
+    database_url: str = Field(
+        default="",
+        validation_alias=_env("DATABASE_URL"),
+        description="SQLAlchemy URL; empty means sqlite:///<data_dir>/headroom.db. "
+        "PostgreSQL: postgresql+psycopg://user@host:5432/db",
+    )
+    celery_broker_url: str = Field(
+        default="filesystem://",
+        validation_alias=_env("CELERY_BROKER_URL"),
+        description="Celery broker; 'filesystem://' is the embedded one (no server). "
+        "Redis: redis://127.0.0.1:6379/0",
+    )
+    spark_master: str = Field(
+        default="local[*]",
+        validation_alias=_env("SPARK_MASTER"),
+        description="Spark master URL for launched jobs: local[*], local[2], spark://HOST:7077.",
+    )
+    api_host: str = Field(default="127.0.0.1", validation_alias=_env("HEADROOM_API_HOST"))
+    api_port: int = Field(default=8000, validation_alias=_env("HEADROOM_API_PORT"))
+    api_url: str = Field(
+        default="",
+        validation_alias=_env("HEADROOM_API_URL"),
+        description="Address at which jobs and the dashboard reach the API; "
+        "empty means http://<api_host>:<api_port>.",
+    )
+    dashboard_host: str = Field(
+        default="127.0.0.1", validation_alias=_env("HEADROOM_DASHBOARD_HOST")
+    )
+    dashboard_port: int = Field(default=8050, validation_alias=_env("HEADROOM_DASHBOARD_PORT"))
+    cors_origins: Annotated[list[str], NoDecode] = Field(
+        default_factory=lambda: ["http://127.0.0.1:8050", "http://localhost:8050"],
+        validation_alias=_env("HEADROOM_CORS_ORIGINS"),
+        description="Browser origins allowed to call the API, comma-separated.",
+    )
+    job_python: str = Field(
+        default=sys.executable,
+        validation_alias=_env("HEADROOM_JOB_PYTHON"),
+        description="Python interpreter that runs Spark jobs (driver and Python workers).",
+    )
+    control_period_s: float = Field(
+        default=1.0,
+        gt=0,
+        validation_alias=_env("HEADROOM_CONTROL_PERIOD_S"),
+        description="Default control period of launched jobs, in seconds.",
+    )
+    watch_interval_s: float = Field(
+        default=1.0,
+        gt=0,
+        validation_alias=_env("HEADROOM_WATCH_INTERVAL_S"),
+        description="How often a running job's process is checked for liveness.",
+    )
+
+    @field_validator("cors_origins", mode="before")
+    @classmethod
+    def _split_origins(cls, value: object) -> object:
+        if isinstance(value, str):
+            return [origin.strip() for origin in value.split(",") if origin.strip()]
+        return value
+
+    @field_validator("data_dir")
+    @classmethod
+    def _absolute(cls, value: Path) -> Path:
+        return value.expanduser().resolve()
+
+    @property
+    def sqlalchemy_url(self) -> str:
+        if self.database_url:
+            return self.database_url
+        return f"sqlite:///{self.data_dir / 'headroom.db'}"
+
+    @property
+    def public_api_url(self) -> str:
+        return self.api_url or f"http://{self.api_host}:{self.api_port}"
+
+    @property
+    def broker_dir(self) -> Path:
+        return self.data_dir / "broker"
+
+    @property
+    def jobs_dir(self) -> Path:
+        return self.data_dir / "jobs"
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    """Process-wide settings, read once."""
+    return Settings()

@@ -1,0 +1,63 @@
+"""The Celery application.
+
+Embedded default: kombu's file-system transport under ``<data_dir>/broker`` (no
+server). With ``CELERY_BROKER_URL=redis://...`` the same tasks run over Redis.
+Start a worker with ``celery -A backend.worker worker``.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+from celery import Celery
+from sqlalchemy.orm import Session, sessionmaker
+
+from backend.db import make_engine, make_session_factory
+from backend.settings import Settings, get_settings
+
+
+def celery_config(settings: Settings) -> dict[str, Any]:
+    config: dict[str, Any] = {
+        "broker_url": settings.celery_broker_url,
+        "task_ignore_result": True,
+        "task_acks_late": False,
+        "task_serializer": "json",
+        "accept_content": ["json"],
+        "worker_hijack_root_logger": False,
+        "broker_connection_retry_on_startup": True,
+        "worker_prefetch_multiplier": 1,
+    }
+    if settings.celery_broker_url.startswith("filesystem"):
+        folder = settings.broker_dir / "queue"
+        processed = settings.broker_dir / "processed"
+        folder.mkdir(parents=True, exist_ok=True)
+        processed.mkdir(parents=True, exist_ok=True)
+        config["broker_transport_options"] = {
+            "data_folder_in": str(folder),
+            "data_folder_out": str(folder),
+            "processed_folder": str(processed),
+            "store_processed": False,
+            "polling_interval": 0.1,
+        }
+        # The file-system transport has no fan-out exchange: no remote control, no events.
+        config["worker_enable_remote_control"] = False
+        config["worker_send_task_events"] = False
+    else:
+        config["broker_transport_options"] = {"visibility_timeout": 3600}
+    return config
+
+
+def make_celery(settings: Settings) -> Celery:
+    app = Celery("headroom", include=["backend.jobs.tasks"])
+    app.conf.update(celery_config(settings))
+    return app
+
+
+@lru_cache(maxsize=1)
+def worker_session_factory() -> sessionmaker[Session]:
+    """The worker process's session factory (one engine per process)."""
+    return make_session_factory(make_engine(get_settings().sqlalchemy_url))
+
+
+celery_app = make_celery(get_settings())

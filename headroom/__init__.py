@@ -1,0 +1,1 @@
+"""The ``headroom`` command: one entry point over the product's parts."""

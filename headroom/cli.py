@@ -1,0 +1,74 @@
+"""``headroom``: run the product and its jobs from the command line."""
+
+from __future__ import annotations
+
+import signal
+import time
+from types import FrameType
+
+import typer
+
+app = typer.Typer(help="QoS control plane for Spark Structured Streaming.", no_args_is_help=True)
+
+
+@app.command()
+def migrate() -> None:
+    """Bring the configured database to the newest schema (alembic upgrade head)."""
+    from backend.migrate import upgrade
+    from backend.settings import get_settings
+
+    settings = get_settings()
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    upgrade(settings.sqlalchemy_url)
+    typer.echo(f"database at head: {_redact(settings.sqlalchemy_url)}")
+
+
+@app.command()
+def up(dashboard: bool = typer.Option(True, help="Also serve the dashboard.")) -> None:
+    """Migrate the database, then run the API, a Celery worker and the dashboard."""
+    from backend.settings import get_settings
+    from backend.stack import Stack
+
+    migrate()
+    settings = get_settings()
+    stack = Stack.from_settings(settings)
+    stopping = False
+
+    def _stop(_signum: int, _frame: FrameType | None) -> None:
+        nonlocal stopping
+        stopping = True
+
+    signal.signal(signal.SIGTERM, _stop)
+    signal.signal(signal.SIGINT, _stop)
+    try:
+        stack.start_api()
+        stack.start_worker()
+        if dashboard:
+            stack.start_dashboard()
+        stack.wait_healthy()
+        typer.echo(f"API:       {settings.public_api_url}/docs")
+        if dashboard:
+            typer.echo(f"Dashboard: http://{settings.dashboard_host}:{settings.dashboard_port}/")
+        typer.echo(f"Logs:      {settings.data_dir / 'logs'}   (Ctrl-C stops everything)")
+        while not stopping:
+            for service in stack.services:
+                if service.process.poll() is not None:
+                    typer.echo(f"{service.name} exited; see {service.log_path}", err=True)
+                    stopping = True
+            time.sleep(0.5)
+    finally:
+        stack.stop()
+
+
+def _redact(url: str) -> str:
+    """Never print a password that may be part of a database URL."""
+    if "@" not in url or "://" not in url:
+        return url
+    scheme, rest = url.split("://", 1)
+    credentials, host = rest.rsplit("@", 1)
+    user = credentials.split(":", 1)[0]
+    return f"{scheme}://{user}:***@{host}" if ":" in credentials else url
+
+
+def main() -> None:
+    app()

@@ -1,0 +1,58 @@
+"""Alembic environment: the URL comes from ``Settings`` (or ``config.attributes``)."""
+
+from __future__ import annotations
+
+from logging.config import fileConfig
+
+from alembic import context
+from sqlalchemy import Connection
+
+from backend.db import make_engine
+from backend.models import Base
+from backend.settings import get_settings
+
+config = context.config
+if config.config_file_name is not None and config.attributes.get("configure_logging", True):
+    fileConfig(config.config_file_name, disable_existing_loggers=False)
+
+target_metadata = Base.metadata
+
+
+def _url() -> str:
+    url = config.attributes.get("url")
+    return str(url) if url else get_settings().sqlalchemy_url
+
+
+def _configure(connection: Connection) -> None:
+    context.configure(
+        connection=connection,
+        target_metadata=target_metadata,
+        render_as_batch=connection.dialect.name == "sqlite",
+        compare_type=True,
+    )
+
+
+def run_migrations_offline() -> None:
+    context.configure(url=_url(), target_metadata=target_metadata, literal_binds=True)
+    with context.begin_transaction():
+        context.run_migrations()
+
+
+def run_migrations_online() -> None:
+    connection = config.attributes.get("connection")
+    if connection is not None:
+        _configure(connection)
+        context.run_migrations()
+        return
+    engine = make_engine(_url())
+    with engine.connect() as conn:
+        _configure(conn)
+        with context.begin_transaction():
+            context.run_migrations()
+    engine.dispose()
+
+
+if context.is_offline_mode():
+    run_migrations_offline()
+else:
+    run_migrations_online()

@@ -1,0 +1,1 @@
+"""The Spark adapter: the streaming job process the control plane launches."""

@@ -1,0 +1,51 @@
+"""The frozen configuration snapshot a job receives at launch (a JSON file).
+
+The backend writes it; the job process reads it. It imports no Spark so the backend can
+build it without starting a JVM.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class ClassSnapshot(BaseModel):
+    """One query class as it was when the job was launched."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    priority: float = Field(gt=0)
+    delay_target_s: float = Field(gt=0)
+    rate_per_s: float = Field(
+        default=200.0, ge=0, description="Generated arrival rate of the class's stream, tuples/s."
+    )
+    selectivity: float = Field(
+        default=0.5, ge=0, le=1, description="Fraction of tuples the class's filter keeps."
+    )
+
+
+class JobSnapshot(BaseModel):
+    """Everything a job needs; it reads nothing else (no environment, no database)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    job_id: int
+    api_url: str = Field(description="Control-plane base URL, e.g. http://127.0.0.1:8000")
+    spark_master: str = "local[*]"
+    control_period_s: float = Field(default=1.0, gt=0)
+    checkpoint_dir: str
+    duration_s: float | None = Field(default=None, gt=0, description="Stop after this long.")
+    metrics_buffer_max: int = Field(
+        default=10_000, gt=0, description="Samples kept while the control plane is unreachable."
+    )
+    classes: tuple[ClassSnapshot, ...] = Field(min_length=1)
+
+    @classmethod
+    def load(cls, path: Path) -> JobSnapshot:
+        return cls.model_validate_json(path.read_text(encoding="utf-8"))
+
+    def dump(self, path: Path) -> None:
+        path.write_text(self.model_dump_json(indent=2), encoding="utf-8")

@@ -1,0 +1,54 @@
+"""The wire format of per-class metric samples a job pushes to the control plane.
+
+``POST {api_url}/api/v1/jobs/{job_id}/metrics`` with body ``{"samples": [MetricSample...]}``.
+Each sample covers one class over one control period. ``seq`` is the job's period
+counter; together with (job, class) it makes delivery idempotent, so a retried batch
+is never stored twice.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class MetricSample(BaseModel):
+    """Per-class statistics of one control period."""
+
+    model_config = ConfigDict(
+        frozen=True,
+        json_schema_extra={
+            "examples": [
+                {
+                    "class_name": "fraud",
+                    "seq": 12,
+                    "t": 1763700000.5,
+                    "period_s": 1.0,
+                    "arrived_count": 200,
+                    "output_count": 98,
+                    "arrival_rate": 200.0,
+                    "response_time_mean_s": 0.41,
+                    "response_time_max_s": 0.93,
+                }
+            ]
+        },
+    )
+
+    class_name: str = Field(min_length=1, max_length=100)
+    seq: int = Field(ge=0, description="Control-period number within the job, from 0.")
+    t: float = Field(gt=0, description="End of the period, Unix epoch seconds.")
+    period_s: float = Field(gt=0, description="Length of the period, seconds.")
+    arrived_count: int = Field(ge=0, description="Tuples of the class that arrived.")
+    output_count: int = Field(ge=0, description="Output tuples produced for the class.")
+    arrival_rate: float = Field(ge=0, description="Arrivals per second over the period.")
+    response_time_mean_s: float | None = Field(
+        default=None, ge=0, description="Mean of output instant minus arrival instant."
+    )
+    response_time_max_s: float | None = Field(
+        default=None, ge=0, description="Largest response time of any output tuple."
+    )
+
+
+class MetricBatch(BaseModel):
+    """A batch of samples, as posted by a job."""
+
+    samples: list[MetricSample] = Field(min_length=1, max_length=10_000)

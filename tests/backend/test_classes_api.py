@@ -1,0 +1,86 @@
+"""Query-class CRUD and validation, on SQLite and PostgreSQL built by Alembic."""
+
+from __future__ import annotations
+
+import pytest
+from fastapi.testclient import TestClient
+
+VALID = {"name": "fraud", "priority": 6, "delay_target_s": 1.5}
+
+
+def test_health(client: TestClient) -> None:
+    assert client.get("/api/v1/health").json() == {"status": "ok", "database": "ok"}
+
+
+def test_create_list_get_update_delete(client: TestClient) -> None:
+    created = client.post("/api/v1/classes", json=VALID)
+    assert created.status_code == 201, created.text
+    body = created.json()
+    assert body["name"] == "fraud" and body["priority"] == 6 and body["delay_target_s"] == 1.5
+    assert (body["tau0"], body["tau1"], body["tau2"], body["tau3"]) == (0.2, 0.4, 0.8, 0.95)
+    class_id = body["id"]
+
+    assert [c["name"] for c in client.get("/api/v1/classes").json()] == ["fraud"]
+    assert client.get(f"/api/v1/classes/{class_id}").json()["id"] == class_id
+
+    patched = client.patch(f"/api/v1/classes/{class_id}", json={"delay_target_s": 2.5})
+    assert patched.status_code == 200 and patched.json()["delay_target_s"] == 2.5
+
+    assert client.delete(f"/api/v1/classes/{class_id}").status_code == 204
+    assert client.get(f"/api/v1/classes/{class_id}").status_code == 404
+    assert client.get("/api/v1/classes").json() == []
+
+
+@pytest.mark.parametrize(
+    ("change", "field", "words"),
+    [
+        ({"priority": 0}, "priority", "greater than 0"),
+        ({"priority": -3}, "priority", "greater than 0"),
+        ({"delay_target_s": 0}, "delay_target_s", "greater than 0"),
+        ({"tau0": 0.0}, "tau0", "must be > 0"),
+        ({"tau1": 0.1, "tau0": 0.2}, "tau1", "must be > tau0=0.2"),
+        ({"tau2": 0.3}, "tau2", "must be > tau1=0.4"),
+        ({"tau3": 0.8}, "tau3", "must be > tau2=0.8"),
+        ({"tau3": 1.2}, "tau3", "must be <= 1"),
+        ({"name": ""}, "name", "at least 1 character"),
+        ({"name": "bad name!"}, "name", "match pattern"),
+    ],
+)
+def test_invalid_input_names_field_value_rule_and_stores_nothing(
+    client: TestClient, change: dict[str, object], field: str, words: str
+) -> None:
+    response = client.post("/api/v1/classes", json={**VALID, **change})
+    assert response.status_code == 422, response.text
+    [item] = [i for i in response.json()["detail"] if i["loc"][-1] == field]
+    assert item["msg"].startswith(f"{field}="), item
+    assert words in item["msg"], item
+    assert repr(change[field]) in item["msg"] or str(change[field]) in item["msg"]
+    assert client.get("/api/v1/classes").json() == []
+
+
+def test_missing_field_is_named(client: TestClient) -> None:
+    response = client.post("/api/v1/classes", json={"name": "x", "priority": 1})
+    assert response.status_code == 422
+    assert response.json()["detail"][0]["loc"] == ["body", "delay_target_s"]
+
+
+def test_duplicate_name_is_a_conflict(client: TestClient) -> None:
+    assert client.post("/api/v1/classes", json=VALID).status_code == 201
+    second = client.post("/api/v1/classes", json=VALID)
+    assert second.status_code == 409
+    assert "name='fraud'" in second.json()["detail"]
+    assert len(client.get("/api/v1/classes").json()) == 1
+
+
+def test_partial_update_is_checked_against_stored_values(client: TestClient) -> None:
+    class_id = client.post("/api/v1/classes", json=VALID).json()["id"]
+    response = client.patch(f"/api/v1/classes/{class_id}", json={"tau2": 0.99})
+    assert response.status_code == 422
+    [item] = response.json()["detail"]
+    assert item["loc"] == ["body", "tau3"] and "must be > tau2=0.99" in item["msg"]
+    assert client.get(f"/api/v1/classes/{class_id}").json()["tau2"] == 0.8
+
+
+def test_out_of_range_id_is_422_not_500(client: TestClient) -> None:
+    assert client.get("/api/v1/classes/99999999999999").status_code == 422
+    assert client.get("/api/v1/classes/0").status_code == 422

@@ -1,0 +1,127 @@
+"""Job records, the state machine and metric ingest through the API.
+
+The dispatcher here records what the API would hand to Celery; the real worker path is
+covered end to end in tests/e2e.
+"""
+
+from __future__ import annotations
+
+import pytest
+from fastapi.testclient import TestClient
+
+from backend.jobs.states import JobStatus, can_move, check_move
+from backend.errors import Conflict
+
+
+class RecordingDispatcher:
+    def __init__(self) -> None:
+        self.launched: list[int] = []
+        self.stopped: list[int] = []
+
+    def launch(self, job_id: int) -> None:
+        self.launched.append(job_id)
+
+    def stop(self, job_id: int) -> None:
+        self.stopped.append(job_id)
+
+
+@pytest.fixture
+def dispatcher(client: TestClient) -> RecordingDispatcher:
+    recorder = RecordingDispatcher()
+    client.app.state.dispatcher = recorder  # type: ignore[attr-defined]
+    return recorder
+
+
+def _sample(seq: int, class_name: str = "fraud") -> dict[str, object]:
+    return {
+        "class_name": class_name, "seq": seq, "t": 1_763_700_000.0 + seq, "period_s": 1.0,
+        "arrived_count": 100, "output_count": 40, "arrival_rate": 100.0,
+        "response_time_mean_s": 0.3, "response_time_max_s": 0.6,
+    }
+
+
+def test_job_without_classes_is_rejected(client: TestClient, dispatcher: RecordingDispatcher):
+    response = client.post("/api/v1/jobs", json={})
+    assert response.status_code == 400
+    assert "at least one query class" in response.json()["detail"]
+    assert dispatcher.launched == []
+
+
+def test_create_job_snapshots_classes_and_enqueues_after_commit(
+    client: TestClient, dispatcher: RecordingDispatcher
+) -> None:
+    client.post("/api/v1/classes", json={"name": "fraud", "priority": 6, "delay_target_s": 1.5})
+    response = client.post("/api/v1/jobs", json={"duration_s": 30})
+    assert response.status_code == 201, response.text
+    job = response.json()
+    assert job["status"] == "pending"
+    assert job["classes"] == [{"name": "fraud", "priority": 6.0, "delay_target_s": 1.5}]
+    assert dispatcher.launched == [job["id"]]
+
+    # The snapshot is frozen: editing the class later does not change the job.
+    class_id = client.get("/api/v1/classes").json()[0]["id"]
+    client.patch(f"/api/v1/classes/{class_id}", json={"delay_target_s": 9})
+    assert client.get(f"/api/v1/jobs/{job['id']}").json()["classes"][0]["delay_target_s"] == 1.5
+
+
+def test_unknown_class_id_is_named(client: TestClient, dispatcher: RecordingDispatcher) -> None:
+    response = client.post("/api/v1/jobs", json={"class_ids": [4242]})
+    assert response.status_code == 404
+    assert "class_ids=[4242]" in response.json()["detail"]
+    assert dispatcher.launched == []
+
+
+def test_stop_pending_job_and_metrics_ingest(
+    client: TestClient, dispatcher: RecordingDispatcher
+) -> None:
+    client.post("/api/v1/classes", json={"name": "fraud", "priority": 6, "delay_target_s": 1.5})
+    job_id = client.post("/api/v1/jobs", json={}).json()["id"]
+
+    ingest = client.post(f"/api/v1/jobs/{job_id}/metrics", json={"samples": [_sample(0)]})
+    assert ingest.status_code == 202 and ingest.json()["received"] == 1
+    # A retried delivery of the same period is stored once.
+    again = client.post(
+        f"/api/v1/jobs/{job_id}/metrics", json={"samples": [_sample(0), _sample(1)]}
+    )
+    assert again.status_code == 202
+    samples = client.get(f"/api/v1/jobs/{job_id}/metrics").json()["samples"]
+    assert [s["seq"] for s in samples] == [0, 1]
+    since = client.get(f"/api/v1/jobs/{job_id}/metrics", params={"since": samples[0]["t"]})
+    assert [s["seq"] for s in since.json()["samples"]] == [1]
+
+    stopped = client.post(f"/api/v1/jobs/{job_id}/stop")
+    assert stopped.status_code == 202 and stopped.json()["status"] == "stopping"
+    assert dispatcher.stopped == [job_id]
+    assert client.post(f"/api/v1/jobs/{job_id}/stop").json()["status"] == "stopping"
+    assert dispatcher.stopped == [job_id]
+
+
+def test_metrics_for_unknown_class_or_job(client: TestClient, dispatcher: RecordingDispatcher):
+    client.post("/api/v1/classes", json={"name": "fraud", "priority": 6, "delay_target_s": 1.5})
+    job_id = client.post("/api/v1/jobs", json={}).json()["id"]
+    wrong = client.post(f"/api/v1/jobs/{job_id}/metrics", json={"samples": [_sample(0, "ads")]})
+    assert wrong.status_code == 409 and "class_name='ads'" in wrong.json()["detail"]
+    assert client.get("/api/v1/jobs/777/metrics").status_code == 404
+    bad = client.post(f"/api/v1/jobs/{job_id}/metrics", json={"samples": [{**_sample(0), "seq": -1}]})
+    assert bad.status_code == 422 and bad.json()["detail"][0]["loc"][-1] == "seq"
+
+
+@pytest.mark.parametrize(
+    ("current", "target", "ok"),
+    [
+        (JobStatus.PENDING, JobStatus.STARTING, True),
+        (JobStatus.STARTING, JobStatus.RUNNING, True),
+        (JobStatus.RUNNING, JobStatus.STOPPING, True),
+        (JobStatus.STOPPING, JobStatus.STOPPED, True),
+        (JobStatus.RUNNING, JobStatus.FAILED, True),
+        (JobStatus.STOPPED, JobStatus.RUNNING, False),
+        (JobStatus.FAILED, JobStatus.STARTING, False),
+        (JobStatus.PENDING, JobStatus.RUNNING, False),
+        (JobStatus.STOPPING, JobStatus.RUNNING, False),
+    ],
+)
+def test_state_machine(current: JobStatus, target: JobStatus, ok: bool) -> None:
+    assert can_move(current, target) is ok
+    if not ok:
+        with pytest.raises(Conflict, match=f"status='{current.value}' cannot move"):
+            check_move(current, target)

@@ -1,0 +1,75 @@
+"""Start the real product (API + Celery worker processes) on a chosen database and broker."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from backend.jobs import launcher
+from backend.migrate import upgrade
+from backend.settings import Settings
+from backend.stack import Stack
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+StackFactory = Callable[[str, str], Stack]
+
+
+@pytest.fixture
+def start_stack(tmp_path: Path) -> Iterator[StackFactory]:
+    """``start_stack(database_url, broker_url)`` → a healthy running API and worker."""
+    stacks: list[Stack] = []
+
+    def _start(database_url: str, broker_url: str) -> Stack:
+        data_dir = tmp_path / f"stack{len(stacks)}"
+        settings = Settings(
+            data_dir=data_dir,
+            database_url=database_url,
+            celery_broker_url=broker_url,
+            spark_master="local[2]",
+            api_port=free_port(),
+            dashboard_port=free_port(),
+            watch_interval_s=0.5,
+        )
+        data_dir.mkdir(parents=True)
+        upgrade(settings.sqlalchemy_url)
+        stack = Stack.from_settings(settings)
+        stacks.append(stack)
+        stack.start_api()
+        stack.start_worker()
+        stack.wait_healthy()
+        return stack
+
+    yield _start
+    for stack in stacks:
+        _kill_jobs(stack)
+        stack.stop()
+
+
+def _kill_jobs(stack: Stack) -> None:
+    """Never leave a Spark JVM behind, whatever the test did."""
+    try:
+        jobs = httpx.get(f"{stack.settings.public_api_url}/api/v1/jobs", timeout=5).json()
+    except httpx.HTTPError:
+        return
+    for job in jobs:
+        if job.get("pid"):
+            launcher.kill_group(job["pid"])
+
+
+def log_of(stack: Stack) -> str:
+    parts = []
+    for service in stack.services:
+        parts.append(f"--- {service.name} ---\n{service.log_path.read_text(errors='replace')[-4000:]}")
+    for log in sorted(stack.settings.jobs_dir.glob("*/job.log")):
+        parts.append(f"--- {log} ---\n{log.read_text(errors='replace')[-4000:]}")
+    return "\n".join(parts)
