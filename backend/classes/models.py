@@ -2,10 +2,10 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import DateTime, Float, String
+from sqlalchemy import Float, String
 from sqlalchemy.orm import Mapped, mapped_column
 
-from backend.db import Base, utcnow
+from backend.db import Base, UTCDateTime, utcnow
 
 
 class QueryClass(Base):
@@ -21,7 +21,5 @@ class QueryClass(Base):
     tau1: Mapped[float] = mapped_column(Float)
     tau2: Mapped[float] = mapped_column(Float)
     tau3: Mapped[float] = mapped_column(Float)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
-    updated_at: Mapped[datetime] = mapped_column(
-        DateTime(timezone=True), default=utcnow, onupdate=utcnow
-    )
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, onupdate=utcnow)

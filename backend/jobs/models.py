@@ -3,10 +3,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, DateTime, Integer, String, Text
+from sqlalchemy import JSON, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
-from backend.db import Base, utcnow
+from backend.db import Base, UTCDateTime, utcnow
 from backend.jobs.states import JobStatus
 
 
@@ -23,12 +23,10 @@ class Job(Base):
     log_path: Mapped[str | None] = mapped_column(String(500), default=None)
     exit_code: Mapped[int | None] = mapped_column(Integer, default=None)
     failure_reason: Mapped[str | None] = mapped_column(Text, default=None)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
-    started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), default=None)
-    stop_requested_at: Mapped[datetime | None] = mapped_column(
-        DateTime(timezone=True), default=None
-    )
-    stopped_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), default=None)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    started_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), default=None)
+    stop_requested_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), default=None)
+    stopped_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), default=None)
 
     @property
     def state(self) -> JobStatus:

@@ -7,20 +7,21 @@ Routes and Celery tasks call these; they flush, never commit. Enqueueing goes th
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from datetime import datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 
 from sqlalchemy.orm import Session
 
 from backend.classes.repository import QueryClassRepository
 from backend.db import after_commit, utcnow
-from backend.errors import DomainError, NotFound
+from backend.errors import NotFound
 from backend.jobs import launcher
 from backend.jobs.models import Job
 from backend.jobs.repository import JobRepository
 from backend.jobs.schemas import JobCreate
 from backend.jobs.states import TERMINAL, JobStatus, check_move
 from backend.settings import Settings
+from spark_runner.core.errors import ParameterError
 from spark_runner.job.config import ClassSnapshot, JobSnapshot
 
 STOP_GRACE = timedelta(seconds=30)
@@ -56,9 +57,11 @@ def create_job(
         classes = classes_repo.get_many(wanted)
         missing = sorted(set(wanted) - {c.id for c in classes})
         if missing:
-            raise NotFound(f"class_ids={missing} do not exist")
+            raise ParameterError("class_ids", missing, "every id must name an existing class")
     if not classes:
-        raise DomainError("class_ids: a job needs at least one query class; create one first")
+        raise ParameterError(
+            "class_ids", data.class_ids, "a job needs at least one query class; create one first"
+        )
     job = JobRepository(session).add(
         Job(spark_master=data.spark_master or settings.spark_master, config={})
     )
@@ -174,13 +177,7 @@ def read_log(job: Job, lines: int = 200) -> list[str]:
 
 
 def _grace_over(job: Job) -> bool:
-    return job.stop_requested_at is not None and utcnow() - _aware(job) > STOP_GRACE
-
-
-def _aware(job: Job) -> datetime:
-    assert job.stop_requested_at is not None
-    moment = job.stop_requested_at
-    return moment if moment.tzinfo else moment.replace(tzinfo=utcnow().tzinfo)
+    return job.stop_requested_at is not None and utcnow() - job.stop_requested_at > STOP_GRACE
 
 
 def _finish(job: Job, status: JobStatus) -> None:

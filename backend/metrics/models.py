@@ -4,7 +4,6 @@ from datetime import datetime
 
 from sqlalchemy import (
     BigInteger,
-    DateTime,
     Float,
     ForeignKey,
     Index,
@@ -14,7 +13,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
-from backend.db import Base, utcnow
+from backend.db import Base, UTCDateTime, utcnow
 
 
 class MetricSampleRow(Base):
@@ -41,4 +40,4 @@ class MetricSampleRow(Base):
     arrival_rate: Mapped[float] = mapped_column(Float)
     response_time_mean_s: Mapped[float | None] = mapped_column(Float, default=None)
     response_time_max_s: Mapped[float | None] = mapped_column(Float, default=None)
-    received_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    received_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)

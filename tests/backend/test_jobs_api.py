@@ -9,8 +9,8 @@ from __future__ import annotations
 import pytest
 from fastapi.testclient import TestClient
 
-from backend.jobs.states import JobStatus, can_move, check_move
 from backend.errors import Conflict
+from backend.jobs.states import JobStatus, can_move, check_move
 
 
 class RecordingDispatcher:
@@ -34,16 +34,23 @@ def dispatcher(client: TestClient) -> RecordingDispatcher:
 
 def _sample(seq: int, class_name: str = "fraud") -> dict[str, object]:
     return {
-        "class_name": class_name, "seq": seq, "t": 1_763_700_000.0 + seq, "period_s": 1.0,
-        "arrived_count": 100, "output_count": 40, "arrival_rate": 100.0,
-        "response_time_mean_s": 0.3, "response_time_max_s": 0.6,
+        "class_name": class_name,
+        "seq": seq,
+        "t": 1_763_700_000.0 + seq,
+        "period_s": 1.0,
+        "arrived_count": 100,
+        "output_count": 40,
+        "arrival_rate": 100.0,
+        "response_time_mean_s": 0.3,
+        "response_time_max_s": 0.6,
     }
 
 
 def test_job_without_classes_is_rejected(client: TestClient, dispatcher: RecordingDispatcher):
     response = client.post("/api/v1/jobs", json={})
-    assert response.status_code == 400
-    assert "at least one query class" in response.json()["detail"]
+    assert response.status_code == 422
+    [item] = response.json()["detail"]
+    assert item["loc"] == ["body", "class_ids"] and "at least one query class" in item["msg"]
     assert dispatcher.launched == []
 
 
@@ -55,6 +62,7 @@ def test_create_job_snapshots_classes_and_enqueues_after_commit(
     assert response.status_code == 201, response.text
     job = response.json()
     assert job["status"] == "pending"
+    assert job["created_at"].endswith(("Z", "+00:00"))
     assert job["classes"] == [{"name": "fraud", "priority": 6.0, "delay_target_s": 1.5}]
     assert dispatcher.launched == [job["id"]]
 
@@ -66,8 +74,9 @@ def test_create_job_snapshots_classes_and_enqueues_after_commit(
 
 def test_unknown_class_id_is_named(client: TestClient, dispatcher: RecordingDispatcher) -> None:
     response = client.post("/api/v1/jobs", json={"class_ids": [4242]})
-    assert response.status_code == 404
-    assert "class_ids=[4242]" in response.json()["detail"]
+    assert response.status_code == 422
+    [item] = response.json()["detail"]
+    assert item["loc"] == ["body", "class_ids"] and item["msg"].startswith("class_ids=[4242]")
     assert dispatcher.launched == []
 
 
@@ -91,6 +100,7 @@ def test_stop_pending_job_and_metrics_ingest(
 
     stopped = client.post(f"/api/v1/jobs/{job_id}/stop")
     assert stopped.status_code == 202 and stopped.json()["status"] == "stopping"
+    assert stopped.json()["created_at"].endswith(("Z", "+00:00"))  # read back, still UTC
     assert dispatcher.stopped == [job_id]
     assert client.post(f"/api/v1/jobs/{job_id}/stop").json()["status"] == "stopping"
     assert dispatcher.stopped == [job_id]
@@ -102,7 +112,9 @@ def test_metrics_for_unknown_class_or_job(client: TestClient, dispatcher: Record
     wrong = client.post(f"/api/v1/jobs/{job_id}/metrics", json={"samples": [_sample(0, "ads")]})
     assert wrong.status_code == 409 and "class_name='ads'" in wrong.json()["detail"]
     assert client.get("/api/v1/jobs/777/metrics").status_code == 404
-    bad = client.post(f"/api/v1/jobs/{job_id}/metrics", json={"samples": [{**_sample(0), "seq": -1}]})
+    bad = client.post(
+        f"/api/v1/jobs/{job_id}/metrics", json={"samples": [{**_sample(0), "seq": -1}]}
+    )
     assert bad.status_code == 422 and bad.json()["detail"][0]["loc"][-1] == "seq"
 
 

@@ -23,7 +23,7 @@ def _fake_python(tmp_path: Path, body: str) -> str:
     script = tmp_path / "fake_job.py"
     script.write_text(body)
     wrapper = tmp_path / "python"
-    wrapper.write_text(f"#!/bin/sh\nexec {sys.executable} {script} \"$@\"\n")
+    wrapper.write_text(f'#!/bin/sh\nexec {sys.executable} {script} "$@"\n')
     wrapper.chmod(0o755)
     return str(wrapper)
 
@@ -59,8 +59,9 @@ def test_crash_exit_code_is_reaped(tmp_path: Path) -> None:
     (tmp_path / "config.json").write_text("{}")
     pid = launcher.start_job_process(python, tmp_path / "config.json", tmp_path / "job.log")
     states: list[launcher.ProcessState] = []
-    assert _wait(lambda: not states.append(launcher.process_state(pid, tmp_path))
-                 and not states[-1].alive)
+    assert _wait(
+        lambda: not states.append(launcher.process_state(pid, tmp_path)) and not states[-1].alive
+    )
     assert states[-1].exit_code == 4
 
 

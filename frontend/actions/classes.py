@@ -1,0 +1,185 @@
+"""Classes page: list, create and delete query classes.
+
+The API is the one judge of what a valid class is (threshold ordering, ranges, unique
+names); this module only checks that the required fields were filled in, then places
+each message the API returns next to the field it names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+import dash_bootstrap_components as dbc
+import httpx
+from dash import html
+from dash.development.base_component import Component
+
+from frontend.api import ApiClient, ApiError, QueryClass, QueryClassCreate, detail_text
+from frontend.components import error_alert, format_number, format_timestamp, success_alert
+
+TAU_FIELDS: tuple[str, ...] = ("tau0", "tau1", "tau2", "tau3")
+CLASS_FIELDS: tuple[str, ...] = ("name", "priority", "delay_target_s", *TAU_FIELDS)
+MISSING_MESSAGES: dict[str, str] = {
+    "name": "Enter a name for the class, e.g. fraud.",
+    "priority": "Enter a priority (a number).",
+    "delay_target_s": "Enter a delay target in seconds (a number).",
+}
+DELETE_BUTTON_TYPE = "class-delete"
+
+
+@dataclass(frozen=True)
+class SubmitOutcome:
+    """Result of submitting the create form.
+
+    ``feedback_by_field`` has a message for each field of ``CLASS_FIELDS`` that is
+    wrong (absent means fine); ``alert`` is shown above the form; ``created`` is the new
+    class on success.
+    """
+
+    feedback_by_field: dict[str, str] = field(default_factory=dict)
+    alert: Component | None = None
+    created: QueryClass | None = None
+
+
+def build_create_body(values: Mapping[str, Any]) -> tuple[QueryClassCreate, dict[str, str]]:
+    """Form values → request body, plus a message for each required field left empty.
+
+    Empty thresholds are left out so the API applies its defaults.
+    """
+    name = values.get("name")
+    name = name.strip() if isinstance(name, str) else None
+    body: dict[str, Any] = {
+        "name": name or None,
+        "priority": _number(values.get("priority")),
+        "delay_target_s": _number(values.get("delay_target_s")),
+    }
+    for tau in TAU_FIELDS:
+        value = _number(values.get(tau))
+        if value is not None:
+            body[tau] = value
+    missing = {key: message for key, message in MISSING_MESSAGES.items() if body[key] is None}
+    return cast(QueryClassCreate, body), missing
+
+
+def submit_class(api: ApiClient, values: Mapping[str, Any]) -> SubmitOutcome:
+    """Create a class from the form values; map every failure to a field or an alert."""
+    body, missing = build_create_body(values)
+    if missing:
+        return SubmitOutcome(feedback_by_field=missing)
+    try:
+        created = api.create_class(body)
+    except ApiError as err:
+        return _rejected(err)
+    return SubmitOutcome(
+        alert=success_alert(
+            f"Created class {created['name']} (priority {format_number(created['priority'])}, "
+            f"delay target {format_number(created['delay_target_s'])} s)."
+        ),
+        created=created,
+    )
+
+
+def _rejected(err: ApiError) -> SubmitOutcome:
+    if err.status_code == httpx.codes.CONFLICT:
+        return SubmitOutcome(feedback_by_field={"name": detail_text(err.detail)})
+    by_field = err.field_errors
+    if not by_field:
+        return SubmitOutcome(alert=error_alert(f"Could not create the class: {err.message}"))
+    on_form = {key: msg for key, msg in by_field.items() if key in CLASS_FIELDS}
+    elsewhere = {key: msg for key, msg in by_field.items() if key not in CLASS_FIELDS}
+    alert = None
+    if elsewhere:
+        text = "; ".join(
+            msg if key == "body" else f"{key}: {msg}" for key, msg in elsewhere.items()
+        )
+        alert = error_alert(f"The API rejected the class: {text}")
+    return SubmitOutcome(feedback_by_field=on_form, alert=alert)
+
+
+def delete_class(api: ApiClient, class_id: int) -> Component:
+    """Delete one class; returns the alert to show."""
+    try:
+        api.delete_class(class_id)
+    except ApiError as err:
+        return error_alert(f"Could not delete class #{class_id}: {err.message}")
+    return success_alert(f"Deleted class #{class_id}.")
+
+
+def load_classes_table(api: ApiClient) -> tuple[Component, Component | None]:
+    """``(table, alert)``: the classes table, or a placeholder and an error alert."""
+    try:
+        classes = api.list_classes()
+    except ApiError as err:
+        return html.P("Classes could not be loaded.", className="text-muted"), error_alert(
+            err.message
+        )
+    return render_classes_table(classes), None
+
+
+def render_classes_table(classes: Sequence[QueryClass]) -> Component:
+    if not classes:
+        return html.P("No classes yet. Create one below.", className="text-muted")
+    header = html.Thead(
+        html.Tr(
+            [
+                html.Th(text)
+                for text in (
+                    "ID",
+                    "Name",
+                    "Priority",
+                    "Delay target (s)",
+                    "τ0",
+                    "τ1",
+                    "τ2",
+                    "τ3",
+                    "Updated (UTC)",
+                    "",
+                )
+            ]
+        )
+    )
+    rows = [
+        html.Tr(
+            [
+                html.Td(str(cls["id"])),
+                html.Td(cls["name"]),
+                html.Td(format_number(cls["priority"])),
+                html.Td(format_number(cls["delay_target_s"])),
+                *(
+                    html.Td(format_number(tau))
+                    for tau in (cls["tau0"], cls["tau1"], cls["tau2"], cls["tau3"])
+                ),
+                html.Td(format_timestamp(cls["updated_at"])),
+                html.Td(
+                    dbc.Button(
+                        "Delete",
+                        id={"type": DELETE_BUTTON_TYPE, "index": cls["id"]},
+                        color="outline-danger",
+                        size="sm",
+                    )
+                ),
+            ],
+            id=f"class-row-{cls['id']}",
+        )
+        for cls in classes
+    ]
+    table: Component = dbc.Table(
+        [header, html.Tbody(rows)], hover=True, size="sm", id="classes-table-grid"
+    )
+    return table
+
+
+def _number(value: Any) -> float | None:
+    """A form number: ``None``/empty/non-numeric → ``None``; bools are not numbers."""
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, str) and value.strip():
+        try:
+            return float(value)
+        except ValueError:
+            return None
+    return None

@@ -1,0 +1,297 @@
+"""A tiny in-memory HTTP server that answers like the headroom API contract (/api/v1).
+
+Why a fake: the real backend is being written at the same time as the dashboard, so
+these tests pin the dashboard to the agreed contract instead. It is a real HTTP server
+(``http.server`` on 127.0.0.1, port 0, in a thread), so the dashboard's httpx client,
+timeouts and error parsing run for real. Once the backend lands, integration tests
+should point the same dashboard functions at it.
+
+Shapes follow the contract: 201 on create, 204 on delete, 202 on stop, FastAPI's 422
+``{"detail": [{"loc", "msg", "type", "input"}]}``, 409 ``{"detail": "..."}``, 404
+``{"detail": "..."}``. ``FakeApi.requests`` records every request for assertions;
+``FakeApi.overrides`` forces a canned answer for a ``(method, path)`` (a ``str`` payload
+is sent as text/plain); ``FakeApi.delay_s`` delays every answer.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+PREFIX = "/api/v1"
+TAU_DEFAULTS = {"tau0": 0.2, "tau1": 0.4, "tau2": 0.8, "tau3": 0.95}
+NOW = "2025-11-21T06:40:00+00:00"
+
+
+@dataclass
+class Recorded:
+    method: str
+    path: str
+    query: dict[str, list[str]]
+    body: Any
+
+
+@dataclass
+class FakeApi:
+    url: str = ""
+    classes: dict[int, dict[str, Any]] = field(default_factory=dict)
+    jobs: dict[int, dict[str, Any]] = field(default_factory=dict)
+    samples: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
+    requests: list[Recorded] = field(default_factory=list)
+    overrides: dict[tuple[str, str], tuple[int, Any]] = field(default_factory=dict)
+    delay_s: float = 0.0
+    _next_id: int = 1
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    # -- helpers for tests -------------------------------------------------------------
+
+    def next_id(self) -> int:
+        self._next_id += 1
+        return self._next_id - 1
+
+    def add_class(self, name: str, priority: float, delay_target_s: float, **taus: float):
+        cls = {
+            "id": self.next_id(),
+            "name": name,
+            "priority": priority,
+            "delay_target_s": delay_target_s,
+            **TAU_DEFAULTS,
+            **taus,
+            "created_at": NOW,
+            "updated_at": NOW,
+        }
+        self.classes[cls["id"]] = cls
+        return cls
+
+    def add_job(
+        self,
+        class_names: list[str],
+        status: str = "running",
+        failure_reason: str | None = None,
+    ):
+        by_name = {c["name"]: c for c in self.classes.values()}
+        job = {
+            "id": self.next_id(),
+            "status": status,
+            "spark_master": "local[*]",
+            "created_at": NOW,
+            "started_at": None if status == "pending" else NOW,
+            "stopped_at": NOW if status in ("stopped", "failed") else None,
+            "failure_reason": failure_reason,
+            "classes": [
+                {
+                    "name": n,
+                    "priority": by_name[n]["priority"],
+                    "delay_target_s": by_name[n]["delay_target_s"],
+                }
+                for n in class_names
+            ],
+        }
+        self.jobs[job["id"]] = job
+        self.samples[job["id"]] = []
+        return job
+
+    def add_sample(self, job_id: int, class_name: str, t: float, **values: float):
+        seq = sum(1 for s in self.samples[job_id] if s["class_name"] == class_name)
+        sample = {
+            "class_name": class_name,
+            "seq": seq,
+            "t": t,
+            "period_s": 1.0,
+            "arrived_count": 200,
+            "output_count": 98,
+            "arrival_rate": 200.0,
+            "response_time_mean_s": 0.41,
+            "response_time_max_s": 0.93,
+        }
+        sample.update(values)
+        self.samples[job_id].append(sample)
+        self.samples[job_id].sort(key=lambda s: s["t"])
+        return sample
+
+    def requests_to(self, method: str, path: str) -> list[Recorded]:
+        return [r for r in self.requests if r.method == method and r.path == PREFIX + path]
+
+    # -- the contract ------------------------------------------------------------------
+
+    def handle(self, method: str, path: str, query: dict[str, list[str]], body: Any):
+        override = self.overrides.get((method, path.removeprefix(PREFIX)))
+        if override is not None:
+            return override
+        parts = path.removeprefix(PREFIX).strip("/").split("/")
+        match method, parts:
+            case "GET", ["health"]:
+                return 200, {"status": "ok", "database": "ok"}
+            case "GET", ["classes"]:
+                return 200, sorted(self.classes.values(), key=lambda c: c["id"])
+            case "POST", ["classes"]:
+                return self._create_class(body)
+            case "DELETE", ["classes", class_id] if class_id.isdigit():
+                if self.classes.pop(int(class_id), None) is None:
+                    return 404, {"detail": f"Class {class_id} does not exist."}
+                return 204, None
+            case "GET", ["jobs"]:
+                return 200, sorted(self.jobs.values(), key=lambda j: j["id"])
+            case "POST", ["jobs"]:
+                return self._start_job(body)
+            case "GET", ["jobs", job_id] if job_id.isdigit():
+                job = self.jobs.get(int(job_id))
+                return (200, job) if job else (404, {"detail": f"Job {job_id} does not exist."})
+            case "POST", ["jobs", job_id, "stop"] if job_id.isdigit():
+                job = self.jobs.get(int(job_id))
+                if job is None:
+                    return 404, {"detail": f"Job {job_id} does not exist."}
+                job["status"] = "stopping"
+                return 202, job
+            case "GET", ["jobs", job_id, "metrics"] if job_id.isdigit():
+                if int(job_id) not in self.jobs:
+                    return 404, {"detail": f"Job {job_id} does not exist."}
+                samples = self.samples[int(job_id)]
+                if "since" in query:
+                    since = float(query["since"][0])
+                    samples = [s for s in samples if s["t"] > since]
+                return 200, {"job_id": int(job_id), "samples": samples}
+        return 404, {"detail": "Not Found"}
+
+    def _create_class(self, body: Any):
+        errors = []
+        for key in ("name", "priority", "delay_target_s"):
+            if body.get(key) is None:
+                errors.append(_error(key, "Field required", "missing", body))
+        if errors:
+            return 422, {"detail": errors}
+        if body["delay_target_s"] <= 0:
+            errors.append(
+                _error(
+                    "delay_target_s",
+                    f"delay_target_s={body['delay_target_s']} is invalid: must be > 0",
+                    "value_error",
+                    body["delay_target_s"],
+                )
+            )
+        taus = {k: body.get(k, v) for k, v in TAU_DEFAULTS.items()}
+        names = list(taus)
+        for lower, upper in itertools.pairwise(names):
+            if taus[upper] <= taus[lower]:
+                errors.append(
+                    _error(
+                        upper,
+                        f"{upper}={taus[upper]} is invalid: must be > {lower}={taus[lower]} "
+                        "(thresholds must satisfy 0 < tau0 < tau1 < tau2 < tau3 <= 1)",
+                        "value_error",
+                        taus[upper],
+                    )
+                )
+        if errors:
+            return 422, {"detail": errors}
+        if any(c["name"] == body["name"] for c in self.classes.values()):
+            return 409, {"detail": f"A class named {body['name']!r} already exists."}
+        cls = self.add_class(
+            body["name"],
+            body["priority"],
+            body["delay_target_s"],
+            **{k: v for k, v in body.items() if k in TAU_DEFAULTS},
+        )
+        return 201, cls
+
+    def _start_job(self, body: Any):
+        class_ids = body.get("class_ids")
+        if class_ids is None:
+            class_ids = list(self.classes)
+        unknown = [i for i in class_ids if i not in self.classes]
+        if unknown:
+            return 422, {
+                "detail": [
+                    _error("class_ids", f"Unknown class ids: {unknown}", "value_error", unknown)
+                ]
+            }
+        duration_s = body.get("duration_s")
+        if duration_s is not None and duration_s <= 0:
+            return 422, {
+                "detail": [
+                    _error(
+                        "duration_s",
+                        f"duration_s={duration_s} is invalid: must be > 0",
+                        "value_error",
+                        duration_s,
+                    )
+                ]
+            }
+        job = self.add_job([self.classes[i]["name"] for i in class_ids], status="pending")
+        return 201, job
+
+
+def _error(field_name: str, msg: str, kind: str, value: Any) -> dict[str, Any]:
+    return {"loc": ["body", field_name], "msg": msg, "type": kind, "input": value}
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: _Server
+
+    def _serve(self, method: str) -> None:
+        parts = urlsplit(self.path)
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        body = json.loads(raw) if raw else None
+        query = parse_qs(parts.query)
+        fake = self.server.fake
+        if fake.delay_s:
+            time.sleep(fake.delay_s)  # to exercise the client's timeout
+        with fake.lock:
+            fake.requests.append(Recorded(method, parts.path, query, body))
+            status, payload = fake.handle(method, parts.path, query, body)
+        self.send_response(status)
+        if isinstance(payload, str):
+            data = payload.encode()
+            self.send_header("Content-Type", "text/plain")
+        elif payload is None:
+            data = b""
+        else:
+            data = json.dumps(payload).encode()
+            self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self) -> None:
+        self._serve("GET")
+
+    def do_POST(self) -> None:
+        self._serve("POST")
+
+    def do_DELETE(self) -> None:
+        self._serve("DELETE")
+
+    def log_message(self, format: str, *args: Any) -> None:  # keep test output quiet
+        pass
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    fake: FakeApi
+
+
+class RunningFakeApi:
+    """Start/stop a ``FakeApi`` on an ephemeral port."""
+
+    def __init__(self) -> None:
+        self.server = _Server(("127.0.0.1", 0), _Handler)
+        self.server.fake = FakeApi(url=f"http://127.0.0.1:{self.server.server_address[1]}")
+        self.thread = threading.Thread(
+            target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
+
+    def __enter__(self) -> FakeApi:
+        self.thread.start()
+        return self.server.fake
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join(timeout=5)

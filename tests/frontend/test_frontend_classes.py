@@ -1,0 +1,126 @@
+"""frontend.actions.classes against the fake API (what the Classes page callbacks do)."""
+
+from __future__ import annotations
+
+from frontend_tree import find, ids, of_type, text
+
+from frontend.actions.classes import (
+    CLASS_FIELDS,
+    DELETE_BUTTON_TYPE,
+    build_create_body,
+    delete_class,
+    load_classes_table,
+    submit_class,
+)
+from frontend.api import ApiClient
+
+FORM = {
+    "name": "fraud",
+    "priority": 6,
+    "delay_target_s": 1.5,
+    "tau0": None,
+    "tau1": None,
+    "tau2": None,
+    "tau3": None,
+}
+
+
+def test_build_body_drops_empty_thresholds_and_flags_missing_fields():
+    body, missing = build_create_body({**FORM, "tau1": 0.5, "tau3": ""})
+    assert body == {"name": "fraud", "priority": 6.0, "delay_target_s": 1.5, "tau1": 0.5}
+    assert missing == {}
+
+    body, missing = build_create_body({"name": "  ", "priority": None, "delay_target_s": "x"})
+    assert set(missing) == {"name", "priority", "delay_target_s"}
+
+
+def test_submit_creates_the_class(api, fake_api):
+    outcome = submit_class(api, {**FORM, "tau0": 0.1})
+    assert outcome.feedback_by_field == {}
+    assert outcome.created is not None and outcome.created["tau0"] == 0.1
+    assert "Created class fraud" in text(outcome.alert)
+    assert [c["name"] for c in fake_api.classes.values()] == ["fraud"]
+
+
+def test_missing_required_fields_are_reported_without_a_request(api, fake_api):
+    outcome = submit_class(api, {**FORM, "name": "", "delay_target_s": None})
+    assert set(outcome.feedback_by_field) == {"name", "delay_target_s"}
+    assert outcome.created is None
+    assert fake_api.requests_to("POST", "/classes") == []
+
+
+def test_api_validation_message_lands_next_to_its_field(api):
+    outcome = submit_class(api, {**FORM, "tau2": 0.3})
+    assert set(outcome.feedback_by_field) == {"tau2"}
+    assert outcome.feedback_by_field["tau2"].startswith("tau2=0.3 is invalid: must be > tau1=0.4")
+    assert outcome.alert is None
+    assert set(outcome.feedback_by_field) <= set(CLASS_FIELDS)
+
+
+def test_several_fields_can_be_wrong_at_once(api):
+    outcome = submit_class(api, {**FORM, "delay_target_s": -1, "tau1": 0.1})
+    assert set(outcome.feedback_by_field) == {"delay_target_s", "tau1"}
+
+
+def test_duplicate_name_is_shown_on_the_name_field(api, fake_api):
+    fake_api.add_class("fraud", 6.0, 1.5)
+    outcome = submit_class(api, FORM)
+    assert outcome.feedback_by_field == {"name": "A class named 'fraud' already exists."}
+
+
+def test_an_error_not_about_a_form_field_goes_to_the_alert(api, fake_api):
+    fake_api.overrides[("POST", "/classes")] = (
+        422,
+        {"detail": [{"loc": ["body"], "msg": "Thresholds are inconsistent", "type": "x"}]},
+    )
+    outcome = submit_class(api, FORM)
+    assert outcome.feedback_by_field == {}
+    assert "Thresholds are inconsistent" in text(outcome.alert)
+
+
+def test_unreachable_api_gives_an_alert(dead_url):
+    with ApiClient(dead_url, timeout_s=0.5) as api:
+        outcome = submit_class(api, FORM)
+    assert outcome.created is None
+    assert "Cannot reach the API" in text(outcome.alert)
+
+
+def test_table_lists_classes_with_a_delete_button_each(api, fake_api):
+    fraud = fake_api.add_class("fraud", 6.0, 1.5)
+    clicks = fake_api.add_class("clicks", 1.0, 3.0, tau0=0.1)
+    table, alert = load_classes_table(api)
+    assert alert is None
+    assert f"class-row-{fraud['id']}" in ids(table)
+    row_text = text(find(table, f"class-row-{clicks['id']}"))
+    assert "clicks" in row_text and "0.1" in row_text and "3" in row_text
+    buttons = [b.id for b in of_type(table, "Button")]
+    assert buttons == [
+        {"type": DELETE_BUTTON_TYPE, "index": fraud["id"]},
+        {"type": DELETE_BUTTON_TYPE, "index": clicks["id"]},
+    ]
+
+
+def test_empty_table_and_unreachable_api(api, dead_url):
+    table, alert = load_classes_table(api)
+    assert "No classes yet" in text(table) and alert is None
+    with ApiClient(dead_url, timeout_s=0.5) as down:
+        table, alert = load_classes_table(down)
+    assert "could not be loaded" in text(table)
+    assert "Cannot reach the API" in text(alert)
+
+
+def test_delete(api, fake_api):
+    fraud = fake_api.add_class("fraud", 6.0, 1.5)
+    assert "Deleted class" in text(delete_class(api, fraud["id"]))
+    assert fake_api.classes == {}
+    assert "404" in text(delete_class(api, fraud["id"]))
+
+
+def test_timestamps_are_shown_in_utc():
+    from frontend.components import format_timestamp
+
+    assert format_timestamp("2025-11-21T06:46:44.211398Z") == "2025-11-21 06:46:44"
+    assert format_timestamp("2025-11-21T08:46:44+02:00") == "2025-11-21 06:46:44"
+    assert format_timestamp("2025-11-21T06:46:44.2") == "2025-11-21 06:46:44"  # naive = UTC
+    assert format_timestamp(None) == "—"
+    assert format_timestamp("yesterday") == "yesterday"
