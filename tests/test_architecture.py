@@ -9,8 +9,18 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-FORBIDDEN_IN_CORE = ("pyspark", "fastapi", "sqlalchemy", "celery", "dash", "redis", "httpx",
-                     "requests", "starlette", "psycopg")
+FORBIDDEN_IN_CORE = (
+    "pyspark",
+    "fastapi",
+    "sqlalchemy",
+    "celery",
+    "dash",
+    "redis",
+    "httpx",
+    "requests",
+    "starlette",
+    "psycopg",
+)
 
 
 def test_core_imports_without_spark_web_or_database() -> None:
@@ -31,15 +41,19 @@ def test_core_imports_without_spark_web_or_database() -> None:
         "assert not leaked, leaked\n"
         "print(len(sys.argv), 'ok')\n"
     )
-    result = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
-                            cwd=ROOT, check=False)
+    result = subprocess.run(
+        [sys.executable, "-c", program], capture_output=True, text=True, cwd=ROOT, check=False
+    )
     assert result.returncode == 0, result.stderr
     assert len(modules) >= 3
 
 
 def test_core_reads_no_clock_and_no_global_randomness() -> None:
-    pattern = re.compile(r"^\s*(import time|from time import|import datetime|from datetime"
-                         r"|random\.(random|uniform|choice|seed)\()", re.MULTILINE)
+    pattern = re.compile(
+        r"^\s*(import time|from time import|import datetime|from datetime"
+        r"|random\.(random|uniform|choice|seed)\()",
+        re.MULTILINE,
+    )
     offenders = [
         str(path.relative_to(ROOT))
         for path in (ROOT / "spark_runner" / "core").rglob("*.py")

@@ -58,7 +58,10 @@ def test_ports_agree_with_settings() -> None:
     postgres = SERVICES["postgres"]["environment"]
     db = urlsplit(settings.sqlalchemy_url)
     assert (db.username, db.password, db.path.lstrip("/")) == (
-        postgres["POSTGRES_USER"], postgres["POSTGRES_PASSWORD"], postgres["POSTGRES_DB"])
+        postgres["POSTGRES_USER"],
+        postgres["POSTGRES_PASSWORD"],
+        postgres["POSTGRES_DB"],
+    )
 
 
 def test_shared_data_volume_for_job_logs() -> None:

@@ -69,7 +69,9 @@ def _kill_jobs(stack: Stack) -> None:
 def log_of(stack: Stack) -> str:
     parts = []
     for service in stack.services:
-        parts.append(f"--- {service.name} ---\n{service.log_path.read_text(errors='replace')[-4000:]}")
+        parts.append(
+            f"--- {service.name} ---\n{service.log_path.read_text(errors='replace')[-4000:]}"
+        )
     for log in sorted(stack.settings.jobs_dir.glob("*/job.log")):
         parts.append(f"--- {log} ---\n{log.read_text(errors='replace')[-4000:]}")
     return "\n".join(parts)

@@ -32,8 +32,9 @@ def run_lifecycle(stack: Stack) -> float:
     first stored metric of every class."""
     api = httpx.Client(base_url=f"{stack.settings.public_api_url}/api/v1", timeout=10)
     for name, priority, target in (("fraud", 6, 2.0), ("ads", 1, 4.0)):
-        created = api.post("/classes", json={"name": name, "priority": priority,
-                                             "delay_target_s": target})
+        created = api.post(
+            "/classes", json={"name": name, "priority": priority, "delay_target_s": target}
+        )
         assert created.status_code == 201, created.text
 
     started = time.monotonic()
@@ -62,8 +63,9 @@ def run_lifecycle(stack: Stack) -> float:
             assert 0 < sample["response_time_mean_s"] <= sample["response_time_max_s"] < 60
 
     assert api.post(f"/jobs/{job_id}/stop").status_code == 202
-    stopped = _poll(lambda: api.get(f"/jobs/{job_id}").json()["status"] in ("stopped", "failed"),
-                    60)
+    stopped = _poll(
+        lambda: api.get(f"/jobs/{job_id}").json()["status"] in ("stopped", "failed"), 60
+    )
     final = api.get(f"/jobs/{job_id}").json()
     assert stopped and final["status"] == "stopped", f"{final}\n{log_of(stack)}"
     assert final["exit_code"] == 0
@@ -85,4 +87,6 @@ def test_postgresql_and_redis(start_stack: StackFactory, postgres_url: str, redi
     stack = start_stack(postgres_url, redis_url)
     first_metric_s = run_lifecycle(stack)
     assert first_metric_s < FIRST_METRIC_DEADLINE_S
-    print(f"\npostgres+redis: POST /jobs → first stored metric of every class: {first_metric_s:.1f} s")
+    print(
+        f"\npostgres+redis: POST /jobs → first stored metric of every class: {first_metric_s:.1f} s"
+    )
