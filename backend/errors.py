@@ -51,13 +51,17 @@ def install_error_handlers(app: FastAPI) -> None:
         return JSONResponse(status_code=422, content={"detail": _readable(exc.errors())})
 
 
+# Values never echoed back in an error (nor, therefore, in any log of it).
+SECRET_FIELDS = frozenset({"password", "access_token", "ingest_token", "token"})
+
+
 def _readable(errors: Any) -> list[dict[str, Any]]:
     """Make every 422 item name the field, the value and the rule in ``msg``."""
     items: list[dict[str, Any]] = []
     for error in errors:
         loc = [str(part) for part in error.get("loc", ())]
         field = loc[-1] if loc else "request"
-        value = error.get("input")
+        value = "***" if field in SECRET_FIELDS else error.get("input")
         rule = str(error.get("msg", "invalid"))
         rule = rule.removeprefix("Value error, ")
         cause = error.get("ctx", {}).get("error")

@@ -13,6 +13,7 @@ from backend.errors import install_error_handlers
 from backend.jobs import routes as jobs
 from backend.metrics import routes as metrics
 from backend.settings import Settings, get_settings
+from backend.users import routes as users
 
 API_PREFIX = "/api/v1"
 
@@ -38,7 +39,15 @@ def create_app(settings: Settings | None = None, dispatcher: Dispatcher | None =
     )
     install_error_handlers(app)
     api = APIRouter(prefix=API_PREFIX)
-    for router in (health.router, classes.router, jobs.router, metrics.router):
+    routers = (
+        health.router,
+        users.auth_router,
+        users.users_router,
+        classes.router,
+        jobs.router,
+        metrics.router,
+    )
+    for router in routers:
         api.include_router(router)
     app.include_router(api)
     return app

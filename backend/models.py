@@ -4,5 +4,6 @@ from backend.classes.models import QueryClass
 from backend.db import Base
 from backend.jobs.models import Job
 from backend.metrics.models import MetricSampleRow
+from backend.users.models import ApiToken, User
 
-__all__ = ["Base", "Job", "MetricSampleRow", "QueryClass"]
+__all__ = ["ApiToken", "Base", "Job", "MetricSampleRow", "QueryClass", "User"]

@@ -82,6 +82,26 @@ class Settings(BaseSettings):
         description="How often a running job's process is checked for liveness.",
     )
 
+    token_ttl_s: float = Field(
+        default=12 * 3600,
+        gt=0,
+        validation_alias=_env("HEADROOM_TOKEN_TTL_S"),
+        description="Lifetime of a login token, seconds.",
+    )
+    api_token: str = Field(
+        default="",
+        repr=False,
+        validation_alias=_env("HEADROOM_TOKEN"),
+        description="Bearer token the CLI sends (from `headroom login`).",
+    )
+    secret_key: str = Field(
+        default="",
+        repr=False,
+        validation_alias=_env("HEADROOM_SECRET_KEY"),
+        description="Signs dashboard session cookies; empty means one generated and kept "
+        "in <data_dir>/secret_key.",
+    )
+
     @field_validator("cors_origins", mode="before")
     @classmethod
     def _split_origins(cls, value: object) -> object:

@@ -51,6 +51,14 @@ def celery_config(settings: Settings) -> dict[str, Any]:
 def make_celery(settings: Settings) -> Celery:
     app = Celery("headroom", include=["backend.jobs.tasks"])
     app.conf.update(celery_config(settings))
+    app.conf.beat_schedule = {
+        "sweep-jobs": {
+            "task": "jobs.sweep",
+            "schedule": settings.watch_interval_s,
+            # A sweep nobody ran in time is useless: the next one supersedes it.
+            "options": {"expires": max(5.0, 5 * settings.watch_interval_s)},
+        }
+    }
     return app
 
 

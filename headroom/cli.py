@@ -8,7 +8,10 @@ from types import FrameType
 
 import typer
 
+from backend.cli import users_app
+
 app = typer.Typer(help="QoS control plane for Spark Structured Streaming.", no_args_is_help=True)
+app.add_typer(users_app, name="users")
 
 
 @app.command()
@@ -26,11 +29,13 @@ def migrate() -> None:
 @app.command()
 def up(dashboard: bool = typer.Option(True, help="Also serve the dashboard.")) -> None:
     """Migrate the database, then run the API, a Celery worker and the dashboard."""
+    from backend.cli import bootstrap_first_admin
     from backend.settings import get_settings
     from backend.stack import Stack
 
     migrate()
     settings = get_settings()
+    password_file = bootstrap_first_admin(settings)
     stack = Stack.from_settings(settings)
     stopping = False
 
@@ -50,6 +55,8 @@ def up(dashboard: bool = typer.Option(True, help="Also serve the dashboard.")) -
         if dashboard:
             typer.echo(f"Dashboard: http://{settings.dashboard_host}:{settings.dashboard_port}/")
         typer.echo(f"Logs:      {settings.data_dir / 'logs'}   (Ctrl-C stops everything)")
+        if password_file:
+            typer.echo(f"First login: user 'admin', password in {password_file}")
         while not stopping:
             for service in stack.services:
                 if service.process.poll() is not None:

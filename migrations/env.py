@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from logging.config import fileConfig
+from typing import Any, Literal
 
 from alembic import context
 from sqlalchemy import Connection
 
-from backend.db import make_engine
+from backend.db import UTCDateTime, make_engine
 from backend.models import Base
 from backend.settings import get_settings
 
@@ -23,10 +24,18 @@ def _url() -> str:
     return str(url) if url else get_settings().sqlalchemy_url
 
 
+def _render_item(kind: str, obj: Any, _autogen_context: Any) -> str | Literal[False]:
+    # Migrations must not import application code: render our UTC type as its base.
+    if kind == "type" and isinstance(obj, UTCDateTime):
+        return "sa.DateTime(timezone=True)"
+    return False
+
+
 def _configure(connection: Connection) -> None:
     context.configure(
         connection=connection,
         target_metadata=target_metadata,
+        render_item=_render_item,
         render_as_batch=connection.dialect.name == "sqlite",
         compare_type=True,
     )

@@ -12,7 +12,7 @@ class QueryClassRepository:
     def __init__(self, session: Session) -> None:
         self.session = session
 
-    def list(self) -> Sequence[QueryClass]:
+    def list_all(self) -> Sequence[QueryClass]:
         return self.session.scalars(select(QueryClass).order_by(QueryClass.id)).all()
 
     def get(self, class_id: int) -> QueryClass | None:

@@ -14,7 +14,7 @@ from spark_runner.core.thresholds import validate_class_parameters, validate_thr
 
 
 def list_classes(session: Session) -> Sequence[QueryClass]:
-    return QueryClassRepository(session).list()
+    return QueryClassRepository(session).list_all()
 
 
 def get_class(session: Session, class_id: int) -> QueryClass:

@@ -3,7 +3,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, Integer, String, Text
+from sqlalchemy import JSON, ForeignKey, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from backend.db import Base, UTCDateTime, utcnow
@@ -19,6 +19,14 @@ class Job(Base):
     status: Mapped[str] = mapped_column(String(16), default=JobStatus.PENDING.value, index=True)
     spark_master: Mapped[str] = mapped_column(String(200))
     config: Mapped[dict[str, Any]] = mapped_column(JSON, doc="The JobSnapshot given to the job.")
+    idempotency_key: Mapped[str | None] = mapped_column(String(200), unique=True, default=None)
+    restart_of: Mapped[int | None] = mapped_column(
+        ForeignKey("jobs.id", ondelete="SET NULL"), default=None
+    )
+    created_by: Mapped[str | None] = mapped_column(String(100), default=None)
+    ingest_token_digest: Mapped[str | None] = mapped_column(
+        String(64), default=None, doc="SHA-256 of the token the running process sends."
+    )
     pid: Mapped[int | None] = mapped_column(Integer, default=None)
     log_path: Mapped[str | None] = mapped_column(String(500), default=None)
     exit_code: Mapped[int | None] = mapped_column(Integer, default=None)

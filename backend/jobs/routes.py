@@ -2,8 +2,9 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query, status
+from fastapi import APIRouter, Header, Query, Response, status
 
+from backend.api.auth import OperatorDep, ViewerDep
 from backend.api.deps import DispatcherDep, IdPath, SessionDep, SettingsDep
 from backend.jobs import service
 from backend.jobs.schemas import JobCreate, JobLog, JobRead
@@ -12,30 +13,69 @@ router = APIRouter(prefix="/jobs", tags=["jobs"])
 
 
 @router.get("", response_model=list[JobRead])
-def list_jobs(session: SessionDep) -> list[JobRead]:
+def list_jobs(session: SessionDep, _user: ViewerDep) -> list[JobRead]:
     return [JobRead.model_validate(job) for job in service.list_jobs(session)]
 
 
 @router.post("", response_model=JobRead, status_code=status.HTTP_201_CREATED)
 def create_job(
-    session: SessionDep, settings: SettingsDep, dispatcher: DispatcherDep, body: JobCreate
+    session: SessionDep,
+    settings: SettingsDep,
+    dispatcher: DispatcherDep,
+    user: OperatorDep,
+    body: JobCreate,
+    response: Response,
+    idempotency_key: Annotated[
+        str | None,
+        Header(
+            min_length=1,
+            max_length=200,
+            description="Retrying a request with the same key returns the same job.",
+        ),
+    ] = None,
 ) -> JobRead:
-    job = service.create_job(session, settings, body, dispatcher.launch)
+    job, created = service.create_job(
+        session,
+        settings,
+        body,
+        dispatcher.launch,
+        created_by=user.username,
+        idempotency_key=idempotency_key,
+    )
+    if not created:
+        response.status_code = status.HTTP_200_OK
     return JobRead.model_validate(job)
 
 
 @router.get("/{job_id}", response_model=JobRead)
-def get_job(session: SessionDep, job_id: IdPath) -> JobRead:
+def get_job(session: SessionDep, _user: ViewerDep, job_id: IdPath) -> JobRead:
     return JobRead.model_validate(service.get_job(session, job_id))
 
 
 @router.post("/{job_id}/stop", response_model=JobRead, status_code=status.HTTP_202_ACCEPTED)
-def stop_job(session: SessionDep, dispatcher: DispatcherDep, job_id: IdPath) -> JobRead:
+def stop_job(
+    session: SessionDep, dispatcher: DispatcherDep, _user: OperatorDep, job_id: IdPath
+) -> JobRead:
     return JobRead.model_validate(service.request_stop(session, job_id, dispatcher.stop))
+
+
+@router.post("/{job_id}/restart", response_model=JobRead, status_code=status.HTTP_201_CREATED)
+def restart_job(
+    session: SessionDep,
+    settings: SettingsDep,
+    dispatcher: DispatcherDep,
+    user: OperatorDep,
+    job_id: IdPath,
+) -> JobRead:
+    job = service.restart(session, settings, job_id, dispatcher.launch, created_by=user.username)
+    return JobRead.model_validate(job)
 
 
 @router.get("/{job_id}/log", response_model=JobLog)
 def job_log(
-    session: SessionDep, job_id: IdPath, lines: Annotated[int, Query(ge=1, le=5000)] = 200
+    session: SessionDep,
+    _user: ViewerDep,
+    job_id: IdPath,
+    lines: Annotated[int, Query(ge=1, le=5000)] = 200,
 ) -> JobLog:
     return JobLog(job_id=job_id, lines=service.read_log(service.get_job(session, job_id), lines))

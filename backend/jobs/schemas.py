@@ -37,6 +37,8 @@ class JobRead(BaseModel):
     id: int
     status: JobStatus
     spark_master: str
+    restart_of: int | None
+    created_by: str | None
     pid: int | None
     exit_code: int | None
     failure_reason: str | None
@@ -57,6 +59,8 @@ class JobRead(BaseModel):
             "id": value.id,
             "status": value.status,
             "spark_master": value.spark_master,
+            "restart_of": value.restart_of,
+            "created_by": value.created_by,
             "pid": value.pid,
             "exit_code": value.exit_code,
             "failure_reason": value.failure_reason,

@@ -10,28 +10,31 @@ from collections.abc import Callable, Sequence
 from datetime import timedelta
 from pathlib import Path
 
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from backend.classes.repository import QueryClassRepository
 from backend.db import after_commit, utcnow
-from backend.errors import NotFound
+from backend.errors import Conflict, NotFound
 from backend.jobs import launcher
 from backend.jobs.models import Job
 from backend.jobs.repository import JobRepository
 from backend.jobs.schemas import JobCreate
 from backend.jobs.states import TERMINAL, JobStatus, check_move
 from backend.settings import Settings
+from backend.users import security
 from spark_runner.core.errors import ParameterError
 from spark_runner.job.config import ClassSnapshot, JobSnapshot
 
-STOP_GRACE = timedelta(seconds=30)
+# The job may take ~45 s to drain a batch, flush metrics and stop Spark (see its main).
+STOP_GRACE = timedelta(seconds=60)
 LOG_TAIL_LINES = 40
 
 Enqueue = Callable[[int], None]
 
 
 def list_jobs(session: Session) -> Sequence[Job]:
-    return JobRepository(session).list()
+    return JobRepository(session).list_all()
 
 
 def get_job(session: Session, job_id: int, *, for_update: bool = False) -> Job:
@@ -41,17 +44,36 @@ def get_job(session: Session, job_id: int, *, for_update: bool = False) -> Job:
     return job
 
 
+def live_job_ids(session: Session) -> list[int]:
+    return JobRepository(session).ids_with_status([s.value for s in JobStatus if s not in TERMINAL])
+
+
 def job_dir(settings: Settings, job_id: int) -> Path:
     return settings.jobs_dir / str(job_id)
 
 
 def create_job(
-    session: Session, settings: Settings, data: JobCreate, enqueue_launch: Enqueue
-) -> Job:
-    """Record a pending job with a frozen snapshot; launch it once the record is committed."""
+    session: Session,
+    settings: Settings,
+    data: JobCreate,
+    enqueue_launch: Enqueue,
+    *,
+    created_by: str | None = None,
+    idempotency_key: str | None = None,
+) -> tuple[Job, bool]:
+    """Record a pending job with a frozen snapshot; launch it once the record is committed.
+
+    Returns ``(job, created)``. With an ``idempotency_key`` already used, the job created
+    by the first request is returned and nothing new is launched.
+    """
+    repo = JobRepository(session)
+    if idempotency_key is not None:
+        earlier = repo.by_idempotency_key(idempotency_key)
+        if earlier is not None:
+            return earlier, False
     classes_repo = QueryClassRepository(session)
     if data.class_ids is None:
-        classes = classes_repo.list()
+        classes = classes_repo.list_all()
     else:
         wanted = list(dict.fromkeys(data.class_ids))
         classes = classes_repo.get_many(wanted)
@@ -62,9 +84,22 @@ def create_job(
         raise ParameterError(
             "class_ids", data.class_ids, "a job needs at least one query class; create one first"
         )
-    job = JobRepository(session).add(
-        Job(spark_master=data.spark_master or settings.spark_master, config={})
-    )
+    try:
+        with session.begin_nested():
+            job = repo.add(
+                Job(
+                    spark_master=data.spark_master or settings.spark_master,
+                    config={},
+                    created_by=created_by,
+                    idempotency_key=idempotency_key,
+                )
+            )
+    except IntegrityError:
+        # A concurrent request with the same key won the race: answer with its job.
+        earlier = repo.by_idempotency_key(idempotency_key) if idempotency_key else None
+        if earlier is None:
+            raise
+        return earlier, False
     snapshot = JobSnapshot(
         job_id=job.id,
         api_url=settings.public_api_url,
@@ -82,11 +117,41 @@ def create_job(
             for c in classes
         ),
     )
-    job.config = snapshot.model_dump(mode="json")
+    job.config = snapshot.model_dump(mode="json", exclude={"ingest_token"})
     session.flush()
     job_id = job.id
     after_commit(session, lambda: enqueue_launch(job_id))
-    return job
+    return job, True
+
+
+def restart(
+    session: Session,
+    settings: Settings,
+    job_id: int,
+    enqueue_launch: Enqueue,
+    *,
+    created_by: str | None = None,
+) -> Job:
+    """A new run with the same frozen configuration; the old run and its history stay."""
+    old = get_job(session, job_id)
+    if old.state not in TERMINAL:
+        raise Conflict(
+            f"status={old.status!r}: only a stopped or failed job can be restarted; stop it first"
+        )
+    new = JobRepository(session).add(
+        Job(spark_master=old.spark_master, config={}, restart_of=old.id, created_by=created_by)
+    )
+    snapshot = JobSnapshot.model_validate(old.config).model_copy(
+        update={
+            "job_id": new.id,
+            "checkpoint_dir": str(job_dir(settings, new.id) / "checkpoint"),
+        }
+    )
+    new.config = snapshot.model_dump(mode="json", exclude={"ingest_token"})
+    session.flush()
+    new_id = new.id
+    after_commit(session, lambda: enqueue_launch(new_id))
+    return new
 
 
 def request_stop(session: Session, job_id: int, enqueue_stop: Enqueue) -> Job:
@@ -114,9 +179,15 @@ def launch(session: Session, settings: Settings, job_id: int) -> bool:
     directory = job_dir(settings, job.id)
     directory.mkdir(parents=True, exist_ok=True)
     config_path = directory / "config.json"
-    JobSnapshot.model_validate(job.config).dump(config_path)
     log_path = directory / "job.log"
     job.log_path = str(log_path)
+    # A fresh token per launch; only its digest is stored, the process gets it in its
+    # snapshot file (readable by the owner only).
+    token = security.new_token()
+    job.ingest_token_digest = security.token_digest(token)
+    snapshot = JobSnapshot.model_validate(job.config).model_copy(update={"ingest_token": token})
+    config_path.touch(mode=0o600)
+    snapshot.dump(config_path)
     check_move(job.state, JobStatus.STARTING)
     try:
         job.pid = launcher.start_job_process(settings.job_python, config_path, log_path)

@@ -1,7 +1,9 @@
-"""Celery tasks: thin adapters that take a job id and call a service function.
+"""Celery tasks: thin adapters that take ids and call a service function.
 
-No task blocks on a running job: ``launch_job`` starts the process and returns;
-``watch_job`` checks it and re-enqueues itself until the job ends.
+No task blocks on a running job: ``launch_job`` starts the process and returns. The
+watchdog ``sweep_jobs`` runs on Celery beat every ``watch_interval_s`` and reconciles
+every live job with its process, so a job that dies is marked failed within seconds,
+even if the worker restarted in between.
 """
 
 from __future__ import annotations
@@ -32,9 +34,7 @@ TRANSIENT = (OperationalError,)
 def launch_job(job_id: int) -> None:
     settings = get_settings()
     with session_scope(worker_session_factory()) as session:
-        keep_watching = service.launch(session, settings, job_id)
-    if keep_watching:
-        watch_job.apply_async((job_id,), countdown=settings.watch_interval_s)
+        service.launch(session, settings, job_id)
 
 
 @celery_app.task(
@@ -48,23 +48,26 @@ def launch_job(job_id: int) -> None:
 def stop_job(job_id: int) -> None:
     with session_scope(worker_session_factory()) as session:
         service.send_stop(session, job_id)
-    watch_job.apply_async((job_id,), countdown=0.2)
 
 
-@celery_app.task(
-    name="jobs.watch",
-    autoretry_for=TRANSIENT,
-    retry_backoff=True,
-    max_retries=10,
-    soft_time_limit=30,
-    time_limit=60,
-)
-def watch_job(job_id: int) -> None:
+@celery_app.task(name="jobs.sweep", soft_time_limit=30, time_limit=60)
+def sweep_jobs() -> int:
+    """Reconcile every live job with its process; returns how many are still live.
+
+    Each job is checked in its own transaction so one broken record cannot hide others.
+    """
     settings = get_settings()
-    with session_scope(worker_session_factory()) as session:
-        keep_watching = service.watch(session, settings, job_id)
-    if keep_watching:
-        watch_job.apply_async((job_id,), countdown=settings.watch_interval_s)
+    factory = worker_session_factory()
+    with session_scope(factory) as session:
+        live = service.live_job_ids(session)
+    still_live = 0
+    for job_id in live:
+        try:
+            with session_scope(factory) as session:
+                still_live += service.watch(session, settings, job_id)
+        except TRANSIENT:
+            log.warning("job %d: database unavailable; checking again next sweep", job_id)
+    return still_live
 
 
 class CeleryDispatcher:

@@ -4,6 +4,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, status
 
+from backend.api.auth import JobCallerDep, ViewerDep
 from backend.api.deps import IdPath, SessionDep
 from backend.metrics import service
 from backend.metrics.schemas import IngestResult, MetricSeries, StoredSample
@@ -13,13 +14,15 @@ router = APIRouter(prefix="/jobs/{job_id}/metrics", tags=["metrics"])
 
 
 @router.post("", response_model=IngestResult, status_code=status.HTTP_202_ACCEPTED)
-def ingest(session: SessionDep, job_id: IdPath, body: MetricBatch) -> IngestResult:
-    return IngestResult(job_id=job_id, received=service.ingest(session, job_id, body))
+def ingest(session: SessionDep, job: JobCallerDep, body: MetricBatch) -> IngestResult:
+    """Called by the job process with its own token (not a user's)."""
+    return IngestResult(job_id=job.id, received=service.ingest(session, job, body))
 
 
 @router.get("", response_model=MetricSeries)
 def series(
     session: SessionDep,
+    _user: ViewerDep,
     job_id: IdPath,
     since: Annotated[
         float | None, Query(description="Only samples with t > since (epoch s).")

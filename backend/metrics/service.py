@@ -8,15 +8,16 @@ from sqlalchemy.orm import Session
 
 from backend.errors import Conflict
 from backend.jobs import service as jobs
+from backend.jobs.models import Job
 from backend.jobs.states import TERMINAL
 from backend.metrics.models import MetricSampleRow
 from backend.metrics.repository import MetricRepository
 from spark_runner.job.samples import MetricBatch
 
 
-def ingest(session: Session, job_id: int, batch: MetricBatch) -> int:
+def ingest(session: Session, job: Job, batch: MetricBatch) -> int:
     """Store a job's samples; the first samples of a starting job mark it running."""
-    job = jobs.get_job(session, job_id)
+    job_id = job.id
     known = {c["name"] for c in job.config.get("classes", [])}
     unknown = sorted({s.class_name for s in batch.samples} - known)
     if unknown:

@@ -38,6 +38,9 @@ class JobSnapshot(BaseModel):
     control_period_s: float = Field(default=1.0, gt=0)
     checkpoint_dir: str
     duration_s: float | None = Field(default=None, gt=0, description="Stop after this long.")
+    ingest_token: str = Field(
+        default="", repr=False, description="Bearer token for the job's own API calls."
+    )
     metrics_buffer_max: int = Field(
         default=10_000, gt=0, description="Samples kept while the control plane is unreachable."
     )

@@ -15,6 +15,9 @@ from backend.db import make_engine
 from backend.main import create_app
 from backend.migrate import upgrade
 from backend.settings import Settings
+from backend.users.models import Role
+from backend.users.schemas import UserCreate
+from backend.users.service import create_user
 
 
 @pytest.fixture(scope="session", params=["sqlite", "postgresql"])
@@ -28,6 +31,14 @@ def migrated_engine(
         url = request.getfixturevalue("postgres_url")
     upgrade(url)
     engine = make_engine(url)
+    # Users are made once per database (password hashing is deliberately slow).
+    with Session(engine) as session:
+        for username, role in (
+            ("admin", Role.ADMIN),
+            ("ops", Role.OPERATOR),
+            ("viewer", Role.VIEWER),
+        ):
+            make_user(session, username, role)
     yield engine
     engine.dispose()
 
@@ -48,8 +59,23 @@ def db_session(migrated_engine: Engine) -> Iterator[Session]:
         connection.close()
 
 
+PASSWORD = "correct horse battery"
+
+
+def make_user(session: Session, username: str, role: Role) -> None:
+    create_user(session, UserCreate(username=username, password=PASSWORD, role=role))
+    session.commit()
+
+
+def login_headers(client: TestClient, username: str) -> dict[str, str]:
+    response = client.post("/api/v1/auth/login", json={"username": username, "password": PASSWORD})
+    assert response.status_code == 200, response.text
+    return {"Authorization": f"Bearer {response.json()['access_token']}"}
+
+
 @pytest.fixture
-def client(db_session: Session, migrated_engine: Engine, tmp_path: Path) -> Iterator[TestClient]:
+def anonymous(db_session: Session, migrated_engine: Engine, tmp_path: Path) -> Iterator[TestClient]:
+    """A client with no credentials; users admin, ops and viewer exist."""
     settings = Settings(
         data_dir=tmp_path,
         database_url=str(migrated_engine.url.render_as_string(hide_password=False)),
@@ -63,3 +89,10 @@ def client(db_session: Session, migrated_engine: Engine, tmp_path: Path) -> Iter
     app.dependency_overrides[get_session] = _session
     with TestClient(app) as test_client:
         yield test_client
+
+
+@pytest.fixture
+def client(anonymous: TestClient) -> TestClient:
+    """Logged in as an operator (changes classes and jobs, cannot manage users)."""
+    anonymous.headers.update(login_headers(anonymous, "ops"))
+    return anonymous

@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import pytest
 from fastapi.testclient import TestClient
+from sqlalchemy.orm import Session
 
 from backend.errors import Conflict
+from backend.jobs.models import Job
 from backend.jobs.states import JobStatus, can_move, check_move
+from backend.users.security import new_token, token_digest
 
 
 class RecordingDispatcher:
@@ -80,17 +83,30 @@ def test_unknown_class_id_is_named(client: TestClient, dispatcher: RecordingDisp
     assert dispatcher.launched == []
 
 
+def _job_token(db_session: Session, job_id: int) -> dict[str, str]:
+    """What the launch task does: give the job a token, keep only its digest."""
+    token = new_token()
+    db_session.get(Job, job_id).ingest_token_digest = token_digest(token)  # type: ignore[union-attr]
+    db_session.commit()
+    return {"Authorization": f"Bearer {token}"}
+
+
 def test_stop_pending_job_and_metrics_ingest(
-    client: TestClient, dispatcher: RecordingDispatcher
+    client: TestClient, dispatcher: RecordingDispatcher, db_session: Session
 ) -> None:
     client.post("/api/v1/classes", json={"name": "fraud", "priority": 6, "delay_target_s": 1.5})
     job_id = client.post("/api/v1/jobs", json={}).json()["id"]
+    job_auth = _job_token(db_session, job_id)
 
-    ingest = client.post(f"/api/v1/jobs/{job_id}/metrics", json={"samples": [_sample(0)]})
+    ingest = client.post(
+        f"/api/v1/jobs/{job_id}/metrics", json={"samples": [_sample(0)]}, headers=job_auth
+    )
     assert ingest.status_code == 202 and ingest.json()["received"] == 1
     # A retried delivery of the same period is stored once.
     again = client.post(
-        f"/api/v1/jobs/{job_id}/metrics", json={"samples": [_sample(0), _sample(1)]}
+        f"/api/v1/jobs/{job_id}/metrics",
+        json={"samples": [_sample(0), _sample(1)]},
+        headers=job_auth,
     )
     assert again.status_code == 202
     samples = client.get(f"/api/v1/jobs/{job_id}/metrics").json()["samples"]
@@ -106,16 +122,23 @@ def test_stop_pending_job_and_metrics_ingest(
     assert dispatcher.stopped == [job_id]
 
 
-def test_metrics_for_unknown_class_or_job(client: TestClient, dispatcher: RecordingDispatcher):
+def test_metrics_for_unknown_class_or_job(
+    client: TestClient, dispatcher: RecordingDispatcher, db_session: Session
+) -> None:
     client.post("/api/v1/classes", json={"name": "fraud", "priority": 6, "delay_target_s": 1.5})
     job_id = client.post("/api/v1/jobs", json={}).json()["id"]
-    wrong = client.post(f"/api/v1/jobs/{job_id}/metrics", json={"samples": [_sample(0, "ads")]})
+    job_auth = _job_token(db_session, job_id)
+    wrong = client.post(
+        f"/api/v1/jobs/{job_id}/metrics", json={"samples": [_sample(0, "ads")]}, headers=job_auth
+    )
     assert wrong.status_code == 409 and "class_name='ads'" in wrong.json()["detail"]
     assert client.get("/api/v1/jobs/777/metrics").status_code == 404
-    bad = client.post(
-        f"/api/v1/jobs/{job_id}/metrics", json={"samples": [{**_sample(0), "seq": -1}]}
-    )
+    negative = {"samples": [{**_sample(0), "seq": -1}]}
+    bad = client.post(f"/api/v1/jobs/{job_id}/metrics", json=negative, headers=job_auth)
     assert bad.status_code == 422 and bad.json()["detail"][0]["loc"][-1] == "seq"
+    # A user's token is not a job's token.
+    user_token = client.post(f"/api/v1/jobs/{job_id}/metrics", json={"samples": [_sample(5)]})
+    assert user_token.status_code == 401
 
 
 @pytest.mark.parametrize(

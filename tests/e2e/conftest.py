@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import socket
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -44,6 +46,7 @@ def start_stack(tmp_path: Path) -> Iterator[StackFactory]:
         upgrade(settings.sqlalchemy_url)
         stack = Stack.from_settings(settings)
         stacks.append(stack)
+        create_admin(stack)
         stack.start_api()
         stack.start_worker()
         stack.wait_healthy()
@@ -55,10 +58,37 @@ def start_stack(tmp_path: Path) -> Iterator[StackFactory]:
         stack.stop()
 
 
+ADMIN = "e2e-admin"
+ADMIN_PASSWORD = "e2e-password-123"
+
+
+def create_admin(stack: Stack) -> None:
+    """The first admin, made the way an operator makes it: with the CLI."""
+    result = subprocess.run(
+        [sys.executable, "-m", "headroom", "users", "create-admin", ADMIN, "--password-stdin"],
+        input=ADMIN_PASSWORD + "\n",
+        env=stack.env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0 or "exists already" in result.stderr, result.stderr
+
+
+def api_client(stack: Stack) -> httpx.Client:
+    """An httpx client for the stack's API, logged in as the admin."""
+    client = httpx.Client(base_url=f"{stack.settings.public_api_url}/api/v1", timeout=10)
+    login = client.post("/auth/login", json={"username": ADMIN, "password": ADMIN_PASSWORD})
+    login.raise_for_status()
+    client.headers["Authorization"] = f"Bearer {login.json()['access_token']}"
+    return client
+
+
 def _kill_jobs(stack: Stack) -> None:
     """Never leave a Spark JVM behind, whatever the test did."""
     try:
-        jobs = httpx.get(f"{stack.settings.public_api_url}/api/v1/jobs", timeout=5).json()
+        with api_client(stack) as api:
+            jobs = api.get("/jobs").json()
     except httpx.HTTPError:
         return
     for job in jobs:

@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import time
 
-import httpx
 import pytest
 
 from backend.jobs import launcher
 from backend.stack import Stack
-from tests.e2e.conftest import StackFactory, log_of
+from tests.e2e.conftest import StackFactory, api_client, log_of
 
 pytestmark = [pytest.mark.spark, pytest.mark.timeout(300)]
 
@@ -30,7 +29,7 @@ def _poll(fn, timeout_s: float, interval_s: float = 0.25):
 def run_lifecycle(stack: Stack) -> float:
     """Create classes, launch, see metrics, stop. Returns seconds from POST /jobs to the
     first stored metric of every class."""
-    api = httpx.Client(base_url=f"{stack.settings.public_api_url}/api/v1", timeout=10)
+    api = api_client(stack)
     for name, priority, target in (("fraud", 6, 2.0), ("ads", 1, 4.0)):
         created = api.post(
             "/classes", json={"name": name, "priority": priority, "delay_target_s": target}

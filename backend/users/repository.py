@@ -1,0 +1,48 @@
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from sqlalchemy import delete, func, select
+from sqlalchemy.orm import Session
+
+from backend.users.models import ApiToken, User
+
+
+class UserRepository:
+    def __init__(self, session: Session) -> None:
+        self.session = session
+
+    def list_all(self) -> Sequence[User]:
+        return self.session.scalars(select(User).order_by(User.id)).all()
+
+    def count(self) -> int:
+        return int(self.session.scalar(select(func.count()).select_from(User)) or 0)
+
+    def get(self, user_id: int) -> User | None:
+        return self.session.get(User, user_id)
+
+    def by_username(self, username: str) -> User | None:
+        return self.session.scalars(select(User).where(User.username == username)).first()
+
+    def add(self, user: User) -> User:
+        self.session.add(user)
+        self.session.flush()
+        return user
+
+    def add_token(self, token: ApiToken) -> ApiToken:
+        self.session.add(token)
+        self.session.flush()
+        return token
+
+    def user_for_token(self, digest: str, now: datetime) -> User | None:
+        stmt = (
+            select(User)
+            .join(ApiToken, ApiToken.user_id == User.id)
+            .where(ApiToken.digest == digest, User.active.is_(True))
+            .where((ApiToken.expires_at.is_(None)) | (ApiToken.expires_at > now))
+        )
+        return self.session.scalars(stmt).first()
+
+    def revoke(self, digest: str) -> None:
+        self.session.execute(delete(ApiToken).where(ApiToken.digest == digest))

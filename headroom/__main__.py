@@ -1,0 +1,3 @@
+from headroom.cli import main
+
+main()
