@@ -12,6 +12,8 @@ from backend.db import make_engine, make_session_factory
 from backend.errors import install_error_handlers
 from backend.jobs import routes as jobs
 from backend.metrics import routes as metrics
+from backend.monitoring import prometheus
+from backend.monitoring.prometheus import Monitor
 from backend.settings import Settings, get_settings
 from backend.users import routes as users
 
@@ -38,6 +40,7 @@ def create_app(settings: Settings | None = None, dispatcher: Dispatcher | None =
         allow_headers=["*"],
     )
     install_error_handlers(app)
+    prometheus.install(app, Monitor())
     api = APIRouter(prefix=API_PREFIX)
     routers = (
         health.router,

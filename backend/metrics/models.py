@@ -4,6 +4,7 @@ from datetime import datetime
 
 from sqlalchemy import (
     BigInteger,
+    Boolean,
     Float,
     ForeignKey,
     Index,
@@ -12,6 +13,7 @@ from sqlalchemy import (
     UniqueConstraint,
 )
 from sqlalchemy.orm import Mapped, mapped_column
+from sqlalchemy.sql.expression import false
 
 from backend.db import Base, UTCDateTime, utcnow
 
@@ -40,4 +42,22 @@ class MetricSampleRow(Base):
     arrival_rate: Mapped[float] = mapped_column(Float)
     response_time_mean_s: Mapped[float | None] = mapped_column(Float, default=None)
     response_time_max_s: Mapped[float | None] = mapped_column(Float, default=None)
+    response_time_p50_s: Mapped[float | None] = mapped_column(Float, default=None)
+    response_time_p95_s: Mapped[float | None] = mapped_column(Float, default=None)
+    response_time_p99_s: Mapped[float | None] = mapped_column(Float, default=None)
+    violation_mean_s: Mapped[float | None] = mapped_column(Float, default=None)
+    violation_max_s: Mapped[float | None] = mapped_column(Float, default=None)
+    admitted_count: Mapped[int | None] = mapped_column(Integer, default=None)
+    shed_count: Mapped[int | None] = mapped_column(Integer, default=None)
+    waiting_count: Mapped[int | None] = mapped_column(Integer, default=None)
+    load: Mapped[float | None] = mapped_column(Float, default=None)
+    capacity_share: Mapped[float | None] = mapped_column(Float, default=None)
+    headroom: Mapped[float | None] = mapped_column(Float, default=None)
+    capacity_usage: Mapped[float | None] = mapped_column(Float, default=None)
+    shed_fraction: Mapped[float | None] = mapped_column(Float, default=None)
+    oracle_shed_fraction: Mapped[float | None] = mapped_column(Float, default=None)
+    manager: Mapped[str | None] = mapped_column(String(20), default=None)
+    manager_state: Mapped[str | None] = mapped_column(String(20), default=None)
+    redistributed: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    config_version: Mapped[int | None] = mapped_column(Integer, default=None)
     received_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query, status
+from fastapi import APIRouter, Query, Request, status
 
 from backend.api.auth import JobCallerDep, ViewerDep
 from backend.api.deps import IdPath, SessionDep
@@ -14,9 +14,14 @@ router = APIRouter(prefix="/jobs/{job_id}/metrics", tags=["metrics"])
 
 
 @router.post("", response_model=IngestResult, status_code=status.HTTP_202_ACCEPTED)
-def ingest(session: SessionDep, job: JobCallerDep, body: MetricBatch) -> IngestResult:
+def ingest(
+    request: Request, session: SessionDep, job: JobCallerDep, body: MetricBatch
+) -> IngestResult:
     """Called by the job process with its own token (not a user's)."""
-    return IngestResult(job_id=job.id, received=service.ingest(session, job, body))
+    received = service.ingest(session, job, body)
+    targets = {c["name"]: c["delay_target_s"] for c in job.config.get("classes", [])}
+    request.app.state.monitor.observe_samples(job.id, body.samples, targets)
+    return IngestResult(job_id=job.id, received=received)
 
 
 @router.get("", response_model=MetricSeries)

@@ -46,6 +46,45 @@ class MetricSample(BaseModel):
     response_time_max_s: float | None = Field(
         default=None, ge=0, description="Largest response time of any output tuple."
     )
+    # Everything below is optional: the controller fills what it knows.
+    response_time_p50_s: float | None = Field(default=None, ge=0)
+    response_time_p95_s: float | None = Field(default=None, ge=0)
+    response_time_p99_s: float | None = Field(default=None, ge=0)
+    violation_mean_s: float | None = Field(
+        default=None, ge=0, description="Mean of max(0, response time − delay target)."
+    )
+    violation_max_s: float | None = Field(default=None, ge=0)
+    admitted_count: int | None = Field(default=None, ge=0, description="Tuples let in.")
+    shed_count: int | None = Field(default=None, ge=0, description="Tuples dropped.")
+    waiting_count: int | None = Field(
+        default=None, ge=0, description="Tuples queued at the end of the period."
+    )
+    load: float | None = Field(
+        default=None, ge=0, description="Incoming load L before shedding, s/s (Eq. 3.1)."
+    )
+    capacity_share: float | None = Field(
+        default=None, ge=0, le=1, description="Share of the processor the class scheduler gave."
+    )
+    headroom: float | None = Field(
+        default=None, ge=0, description="The manager's capacity estimate L_C (headroom H)."
+    )
+    capacity_usage: float | None = Field(
+        default=None, ge=0, description="u = L / L_C: above 1 the class is overloaded."
+    )
+    shed_fraction: float | None = Field(default=None, ge=0, le=1)
+    oracle_shed_fraction: float | None = Field(
+        default=None, ge=0, le=1, description="Least shedding that would fit the capacity."
+    )
+    manager: str | None = Field(default=None, max_length=20)
+    manager_state: str | None = Field(
+        default=None, max_length=20, description="normal, UT, OT or overloaded."
+    )
+    redistributed: bool = Field(
+        default=False, description="A DILoS capacity redistribution happened this period."
+    )
+    config_version: int | None = Field(
+        default=None, ge=0, description="Live configuration version in force."
+    )
 
 
 class MetricBatch(BaseModel):

@@ -1,0 +1,1 @@
+"""Prometheus exposition: per-class QoS gauges and API request metrics."""

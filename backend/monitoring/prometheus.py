@@ -1,0 +1,140 @@
+"""Prometheus metrics of one API process (each app gets its own registry).
+
+Per-class gauges carry the newest sample a job reported; request metrics are recorded by
+a middleware, labelled by the route template (not the raw path, to bound cardinality).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable, Iterable
+
+from fastapi import FastAPI, Request, Response
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    generate_latest,
+)
+
+from spark_runner.job.samples import MetricSample
+
+CLASS_LABELS = ("job", "query_class")
+
+
+class Monitor:
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        self.response_time = Gauge(
+            "headroom_class_response_time_seconds",
+            "Response time of the class's outputs in the newest period.",
+            [*CLASS_LABELS, "stat"],
+            registry=self.registry,
+        )
+        self.delay_target = Gauge(
+            "headroom_class_delay_target_seconds",
+            "Delay target of the class.",
+            CLASS_LABELS,
+            registry=self.registry,
+        )
+        self.headroom = Gauge(
+            "headroom_class_headroom",
+            "The load manager's capacity estimate L_C (s/s).",
+            CLASS_LABELS,
+            registry=self.registry,
+        )
+        self.shed_fraction = Gauge(
+            "headroom_class_shed_fraction",
+            "Share of arriving tuples dropped.",
+            CLASS_LABELS,
+            registry=self.registry,
+        )
+        self.capacity_usage = Gauge(
+            "headroom_class_capacity_usage",
+            "Load over capacity share (u = L / L_C).",
+            CLASS_LABELS,
+            registry=self.registry,
+        )
+        self.arrival_rate = Gauge(
+            "headroom_class_arrival_rate",
+            "Arriving tuples per second.",
+            CLASS_LABELS,
+            registry=self.registry,
+        )
+        self.samples = Counter(
+            "headroom_metric_samples_ingested",
+            "Metric samples stored.",
+            registry=self.registry,
+        )
+        self.requests = Counter(
+            "headroom_http_requests",
+            "API requests.",
+            ["method", "route", "status"],
+            registry=self.registry,
+        )
+        self.latency = Histogram(
+            "headroom_http_request_duration_seconds",
+            "API request latency.",
+            ["method", "route"],
+            registry=self.registry,
+            buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5),
+        )
+
+    def observe_samples(
+        self, job_id: int, samples: Iterable[MetricSample], targets: dict[str, float]
+    ) -> None:
+        count = 0
+        for sample in samples:
+            count += 1
+            labels = (str(job_id), sample.class_name)
+            for stat, value in (
+                ("mean", sample.response_time_mean_s),
+                ("p95", sample.response_time_p95_s),
+                ("max", sample.response_time_max_s),
+            ):
+                if value is not None:
+                    self.response_time.labels(*labels, stat).set(value)
+            self.arrival_rate.labels(*labels).set(sample.arrival_rate)
+            if sample.class_name in targets:
+                self.delay_target.labels(*labels).set(targets[sample.class_name])
+            for gauge, value in (
+                (self.headroom, sample.headroom),
+                (self.shed_fraction, sample.shed_fraction),
+                (self.capacity_usage, sample.capacity_usage),
+            ):
+                if value is not None:
+                    gauge.labels(*labels).set(value)
+        self.samples.inc(count)
+
+    def exposition(self) -> Response:
+        return Response(generate_latest(self.registry), media_type=CONTENT_TYPE_LATEST)
+
+
+def install(app: FastAPI, monitor: Monitor) -> None:
+    app.state.monitor = monitor
+
+    @app.middleware("http")
+    async def _record(
+        request: Request, call_next: Callable[[Request], Awaitable[Response]]
+    ) -> Response:
+        started = time.perf_counter()
+        response = await call_next(request)
+        route = _route_template(request)
+        monitor.requests.labels(request.method, route, str(response.status_code)).inc()
+        monitor.latency.labels(request.method, route).observe(time.perf_counter() - started)
+        return response
+
+    @app.get("/metrics", include_in_schema=False)
+    def _metrics() -> Response:
+        return monitor.exposition()
+
+
+def _route_template(request: Request) -> str:
+    """The path with its parameters put back as ``{name}``: bounded label cardinality."""
+    if request.scope.get("route") is None:
+        return "unmatched"
+    by_value = {str(value): name for name, value in request.path_params.items()}
+    segments = request.url.path.split("/")
+    return "/".join(f"{{{by_value[s]}}}" if s in by_value else s for s in segments)

@@ -1,0 +1,39 @@
+"""Prometheus exposition: per-class gauges from ingested samples, request metrics."""
+
+from __future__ import annotations
+
+from fastapi.testclient import TestClient
+from sqlalchemy.orm import Session
+
+from tests.backend.test_jobs_api import RecordingDispatcher, _job_token, _sample
+
+
+def test_metrics_endpoint_exposes_class_gauges_and_requests(
+    client: TestClient, db_session: Session
+) -> None:
+    client.app.state.dispatcher = RecordingDispatcher()  # type: ignore[attr-defined]
+    client.post("/api/v1/classes", json={"name": "fraud", "priority": 6, "delay_target_s": 1.5})
+    job_id = client.post("/api/v1/jobs", json={}).json()["id"]
+    sample = {
+        **_sample(3),
+        "headroom": 0.7,
+        "shed_fraction": 0.25,
+        "capacity_usage": 1.2,
+        "response_time_p95_s": 0.5,
+    }
+    ingest = client.post(
+        f"/api/v1/jobs/{job_id}/metrics",
+        json={"samples": [sample]},
+        headers=_job_token(db_session, job_id),
+    )
+    assert ingest.status_code == 202, ingest.text
+
+    text = client.get("/metrics").text
+    labels = f'job="{job_id}",query_class="fraud"'
+    assert f"headroom_class_shed_fraction{{{labels}}} 0.25" in text
+    assert f"headroom_class_headroom{{{labels}}} 0.7" in text
+    assert f"headroom_class_capacity_usage{{{labels}}} 1.2" in text
+    assert f"headroom_class_delay_target_seconds{{{labels}}} 1.5" in text
+    assert f'headroom_class_response_time_seconds{{{labels},stat="p95"}} 0.5' in text
+    assert 'route="/api/v1/jobs/{job_id}/metrics"' in text  # templated, not raw paths
+    assert "headroom_metric_samples_ingested_total 1.0" in text
