@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from typing import Annotated, Protocol
 
 from fastapi import Depends, Path, Request
@@ -29,6 +30,19 @@ def get_session(request: Request) -> Iterator[Session]:
         session.close()
 
 
+def get_read_sessions(request: Request) -> Callable[[], AbstractContextManager[Session]]:
+    """Short read-only sessions for long-lived responses (streams), one per poll, so no
+    transaction stays open while the response waits."""
+    factory = request.app.state.session_factory
+
+    @contextmanager
+    def _session() -> Iterator[Session]:
+        with factory() as session:
+            yield session
+
+    return _session
+
+
 def get_app_settings(request: Request) -> Settings:
     settings: Settings = request.app.state.settings
     return settings
@@ -48,6 +62,9 @@ def get_dispatcher(request: Request) -> Dispatcher:
 
 
 SessionDep = Annotated[Session, Depends(get_session, scope="function")]
+ReadSessionsDep = Annotated[
+    Callable[[], AbstractContextManager[Session]], Depends(get_read_sessions)
+]
 SettingsDep = Annotated[Settings, Depends(get_app_settings)]
 DispatcherDep = Annotated[Dispatcher, Depends(get_dispatcher)]
 

@@ -1,16 +1,25 @@
 from __future__ import annotations
 
+import asyncio
+import csv
+import io
+from collections.abc import AsyncIterator, Iterator
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Request, status
+from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import StreamingResponse
 
 from backend.api.auth import JobCallerDep, ViewerDep
-from backend.api.deps import IdPath, SessionDep
+from backend.api.deps import IdPath, ReadSessionsDep, SessionDep
 from backend.metrics import service
-from backend.metrics.schemas import IngestResult, MetricSeries, StoredSample
-from spark_runner.job.samples import MetricBatch
+from backend.metrics.schemas import IngestResult, MetricSeries, SeriesQuery
+from spark_runner.job.samples import MetricBatch, MetricSample
 
 router = APIRouter(prefix="/jobs/{job_id}/metrics", tags=["metrics"])
+
+STREAM_POLL_S = 0.2
+STREAM_HEARTBEAT_S = 10.0
 
 
 @router.post("", response_model=IngestResult, status_code=status.HTTP_202_ACCEPTED)
@@ -29,11 +38,90 @@ def series(
     session: SessionDep,
     _user: ViewerDep,
     job_id: IdPath,
-    since: Annotated[
-        float | None, Query(description="Only samples with t > since (epoch s).")
-    ] = None,
-    class_name: Annotated[str | None, Query(max_length=100)] = None,
-    limit: Annotated[int, Query(ge=1, le=100_000)] = 10_000,
+    window: Annotated[SeriesQuery, Query()],
 ) -> MetricSeries:
-    rows = service.series(session, job_id, since, class_name, limit)
-    return MetricSeries(job_id=job_id, samples=[StoredSample.model_validate(r) for r in rows])
+    """Per-class samples, oldest first; ``last_s`` for the newest window, ``step_s`` to
+    downsample on the server."""
+    return MetricSeries(job_id=job_id, samples=service.series(session, job_id, window))
+
+
+@router.get(
+    "/export",
+    response_class=StreamingResponse,
+    responses={200: {"content": {"text/csv": {}}, "description": "One row per sample."}},
+)
+def export_csv(
+    session: SessionDep,
+    _user: ViewerDep,
+    job_id: IdPath,
+    window: Annotated[SeriesQuery, Query()],
+) -> StreamingResponse:
+    """The same samples as CSV (a header row, then one row per class and period)."""
+    samples = service.series(session, job_id, window)
+    return StreamingResponse(
+        _csv_rows(samples),
+        media_type="text/csv",
+        headers={"Content-Disposition": f'attachment; filename="job-{job_id}-metrics.csv"'},
+    )
+
+
+def _csv_rows(samples: list[MetricSample]) -> Iterator[str]:
+    columns = list(MetricSample.model_fields)
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow(columns)
+    for sample in samples:
+        writer.writerow(["" if v is None else v for v in sample.model_dump().values()])
+        if buffer.tell() > 64_000:
+            yield buffer.getvalue()
+            buffer.seek(0)
+            buffer.truncate()
+    yield buffer.getvalue()
+
+
+@router.get(
+    "/stream",
+    response_class=StreamingResponse,
+    responses={200: {"content": {"text/event-stream": {}}}},
+)
+async def stream(
+    request: Request,
+    read_sessions: ReadSessionsDep,
+    _user: ViewerDep,
+    job_id: IdPath,
+    after_id: Annotated[int, Query(ge=0, description="Resume after this sample id.")] = 0,
+) -> StreamingResponse:
+    """Server-sent events: every new sample as an ``event: sample`` with its id, so a
+    client reconnecting with ``Last-Event-ID`` (or ``after_id``) misses nothing."""
+    resume = request.headers.get("last-event-id", "")
+    start = int(resume) if resume.isdigit() else after_id
+
+    def _fetch(cursor: int) -> list[tuple[int, str]]:
+        with read_sessions() as session:
+            service.require_job(session, job_id)
+            rows = service.rows_after(session, job_id, cursor)
+            return [
+                (row.id, MetricSample.model_validate(row, from_attributes=True).model_dump_json())
+                for row in rows
+            ]
+
+    await run_in_threadpool(_fetch, start)  # 404 before the stream starts
+
+    async def _events() -> AsyncIterator[str]:
+        cursor = start
+        idle_s = 0.0
+        yield "retry: 1000\n\n"
+        while not await request.is_disconnected():
+            batch = await run_in_threadpool(_fetch, cursor)
+            for row_id, payload in batch:
+                cursor = row_id
+                yield f"id: {row_id}\nevent: sample\ndata: {payload}\n\n"
+            idle_s = 0.0 if batch else idle_s + STREAM_POLL_S
+            if idle_s >= STREAM_HEARTBEAT_S:
+                idle_s = 0.0
+                yield ": keep-alive\n\n"
+            await asyncio.sleep(STREAM_POLL_S)
+
+    return StreamingResponse(
+        _events(), media_type="text/event-stream", headers={"Cache-Control": "no-cache"}
+    )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from sqlalchemy.orm import Session
@@ -10,9 +11,11 @@ from backend.errors import Conflict
 from backend.jobs import service as jobs
 from backend.jobs.models import Job
 from backend.jobs.states import TERMINAL
+from backend.metrics.downsample import downsample
 from backend.metrics.models import MetricSampleRow
 from backend.metrics.repository import MetricRepository
-from spark_runner.job.samples import MetricBatch
+from backend.metrics.schemas import SeriesQuery
+from spark_runner.job.samples import MetricBatch, MetricSample
 
 
 def ingest(session: Session, job: Job, batch: MetricBatch) -> int:
@@ -31,8 +34,32 @@ def ingest(session: Session, job: Job, batch: MetricBatch) -> int:
     return len(batch.samples)
 
 
-def series(
-    session: Session, job_id: int, since: float | None, class_name: str | None, limit: int
-) -> Sequence[MetricSampleRow]:
+def require_job(session: Session, job_id: int) -> None:
     jobs.get_job(session, job_id)
-    return MetricRepository(session).query(job_id, since=since, class_name=class_name, limit=limit)
+
+
+def series(session: Session, job_id: int, window: SeriesQuery) -> list[MetricSample]:
+    """Samples of a job in a time window, optionally downsampled into ``step_s`` buckets."""
+    require_job(session, job_id)
+    repo = MetricRepository(session)
+    since = window.since
+    if window.last_s is not None:
+        newest = repo.newest_t(job_id)
+        if newest is not None:
+            since = max(since or -math.inf, newest - window.last_s)
+    rows = repo.query(
+        job_id,
+        since=since,
+        until=window.until,
+        class_name=window.class_name,
+        limit=window.limit,
+    )
+    samples = [MetricSample.model_validate(row, from_attributes=True) for row in rows]
+    return downsample(samples, window.step_s) if window.step_s else samples
+
+
+def rows_after(
+    session: Session, job_id: int, after_id: int, limit: int = 1000
+) -> Sequence[MetricSampleRow]:
+    """New samples in arrival order (by id), for the live stream."""
+    return MetricRepository(session).query(job_id, after_id=after_id, limit=limit)

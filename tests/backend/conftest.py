@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import nullcontext
 from pathlib import Path
 
 import pytest
@@ -10,7 +11,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session
 
-from backend.api.deps import get_session
+from backend.api.deps import get_read_sessions, get_session
 from backend.db import make_engine
 from backend.main import create_app
 from backend.migrate import upgrade
@@ -87,6 +88,7 @@ def anonymous(db_session: Session, migrated_engine: Engine, tmp_path: Path) -> I
         db_session.commit()
 
     app.dependency_overrides[get_session] = _session
+    app.dependency_overrides[get_read_sessions] = lambda: lambda: nullcontext(db_session)
     with TestClient(app) as test_client:
         yield test_client
 
