@@ -1,0 +1,500 @@
+"""DILoS: one load manager per class, integrated with the class scheduler (001 ch. 3, 6).
+
+Each class k is a virtual system with its own manager (ALoMa by default), its own load
+L_k and its own capacity share L_Ck (the manager's headroom H_k). The class scheduler
+gives class k the quota ``T_k = q_k × T``, starting from ``q_k = P_k / Σ P`` (WRR, module
+:mod:`class_scheduler`). Every ``redistribution_every`` periods (CRC, default 10) the
+controller redistributes quota (module :mod:`redistribution`; policies ``relative`` — the
+thesis —, ``absolute`` and ``strict``) using each class's mean usage over the window, and
+resets each manager's headroom by Eq. 6.1, ``H_k' = T_k' / T_k × H_k``, so it need not
+re-learn. Each redistribution (and each priority change) is recorded as a
+:class:`RedistributionEvent` for the dashboard.
+
+Capacity per unit of quota: ``ρ_k = H_k / q_k`` (s/s per unit quota), taken from the
+manager after every step (kept from before if the quota is 0). A class's need in quota
+units is ``L_k / ρ_k``. A manager without a headroom (kind "none") is assumed to get
+``system_headroom × q_k``.
+
+Initial headroom: a class's manager starts at its share of its headroom parameter
+(``headroom × q0_k``: with the default 0.8 and priorities 6/3/1 that is 0.48/0.24/0.08),
+unless the class's ``manager_params`` set a headroom explicitly, which is then the class's
+own capacity in s/s.
+
+Live changes between steps: :meth:`DilosController.update` (controller parameters) and
+:meth:`DilosController.update_class` (priority, delay target, reserve, lending cap,
+thresholds, manager parameters) — validated as a whole before anything changes. A priority
+change resets every quota to the new original shares (and headrooms by Eq. 6.1) and moves
+shared-segment ownership when a load model is attached.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections import deque
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from spark_runner.core.class_scheduler import original_shares
+from spark_runner.core.errors import ParameterError
+from spark_runner.core.load_model import LoadModel
+from spark_runner.core.managers.base import MIN_HEADROOM, LoadManager
+from spark_runner.core.managers.registry import make_manager, manager_params, manager_type
+from spark_runner.core.observation import Decision, Observation
+from spark_runner.core.params import (
+    ParamValue,
+    build_params,
+    param_names,
+    require_at_least,
+    require_choice,
+    require_in_closed,
+    require_in_half_open,
+    require_positive,
+)
+from spark_runner.core.redistribution import POLICIES, ClassShare, redistribute
+from spark_runner.core.sharing import SharingPlan
+from spark_runner.core.thresholds import Thresholds, validate_class_parameters
+
+_HEADROOM_KEYS = ("initial_headroom", "headroom")
+_THRESHOLD_KEYS = ("tau0", "tau1", "tau2", "tau3")
+
+
+@dataclass(frozen=True)
+class ClassSpec:
+    """A query class as DILoS manages it.
+
+    Attributes:
+        name: unique class name.
+        priority: P_k, larger = more important (> 0).
+        delay_target_s: D_k, s (> 0); pushed into the class's manager.
+        manager_kind: load manager kind ["aloma"].
+        manager_params: the manager's parameters (spec defaults for the rest).
+        reserve_fraction: share of its original quota a supplier keeps spare, [0, 1) [0.05].
+        max_lend_fraction: largest share of its original quota it may lend, [0, 1] [1].
+        thresholds: utilisation thresholds τ0..τ3 (spec §5).
+    """
+
+    name: str
+    priority: float
+    delay_target_s: float
+    manager_kind: str = "aloma"
+    manager_params: Mapping[str, ParamValue] = field(default_factory=dict)
+    reserve_fraction: float = 0.05
+    max_lend_fraction: float = 1.0
+    thresholds: Thresholds = field(default_factory=Thresholds)
+
+    def __post_init__(self) -> None:
+        if not self.name:
+            raise ParameterError("name", self.name, "a class needs a non-empty name")
+        validate_class_parameters(self.priority, self.delay_target_s)
+        require_in_half_open("reserve_fraction", self.reserve_fraction, 0.0, 1.0)
+        require_in_closed("max_lend_fraction", self.max_lend_fraction, 0.0, 1.0)
+        manager_params(self.manager_kind, self.manager_parameters())  # validates
+
+    def manager_parameters(self) -> dict[str, ParamValue]:
+        """The manager's parameters with the class's delay target (and τ for "linear")."""
+        params = dict(self.manager_params)
+        params["delay_target_s"] = self.delay_target_s
+        if self.manager_kind == "linear":
+            for key in _THRESHOLD_KEYS:
+                params.setdefault(key, getattr(self.thresholds, key))
+        return params
+
+
+@dataclass(frozen=True)
+class DilosParams:
+    """Controller parameters.
+
+    Attributes:
+        redistribution_every: CRC, control periods between redistributions (>= 1) [10].
+        policy: "relative" (thesis), "absolute" or "strict" ["relative"].
+        redistribution_enabled: False = one independent manager per class [True].
+        min_share: floor of every quota as a share of its original, [0, 1) [0].
+        system_headroom: capacity per unit quota assumed for managers without a
+            headroom estimate, s/s (> 0) [1].
+        event_history: redistribution events kept (>= 1) [100].
+    """
+
+    redistribution_every: int = 10
+    policy: str = "relative"
+    redistribution_enabled: bool = True
+    min_share: float = 0.0
+    system_headroom: float = 1.0
+    event_history: int = 100
+
+    def __post_init__(self) -> None:
+        require_at_least("redistribution_every", self.redistribution_every, 1)
+        require_choice("policy", self.policy, POLICIES)
+        require_in_half_open("min_share", self.min_share, 0.0, 1.0)
+        require_positive("system_headroom", self.system_headroom, " s/s")
+        require_at_least("event_history", self.event_history, 1)
+
+
+@dataclass(frozen=True, slots=True)
+class RedistributionEvent:
+    """One change of the class quotas, for the dashboard.
+
+    Attributes:
+        period: the controller period (1-based) after which it happened.
+        reason: "redistribution" or "priority_change".
+        policy: the policy in force.
+        before, after: quota of each class (share of the period) before and after.
+        usage: mean u_k over the window (``inf`` for a class with load but no quota).
+        demand, supply: per class, in quota units; budget: Σ supply.
+    """
+
+    period: int
+    reason: str
+    policy: str
+    before: Mapping[str, float]
+    after: Mapping[str, float]
+    usage: Mapping[str, float] = field(default_factory=dict)
+    demand: Mapping[str, float] = field(default_factory=dict)
+    supply: Mapping[str, float] = field(default_factory=dict)
+    budget: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class ClassStep:
+    """One class's result of a controller step.
+
+    Attributes:
+        decision: the class manager's decision (shed fraction, state, internals).
+        quota: q_k, share of the next period; quota_s: ``q_k × T``, s.
+        original_share: q0_k.
+        usage: u_k = L_k / L_Ck this period.
+        headroom: the manager's capacity estimate after any Eq. 6.1 reset, s/s.
+    """
+
+    name: str
+    decision: Decision
+    quota: float
+    quota_s: float
+    original_share: float
+    usage: float
+    headroom: float
+
+
+@dataclass(frozen=True, slots=True)
+class DilosStep:
+    """Result of one controller step: every class, and the redistribution if one happened."""
+
+    period: int
+    classes: Mapping[str, ClassStep]
+    event: RedistributionEvent | None = None
+
+    @property
+    def shed_fractions(self) -> dict[str, float]:
+        return {name: c.decision.shed_fraction for name, c in self.classes.items()}
+
+
+@dataclass
+class _ClassState:
+    spec: ClassSpec
+    manager: LoadManager[Any]
+    quota: float
+    original: float
+    capacity_per_quota: float
+    need_sum: float = 0.0
+    usage_sum: float = 0.0
+    window: int = 0
+
+
+class DilosController:
+    """Per-class managers + class scheduler + capacity redistribution (see module)."""
+
+    def __init__(
+        self,
+        classes: Sequence[ClassSpec],
+        params: DilosParams | None = None,
+        load_model: LoadModel | None = None,
+    ) -> None:
+        if not classes:
+            raise ParameterError("classes", [], "at least one class is needed")
+        names = [c.name for c in classes]
+        if len(set(names)) != len(names):
+            raise ParameterError("classes", names, "class names must be unique")
+        self._params = params or DilosParams()
+        self._load_model = load_model
+        shares = original_shares({c.name: c.priority for c in classes})
+        self._classes: dict[str, _ClassState] = {}
+        for spec in classes:
+            manager = make_manager(spec.manager_kind, spec.manager_parameters())
+            q0 = shares[spec.name]
+            if manager.headroom is not None and not _explicit_headroom(spec):
+                manager.set_headroom(max(manager.headroom * q0, MIN_HEADROOM))
+            headroom = manager.headroom
+            rho = headroom / q0 if headroom is not None else self._params.system_headroom
+            self._classes[spec.name] = _ClassState(spec, manager, q0, q0, rho)
+        self._order = sorted(self._classes, key=lambda n: (-self._classes[n].spec.priority, n))
+        self._period = 0
+        self._events: deque[RedistributionEvent] = deque(maxlen=self._params.event_history)
+        if load_model is not None:
+            load_model.set_priorities(self.priorities)
+
+    # --- views -----------------------------------------------------------------------
+
+    @property
+    def params(self) -> DilosParams:
+        return self._params
+
+    @property
+    def period(self) -> int:
+        """Number of steps taken."""
+        return self._period
+
+    @property
+    def class_names(self) -> tuple[str, ...]:
+        """Class names, highest priority first."""
+        return tuple(self._order)
+
+    @property
+    def priorities(self) -> dict[str, float]:
+        return {n: s.spec.priority for n, s in self._classes.items()}
+
+    def spec(self, name: str) -> ClassSpec:
+        return self._state(name).spec
+
+    def manager(self, name: str) -> LoadManager[Any]:
+        return self._state(name).manager
+
+    def quotas(self) -> dict[str, float]:
+        """Current quota q_k of every class (shares of the period; they sum to 1)."""
+        return {n: s.quota for n, s in self._classes.items()}
+
+    def original_quotas(self) -> dict[str, float]:
+        return {n: s.original for n, s in self._classes.items()}
+
+    def quota_seconds(self, period_s: float) -> dict[str, float]:
+        """Time quotas ``T_k`` in seconds for a period of ``period_s``."""
+        require_positive("period_s", period_s, " seconds")
+        return {n: s.quota * period_s for n, s in self._classes.items()}
+
+    @property
+    def events(self) -> tuple[RedistributionEvent, ...]:
+        """Recent quota changes, oldest first (at most ``event_history``)."""
+        return tuple(self._events)
+
+    @property
+    def sharing(self) -> SharingPlan | None:
+        """Ownership of shared segments and shedding points (with a load model attached)."""
+        return self._load_model.plan if self._load_model is not None else None
+
+    def owner_of(self, op_id: str) -> str:
+        """The class that owns operator ``op_id`` (needs a load model)."""
+        return self._require_plan().owner_of(op_id)
+
+    def shedding_points(self, name: str) -> tuple[str, ...]:
+        """Operators where class ``name`` sheds (needs a load model)."""
+        self._state(name)
+        return self._require_plan().shedding_point_ids(name)
+
+    # --- control ---------------------------------------------------------------------
+
+    def step(self, observations: Mapping[str, Observation]) -> DilosStep:
+        """Run every class's manager on its observation; redistribute every CRC periods."""
+        missing = [n for n in self._order if n not in observations]
+        if missing:
+            raise ParameterError("observations", missing, "one observation per class is needed")
+        unknown = [n for n in observations if n not in self._classes]
+        if unknown:
+            raise ParameterError("observations", unknown, "not a class of this controller")
+        self._period += 1
+        decisions: dict[str, Decision] = {}
+        usages: dict[str, float] = {}
+        default_rho = self._params.system_headroom
+        for name in self._order:
+            st = self._classes[name]
+            obs = observations[name]
+            decision = st.manager.step(obs)
+            decisions[name] = decision
+            headroom = st.manager.headroom
+            if headroom is not None and st.quota > 0:
+                st.capacity_per_quota = headroom / st.quota
+            elif headroom is None:
+                st.capacity_per_quota = default_rho
+            rho = st.capacity_per_quota
+            capacity = rho * st.quota
+            usage = obs.load / capacity if capacity > 0 else (math.inf if obs.load > 0 else 0.0)
+            usages[name] = usage
+            st.need_sum += obs.load / rho if rho > 0 else 0.0
+            st.usage_sum += usage
+            st.window += 1
+        event = None
+        p = self._params
+        if p.redistribution_enabled and self._period % p.redistribution_every == 0:
+            event = self._redistribute()
+        period_s = next(iter(observations.values())).period_s
+        classes = {
+            name: ClassStep(
+                name=name,
+                decision=decisions[name],
+                quota=st.quota,
+                quota_s=st.quota * period_s,
+                original_share=st.original,
+                usage=usages[name],
+                headroom=self._headroom_of(st),
+            )
+            for name, st in ((n, self._classes[n]) for n in self._order)
+        }
+        return DilosStep(self._period, MappingProxyType(classes), event)
+
+    def redistribute_now(self) -> RedistributionEvent | None:
+        """Redistribute immediately with the usage collected so far (None if none)."""
+        return self._redistribute()
+
+    def _redistribute(self) -> RedistributionEvent | None:
+        states = [self._classes[n] for n in self._order]
+        if any(st.window == 0 for st in states):
+            return None
+        shares = [
+            ClassShare(
+                name=st.spec.name,
+                priority=st.spec.priority,
+                quota=st.quota,
+                original=st.original,
+                need=st.need_sum / st.window,
+                reserve=st.spec.reserve_fraction,
+                max_lend=st.spec.max_lend_fraction,
+            )
+            for st in states
+        ]
+        result = redistribute(shares, self._params.policy, self._params.min_share)
+        usage = {st.spec.name: st.usage_sum / st.window for st in states}
+        before = self.quotas()
+        self._apply_quotas(result.quotas)
+        for st in states:
+            st.need_sum = st.usage_sum = 0.0
+            st.window = 0
+        event = RedistributionEvent(
+            period=self._period,
+            reason="redistribution",
+            policy=result.policy,
+            before=MappingProxyType(before),
+            after=MappingProxyType(self.quotas()),
+            usage=MappingProxyType(usage),
+            demand=result.demand,
+            supply=result.supply,
+            budget=result.budget,
+        )
+        self._events.append(event)
+        return event
+
+    def _apply_quotas(self, quotas: Mapping[str, float]) -> None:
+        """Set new quotas and reset headrooms by Eq. 6.1 (``H' = ρ × q' = q'/q × H``)."""
+        for name, quota in quotas.items():
+            st = self._classes[name]
+            new_quota = max(quota, 0.0)
+            if new_quota == st.quota:
+                continue
+            st.quota = new_quota
+            if st.manager.headroom is not None:
+                st.manager.set_headroom(max(st.capacity_per_quota * new_quota, MIN_HEADROOM))
+
+    def _headroom_of(self, st: _ClassState) -> float:
+        headroom = st.manager.headroom
+        return headroom if headroom is not None else st.capacity_per_quota * st.quota
+
+    # --- live changes ----------------------------------------------------------------
+
+    def update(self, **changes: ParamValue) -> None:
+        """Change controller parameters between steps (validated as a whole)."""
+        new = build_params(DilosParams, changes, base=self._params)
+        if new.event_history != self._params.event_history:
+            self._events = deque(self._events, maxlen=new.event_history)
+        self._params = new
+
+    def update_class(self, name: str, **changes: ParamValue) -> None:
+        """Change one class between steps.
+
+        Accepts ``priority``, ``delay_target_s``, ``reserve_fraction``,
+        ``max_lend_fraction``, ``tau0``..``tau3`` and any parameter of the class's manager.
+        Everything is validated before anything is applied.
+        """
+        st = self._state(name)
+        spec_fields = {"priority", "delay_target_s", "reserve_fraction", "max_lend_fraction"}
+        spec_changes: dict[str, Any] = {k: v for k, v in changes.items() if k in spec_fields}
+        tau_changes = {k: v for k, v in changes.items() if k in _THRESHOLD_KEYS}
+        manager_keys = set(param_names(st.manager.params_type))
+        manager_changes = {
+            k: v for k, v in changes.items() if k not in spec_fields and k not in _THRESHOLD_KEYS
+        }
+        for key, value in manager_changes.items():
+            if key not in manager_keys:
+                raise ParameterError(
+                    key,
+                    value,
+                    f"not a parameter of class {name!r} or its {st.spec.manager_kind} manager",
+                )
+        thresholds = (
+            build_params(Thresholds, tau_changes, base=st.spec.thresholds)
+            if tau_changes
+            else st.spec.thresholds
+        )
+        new_spec = dataclasses.replace(
+            st.spec,
+            **spec_changes,
+            thresholds=thresholds,
+            manager_params={**st.spec.manager_params, **manager_changes},
+        )
+        pushed: dict[str, ParamValue] = dict(manager_changes)
+        pushed["delay_target_s"] = new_spec.delay_target_s
+        if new_spec.manager_kind == "linear":
+            pushed.update({k: getattr(thresholds, k) for k in _THRESHOLD_KEYS})
+        build_params(st.manager.params_type, pushed, base=st.manager.params)  # validate first
+        st.manager.reconfigure(pushed)
+        st.spec = new_spec
+        if "priority" in spec_changes:
+            self._priorities_changed()
+
+    def replace_manager(
+        self, name: str, kind: str, params: Mapping[str, ParamValue] | None = None
+    ) -> None:
+        """Switch a class to another manager kind, keeping its capacity estimate."""
+        st = self._state(name)
+        manager_type(kind)
+        new_spec = dataclasses.replace(
+            st.spec, manager_kind=kind, manager_params=dict(params or {})
+        )
+        manager = make_manager(kind, new_spec.manager_parameters())
+        if manager.headroom is not None and not _explicit_headroom(new_spec):
+            manager.set_headroom(max(st.capacity_per_quota * st.quota, MIN_HEADROOM))
+        st.spec, st.manager = new_spec, manager
+
+    def _priorities_changed(self) -> None:
+        before = self.quotas()
+        total = sum(before.values())
+        shares = original_shares(self.priorities, total)
+        for name, q0 in shares.items():
+            self._classes[name].original = q0
+        self._apply_quotas(shares)
+        self._order = sorted(self._classes, key=lambda n: (-self._classes[n].spec.priority, n))
+        if self._load_model is not None:
+            self._load_model.set_priorities(self.priorities)
+        self._events.append(
+            RedistributionEvent(
+                period=self._period,
+                reason="priority_change",
+                policy=self._params.policy,
+                before=MappingProxyType(before),
+                after=MappingProxyType(self.quotas()),
+            )
+        )
+
+    def _state(self, name: str) -> _ClassState:
+        try:
+            return self._classes[name]
+        except KeyError:
+            raise ParameterError("class", name, "not a class of this controller") from None
+
+    def _require_plan(self) -> SharingPlan:
+        plan = self.sharing
+        if plan is None:
+            raise ParameterError("load_model", None, "attach a load model to see shared segments")
+        return plan
+
+
+def _explicit_headroom(spec: ClassSpec) -> bool:
+    return any(key in spec.manager_params for key in _HEADROOM_KEYS)

@@ -1,0 +1,68 @@
+"""Aurora, the open-loop baseline (001 §3.3.1).
+
+Shed ``max(0, L − H) / L`` with a hand-set headroom H (s/s). Not delay-target aware and very
+sensitive to H (001 Table 1: H 0.94 → no violation, 41.9 % loss; H 0.99 → 4.6 s average
+violation).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from spark_runner.core.managers.base import (
+    DEFAULT_HEADROOM,
+    MIN_HEADROOM,
+    LoadManager,
+    ManagerParams,
+    display_state,
+)
+from spark_runner.core.observation import Decision, Observation
+from spark_runner.core.params import require_positive
+
+
+def aurora_shed_fraction(load: float, headroom: float) -> float:
+    """Aurora's excess share ``max(0, L − H) / L`` (before the ``max_shed`` cap)."""
+    if load <= 0:
+        return 0.0
+    return max(0.0, load - headroom) / load
+
+
+@dataclass(frozen=True)
+class AuroraParams(ManagerParams):
+    """Attributes: headroom: the fixed headroom H, s/s (> 0) [0.8]."""
+
+    headroom: float = DEFAULT_HEADROOM
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        require_positive("headroom", self.headroom, " s/s")
+
+
+class AuroraManager(LoadManager[AuroraParams]):
+    """Aurora: shed the excess over a fixed headroom."""
+
+    kind: ClassVar[str] = "aurora"
+    params_type: ClassVar[type[ManagerParams]] = AuroraParams
+
+    def reset(self) -> None:
+        self._shed = 0.0
+
+    @property
+    def headroom(self) -> float:
+        return self._params.headroom
+
+    def set_headroom(self, headroom: float) -> None:
+        self.update(headroom=max(headroom, MIN_HEADROOM))
+
+    def step(self, obs: Observation) -> Decision:
+        p = self._params
+        shed = aurora_shed_fraction(obs.load, p.headroom)
+        state = display_state(obs, p.delay_target_s, shed > 0)
+        return self._decide(
+            obs,
+            shed,
+            state,
+            action="shed_excess" if shed > 0 else "admit_all",
+            details={"headroom": p.headroom, "usage": obs.load / p.headroom},
+        )

@@ -1,0 +1,194 @@
+"""The one interface every load manager implements, and the arithmetic they share.
+
+A load manager answers "when and how much to shed" for one class (001 §3.3.1). Each
+control period the caller hands it an :class:`Observation` of the period that ended and
+applies the returned :class:`Decision`'s ``shed_fraction`` during the next period. A
+manager keeps only its own state; it never reads a clock or global state.
+
+Shed amounts compose multiplicatively on the kept fraction (spec §3.4): adding ``d`` to a
+shed fraction ``s`` gives ``1 − (1 − s)(1 − d)``; removing ``d`` is the exact inverse.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import ClassVar, Generic, TypeVar
+
+from spark_runner.core.observation import Decision, LoadState, Observation
+from spark_runner.core.params import (
+    ParamValue,
+    build_params,
+    params_as_dict,
+    require_in_half_open,
+    require_positive,
+)
+
+DEFAULT_DELAY_TARGET_S = 2.0
+"""Delay target used when none is given: D = 2 s, as in 001 §4.3.1."""
+DEFAULT_MAX_SHED = 0.95
+"""Largest shed fraction a manager may return (spec §3.4; the thesis runs use 0.99)."""
+DEFAULT_HEADROOM = 0.8
+"""Initial (or fixed) headroom H in s/s (spec §3.4: ALoMa starts at 0.8)."""
+MIN_HEADROOM = 1e-9
+"""Floor for any headroom estimate, s/s, so ratios stay defined."""
+
+
+@dataclass(frozen=True)
+class ManagerParams:
+    """Parameters every manager has.
+
+    Attributes:
+        delay_target_s: delay target D of the class, s (> 0).
+        max_shed: largest shed fraction returned, in [0, 1).
+    """
+
+    delay_target_s: float = DEFAULT_DELAY_TARGET_S
+    max_shed: float = DEFAULT_MAX_SHED
+
+    def __post_init__(self) -> None:
+        require_positive("delay_target_s", self.delay_target_s, " seconds")
+        require_in_half_open("max_shed", self.max_shed, 0.0, 1.0)
+
+
+P_co = TypeVar("P_co", bound=ManagerParams, covariant=True)
+
+
+def clamp_shed(shed_fraction: float, max_shed: float) -> float:
+    """Clip a shed fraction into ``[0, max_shed]`` (NaN becomes 0)."""
+    if not shed_fraction > 0:
+        return 0.0
+    return min(shed_fraction, max_shed)
+
+
+def add_shed(shed_fraction: float, extra: float) -> float:
+    """Shed ``extra`` (a fraction of what is admitted now) more: ``1 − (1 − s)(1 − d)``."""
+    return 1.0 - (1.0 - shed_fraction) * (1.0 - min(max(extra, 0.0), 1.0))
+
+
+def remove_shed(shed_fraction: float, less: float) -> float:
+    """Shed ``less`` less; the inverse of :func:`add_shed`. Never below 0."""
+    if less <= 0.0:
+        return shed_fraction
+    less = min(less, 1.0 - 1e-12)
+    return min(shed_fraction, max(0.0, 1.0 - (1.0 - shed_fraction) / (1.0 - less)))
+
+
+def shed_load_more(shed_fraction: float, admitted_load: float, amount: float) -> float:
+    """Shed ``amount`` s/s more when ``admitted_load`` s/s is admitted now."""
+    if admitted_load <= 0 or amount <= 0:
+        return shed_fraction
+    return add_shed(shed_fraction, amount / admitted_load)
+
+
+def shed_load_less(shed_fraction: float, admitted_load: float, amount: float) -> float:
+    """Admit ``amount`` s/s more than the ``admitted_load`` admitted now (less shedding)."""
+    if amount <= 0:
+        return shed_fraction
+    if admitted_load <= 0:
+        return 0.0
+    return max(0.0, 1.0 - (1.0 - shed_fraction) * (admitted_load + amount) / admitted_load)
+
+
+def worst_response_time(obs: Observation) -> float | None:
+    """The period's largest output response time, or ``None`` without output."""
+    return obs.response_time.max_s if obs.response_time.has_output else None
+
+
+def display_state(obs: Observation, delay_target_s: float, overloaded: bool) -> LoadState:
+    """State for managers without a response-time monitor (see :class:`LoadState`)."""
+    worst = worst_response_time(obs)
+    if worst is not None and worst > delay_target_s:
+        return LoadState.OT
+    return LoadState.OVERLOADED if overloaded else LoadState.NORMAL
+
+
+class LoadManager(ABC, Generic[P_co]):
+    """Decides each control period which share of a class's input to shed.
+
+    Invariants: ``0 <= shed_fraction <= params.max_shed`` after every call; parameters
+    are validated as a whole on construction and on every update (``ParameterError``),
+    and a rejected update leaves the manager unchanged.
+    """
+
+    kind: ClassVar[str]
+    params_type: ClassVar[type[ManagerParams]]
+
+    def __init__(self, params: P_co | None = None) -> None:
+        self._params: P_co = params if params is not None else self.params_type()  # type: ignore[assignment]
+        if not isinstance(self._params, self.params_type):
+            raise TypeError(f"{type(self).__name__} needs {self.params_type.__name__}")
+        self._shed = 0.0
+        self.reset()
+
+    @property
+    def params(self) -> P_co:
+        """The current parameters (a frozen dataclass)."""
+        return self._params
+
+    @property
+    def shed_fraction(self) -> float:
+        """The shed fraction in force (the last decision's)."""
+        return self._shed
+
+    @property
+    def headroom(self) -> float | None:
+        """Current capacity estimate / headroom H in s/s, or ``None`` if the manager has none."""
+        return None
+
+    def set_headroom(self, headroom: float) -> None:
+        """Replace the capacity estimate (DILoS pushes Eq. 6.1 here). Ignored if none."""
+        require_positive("headroom", headroom, " s/s")
+
+    def update(self, **changes: ParamValue) -> None:
+        """Apply a live parameter change between steps (validated as a whole)."""
+        self.reconfigure(changes)
+
+    def reconfigure(self, changes: Mapping[str, ParamValue]) -> None:
+        """Apply a live parameter change given as a mapping (validated as a whole)."""
+        old = self._params
+        new = build_params(type(old), changes, base=old)
+        self._params = new
+        self._shed = clamp_shed(self._shed, new.max_shed)
+        self._on_reconfigure(old, new)
+
+    def describe(self) -> dict[str, object]:
+        """Kind, parameters and headroom, for display and storage."""
+        return {"kind": self.kind, "headroom": self.headroom, **params_as_dict(self._params)}
+
+    @abstractmethod
+    def step(self, obs: Observation) -> Decision:
+        """Take the observation of the period that ended; return the next period's decision."""
+
+    @abstractmethod
+    def reset(self) -> None:
+        """Forget all learnt state (keep parameters)."""
+
+    def _on_reconfigure(self, old: ManagerParams, new: ManagerParams) -> None:
+        """Hook for managers whose state depends on a parameter."""
+
+    def _decide(
+        self,
+        obs: Observation,
+        shed_fraction: float,
+        state: LoadState,
+        *,
+        action: str,
+        estimated_delay_s: float | None = None,
+        details: Mapping[str, float] | None = None,
+    ) -> Decision:
+        """Clamp, store and package a decision."""
+        shed = clamp_shed(shed_fraction, self._params.max_shed)
+        self._shed = shed
+        return Decision(
+            kind=self.kind,
+            shed_fraction=shed,
+            state=state,
+            headroom=self.headroom,
+            load=obs.load,
+            admitted_load=obs.load * (1.0 - shed),
+            estimated_delay_s=estimated_delay_s,
+            details=dict(details) if details else {},
+            action=action,
+        )

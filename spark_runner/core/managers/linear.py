@@ -1,0 +1,83 @@
+"""ESJ's linear shed-factor policy (spec §5), an alternative open-loop shed policy.
+
+With utilisation ``τ = L / H`` (load over capacity): ``SF = 0`` for ``τ < τ2``, else
+``SF = B + (1 − B)/(1 − τ2) × (τ − τ2)`` with base B in [0, 1], capped at ``max_shed``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from spark_runner.core.managers.base import (
+    DEFAULT_HEADROOM,
+    MIN_HEADROOM,
+    LoadManager,
+    ManagerParams,
+    display_state,
+)
+from spark_runner.core.observation import Decision, Observation
+from spark_runner.core.params import require_in_closed, require_positive
+from spark_runner.core.thresholds import validate_thresholds
+
+
+def linear_shed_factor(utilisation: float, tau2: float, base: float) -> float:
+    """ESJ's linear shed factor (spec §5) before the ``max_shed`` cap."""
+    if utilisation < tau2:
+        return 0.0
+    return base + (1.0 - base) / (1.0 - tau2) * (utilisation - tau2)
+
+
+@dataclass(frozen=True)
+class LinearParams(ManagerParams):
+    """ESJ linear shed policy parameters.
+
+    Attributes:
+        headroom: capacity W the utilisation is measured against, s/s (> 0) [0.8].
+        tau0..tau3: utilisation thresholds, ``0 < τ0 < τ1 < τ2 < τ3 <= 1``
+            [0.2, 0.4, 0.8, 0.95]; only τ2 (start shedding) acts here.
+        base: shed factor B at ``τ = τ2``, in [0, 1] [0].
+    """
+
+    headroom: float = DEFAULT_HEADROOM
+    tau0: float = 0.2
+    tau1: float = 0.4
+    tau2: float = 0.8
+    tau3: float = 0.95
+    base: float = 0.0
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        require_positive("headroom", self.headroom, " s/s")
+        validate_thresholds(self.tau0, self.tau1, self.tau2, self.tau3)
+        require_in_closed("base", self.base, 0.0, 1.0)
+
+
+class LinearManager(LoadManager[LinearParams]):
+    """Shed a linear function of utilisation above τ2."""
+
+    kind: ClassVar[str] = "linear"
+    params_type: ClassVar[type[ManagerParams]] = LinearParams
+
+    def reset(self) -> None:
+        self._shed = 0.0
+
+    @property
+    def headroom(self) -> float:
+        return self._params.headroom
+
+    def set_headroom(self, headroom: float) -> None:
+        self.update(headroom=max(headroom, MIN_HEADROOM))
+
+    def step(self, obs: Observation) -> Decision:
+        p = self._params
+        utilisation = obs.load / p.headroom
+        shed = linear_shed_factor(utilisation, p.tau2, p.base)
+        state = display_state(obs, p.delay_target_s, shed > 0)
+        return self._decide(
+            obs,
+            shed,
+            state,
+            action="shed" if shed > 0 else "admit_all",
+            details={"utilisation": utilisation, "headroom": p.headroom},
+        )

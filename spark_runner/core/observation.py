@@ -1,0 +1,147 @@
+"""What a load manager sees of one control period, and what it answers.
+
+Units: times in seconds, loads in seconds of processing per second of wall time (s/s),
+rates in tuples per second, costs in seconds per tuple. A period's observation describes
+the period that just ended; the decision applies to the next one.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from spark_runner.core.errors import ParameterError
+
+
+class LoadState(StrEnum):
+    """Load state of a class as a manager sees it (001 §5.2.1).
+
+    ``UT`` and ``OT`` come from a response-time monitor (ALoMa). Managers without one
+    report ``OT`` when the period's worst response time exceeded the delay target,
+    ``OVERLOADED`` when they shed or their load exceeds their capacity, else ``NORMAL``.
+    """
+
+    NORMAL = "normal"
+    UT = "UT"
+    OT = "OT"
+    OVERLOADED = "overloaded"
+
+
+@dataclass(frozen=True, slots=True)
+class ResponseTimeStats:
+    """Response times of the output tuples produced in one period (001 Def. 3).
+
+    ``count`` is the number of output tuples; when it is 0 the period produced no output
+    and ``mean_s``/``max_s`` carry no information. Invariant: ``0 <= mean_s <= max_s``.
+    """
+
+    mean_s: float = 0.0
+    max_s: float = 0.0
+    count: int = 0
+
+    def __post_init__(self) -> None:
+        if self.count < 0:
+            raise ParameterError("response_time.count", self.count, "must be >= 0")
+        if self.count == 0:
+            return
+        for name, value in (
+            ("response_time.mean_s", self.mean_s),
+            ("response_time.max_s", self.max_s),
+        ):
+            if not (math.isfinite(value) and value >= 0):
+                raise ParameterError(name, value, "must be a finite number >= 0 seconds")
+        if self.mean_s > self.max_s * (1 + 1e-9) + 1e-12:
+            raise ParameterError("response_time.mean_s", self.mean_s, "must be <= max_s")
+
+    @property
+    def has_output(self) -> bool:
+        return self.count > 0
+
+
+NO_OUTPUT = ResponseTimeStats()
+
+
+@dataclass(frozen=True, slots=True)
+class Observation:
+    """Statistics of one class over the control period that just ended.
+
+    Attributes:
+        period_s: length T of the period, s (> 0).
+        load: incoming load L of the class before shedding (Eq. 3.1), s/s.
+        arrival_rate_per_s: tuples/s that arrived at the class's shedding points,
+            before shedding.
+        response_time: response times of the outputs produced in the period.
+        queue_length: tuples waiting in the class's operator queues at the period's end.
+        queued_load_s: queued load qL (Eq. 4.1), seconds of work waiting at the end.
+        arrived_count: tuples that arrived in the period (before shedding).
+        processed_count: input tuples whose processing completed in the period.
+        shed_count: tuples the shedder dropped in the period.
+        cost_per_tuple_s: average processing cost per arriving tuple c, s/tuple
+            (the load coefficient averaged over the class's inputs).
+        transient: the load model saw an operator cost far above its running average.
+    """
+
+    period_s: float
+    load: float
+    arrival_rate_per_s: float = 0.0
+    response_time: ResponseTimeStats = NO_OUTPUT
+    queue_length: float = 0.0
+    queued_load_s: float = 0.0
+    arrived_count: int = 0
+    processed_count: int = 0
+    shed_count: int = 0
+    cost_per_tuple_s: float = 0.0
+    transient: bool = False
+
+    def __post_init__(self) -> None:
+        if not (math.isfinite(self.period_s) and self.period_s > 0):
+            raise ParameterError("period_s", self.period_s, "must be > 0 seconds")
+        for name in (
+            "load",
+            "arrival_rate_per_s",
+            "queue_length",
+            "queued_load_s",
+            "cost_per_tuple_s",
+        ):
+            value = getattr(self, name)
+            if not (math.isfinite(value) and value >= 0):
+                raise ParameterError(name, value, "must be a finite number >= 0")
+        for name in ("arrived_count", "processed_count", "shed_count"):
+            if getattr(self, name) < 0:
+                raise ParameterError(name, getattr(self, name), "must be >= 0")
+
+    @property
+    def output_count(self) -> int:
+        """Output tuples produced in the period."""
+        return self.response_time.count
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """A manager's answer for the next period, plus its internals for display.
+
+    Attributes:
+        kind: the manager kind that decided ("aloma", "ctrl", ...).
+        shed_fraction: share of the class's arriving tuples to drop next period, in
+            ``[0, max_shed]``, applied uniformly at the class's shedding points.
+        state: detected load state.
+        headroom: the manager's capacity estimate L_C (= headroom H), s/s; ``None`` for a
+            manager that has none.
+        load: the incoming load L it acted on, s/s.
+        admitted_load: ``load × (1 − shed_fraction)``, s/s.
+        estimated_delay_s: the delay-model estimate y (CTRL, SEaMLeSS), else ``None``.
+        details: manager-specific numbers for the dashboard (counters, controller terms).
+        action: short name of what the manager did this period (e.g. "shed_excess").
+    """
+
+    kind: str
+    shed_fraction: float
+    state: LoadState
+    headroom: float | None
+    load: float
+    admitted_load: float
+    estimated_delay_s: float | None = None
+    details: Mapping[str, float] = field(default_factory=dict)
+    action: str = "hold"

@@ -1,0 +1,182 @@
+"""DILoS: quotas, closed-loop redistribution, Eq. 6.1 resets, events, sharing, live changes."""
+
+from __future__ import annotations
+
+import pytest
+from qos_plant import QuotaPlant
+
+from spark_runner.core.dilos import ClassSpec, DilosController, DilosParams
+from spark_runner.core.errors import ParameterError
+from spark_runner.core.load_model import LoadModel
+from spark_runner.core.observation import Observation
+from spark_runner.core.operator_graph import Operator, OperatorGraph
+
+PRIORITIES = {"c1": 6.0, "c2": 3.0, "c3": 1.0}
+TARGETS = {"c1": 0.3, "c2": 0.4, "c3": 0.5}  # 001 §6.2.1
+T = 0.15
+
+
+def specs(kind: str = "aloma", **extra: float) -> list[ClassSpec]:
+    return [
+        ClassSpec(name, PRIORITIES[name], TARGETS[name], kind, {**extra}) for name in PRIORITIES
+    ]
+
+
+def test_initial_quotas_are_weighted_round_robin() -> None:
+    ctl = DilosController(specs())
+    assert ctl.quotas() == pytest.approx({"c1": 0.6, "c2": 0.3, "c3": 0.1})
+    assert ctl.quota_seconds(T) == pytest.approx({"c1": 0.09, "c2": 0.045, "c3": 0.015})
+    # each ALoMa starts at its share of the 0.8 default headroom (001 §6.2.2)
+    assert ctl.manager("c1").headroom == pytest.approx(0.48)
+    assert ctl.manager("c3").headroom == pytest.approx(0.08)
+    assert ctl.class_names == ("c1", "c2", "c3")
+
+
+def run_three_classes(params: DilosParams, periods: int = 400):
+    """Constant load slightly above capacity: c1 and c2 light, c3 heavy (like 001 SD_c)."""
+    classes = [
+        ClassSpec(n, PRIORITIES[n], TARGETS[n], "aloma", {"initial_headroom": PRIORITIES[n] / 10})
+        for n in PRIORITIES
+    ]
+    ctl = DilosController(classes, params)
+    plant = QuotaPlant.build(1.0, ctl.quotas())
+    rates = {"c1": 300.0, "c2": 200.0, "c3": 550.0}  # loads 0.30 + 0.20 + 0.55 = 1.05 s/s
+    sheds: dict[str, float] = {}
+    for _ in range(periods):
+        step = ctl.step(plant.run_period(rates, sheds, T, TARGETS))
+        sheds = step.shed_fractions
+        plant.set_quotas(ctl.quotas())
+    return ctl, plant
+
+
+def test_redistribution_moves_spare_capacity_to_the_overloaded_low_class() -> None:
+    separate, plant_sep = run_three_classes(DilosParams(redistribution_enabled=False))
+    dilos, plant = run_three_classes(DilosParams())
+    loss = {n: p.loss_fraction for n, p in plant.classes.items()}
+    loss_sep = {n: p.loss_fraction for n, p in plant_sep.classes.items()}
+    # per-class ALoMa alone: only c3 sheds, and most of its data (001 Table 8: 85 %)
+    assert loss_sep["c1"] == loss_sep["c2"] == 0.0
+    assert loss_sep["c3"] > 0.8
+    # DILoS: still only the lowest class sheds, but far less (001 Table 8: 24 %)
+    assert loss["c1"] == loss["c2"] == 0.0
+    assert loss["c3"] < 0.25
+    # the ideal with a 5 % reserve: c3 gets 1 − 0.95 × 0.3 − 0.95 × 0.2... ≈ 0.455 of 0.55
+    assert dilos.quotas()["c3"] == pytest.approx(0.455, abs=0.01)
+    assert sum(dilos.quotas().values()) == pytest.approx(1.0)
+    assert separate.quotas() == pytest.approx({"c1": 0.6, "c2": 0.3, "c3": 0.1})
+    for name in ("c1", "c2"):  # the lenders keep their targets
+        assert plant.classes[name].mean_violation_s == 0.0
+    assert plant.classes["c3"].mean_violation_s < 0.05 * TARGETS["c3"]
+    assert len(dilos.events) == 40 and not separate.events
+    first = dilos.events[0]
+    assert first.period == 10 and first.reason == "redistribution"
+    assert first.before == pytest.approx({"c1": 0.6, "c2": 0.3, "c3": 0.1})
+    assert first.after["c3"] > 0.1
+
+
+def constant_obs(loads: dict[str, float]) -> dict[str, Observation]:
+    return {n: Observation(period_s=T, load=load) for n, load in loads.items()}
+
+
+def test_eq_6_1_headroom_reset_and_crc() -> None:
+    ctl = DilosController(specs("aurora"), DilosParams(redistribution_every=3))
+    h_before = {n: ctl.manager(n).headroom for n in PRIORITIES}
+    loads = {"c1": 0.1, "c2": 0.1, "c3": 0.5}
+    assert ctl.step(constant_obs(loads)).event is None
+    assert ctl.step(constant_obs(loads)).event is None
+    step = ctl.step(constant_obs(loads))
+    event = step.event
+    assert event is not None and event.period == 3
+    for n in PRIORITIES:  # H_k' = T_k' / T_k × H_k
+        ratio = event.after[n] / event.before[n]
+        assert ctl.manager(n).headroom == pytest.approx(ratio * h_before[n])
+        assert step.classes[n].quota == pytest.approx(event.after[n])
+    assert event.after["c3"] > event.before["c3"]
+    assert sum(event.after.values()) == pytest.approx(1.0)
+
+
+def test_strict_and_absolute_policies_in_the_controller() -> None:
+    loads = {"c1": 1.0, "c2": 0.05, "c3": 0.5}  # c1 heavily overloaded
+    for policy in ("strict", "absolute"):
+        ctl = DilosController(specs("aurora"), DilosParams(redistribution_every=1, policy=policy))
+        ctl.step(constant_obs(loads))
+        q = ctl.quotas()
+        assert q["c1"] > 0.6 and sum(q.values()) == pytest.approx(1.0)
+
+
+def shared_graph() -> OperatorGraph:
+    return OperatorGraph(
+        [
+            Operator("src", ("sel",), frozenset({"c1", "c3"})),
+            Operator("sel", ("q1", "q3"), frozenset({"c1", "c3"})),
+            Operator("q1", (), frozenset({"c1"})),
+            Operator("q3", (), frozenset({"c3"})),
+            Operator("src2", ("q2",), frozenset({"c2"})),
+            Operator("q2", (), frozenset({"c2"})),
+        ]
+    )
+
+
+def test_inter_class_sharing_is_exposed_and_follows_priority_changes() -> None:
+    model = LoadModel(shared_graph())
+    ctl = DilosController(specs(), load_model=model)
+    assert ctl.owner_of("sel") == "c1"
+    assert ctl.shedding_points("c1") == ("src",)
+    assert ctl.shedding_points("c3") == ("q3",)  # sheds after the shared segment
+    assert ctl.sharing is not None
+    assert ctl.sharing.shared_segments()["src"] == ("c1", frozenset({"c3"}))
+    ctl.update_class("c3", priority=10.0)
+    assert ctl.owner_of("sel") == "c3"
+    assert ctl.quotas() == pytest.approx({"c1": 6 / 19, "c2": 3 / 19, "c3": 10 / 19})
+    assert ctl.events[-1].reason == "priority_change"
+    assert ctl.class_names[0] == "c3"
+
+
+def test_live_class_changes_are_validated_as_a_whole() -> None:
+    ctl = DilosController(specs())
+    ctl.update_class("c2", delay_target_s=1.0, ut_factor=3.0, reserve_fraction=0.1, tau2=0.7)
+    assert ctl.manager("c2").params.delay_target_s == 1.0
+    assert ctl.manager("c2").params.ut_factor == 3.0
+    assert ctl.spec("c2").reserve_fraction == 0.1
+    assert ctl.spec("c2").thresholds.tau2 == 0.7
+    before = ctl.spec("c2")
+    with pytest.raises(ParameterError, match="delay_target_s"):
+        ctl.update_class("c2", delay_target_s=-1)
+    with pytest.raises(ParameterError, match="tau2"):
+        ctl.update_class("c2", tau2=0.99)
+    with pytest.raises(ParameterError, match="ut_factor"):
+        ctl.update_class("c2", priority=2.0, ut_factor=0.5)
+    with pytest.raises(ParameterError, match="not a parameter"):
+        ctl.update_class("c2", headroom_guess=1.0)
+    assert ctl.spec("c2") == before and ctl.priorities["c2"] == 3.0
+    with pytest.raises(ParameterError, match="policy"):
+        ctl.update(policy="fair")
+    ctl.update(redistribution_every=1, policy="strict")
+    assert ctl.params.redistribution_every == 1
+    with pytest.raises(ParameterError, match="class"):
+        ctl.update_class("c9", priority=1.0)
+
+
+def test_linear_class_managers_follow_the_class_thresholds() -> None:
+    ctl = DilosController(specs("linear"))
+    ctl.update_class("c1", tau2=0.6)
+    assert ctl.manager("c1").params.tau2 == 0.6
+
+
+def test_replace_manager_keeps_the_capacity_estimate() -> None:
+    ctl = DilosController(specs())
+    ctl.replace_manager("c3", "seamless")
+    assert ctl.manager("c3").kind == "seamless"
+    assert ctl.manager("c3").headroom == pytest.approx(0.08)
+
+
+def test_observations_must_match_the_classes() -> None:
+    ctl = DilosController(specs())
+    with pytest.raises(ParameterError, match="one observation per class"):
+        ctl.step(constant_obs({"c1": 0.1, "c2": 0.1}))
+    with pytest.raises(ParameterError, match="unique"):
+        DilosController([ClassSpec("a", 1, 1), ClassSpec("a", 2, 1)])
+    with pytest.raises(ParameterError, match="priority"):
+        ClassSpec("a", 0, 1)
+    with pytest.raises(ParameterError, match="kind"):
+        ClassSpec("a", 1, 1, manager_kind="pid")
