@@ -15,6 +15,7 @@ from backend.metrics import routes as metrics
 from backend.monitoring import prometheus
 from backend.monitoring.prometheus import Monitor
 from backend.settings import Settings, get_settings
+from backend.tuning import routes as tuning
 from backend.users import routes as users
 
 API_PREFIX = "/api/v1"
@@ -49,6 +50,7 @@ def create_app(settings: Settings | None = None, dispatcher: Dispatcher | None =
         classes.router,
         jobs.router,
         metrics.router,
+        tuning.router,
     )
     for router in routers:
         api.include_router(router)

@@ -4,6 +4,7 @@ from backend.classes.models import QueryClass
 from backend.db import Base
 from backend.jobs.models import Job
 from backend.metrics.models import MetricSampleRow
+from backend.tuning.models import ConfigVersion
 from backend.users.models import ApiToken, User
 
-__all__ = ["ApiToken", "Base", "Job", "MetricSampleRow", "QueryClass", "User"]
+__all__ = ["ApiToken", "Base", "ConfigVersion", "Job", "MetricSampleRow", "QueryClass", "User"]

@@ -6,14 +6,14 @@ bad token is 401, a role too low is 403.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Annotated
 
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
-from backend.api.deps import IdPath, SessionDep
+from backend.api.deps import IdPath, ReadSessionsDep, SessionDep
 from backend.errors import DomainError
-from backend.jobs.models import Job
 from backend.jobs.repository import JobRepository
 from backend.users import security, service
 from backend.users.models import Role, User
@@ -53,15 +53,24 @@ def require(role: Role) -> object:
     return Depends(_check)
 
 
-def job_caller(session: SessionDep, job_id: IdPath, token: TokenDep) -> Job:
-    """The job process itself, proven by the per-job token written into its snapshot."""
-    job = JobRepository(session).get(job_id)
-    if job is None or not security.same_digest(token, job.ingest_token_digest):
+@dataclass(frozen=True)
+class JobCaller:
+    """A job process that proved who it is with its per-launch token."""
+
+    job_id: int
+
+
+def job_caller(read_sessions: ReadSessionsDep, job_id: IdPath, token: TokenDep) -> JobCaller:
+    """Checked in a short session of its own, so a long poll holds no transaction open."""
+    with read_sessions() as session:
+        job = JobRepository(session).get(job_id)
+        valid = job is not None and security.same_digest(token, job.ingest_token_digest)
+    if not valid:
         raise service.Unauthorized(f"the token is not the ingest token of job {job_id}")
-    return job
+    return JobCaller(job_id)
 
 
-JobCallerDep = Annotated[Job, Depends(job_caller)]
+JobCallerDep = Annotated[JobCaller, Depends(job_caller)]
 ViewerDep = Annotated[User, require(Role.VIEWER)]
 OperatorDep = Annotated[User, require(Role.OPERATOR)]
 AdminDep = Annotated[User, require(Role.ADMIN)]

@@ -1,8 +1,9 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
-from sqlalchemy import Float, String
+from sqlalchemy import JSON, Float, String
 from sqlalchemy.orm import Mapped, mapped_column
 
 from backend.db import Base, UTCDateTime, utcnow
@@ -21,5 +22,9 @@ class QueryClass(Base):
     tau1: Mapped[float] = mapped_column(Float)
     tau2: Mapped[float] = mapped_column(Float)
     tau3: Mapped[float] = mapped_column(Float)
+    manager: Mapped[str] = mapped_column(String(20), default="aloma", server_default="aloma")
+    manager_params: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict, server_default="{}")
+    reserve_fraction: Mapped[float] = mapped_column(Float, default=0.05, server_default="0.05")
+    max_lend_fraction: Mapped[float] = mapped_column(Float, default=1.0, server_default="1.0")
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, onupdate=utcnow)

@@ -27,9 +27,10 @@ def get_class(session: SessionDep, _user: ViewerDep, class_id: IdPath) -> QueryC
 
 @router.patch("/{class_id}", response_model=QueryClassRead)
 def update_class(
-    session: SessionDep, _user: OperatorDep, class_id: IdPath, body: QueryClassUpdate
+    session: SessionDep, user: OperatorDep, class_id: IdPath, body: QueryClassUpdate
 ) -> QueryClassRead:
-    return QueryClassRead.model_validate(service.update_class(session, class_id, body))
+    query_class = service.update_class(session, class_id, body, user.username)
+    return QueryClassRead.model_validate(query_class)
 
 
 @router.delete("/{class_id}", status_code=status.HTTP_204_NO_CONTENT)

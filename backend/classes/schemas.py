@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
-from typing import Self
+from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from spark_runner.core.thresholds import Thresholds, validate_thresholds
+from spark_runner.core.managers.registry import MANAGER_KINDS
+from spark_runner.core.params import ParamValue
+from spark_runner.core.thresholds import Thresholds
+from spark_runner.job.control import CLASS_FIELDS, ClassControl
 
 _DEFAULT = Thresholds()
 
@@ -39,10 +43,26 @@ class QueryClassCreate(BaseModel):
     tau1: float = Field(default=_DEFAULT.tau1, description="Expected initial usage.")
     tau2: float = Field(default=_DEFAULT.tau2, description="Start shedding above this usage.")
     tau3: float = Field(default=_DEFAULT.tau3, description="Add workers above this usage.")
+    manager: str = Field(
+        default="aloma",
+        max_length=20,
+        description=f"Load manager: {', '.join(MANAGER_KINDS)}.",
+    )
+    manager_params: dict[str, ParamValue] = Field(
+        default_factory=dict,
+        max_length=50,
+        description="The manager's parameters; spec defaults for the rest.",
+    )
+    reserve_fraction: float = Field(
+        default=0.05, description="Share of its original quota a lending class keeps spare."
+    )
+    max_lend_fraction: float = Field(
+        default=1.0, description="Largest share of its original quota the class may lend."
+    )
 
     @model_validator(mode="after")
-    def _ordered(self) -> Self:
-        validate_thresholds(self.tau0, self.tau1, self.tau2, self.tau3)
+    def _core_rules(self) -> Self:
+        control_of(self.model_dump()).spec(self.name)
         return self
 
 
@@ -58,6 +78,10 @@ class QueryClassUpdate(BaseModel):
     tau1: float | None = None
     tau2: float | None = None
     tau3: float | None = None
+    manager: str | None = Field(default=None, max_length=20)
+    manager_params: dict[str, ParamValue] | None = Field(default=None, max_length=50)
+    reserve_fraction: float | None = None
+    max_lend_fraction: float | None = None
 
 
 class QueryClassRead(BaseModel):
@@ -71,5 +95,14 @@ class QueryClassRead(BaseModel):
     tau1: float
     tau2: float
     tau3: float
+    manager: str
+    manager_params: dict[str, ParamValue]
+    reserve_fraction: float
+    max_lend_fraction: float
     created_at: datetime
     updated_at: datetime
+
+
+def control_of(values: Mapping[str, Any]) -> ClassControl:
+    """The live-control view of a class's stored or requested values."""
+    return ClassControl(**{field: values[field] for field in CLASS_FIELDS})

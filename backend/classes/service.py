@@ -8,9 +8,10 @@ from sqlalchemy.orm import Session
 
 from backend.classes.models import QueryClass
 from backend.classes.repository import QueryClassRepository
-from backend.classes.schemas import QueryClassCreate, QueryClassUpdate
+from backend.classes.schemas import QueryClassCreate, QueryClassUpdate, control_of
 from backend.errors import Conflict, NotFound
-from spark_runner.core.thresholds import validate_class_parameters, validate_thresholds
+from backend.tuning import service as tuning
+from spark_runner.job.control import CLASS_FIELDS
 
 
 def list_classes(session: Session) -> Sequence[QueryClass]:
@@ -31,24 +32,26 @@ def create_class(session: Session, data: QueryClassCreate) -> QueryClass:
     return repo.add(QueryClass(**data.model_dump()))
 
 
-def update_class(session: Session, class_id: int, data: QueryClassUpdate) -> QueryClass:
+def update_class(
+    session: Session, class_id: int, data: QueryClassUpdate, changed_by: str | None = None
+) -> QueryClass:
+    """Change a class; its live fields also reach every live job running it (a new,
+    audited configuration version per job)."""
     repo = QueryClassRepository(session)
     query_class = get_class(session, class_id)
     changes = data.model_dump(exclude_unset=True, exclude_none=True)
-    merged = {
-        field: changes.get(field, getattr(query_class, field))
-        for field in ("priority", "delay_target_s", "tau0", "tau1", "tau2", "tau3")
-    }
-    validate_class_parameters(merged["priority"], merged["delay_target_s"])
-    validate_thresholds(merged["tau0"], merged["tau1"], merged["tau2"], merged["tau3"])
+    merged = {field: changes.get(field, getattr(query_class, field)) for field in CLASS_FIELDS}
+    control_of(merged).spec(changes.get("name", query_class.name))
     new_name = changes.get("name")
     if new_name is not None and new_name != query_class.name:
         other = repo.by_name(new_name)
         if other is not None:
             raise Conflict(f"name={new_name!r} is taken: class names must be unique")
+    stored_name = query_class.name
     for field, value in changes.items():
         setattr(query_class, field, value)
     session.flush()
+    tuning.propagate_class_change(session, stored_name, changes, changed_by)
     return query_class
 
 

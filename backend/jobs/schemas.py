@@ -25,6 +25,15 @@ class JobCreate(BaseModel):
     )
     control_period_s: float | None = Field(default=None, gt=0, le=3600)
     spark_master: str | None = Field(default=None, min_length=1, max_length=200)
+    manager: str | None = Field(
+        default=None, max_length=20, description="Use this load manager for every class."
+    )
+    recommend_only: bool = Field(
+        default=False, description="Compute and report decisions but shed nothing."
+    )
+    policy: str = Field(default="relative", max_length=20, description="DILoS policy.")
+    redistribution_every: int = Field(default=10, ge=1, le=10_000, description="CRC periods.")
+    redistribution_enabled: bool = True
 
 
 class JobClass(BaseModel):

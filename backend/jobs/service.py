@@ -13,6 +13,7 @@ from pathlib import Path
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from backend.classes.models import QueryClass
 from backend.classes.repository import QueryClassRepository
 from backend.db import after_commit, utcnow
 from backend.errors import Conflict, NotFound
@@ -22,9 +23,11 @@ from backend.jobs.repository import JobRepository
 from backend.jobs.schemas import JobCreate
 from backend.jobs.states import TERMINAL, JobStatus, check_move
 from backend.settings import Settings
+from backend.tuning import service as tuning
 from backend.users import security
 from spark_runner.core.errors import ParameterError
 from spark_runner.job.config import ClassSnapshot, JobSnapshot
+from spark_runner.job.control import CLASS_FIELDS, ClassControl, LiveConfig
 
 # The job may take ~45 s to drain a batch, flush metrics and stop Spark (see its main).
 STOP_GRACE = timedelta(seconds=60)
@@ -100,6 +103,13 @@ def create_job(
         if earlier is None:
             raise
         return earlier, False
+    control = LiveConfig(
+        recommend_only=data.recommend_only,
+        policy=data.policy,
+        redistribution_every=data.redistribution_every,
+        redistribution_enabled=data.redistribution_enabled,
+        classes={c.name: _control_of(c, data.manager) for c in classes},
+    )
     snapshot = JobSnapshot(
         job_id=job.id,
         api_url=settings.public_api_url,
@@ -116,12 +126,21 @@ def create_job(
             )
             for c in classes
         ),
+        control=control,
     )
     job.config = snapshot.model_dump(mode="json", exclude={"ingest_token"})
+    tuning.record_initial(session, job, control, created_by)
     session.flush()
     job_id = job.id
     after_commit(session, lambda: enqueue_launch(job_id))
     return job, True
+
+
+def _control_of(query_class: QueryClass, manager: str | None) -> ClassControl:
+    values = {field: getattr(query_class, field) for field in CLASS_FIELDS}
+    if manager is not None and manager != values["manager"]:
+        values["manager"], values["manager_params"] = manager, {}
+    return ClassControl(**values)
 
 
 def restart(
@@ -141,13 +160,16 @@ def restart(
     new = JobRepository(session).add(
         Job(spark_master=old.spark_master, config={}, restart_of=old.id, created_by=created_by)
     )
+    control = tuning.latest_config(session, old.id).model_copy(update={"version": 0})
     snapshot = JobSnapshot.model_validate(old.config).model_copy(
         update={
             "job_id": new.id,
             "checkpoint_dir": str(job_dir(settings, new.id) / "checkpoint"),
+            "control": control,
         }
     )
     new.config = snapshot.model_dump(mode="json", exclude={"ingest_token"})
+    tuning.record_initial(session, new, control, created_by)
     session.flush()
     new_id = new.id
     after_commit(session, lambda: enqueue_launch(new_id))

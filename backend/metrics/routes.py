@@ -27,10 +27,9 @@ def ingest(
     request: Request, session: SessionDep, job: JobCallerDep, body: MetricBatch
 ) -> IngestResult:
     """Called by the job process with its own token (not a user's)."""
-    received = service.ingest(session, job, body)
-    targets = {c["name"]: c["delay_target_s"] for c in job.config.get("classes", [])}
-    request.app.state.monitor.observe_samples(job.id, body.samples, targets)
-    return IngestResult(job_id=job.id, received=received)
+    targets = service.ingest(session, job.job_id, body)
+    request.app.state.monitor.observe_samples(job.job_id, body.samples, targets)
+    return IngestResult(job_id=job.job_id, received=len(body.samples))
 
 
 @router.get("", response_model=MetricSeries)

@@ -9,7 +9,6 @@ from sqlalchemy.orm import Session
 
 from backend.errors import Conflict
 from backend.jobs import service as jobs
-from backend.jobs.models import Job
 from backend.jobs.states import TERMINAL
 from backend.metrics.downsample import downsample
 from backend.metrics.models import MetricSampleRow
@@ -18,9 +17,12 @@ from backend.metrics.schemas import SeriesQuery
 from spark_runner.job.samples import MetricBatch, MetricSample
 
 
-def ingest(session: Session, job: Job, batch: MetricBatch) -> int:
-    """Store a job's samples; the first samples of a starting job mark it running."""
-    job_id = job.id
+def ingest(session: Session, job_id: int, batch: MetricBatch) -> dict[str, float]:
+    """Store a job's samples; the first samples of a starting job mark it running.
+
+    Returns the delay target of each of the job's classes (for the live gauges).
+    """
+    job = jobs.get_job(session, job_id)
     known = {c["name"] for c in job.config.get("classes", [])}
     unknown = sorted({s.class_name for s in batch.samples} - known)
     if unknown:
@@ -31,7 +33,7 @@ def ingest(session: Session, job: Job, batch: MetricBatch) -> int:
     if job.state not in TERMINAL:
         jobs.mark_running(job)
     session.flush()
-    return len(batch.samples)
+    return {c["name"]: c["delay_target_s"] for c in job.config.get("classes", [])}
 
 
 def require_job(session: Session, job_id: int) -> None:

@@ -10,6 +10,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from spark_runner.job.control import ClassControl, LiveConfig
+
 
 class ClassSnapshot(BaseModel):
     """One query class as it was when the job was launched."""
@@ -45,6 +47,21 @@ class JobSnapshot(BaseModel):
         default=10_000, gt=0, description="Samples kept while the control plane is unreachable."
     )
     classes: tuple[ClassSnapshot, ...] = Field(min_length=1)
+    control: LiveConfig | None = Field(
+        default=None,
+        description="QoS configuration version 0; newer versions come from the control plane.",
+    )
+
+    def initial_control(self) -> LiveConfig:
+        """The launch configuration (spec defaults when the snapshot carries none)."""
+        if self.control is not None:
+            return self.control
+        return LiveConfig(
+            classes={
+                c.name: ClassControl(priority=c.priority, delay_target_s=c.delay_target_s)
+                for c in self.classes
+            }
+        )
 
     @classmethod
     def load(cls, path: Path) -> JobSnapshot:

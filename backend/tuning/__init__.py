@@ -1,0 +1,1 @@
+"""Live tuning: versioned configuration changes delivered to running jobs, audited."""

@@ -1,0 +1,69 @@
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Response, status
+from fastapi.concurrency import run_in_threadpool
+
+from backend.api.auth import JobCallerDep, OperatorDep, ViewerDep
+from backend.api.deps import IdPath, ReadSessionsDep, SessionDep
+from backend.tuning import service
+from backend.tuning.schemas import Ack, ConfigChange, ControlMessage, JobConfigRead
+
+router = APIRouter(prefix="/jobs/{job_id}", tags=["live tuning"])
+
+POLL_S = 0.05
+
+
+@router.get("/config", response_model=JobConfigRead)
+def get_config(session: SessionDep, _user: ViewerDep, job_id: IdPath) -> JobConfigRead:
+    """The newest live configuration, the version the job applied, and the audit trail."""
+    return service.describe(session, job_id)
+
+
+@router.patch("/config", response_model=JobConfigRead)
+def change_config(
+    session: SessionDep, user: OperatorDep, job_id: IdPath, body: ConfigChange
+) -> JobConfigRead:
+    """Store a new version (validated with the controller's own rules); the running job
+    picks it up and acknowledges it."""
+    service.propose(session, job_id, body.as_changes(), user.username)
+    return service.describe(session, job_id)
+
+
+@router.get(
+    "/control",
+    response_model=ControlMessage,
+    responses={204: {"description": "No newer version within wait_s."}},
+)
+async def poll_control(
+    read_sessions: ReadSessionsDep,
+    job: JobCallerDep,
+    after_version: Annotated[int, Query(ge=0)] = 0,
+    wait_s: Annotated[float, Query(ge=0, le=30)] = 0,
+) -> ControlMessage | Response:
+    """Long poll, for the job: answers as soon as a version newer than ``after_version``
+    exists, or 204 after ``wait_s``."""
+    job_id = job.job_id
+
+    def _check() -> ControlMessage | None:
+        with read_sessions() as session:
+            config = service.newer_than(session, job_id, after_version)
+        return ControlMessage(job_id=job_id, config=config) if config else None
+
+    deadline = time.monotonic() + wait_s
+    while True:
+        message = await run_in_threadpool(_check)
+        if message is not None:
+            return message
+        if time.monotonic() >= deadline:
+            return Response(status_code=status.HTTP_204_NO_CONTENT)
+        await asyncio.sleep(POLL_S)
+
+
+@router.post("/control/ack", status_code=status.HTTP_204_NO_CONTENT)
+def acknowledge(session: SessionDep, job: JobCallerDep, body: Ack) -> None:
+    """For the job: it applied ``version`` (and so every earlier one)."""
+    service.acknowledge(session, job.job_id, body.version)

@@ -1,0 +1,90 @@
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from spark_runner.core.params import ParamValue
+from spark_runner.job.control import LiveConfig
+
+
+class ClassChange(BaseModel):
+    """Fields of one class to change; anything left out keeps its value."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    priority: float | None = Field(default=None, gt=0, le=1e6)
+    delay_target_s: float | None = Field(default=None, gt=0, le=86_400)
+    tau0: float | None = None
+    tau1: float | None = None
+    tau2: float | None = None
+    tau3: float | None = None
+    manager: str | None = Field(default=None, max_length=20)
+    manager_params: dict[str, ParamValue] | None = Field(default=None, max_length=50)
+    reserve_fraction: float | None = None
+    max_lend_fraction: float | None = None
+
+
+class ConfigChange(BaseModel):
+    """A PATCH of a running job's live configuration (same shape as the config, partial)."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": [
+                {"classes": {"ads": {"delay_target_s": 3.0, "tau2": 0.7}}},
+                {"recommend_only": True},
+            ]
+        },
+    )
+
+    recommend_only: bool | None = None
+    policy: str | None = Field(default=None, max_length=20)
+    redistribution_every: int | None = Field(default=None, ge=1, le=10_000)
+    redistribution_enabled: bool | None = None
+    classes: dict[str, ClassChange] | None = Field(default=None, max_length=1000)
+
+    def as_changes(self) -> dict[str, Any]:
+        data = self.model_dump(exclude_none=True)
+        if "classes" in data:
+            data["classes"] = {n: c for n, c in data["classes"].items() if c}
+        return data
+
+
+class VersionRead(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
+    version: int
+    changes: list[dict[str, Any]]
+    created_by: str | None
+    created_at: datetime
+    applied_at: datetime | None
+
+    @property
+    def pending(self) -> bool:
+        return self.applied_at is None
+
+
+class JobConfigRead(BaseModel):
+    """The newest configuration, what the job has applied, and the history of versions."""
+
+    job_id: int
+    latest_version: int
+    applied_version: int | None
+    pending_versions: list[int]
+    config: LiveConfig
+    versions: list[VersionRead]
+
+
+class ControlMessage(BaseModel):
+    """What a job receives when a newer configuration exists."""
+
+    job_id: int
+    config: LiveConfig
+
+
+class Ack(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    version: int = Field(ge=0)

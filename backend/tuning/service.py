@@ -1,0 +1,128 @@
+"""Live tuning: every change is a new, validated, audited configuration version.
+
+Operators PATCH a job (or a class, which reaches every live job running it); the job
+long-polls for a version newer than the one it runs, applies it at its next control
+period and acknowledges it; the API shows which versions are pending and which applied.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from backend.db import utcnow
+from backend.errors import Conflict, NotFound
+from backend.jobs import service as jobs
+from backend.jobs.models import Job
+from backend.jobs.states import TERMINAL
+from backend.tuning.models import ConfigVersion
+from backend.tuning.repository import ConfigVersionRepository
+from backend.tuning.schemas import JobConfigRead, VersionRead
+from spark_runner.job.control import CLASS_FIELDS, LiveConfig
+
+
+def record_initial(session: Session, job: Job, config: LiveConfig, created_by: str | None) -> None:
+    """Version 0: the configuration the job is launched with."""
+    config.validate_rules()
+    ConfigVersionRepository(session).add(
+        ConfigVersion(
+            job_id=job.id,
+            version=0,
+            config=config.model_dump(mode="json"),
+            changes=[],
+            created_by=created_by,
+        )
+    )
+
+
+def latest_config(session: Session, job_id: int) -> LiveConfig:
+    latest = ConfigVersionRepository(session).latest(job_id)
+    if latest is None:
+        raise NotFound(f"job {job_id} has no configuration")
+    return LiveConfig.model_validate(latest.config)
+
+
+def propose(
+    session: Session, job_id: int, changes: dict[str, Any], created_by: str | None
+) -> ConfigVersion:
+    """Store ``changes`` as the next version of a live job's configuration."""
+    job = jobs.get_job(session, job_id, for_update=True)
+    if job.state in TERMINAL:
+        raise Conflict(f"status={job.status!r}: a stopped or failed job takes no new configuration")
+    current = latest_config(session, job_id)
+    new = current.merged(changes, current.version + 1)
+    new.validate_rules()
+    diff = list(_diff(current.model_dump(), new.model_dump()))
+    if not diff:
+        raise Conflict("the change leaves the configuration as it is: no new version stored")
+    return ConfigVersionRepository(session).add(
+        ConfigVersion(
+            job_id=job_id,
+            version=new.version,
+            config=new.model_dump(mode="json"),
+            changes=diff,
+            created_by=created_by,
+        )
+    )
+
+
+def propagate_class_change(
+    session: Session, class_name: str, changes: dict[str, Any], created_by: str | None
+) -> list[int]:
+    """A class's live fields changed: give every live job running it a new version."""
+    live_fields = {k: v for k, v in changes.items() if k in CLASS_FIELDS}
+    if not live_fields:
+        return []
+    touched: list[int] = []
+    for job_id in jobs.live_job_ids(session):
+        current = latest_config(session, job_id)
+        if class_name in current.classes:
+            try:
+                propose(session, job_id, {"classes": {class_name: live_fields}}, created_by)
+            except Conflict:
+                continue  # Already at these values.
+            touched.append(job_id)
+    return touched
+
+
+def newer_than(session: Session, job_id: int, version: int) -> LiveConfig | None:
+    latest = ConfigVersionRepository(session).latest(job_id)
+    if latest is None or latest.version <= version:
+        return None
+    return LiveConfig.model_validate(latest.config)
+
+
+def acknowledge(session: Session, job_id: int, version: int) -> int:
+    """The job applied ``version``: it and every earlier pending version are now applied."""
+    latest = ConfigVersionRepository(session).latest(job_id)
+    if latest is None or version > latest.version:
+        raise Conflict(f"version={version} does not exist for job {job_id}")
+    return ConfigVersionRepository(session).mark_applied(job_id, version, utcnow())
+
+
+def describe(session: Session, job_id: int) -> JobConfigRead:
+    jobs.get_job(session, job_id)
+    versions = ConfigVersionRepository(session).for_job(job_id)
+    if not versions:
+        raise NotFound(f"job {job_id} has no configuration")
+    applied = [v.version for v in versions if v.applied_at is not None]
+    return JobConfigRead(
+        job_id=job_id,
+        latest_version=versions[-1].version,
+        applied_version=max(applied) if applied else None,
+        pending_versions=[v.version for v in versions if v.applied_at is None],
+        config=LiveConfig.model_validate(versions[-1].config),
+        versions=[VersionRead.model_validate(v) for v in versions],
+    )
+
+
+def _diff(old: Any, new: Any, path: str = "") -> Iterator[dict[str, Any]]:
+    if isinstance(old, dict) and isinstance(new, dict):
+        for key in sorted(set(old) | set(new)):
+            if key == "version":
+                continue
+            yield from _diff(old.get(key), new.get(key), f"{path}.{key}" if path else key)
+    elif old != new:
+        yield {"path": path, "old": old, "new": new}

@@ -1,0 +1,123 @@
+"""The live QoS configuration of a job: what an operator may change while it runs.
+
+The control plane stores every change as a new ``version``; the job polls for a newer
+version, applies it at its next control period and acknowledges the version it applied.
+``validate`` checks a whole configuration with the core's own rules (the same code the
+controller runs), so the API rejects what the job would reject.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from spark_runner.core.dilos import ClassSpec, DilosParams
+from spark_runner.core.errors import ParameterError
+from spark_runner.core.managers.registry import manager_params
+from spark_runner.core.params import ParamValue
+from spark_runner.core.thresholds import Thresholds
+
+CLASS_FIELDS = (
+    "priority",
+    "delay_target_s",
+    "tau0",
+    "tau1",
+    "tau2",
+    "tau3",
+    "manager",
+    "manager_params",
+    "reserve_fraction",
+    "max_lend_fraction",
+)
+JOB_FIELDS = ("recommend_only", "policy", "redistribution_every", "redistribution_enabled")
+
+
+class ClassControl(BaseModel):
+    """Live-tunable parameters of one class (spec defaults where not given)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    priority: float
+    delay_target_s: float
+    tau0: float = 0.2
+    tau1: float = 0.4
+    tau2: float = 0.8
+    tau3: float = 0.95
+    manager: str = "aloma"
+    manager_params: dict[str, ParamValue] = Field(default_factory=dict)
+    reserve_fraction: float = 0.05
+    max_lend_fraction: float = 1.0
+
+    def spec(self, name: str) -> ClassSpec:
+        """The core's class specification; raises ``ParameterError`` on any broken rule."""
+        try:
+            manager_params(
+                self.manager, {**self.manager_params, "delay_target_s": self.delay_target_s}
+            )
+        except ParameterError as error:
+            field = "manager" if error.field == "kind" else f"manager_params.{error.field}"
+            if error.field == "delay_target_s":
+                field = "delay_target_s"
+            raise ParameterError(field, error.value, error.rule) from None
+        return ClassSpec(
+            name=name,
+            priority=self.priority,
+            delay_target_s=self.delay_target_s,
+            manager_kind=self.manager,
+            manager_params=dict(self.manager_params),
+            reserve_fraction=self.reserve_fraction,
+            max_lend_fraction=self.max_lend_fraction,
+            thresholds=Thresholds(self.tau0, self.tau1, self.tau2, self.tau3),
+        )
+
+
+class LiveConfig(BaseModel):
+    """The whole live configuration of a job at one version."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    version: int = Field(default=0, ge=0)
+    recommend_only: bool = Field(
+        default=False, description="Compute and report decisions, but shed nothing."
+    )
+    policy: str = Field(default="relative", description="relative (thesis), absolute, strict.")
+    redistribution_every: int = Field(default=10, description="CRC, in control periods.")
+    redistribution_enabled: bool = True
+    classes: dict[str, ClassControl]
+
+    def dilos_params(self) -> DilosParams:
+        return DilosParams(
+            redistribution_every=self.redistribution_every,
+            policy=self.policy,
+            redistribution_enabled=self.redistribution_enabled,
+        )
+
+    def validate_rules(self) -> None:
+        """Raise ``ParameterError`` (field names prefixed with the class) on a broken rule."""
+        self.dilos_params()
+        for name, control in self.classes.items():
+            try:
+                control.spec(name)
+            except ParameterError as error:
+                raise ParameterError(
+                    f"classes.{name}.{error.field}", error.value, error.rule
+                ) from None
+
+    def merged(self, changes: dict[str, Any], version: int) -> LiveConfig:
+        """A new configuration with ``changes`` (same shape, partial) applied."""
+        data = self.model_dump()
+        for key, value in changes.items():
+            if key == "classes":
+                for name, fields in value.items():
+                    if name not in data["classes"]:
+                        raise ParameterError(
+                            f"classes.{name}",
+                            name,
+                            f"not a class of this job: {sorted(data['classes'])}",
+                        )
+                    data["classes"][name].update(fields)
+            else:
+                data[key] = value
+        data["version"] = version
+        return LiveConfig.model_validate(data)

@@ -1,0 +1,164 @@
+"""Live tuning: versioned, validated, audited changes; the job polls and acknowledges."""
+
+from __future__ import annotations
+
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy.orm import Session
+
+from tests.backend.conftest import login_headers
+from tests.backend.test_jobs_api import RecordingDispatcher, _job_token
+
+
+@pytest.fixture
+def job(client: TestClient, db_session: Session) -> tuple[int, dict[str, str]]:
+    client.app.state.dispatcher = RecordingDispatcher()  # type: ignore[attr-defined]
+    for name, priority, target in (("fraud", 6, 1.5), ("ads", 1, 3.0)):
+        created = client.post(
+            "/api/v1/classes",
+            json={"name": name, "priority": priority, "delay_target_s": target},
+        )
+        assert created.status_code == 201, created.text
+    job_id = client.post("/api/v1/jobs", json={"policy": "strict"}).json()["id"]
+    return job_id, _job_token(db_session, job_id)
+
+
+def test_launch_configuration_is_version_zero(client: TestClient, job) -> None:
+    job_id, _ = job
+    config = client.get(f"/api/v1/jobs/{job_id}/config").json()
+    assert config["latest_version"] == 0 and config["applied_version"] is None
+    assert config["pending_versions"] == [0]
+    assert config["config"]["policy"] == "strict"
+    assert config["config"]["classes"]["ads"]["manager"] == "aloma"
+    assert config["config"]["classes"]["fraud"]["delay_target_s"] == 1.5
+
+
+def test_patch_poll_ack_round_trip(client: TestClient, job) -> None:
+    job_id, job_auth = job
+    patched = client.patch(
+        f"/api/v1/jobs/{job_id}/config",
+        json={"classes": {"ads": {"delay_target_s": 4.0, "tau2": 0.7}}, "recommend_only": True},
+    )
+    assert patched.status_code == 200, patched.text
+    body = patched.json()
+    assert body["latest_version"] == 1 and body["pending_versions"] == [0, 1]
+    v1 = body["versions"][1]
+    assert v1["created_by"] == "ops"
+    assert {"path": "classes.ads.delay_target_s", "old": 3.0, "new": 4.0} in v1["changes"]
+    assert {"path": "recommend_only", "old": False, "new": True} in v1["changes"]
+
+    # The job sees the newer version, applies it and says so.
+    control = client.get(
+        f"/api/v1/jobs/{job_id}/control", params={"after_version": 0}, headers=job_auth
+    )
+    assert control.status_code == 200
+    assert control.json()["config"]["version"] == 1
+    assert control.json()["config"]["classes"]["ads"]["tau2"] == 0.7
+    nothing = client.get(
+        f"/api/v1/jobs/{job_id}/control",
+        params={"after_version": 1, "wait_s": 0.2},
+        headers=job_auth,
+    )
+    assert nothing.status_code == 204
+    ack = client.post(f"/api/v1/jobs/{job_id}/control/ack", json={"version": 1}, headers=job_auth)
+    assert ack.status_code == 204
+    after = client.get(f"/api/v1/jobs/{job_id}/config").json()
+    assert after["applied_version"] == 1 and after["pending_versions"] == []
+    assert all(v["applied_at"] for v in after["versions"])
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        ({"classes": {"ads": {"tau2": 0.3}}}, "classes.ads.tau2"),
+        ({"classes": {"ads": {"manager": "magic"}}}, "classes.ads.manager"),
+        (
+            {"classes": {"ads": {"manager_params": {"headroom": -1}}}},
+            "classes.ads.manager_params.headroom",
+        ),
+        ({"classes": {"nope": {"priority": 2}}}, "classes.nope"),
+        ({"policy": "greedy"}, "policy"),
+        ({"classes": {"ads": {"priority": 0}}}, "priority"),
+    ],
+)
+def test_invalid_change_names_the_path_and_stores_nothing(
+    client: TestClient, job, change, field
+) -> None:
+    job_id, _ = job
+    response = client.patch(f"/api/v1/jobs/{job_id}/config", json=change)
+    assert response.status_code == 422, response.text
+    item = response.json()["detail"][0]
+    assert item["loc"][-1] == field, item
+    assert client.get(f"/api/v1/jobs/{job_id}/config").json()["latest_version"] == 0
+
+
+def test_no_op_change_is_refused(client: TestClient, job) -> None:
+    job_id, _ = job
+    response = client.patch(
+        f"/api/v1/jobs/{job_id}/config", json={"classes": {"ads": {"delay_target_s": 3.0}}}
+    )
+    assert response.status_code == 409
+
+
+def test_class_patch_reaches_live_jobs(client: TestClient, job) -> None:
+    job_id, _ = job
+    ads = next(c for c in client.get("/api/v1/classes").json() if c["name"] == "ads")
+    assert client.patch(f"/api/v1/classes/{ads['id']}", json={"priority": 2}).status_code == 200
+    config = client.get(f"/api/v1/jobs/{job_id}/config").json()
+    assert config["latest_version"] == 1
+    assert config["config"]["classes"]["ads"]["priority"] == 2
+    assert config["versions"][1]["changes"] == [
+        {"path": "classes.ads.priority", "old": 1.0, "new": 2.0}
+    ]
+
+
+def test_only_operators_tune_and_only_the_job_polls(
+    client: TestClient, anonymous: TestClient, job
+) -> None:
+    job_id, _ = job
+    viewer = login_headers(anonymous, "viewer")
+    forbidden = anonymous.patch(
+        f"/api/v1/jobs/{job_id}/config", json={"recommend_only": True}, headers=viewer
+    )
+    assert forbidden.status_code == 403
+    assert anonymous.get(f"/api/v1/jobs/{job_id}/config", headers=viewer).status_code == 200
+    # A user's token does not let anyone pretend to be the job.
+    assert client.get(f"/api/v1/jobs/{job_id}/control").status_code == 401
+
+
+def test_stopped_job_takes_no_change(client: TestClient, job, db_session: Session) -> None:
+    from backend.jobs.models import Job
+
+    job_id, _ = job
+    db_session.get(Job, job_id).status = "stopped"  # type: ignore[union-attr]
+    db_session.commit()
+    response = client.patch(f"/api/v1/jobs/{job_id}/config", json={"recommend_only": True})
+    assert response.status_code == 409 and "status='stopped'" in response.json()["detail"]
+
+
+def test_class_manager_fields_are_validated(client: TestClient) -> None:
+    ok = client.post(
+        "/api/v1/classes",
+        json={
+            "name": "c",
+            "priority": 1,
+            "delay_target_s": 2,
+            "manager": "aurora",
+            "manager_params": {"headroom": 0.9},
+            "reserve_fraction": 0.1,
+        },
+    )
+    assert ok.status_code == 201, ok.text
+    assert ok.json()["manager_params"] == {"headroom": 0.9}
+    bad = client.post(
+        "/api/v1/classes",
+        json={
+            "name": "d",
+            "priority": 1,
+            "delay_target_s": 2,
+            "manager": "aloma",
+            "manager_params": {"no_such_knob": 1},
+        },
+    )
+    assert bad.status_code == 422
+    assert bad.json()["detail"][0]["loc"][-1] == "manager_params.no_such_knob"
