@@ -10,6 +10,7 @@ from backend.api.deps import Dispatcher
 from backend.classes import routes as classes
 from backend.db import make_engine, make_session_factory
 from backend.errors import install_error_handlers
+from backend.history import routes as history
 from backend.jobs import routes as jobs
 from backend.metrics import routes as metrics
 from backend.monitoring import prometheus
@@ -51,6 +52,7 @@ def create_app(settings: Settings | None = None, dispatcher: Dispatcher | None =
         jobs.router,
         metrics.router,
         tuning.router,
+        history.router,
     )
     for router in routers:
         api.include_router(router)

@@ -1,0 +1,155 @@
+"""Summaries of a run's per-period samples (pure).
+
+QoS per class: response time (output-weighted mean; p95 as the output-weighted 95th
+percentile of the per-period p95, falling back to per-period maxima; maximum), delay
+violation (output-weighted mean, maximum, share of periods whose worst tuple was late).
+QoD per class: loss = shed / arrived tuples, mean shed fraction, the oracle's loss (the
+least shedding that would have fitted the capacity the class received) and the gap
+``loss / oracle loss`` (1 = no more data lost than necessary).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+
+from pydantic import BaseModel
+
+from spark_runner.job.samples import MetricSample
+
+
+class ClassSummary(BaseModel):
+    class_name: str
+    delay_target_s: float | None
+    periods: int
+    arrived: int
+    output: int
+    shed: int | None
+    mean_response_time_s: float | None
+    p95_response_time_s: float | None
+    max_response_time_s: float | None
+    mean_violation_s: float | None
+    max_violation_s: float | None
+    late_period_fraction: float | None
+    loss_fraction: float | None
+    shed_fraction_mean: float | None
+    oracle_loss_fraction: float | None
+    oracle_gap: float | None
+
+
+def summarize(samples: Iterable[MetricSample], targets: dict[str, float]) -> list[ClassSummary]:
+    by_class: dict[str, list[MetricSample]] = defaultdict(list)
+    for sample in samples:
+        by_class[sample.class_name].append(sample)
+    return [
+        _summary(name, by_class.get(name, []), targets.get(name))
+        for name in sorted(set(by_class) | set(targets))
+    ]
+
+
+def _summary(name: str, rows: Sequence[MetricSample], target: float | None) -> ClassSummary:
+    arrived = sum(r.arrived_count for r in rows)
+    output = sum(r.output_count for r in rows)
+    shed_values = [r.shed_count for r in rows if r.shed_count is not None]
+    shed = sum(shed_values) if shed_values else None
+    with_rt = [r for r in rows if r.output_count and r.response_time_mean_s is not None]
+    mean_rt = _weighted([(r.response_time_mean_s, r.output_count) for r in with_rt])
+    max_values = [r.response_time_max_s for r in rows if r.response_time_max_s is not None]
+    p95 = _weighted_quantile(
+        [
+            (
+                r.response_time_p95_s
+                if r.response_time_p95_s is not None
+                else r.response_time_max_s,
+                r.output_count,
+            )
+            for r in with_rt
+        ],
+        0.95,
+    )
+    violations = _violations(rows, target)
+    loss = shed / arrived if shed is not None and arrived else None
+    shed_mean = _mean([r.shed_fraction for r in rows if r.shed_fraction is not None])
+    oracle = _weighted(
+        [
+            (r.oracle_shed_fraction, r.arrived_count)
+            for r in rows
+            if r.oracle_shed_fraction is not None
+        ]
+    )
+    gap = None
+    if loss is not None and oracle is not None:
+        gap = loss / oracle if oracle > 0 else (1.0 if loss == 0 else None)
+    return ClassSummary(
+        class_name=name,
+        delay_target_s=target,
+        periods=len(rows),
+        arrived=arrived,
+        output=output,
+        shed=shed,
+        mean_response_time_s=mean_rt,
+        p95_response_time_s=p95,
+        max_response_time_s=max(max_values) if max_values else None,
+        mean_violation_s=violations[0],
+        max_violation_s=violations[1],
+        late_period_fraction=violations[2],
+        loss_fraction=loss,
+        shed_fraction_mean=shed_mean,
+        oracle_loss_fraction=oracle,
+        oracle_gap=gap,
+    )
+
+
+def _violations(
+    rows: Sequence[MetricSample], target: float | None
+) -> tuple[float | None, float | None, float | None]:
+    with_output = [r for r in rows if r.output_count]
+    if not with_output:
+        return None, None, None
+    reported = [r for r in with_output if r.violation_mean_s is not None]
+    if reported:
+        mean = _weighted([(r.violation_mean_s, r.output_count) for r in reported])
+        worst = max(r.violation_max_s or 0.0 for r in reported)
+    elif target is not None:
+        # Without per-tuple violations, the period means bound the mean from below.
+        mean = _weighted(
+            [
+                (max(0.0, (r.response_time_mean_s or 0.0) - target), r.output_count)
+                for r in with_output
+            ]
+        )
+        worst = max(max(0.0, (r.response_time_max_s or 0.0) - target) for r in with_output)
+    else:
+        return None, None, None
+    late = None
+    if target is not None:
+        late = sum(1 for r in with_output if (r.response_time_max_s or 0.0) > target) / len(
+            with_output
+        )
+    return mean, worst, late
+
+
+def _weighted(pairs: Iterable[tuple[float | None, int]]) -> float | None:
+    total = weight = 0.0
+    for value, w in pairs:
+        if value is not None and w > 0:
+            total += value * w
+            weight += w
+    return total / weight if weight else None
+
+
+def _weighted_quantile(pairs: Iterable[tuple[float | None, int]], q: float) -> float | None:
+    points = sorted((v, w) for v, w in pairs if v is not None and w > 0)
+    total = sum(w for _, w in points)
+    if not total:
+        return None
+    running = 0
+    for value, weight in points:
+        running += weight
+        if running >= q * total:
+            return value
+    return points[-1][0]
+
+
+def _mean(values: Sequence[float]) -> float | None:
+    return sum(values) / len(values) if values else None
