@@ -82,6 +82,24 @@ class Settings(BaseSettings):
         description="How often a running job's process is checked for liveness.",
     )
 
+    metrics_retention_days: float = Field(
+        default=30,
+        gt=0,
+        validation_alias=_env("HEADROOM_METRICS_RETENTION_DAYS"),
+        description="Metric samples older than this are deleted.",
+    )
+    metrics_compact_after_s: float = Field(
+        default=24 * 3600,
+        gt=0,
+        validation_alias=_env("HEADROOM_METRICS_COMPACT_AFTER_S"),
+        description="Samples older than this are merged into coarser buckets.",
+    )
+    metrics_compact_step_s: float = Field(
+        default=60,
+        gt=0,
+        validation_alias=_env("HEADROOM_METRICS_COMPACT_STEP_S"),
+        description="Bucket length of compacted (old) samples, seconds.",
+    )
     token_ttl_s: float = Field(
         default=12 * 3600,
         gt=0,

@@ -49,7 +49,7 @@ def celery_config(settings: Settings) -> dict[str, Any]:
 
 
 def make_celery(settings: Settings) -> Celery:
-    app = Celery("headroom", include=["backend.jobs.tasks"])
+    app = Celery("headroom", include=["backend.jobs.tasks", "backend.metrics.tasks"])
     app.conf.update(celery_config(settings))
     app.conf.beat_schedule = {
         "sweep-jobs": {
@@ -57,7 +57,8 @@ def make_celery(settings: Settings) -> Celery:
             "schedule": settings.watch_interval_s,
             # A sweep nobody ran in time is useless: the next one supersedes it.
             "options": {"expires": max(5.0, 5 * settings.watch_interval_s)},
-        }
+        },
+        "metric-retention": {"task": "metrics.retention", "schedule": 3600.0},
     }
     return app
 

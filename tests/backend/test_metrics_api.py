@@ -130,3 +130,25 @@ def test_downsample_weights_means_by_output() -> None:
     assert merged.output_count == 4 and merged.arrived_count == 20
     assert merged.shed_fraction == pytest.approx(0.25)
     assert merged.redistributed and merged.t == 100.9 and merged.seq == 0
+
+
+def test_retention_compacts_old_and_deletes_expired(
+    client: TestClient, job_with_samples: int, db_session: Session
+) -> None:
+    from backend.metrics.retention import apply_retention
+
+    url = f"/api/v1/jobs/{job_with_samples}/metrics"
+    before = client.get(url).json()["samples"]
+    arrived_before = sum(s["arrived_count"] for s in before)
+    # Samples sit at t = 1_763_700_000 + seq; "now" is 100 s later.
+    now = 1_763_700_100.0
+    result = apply_retention(db_session, now, retention_s=10**6, compact_after_s=50, step_s=5)
+    db_session.commit()
+    assert (result.deleted, result.compacted_from, result.compacted_to) == (0, 20, 4)
+    after = client.get(url).json()["samples"]
+    assert len(after) == 4 and sum(s["arrived_count"] for s in after) == arrived_before
+    again = apply_retention(db_session, now, retention_s=10**6, compact_after_s=50, step_s=5)
+    assert again.compacted_from == 0  # merged rows are not merged again
+    gone = apply_retention(db_session, now, retention_s=50, compact_after_s=50, step_s=5)
+    db_session.commit()
+    assert gone.deleted == 4 and client.get(url).json()["samples"] == []
