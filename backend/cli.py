@@ -14,7 +14,7 @@ from backend.users import service
 
 INITIAL_PASSWORD_FILE = "initial_admin_password"
 
-users_app = typer.Typer(help="Bootstrap users directly in the database.", no_args_is_help=True)
+users_app = typer.Typer(help="User accounts.", no_args_is_help=True)
 
 
 @users_app.command("create-admin")

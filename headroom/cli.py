@@ -9,9 +9,13 @@ from types import FrameType
 import typer
 
 from backend.cli import users_app
+from headroom.api_cli import auth_app, classes_app, jobs_app
 
 app = typer.Typer(help="QoS control plane for Spark Structured Streaming.", no_args_is_help=True)
 app.add_typer(users_app, name="users")
+app.add_typer(auth_app, name="auth")
+app.add_typer(classes_app, name="classes")
+app.add_typer(jobs_app, name="jobs")
 
 
 @app.command()

@@ -1,0 +1,220 @@
+"""CLI commands over the API: login, classes, jobs, users."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import typer
+
+from backend.cli import users_app
+from headroom.api_client import Api, forget_credentials, save_credentials
+
+auth_app = typer.Typer(help="Log in and out.", no_args_is_help=True)
+classes_app = typer.Typer(help="Query classes.", no_args_is_help=True)
+jobs_app = typer.Typer(help="Streaming jobs.", no_args_is_help=True)
+
+
+def _table(rows: list[dict[str, Any]], columns: list[str]) -> None:
+    widths = {c: max([len(c)] + [len(_cell(r.get(c))) for r in rows]) for c in columns}
+    typer.echo("  ".join(c.ljust(widths[c]) for c in columns))
+    for row in rows:
+        typer.echo("  ".join(_cell(row.get(c)).ljust(widths[c]) for c in columns))
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:g}"
+    if isinstance(value, list):
+        return ",".join(_cell(v.get("name") if isinstance(v, dict) else v) for v in value)
+    return str(value)
+
+
+def _json(value: Any) -> None:
+    typer.echo(json.dumps(value, indent=2, default=str))
+
+
+@auth_app.command("login")
+def login(
+    username: str = typer.Option(..., prompt=True),
+    password: str = typer.Option(..., prompt=True, hide_input=True),
+) -> None:
+    """Get a token and keep it (owner-only file) for the other commands."""
+    api = Api(token="")
+    token = api.call("POST", "/auth/login", json={"username": username, "password": password})
+    path = save_credentials(api.settings.public_api_url, token["access_token"])
+    typer.echo(f"logged in as {token['username']} ({token['role']}); token kept in {path}")
+
+
+@auth_app.command("logout")
+def logout() -> None:
+    Api().call("POST", "/auth/logout")
+    forget_credentials()
+    typer.echo("logged out")
+
+
+@classes_app.command("list")
+def list_classes() -> None:
+    rows = Api().call("GET", "/classes")
+    _table(
+        rows,
+        ["id", "name", "priority", "delay_target_s", "tau0", "tau1", "tau2", "tau3", "manager"],
+    )
+
+
+@classes_app.command("create")
+def create_class(
+    name: str,
+    priority: float = typer.Option(...),
+    delay_target_s: float = typer.Option(..., "--delay-target-s"),
+    manager: str = typer.Option("aloma"),
+    tau: tuple[float, float, float, float] = typer.Option(
+        (0.2, 0.4, 0.8, 0.95), help="tau0 tau1 tau2 tau3"
+    ),
+) -> None:
+    body = {
+        "name": name,
+        "priority": priority,
+        "delay_target_s": delay_target_s,
+        "manager": manager,
+        **dict(zip(("tau0", "tau1", "tau2", "tau3"), tau, strict=True)),
+    }
+    _json(Api().call("POST", "/classes", json=body))
+
+
+@classes_app.command("update")
+def update_class(
+    class_id: int,
+    set_: list[str] = typer.Option(..., "--set", help="field=value, e.g. delay_target_s=2"),
+) -> None:
+    """Change fields of a class (running jobs get a new configuration version)."""
+    _json(Api().call("PATCH", f"/classes/{class_id}", json=_assignments(set_)))
+
+
+@classes_app.command("delete")
+def delete_class(class_id: int) -> None:
+    Api().call("DELETE", f"/classes/{class_id}")
+    typer.echo(f"class {class_id} deleted")
+
+
+@jobs_app.command("list")
+def list_jobs() -> None:
+    rows = Api().call("GET", "/jobs")
+    _table(
+        rows, ["id", "status", "spark_master", "classes", "created_by", "started_at", "exit_code"]
+    )
+
+
+@jobs_app.command("start")
+def start_job(
+    class_id: list[int] = typer.Option(None, "--class-id", help="Repeat; default: all."),
+    duration_s: float | None = typer.Option(None),
+    rate_per_s: float = typer.Option(200.0),
+    manager: str | None = typer.Option(None, help="Use this manager for every class."),
+    recommend_only: bool = typer.Option(False),
+    idempotency_key: str | None = typer.Option(None, help="Retry-safe launch key."),
+) -> None:
+    body = {
+        "class_ids": class_id or None,
+        "duration_s": duration_s,
+        "rate_per_s": rate_per_s,
+        "manager": manager,
+        "recommend_only": recommend_only,
+    }
+    headers = {"Idempotency-Key": idempotency_key} if idempotency_key else {}
+    _json(Api().call("POST", "/jobs", json=body, headers=headers))
+
+
+@jobs_app.command("stop")
+def stop_job(job_id: int) -> None:
+    typer.echo(Api().call("POST", f"/jobs/{job_id}/stop")["status"])
+
+
+@jobs_app.command("restart")
+def restart_job(job_id: int) -> None:
+    job = Api().call("POST", f"/jobs/{job_id}/restart")
+    typer.echo(f"job {job['id']} started as a restart of {job_id}")
+
+
+@jobs_app.command("log")
+def job_log(job_id: int, lines: int = typer.Option(100)) -> None:
+    for line in Api().call("GET", f"/jobs/{job_id}/log", params={"lines": lines})["lines"]:
+        typer.echo(line)
+
+
+@jobs_app.command("config")
+def job_config(job_id: int) -> None:
+    """The live configuration and its versions (pending / applied)."""
+    _json(Api().call("GET", f"/jobs/{job_id}/config"))
+
+
+@jobs_app.command("tune")
+def tune_job(
+    job_id: int,
+    set_: list[str] = typer.Option(
+        ..., "--set", help="path=value: recommend_only=true, classes.ads.delay_target_s=3"
+    ),
+) -> None:
+    """Store a new configuration version; the running job applies it."""
+    body: dict[str, Any] = {}
+    for path, value in _assignments(set_).items():
+        node = body
+        *parents, leaf = path.split(".")
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[leaf] = value
+    config = Api().call("PATCH", f"/jobs/{job_id}/config", json=body)
+    typer.echo(f"version {config['latest_version']} stored; pending: {config['pending_versions']}")
+
+
+@jobs_app.command("summary")
+def job_summary(job_id: int) -> None:
+    """Per-class QoS and QoD of a run."""
+    summary = Api().call("GET", f"/jobs/{job_id}/summary")
+    _table(
+        summary["classes"],
+        [
+            "class_name",
+            "delay_target_s",
+            "mean_response_time_s",
+            "p95_response_time_s",
+            "max_response_time_s",
+            "mean_violation_s",
+            "loss_fraction",
+            "oracle_gap",
+        ],
+    )
+
+
+@users_app.command("list")
+def list_users() -> None:
+    """Accounts, through the API (admins only)."""
+    _table(Api().call("GET", "/users"), ["id", "username", "role", "active", "created_at"])
+
+
+@users_app.command("create")
+def create_user(
+    username: str,
+    role: str = typer.Option("viewer", help="viewer, operator or admin"),
+    password: str = typer.Option(..., prompt=True, hide_input=True, confirmation_prompt=True),
+) -> None:
+    """Create an account through the API (admins only)."""
+    user = Api().call(
+        "POST", "/users", json={"username": username, "password": password, "role": role}
+    )
+    typer.echo(f"user {user['username']} ({user['role']}) created")
+
+
+def _assignments(items: list[str]) -> dict[str, Any]:
+    values: dict[str, Any] = {}
+    for item in items:
+        key, sep, raw = item.partition("=")
+        if not sep or not key:
+            raise typer.BadParameter(f"{item!r} is not field=value")
+        try:
+            values[key] = json.loads(raw)
+        except ValueError:
+            values[key] = raw
+    return values

@@ -1,0 +1,92 @@
+"""The `headroom` CLI against a real API process: login, classes, jobs, users."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from backend.migrate import upgrade
+from backend.settings import Settings
+from backend.stack import Stack
+from tests.e2e.conftest import ADMIN, ADMIN_PASSWORD, create_admin, free_port
+
+
+@pytest.fixture
+def api_only(tmp_path: Path) -> Iterator[Stack]:
+    settings = Settings(data_dir=tmp_path / "data", api_port=free_port())
+    settings.data_dir.mkdir()
+    upgrade(settings.sqlalchemy_url)
+    stack = Stack.from_settings(settings, {"HOME": str(tmp_path / "home")})
+    create_admin(stack)
+    stack.start_api()
+    stack.wait_healthy()
+    yield stack
+    stack.stop()
+
+
+def cli(stack: Stack, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "headroom", *args],
+        input=stdin,
+        env=stack.env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def test_cli_round_trip(api_only: Stack, tmp_path: Path) -> None:
+    denied = cli(api_only, "classes", "list")
+    assert (
+        denied.returncode == 1 and "HTTP 401" in denied.stderr and "headroom login" in denied.stderr
+    )
+
+    login = cli(api_only, "auth", "login", "--username", ADMIN, "--password", ADMIN_PASSWORD)
+    assert login.returncode == 0, login.stderr
+    credentials = tmp_path / "home" / ".config" / "headroom" / "credentials.json"
+    assert credentials.stat().st_mode & 0o077 == 0  # owner-only
+    assert ADMIN_PASSWORD not in login.stdout + login.stderr
+
+    created = cli(
+        api_only, "classes", "create", "fraud", "--priority", "6", "--delay-target-s", "1.5"
+    )
+    assert created.returncode == 0, created.stderr
+    bad = cli(
+        api_only,
+        "classes",
+        "create",
+        "ads",
+        "--priority",
+        "1",
+        "--delay-target-s",
+        "3",
+        "--tau",
+        "0.2",
+        "0.4",
+        "0.3",
+        "0.9",
+    )
+    assert bad.returncode == 1 and "tau2=0.3 is invalid" in bad.stderr
+    listing = cli(api_only, "classes", "list")
+    assert "fraud" in listing.stdout and "ads" not in listing.stdout
+
+    started = cli(api_only, "jobs", "start", "--idempotency-key", "k1", "--rate-per-s", "10")
+    again = cli(api_only, "jobs", "start", "--idempotency-key", "k1", "--rate-per-s", "10")
+    assert started.returncode == again.returncode == 0
+    assert started.stdout == again.stdout  # the retried launch is the same job
+    tuned = cli(api_only, "jobs", "tune", "1", "--set", "classes.fraud.delay_target_s=2")
+    assert tuned.returncode == 0 and "version 1 stored" in tuned.stdout, tuned.stderr
+    assert '"delay_target_s": 2.0' in cli(api_only, "jobs", "config", "1").stdout
+
+    user = cli(
+        api_only, "users", "create", "carol", "--role", "viewer", "--password", "carol-pass-1"
+    )
+    assert user.returncode == 0, user.stderr
+    assert "carol" in cli(api_only, "users", "list").stdout
+    assert cli(api_only, "auth", "logout").returncode == 0
+    assert not credentials.exists()
