@@ -106,6 +106,10 @@ class Stack:
                 "INFO",
                 "--without-mingle",
                 "--without-gossip",
+                # Embedded beat runs the job watchdog; exactly one worker may have it.
+                "--beat",
+                "--schedule",
+                str(self.settings.data_dir / "celerybeat-schedule"),
             ],
         )
 

@@ -37,6 +37,7 @@ def celery_config(settings: Settings) -> dict[str, Any]:
             "data_folder_in": str(folder),
             "data_folder_out": str(folder),
             "processed_folder": str(processed),
+            "control_folder": str(settings.broker_dir / "control"),
             "store_processed": False,
             "polling_interval": 0.1,
         }

@@ -7,6 +7,11 @@ times are epoch seconds (``t``) or ISO-8601 strings (``*_at``), durations are se
 Every failure surfaces as :class:`ApiError`, which carries the HTTP status (``None`` when
 no response arrived: refused, timed out) and the parsed ``detail`` of the error body, so
 a page can place each message next to the field it concerns.
+
+Authentication: a client made with ``token=`` sends ``Authorization: Bearer <token>``
+on every request. A 401 on any request but the login itself sets ``unauthorized``, so
+whoever owns the client can end the session once the request is done. The token is
+never part of a message, a ``repr`` or a log line.
 """
 
 from __future__ import annotations
@@ -19,8 +24,11 @@ import httpx
 
 API_PREFIX = "/api/v1"
 DEFAULT_TIMEOUT_S = 3.0
+LOGIN_PATH = "/auth/login"
 
 JobStatus = Literal["pending", "starting", "running", "stopping", "stopped", "failed"]
+Role = Literal["viewer", "operator", "admin"]
+ROLES: tuple[Role, ...] = ("viewer", "operator", "admin")  # least to most privileged
 ACTIVE_JOB_STATUSES: frozenset[str] = frozenset({"pending", "starting", "running"})
 TERMINAL_JOB_STATUSES: frozenset[str] = frozenset({"stopped", "failed"})
 
@@ -65,11 +73,50 @@ class Job(TypedDict):
     id: int
     status: JobStatus
     spark_master: str
+    restart_of: int | None  # the job this run restarted
+    created_by: str | None  # username that started it
+    pid: int | None
+    exit_code: int | None
+    failure_reason: str | None  # the reason, then "--- log tail ---" and the last lines
     created_at: str
     started_at: str | None
+    stop_requested_at: str | None
     stopped_at: str | None
-    failure_reason: str | None
+    control_period_s: float
     classes: list[JobClass]
+
+
+class JobLog(TypedDict):
+    job_id: int
+    lines: list[str]
+
+
+class LoginResult(TypedDict):
+    access_token: str
+    token_type: str
+    expires_at: str | None
+    username: str
+    role: Role
+
+
+class User(TypedDict):
+    id: int
+    username: str
+    role: Role
+    active: bool
+    created_at: str
+
+
+class UserCreate(TypedDict):
+    username: str
+    password: str
+    role: Role
+
+
+class UserUpdate(TypedDict, total=False):
+    password: str
+    role: Role
+    active: bool
 
 
 class MetricSample(TypedDict):
@@ -106,6 +153,11 @@ class ApiError(Exception):
         self.detail = detail
 
     @property
+    def forbidden(self) -> bool:
+        """The caller's role may not do this (HTTP 403); ``detail`` says what it needs."""
+        return self.status_code == httpx.codes.FORBIDDEN
+
+    @property
     def field_errors(self) -> dict[str, str]:
         """``{field: message}`` of a 422 response; empty for any other error."""
         if self.status_code != httpx.codes.UNPROCESSABLE_ENTITY:
@@ -134,6 +186,14 @@ def field_errors(detail: Any) -> dict[str, str]:
     return {field: "; ".join(messages) for field, messages in errors.items()}
 
 
+def error_text(err: ApiError) -> str:
+    """What to tell the user about ``err``: for a 403 the API's own sentence (which role
+    it needs), for anything else the full message with status and endpoint."""
+    if err.forbidden:
+        return detail_text(err.detail) or err.message
+    return err.message
+
+
 def detail_text(detail: Any) -> str:
     """One readable line for any ``detail`` (string, validation list or other JSON)."""
     if isinstance(detail, str):
@@ -154,13 +214,22 @@ class ApiClient:
         self,
         base_url: str,
         *,
+        token: str | None = None,
         timeout_s: float = DEFAULT_TIMEOUT_S,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
         self._http = httpx.Client(
-            base_url=self.base_url + API_PREFIX, timeout=timeout_s, transport=transport
+            base_url=self.base_url + API_PREFIX,
+            timeout=timeout_s,
+            transport=transport,
+            headers=headers,
         )
+        self.unauthorized = False  # a request (not the login) was answered 401
+
+    def __repr__(self) -> str:  # never the token
+        return f"ApiClient({self.base_url!r})"
 
     def __enter__(self) -> Self:
         return self
@@ -181,6 +250,25 @@ class ApiClient:
     def health(self) -> Health:
         return cast(Health, self._request("GET", "/health"))
 
+    def login(self, username: str, password: str) -> LoginResult:
+        body = {"username": username, "password": password}
+        return cast(LoginResult, self._request("POST", LOGIN_PATH, json=body))
+
+    def logout(self) -> None:
+        self._request("POST", "/auth/logout")
+
+    def me(self) -> User:
+        return cast(User, self._request("GET", "/auth/me"))
+
+    def list_users(self) -> list[User]:
+        return cast(list[User], self._request("GET", "/users"))
+
+    def create_user(self, body: UserCreate) -> User:
+        return cast(User, self._request("POST", "/users", json=body))
+
+    def update_user(self, user_id: int, body: UserUpdate) -> User:
+        return cast(User, self._request("PATCH", f"/users/{user_id}", json=body))
+
     def list_classes(self) -> list[QueryClass]:
         return cast(list[QueryClass], self._request("GET", "/classes"))
 
@@ -196,14 +284,30 @@ class ApiClient:
     def get_job(self, job_id: int) -> Job:
         return cast(Job, self._request("GET", f"/jobs/{job_id}"))
 
-    def start_job(self, class_ids: Sequence[int] | None, duration_s: float | None) -> Job:
+    def start_job(
+        self,
+        class_ids: Sequence[int] | None,
+        duration_s: float | None,
+        *,
+        idempotency_key: str | None = None,
+    ) -> Job:
+        """Launch a job; a retry with the same ``idempotency_key`` gets the same job."""
         body: dict[str, Any] = {"duration_s": duration_s}
         if class_ids is not None:
             body["class_ids"] = list(class_ids)
-        return cast(Job, self._request("POST", "/jobs", json=body))
+        headers = {"Idempotency-Key": idempotency_key} if idempotency_key else None
+        return cast(Job, self._request("POST", "/jobs", json=body, headers=headers))
 
     def stop_job(self, job_id: int) -> Job:
         return cast(Job, self._request("POST", f"/jobs/{job_id}/stop"))
+
+    def restart_job(self, job_id: int) -> Job:
+        """A new run of a stopped or failed job (409 otherwise); returns the NEW job."""
+        return cast(Job, self._request("POST", f"/jobs/{job_id}/restart"))
+
+    def job_log(self, job_id: int, lines: int = 200) -> JobLog:
+        params = {"lines": str(lines)}
+        return cast(JobLog, self._request("GET", f"/jobs/{job_id}/log", params=params))
 
     def job_metrics(self, job_id: int, since: float | None = None) -> JobMetrics:
         params = {} if since is None else {"since": repr(since)}
@@ -218,9 +322,10 @@ class ApiClient:
         *,
         json: Any = None,
         params: Mapping[str, str] | None = None,
+        headers: Mapping[str, str] | None = None,
     ) -> Any:
         try:
-            response = self._http.request(method, path, json=json, params=params)
+            response = self._http.request(method, path, json=json, params=params, headers=headers)
         except httpx.TimeoutException as exc:
             raise ApiError(f"The API at {self.base_url} did not answer in time ({exc}).") from exc
         except httpx.TransportError as exc:
@@ -229,6 +334,8 @@ class ApiClient:
             if response.status_code == httpx.codes.NO_CONTENT or not response.content:
                 return None
             return _json_or_error(response)
+        if response.status_code == httpx.codes.UNAUTHORIZED and path != LOGIN_PATH:
+            self.unauthorized = True
         detail = _error_detail(response)
         summary = detail_text(detail) or response.reason_phrase
         raise ApiError(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import signal
 import time
+from pathlib import Path
 from types import FrameType
 
 import typer
@@ -69,6 +70,56 @@ def up(dashboard: bool = typer.Option(True, help="Also serve the dashboard.")) -
             time.sleep(0.5)
     finally:
         stack.stop()
+
+
+@app.command()
+def simulate(
+    scenario: Path = typer.Argument(
+        ..., help="Scenario YAML file (format: docs/scenario-format.md).", show_default=False
+    ),
+    out: Path | None = typer.Option(
+        None, "--out", help="Write the results JSON (summary and per-period series) here."
+    ),
+    plot: Path | None = typer.Option(
+        None, "--plot", help="Draw response time vs target, headroom and shed rate (PNG)."
+    ),
+    overrides: list[str] | None = typer.Option(
+        None,
+        "--set",
+        help="Override a scenario value before validation, path=value "
+        "(e.g. control.mode=common); repeatable.",
+    ),
+) -> None:
+    """Simulate SCENARIO and print the per-class table (response time, violation, loss)."""
+    from spark_runner.scenario import ScenarioError, load_scenario
+    from spark_runner.sim import run_scenario, write_results
+    from spark_runner.sim.report import class_table, run_header
+
+    try:
+        loaded = load_scenario(scenario, overrides or ())
+    except ScenarioError as exc:
+        typer.echo(str(exc), err=True)
+        raise typer.Exit(code=2) from None
+    started = time.perf_counter()
+    results = run_scenario(loaded)
+    wall_s = time.perf_counter() - started
+    typer.echo(run_header(results))
+    typer.echo(class_table(results))
+    typer.echo(f"simulated {loaded.duration_s:g} s in {wall_s:.2f} s of wall time")
+    if out is not None:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        write_results(results, out)
+        typer.echo(f"results: {out}")
+    if plot is not None:
+        from spark_runner.sim.plot import PlotUnavailable, plot_results
+
+        try:
+            plot.parent.mkdir(parents=True, exist_ok=True)
+            plot_results(results, plot)
+        except PlotUnavailable as exc:
+            typer.echo(str(exc), err=True)
+            raise typer.Exit(code=3) from None
+        typer.echo(f"plot: {plot}")
 
 
 def _redact(url: str) -> str:

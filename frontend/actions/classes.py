@@ -16,7 +16,14 @@ import httpx
 from dash import html
 from dash.development.base_component import Component
 
-from frontend.api import ApiClient, ApiError, QueryClass, QueryClassCreate, detail_text
+from frontend.api import (
+    ApiClient,
+    ApiError,
+    QueryClass,
+    QueryClassCreate,
+    detail_text,
+    error_text,
+)
 from frontend.components import error_alert, format_number, format_timestamp, success_alert
 
 TAU_FIELDS: tuple[str, ...] = ("tau0", "tau1", "tau2", "tau3")
@@ -86,7 +93,7 @@ def _rejected(err: ApiError) -> SubmitOutcome:
         return SubmitOutcome(feedback_by_field={"name": detail_text(err.detail)})
     by_field = err.field_errors
     if not by_field:
-        return SubmitOutcome(alert=error_alert(f"Could not create the class: {err.message}"))
+        return SubmitOutcome(alert=error_alert(f"Could not create the class: {error_text(err)}"))
     on_form = {key: msg for key, msg in by_field.items() if key in CLASS_FIELDS}
     elsewhere = {key: msg for key, msg in by_field.items() if key not in CLASS_FIELDS}
     alert = None
@@ -103,24 +110,30 @@ def delete_class(api: ApiClient, class_id: int) -> Component:
     try:
         api.delete_class(class_id)
     except ApiError as err:
-        return error_alert(f"Could not delete class #{class_id}: {err.message}")
+        return error_alert(f"Could not delete class #{class_id}: {error_text(err)}")
     return success_alert(f"Deleted class #{class_id}.")
 
 
-def load_classes_table(api: ApiClient) -> tuple[Component, Component | None]:
-    """``(table, alert)``: the classes table, or a placeholder and an error alert."""
+def load_classes_table(
+    api: ApiClient, *, can_delete: bool = True
+) -> tuple[Component, Component | None]:
+    """``(table, alert)``: the classes table, or a placeholder and an error alert.
+
+    ``can_delete`` (the user's role may change classes) adds a Delete button per row.
+    """
     try:
         classes = api.list_classes()
     except ApiError as err:
         return html.P("Classes could not be loaded.", className="text-muted"), error_alert(
             err.message
         )
-    return render_classes_table(classes), None
+    return render_classes_table(classes, can_delete=can_delete), None
 
 
-def render_classes_table(classes: Sequence[QueryClass]) -> Component:
+def render_classes_table(classes: Sequence[QueryClass], *, can_delete: bool = True) -> Component:
     if not classes:
-        return html.P("No classes yet. Create one below.", className="text-muted")
+        hint = "Create one below." if can_delete else "An operator can create them."
+        return html.P(f"No classes yet. {hint}", className="text-muted")
     header = html.Thead(
         html.Tr(
             [
@@ -159,6 +172,8 @@ def render_classes_table(classes: Sequence[QueryClass]) -> Component:
                         color="outline-danger",
                         size="sm",
                     )
+                    if can_delete
+                    else None
                 ),
             ],
             id=f"class-row-{cls['id']}",

@@ -1,4 +1,4 @@
-"""Navbar shell: whether the API (and its database) answer."""
+"""Navbar shell: whether the API (and its database) answer, and the signed-in role."""
 
 from __future__ import annotations
 
@@ -26,3 +26,12 @@ def health_badge(api: ApiClient) -> Component:
         title=api.base_url,
     )
     return degraded
+
+
+ROLE_COLORS: dict[str, str] = {"viewer": "secondary", "operator": "info", "admin": "warning"}
+
+
+def role_badge(role: str) -> Component:
+    """The signed-in role, as shown next to the username in the navbar."""
+    badge: Component = dbc.Badge(role, color=ROLE_COLORS.get(role, "light"), id="nav-role-badge")
+    return badge

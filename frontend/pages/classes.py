@@ -1,6 +1,8 @@
 """Classes page: the registered query classes and a form to create one.
 
-Callbacks only collect values and hand over to ``frontend.actions.classes``.
+Everyone signed in sees the classes; the create form and the Delete buttons are only
+offered to operators and admins (a viewer sees a hint instead). Callbacks only collect
+values and hand over to ``frontend.actions.classes``.
 """
 
 from __future__ import annotations
@@ -13,7 +15,10 @@ from dash import ALL, Input, Output, State, callback, ctx, dcc, html
 from dash.development.base_component import Component
 from dash.exceptions import PreventUpdate
 
+from frontend import session
 from frontend.actions import classes as actions
+from frontend.api import Role
+from frontend.auth import CHANGE_ROLE, can_change, needs_role_hint
 from frontend.context import api_client
 
 dash.register_page(  # type: ignore[no-untyped-call]  # unannotated in dash
@@ -78,19 +83,43 @@ def _form() -> dbc.Form:
     )
 
 
-layout = html.Div(
-    [
-        html.H2("Query classes"),
-        html.Div(id="classes-alert"),
-        html.Div(id="classes-load-alert"),
-        html.Div(id="classes-table"),
-        dcc.Store(id="classes-created", data=0),
-        dcc.Store(id="classes-deleted", data=0),
-        html.H4("New class", className="mt-4"),
-        html.Div(id="class-form-alert"),
-        _form(),
-    ]
-)
+def layout(**_query: str) -> html.Div:
+    """The page for the signed-in user's role (a function: read per request)."""
+    return layout_for(session.current_role())
+
+
+def validation_layout() -> html.Div:
+    """Every component any role sees (``frontend.app`` validates callbacks against it)."""
+    return layout_for("admin")
+
+
+def layout_for(role: Role | None) -> html.Div:
+    if can_change(role):
+        create: list[Component] = [
+            html.H4("New class", className="mt-4"),
+            html.Div(id="class-form-alert"),
+            _form(),
+        ]
+    else:
+        create = [
+            dbc.Alert(
+                needs_role_hint(CHANGE_ROLE, role, "Creating and deleting classes"),
+                color="info",
+                id="classes-role-hint",
+                class_name="mt-4",
+            )
+        ]
+    return html.Div(
+        [
+            html.H2("Query classes"),
+            html.Div(id="classes-alert"),
+            html.Div(id="classes-load-alert"),
+            html.Div(id="classes-table"),
+            dcc.Store(id="classes-created", data=0),
+            dcc.Store(id="classes-deleted", data=0),
+            *create,
+        ]
+    )
 
 
 @callback(
@@ -101,7 +130,7 @@ layout = html.Div(
 )
 def _load_table(_created: int, _deleted: int) -> tuple[Component, Component | None]:
     with api_client() as api:
-        return actions.load_classes_table(api)
+        return actions.load_classes_table(api, can_delete=can_change(session.current_role()))
 
 
 @callback(

@@ -1,10 +1,13 @@
-"""Jobs page: start a job for chosen classes, watch statuses, stop a job.
+"""Jobs page: start a job for chosen classes, watch it start, stop, restart, read its log.
 
-Callbacks only collect values and hand over to ``frontend.actions.jobs``.
+Everyone signed in sees the jobs and their logs; the start form and the Stop/Restart
+buttons are only offered to operators and admins. Callbacks only collect values and
+hand over to ``frontend.actions.jobs``.
 """
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 import dash
@@ -13,7 +16,10 @@ from dash import ALL, Input, Output, State, callback, ctx, dcc, html
 from dash.development.base_component import Component
 from dash.exceptions import PreventUpdate
 
+from frontend import session
 from frontend.actions import jobs as actions
+from frontend.api import Role
+from frontend.auth import CHANGE_ROLE, can_change, needs_role_hint
 from frontend.context import api_client
 
 dash.register_page(  # type: ignore[no-untyped-call]  # unannotated in dash
@@ -21,6 +27,7 @@ dash.register_page(  # type: ignore[no-untyped-call]  # unannotated in dash
 )
 
 REFRESH_INTERVAL_MS = 1_500
+LOG_REFRESH_MS = 2_000
 
 
 def _start_form() -> dbc.Form:
@@ -47,41 +54,95 @@ def _start_form() -> dbc.Form:
                 )
             ),
             html.Div(dbc.Button("Start job", type="submit", color="primary"), className="mt-3"),
+            # One key per filled-in form: a double submit starts one job, not two.
+            dcc.Store(id="job-start-key", data=_new_key()),
         ],
         id="job-start-form",
     )
 
 
-layout = html.Div(
-    [
-        html.H2("Jobs"),
-        html.Div(id="jobs-alert"),
-        html.Div(id="jobs-load-alert"),
-        html.Div(id="jobs-table"),
-        dcc.Interval(id="jobs-interval", interval=REFRESH_INTERVAL_MS),
-        dcc.Store(id="jobs-started", data=0),
-        dcc.Store(id="jobs-stopped", data=0),
-        dcc.Store(id="job-classes-reload", data=0),
-        html.H4("Start a job", className="mt-4"),
-        html.Div(id="job-classes-alert"),
-        html.Div(id="job-start-alert"),
-        _start_form(),
-    ]
-)
+def _log_modal() -> dbc.Modal:
+    return dbc.Modal(
+        [
+            dbc.ModalHeader(dbc.ModalTitle(id="job-log-title")),
+            dbc.ModalBody(id="job-log-body"),
+            dcc.Store(id="job-log-job", data=None),
+            dcc.Interval(id="job-log-interval", interval=LOG_REFRESH_MS, disabled=True),
+        ],
+        id="job-log-modal",
+        size="xl",
+        scrollable=True,
+        is_open=False,
+    )
+
+
+def _new_key() -> str:
+    return uuid.uuid4().hex
+
+
+def layout(**_query: str) -> html.Div:
+    """The page for the signed-in user's role (a function: read per request)."""
+    return layout_for(session.current_role())
+
+
+def validation_layout() -> html.Div:
+    """Every component any role sees (``frontend.app`` validates callbacks against it)."""
+    return layout_for("admin")
+
+
+def layout_for(role: Role | None) -> html.Div:
+    if can_change(role):
+        start: list[Component] = [
+            html.H4("Start a job", className="mt-4"),
+            html.Div(id="job-classes-alert"),
+            html.Div(id="job-start-alert"),
+            dcc.Store(id="job-classes-reload", data=0),
+            _start_form(),
+        ]
+    else:
+        start = [
+            dbc.Alert(
+                needs_role_hint(CHANGE_ROLE, role, "Starting, stopping and restarting jobs"),
+                color="info",
+                id="jobs-role-hint",
+                class_name="mt-4",
+            )
+        ]
+    return html.Div(
+        [
+            html.H2("Jobs"),
+            html.Div(id="jobs-alert"),
+            html.Div(id="jobs-load-alert"),
+            html.Div(id="jobs-table"),
+            dcc.Interval(id="jobs-interval", interval=REFRESH_INTERVAL_MS),
+            dcc.Store(id="jobs-fingerprint", data=None),
+            dcc.Store(id="jobs-started", data=0),
+            dcc.Store(id="jobs-changed", data=0),
+            _log_modal(),
+            *start,
+        ]
+    )
 
 
 @callback(
     Output("jobs-table", "children"),
     Output("jobs-load-alert", "children"),
+    Output("jobs-fingerprint", "data"),
     Input("jobs-interval", "n_intervals"),
     Input("jobs-started", "data"),
-    Input("jobs-stopped", "data"),
+    Input("jobs-changed", "data"),
+    State("jobs-fingerprint", "data"),
 )
 def _load_table(
-    _n_intervals: int | None, _started: int, _stopped: int
-) -> tuple[Component, Component | None]:
+    _n_intervals: int | None, _started: int, _changed: int, previous: str | None
+) -> tuple[Any, ...]:
     with api_client() as api:
-        return actions.load_jobs_table(api)
+        view = actions.load_jobs_table(
+            api, can_control=can_change(session.current_role()), previous=previous
+        )
+    # Unchanged jobs: leave the table (and the buttons someone may be clicking) alone.
+    table = dash.no_update if view.table is None else view.table
+    return table, view.alert, view.fingerprint
 
 
 @callback(
@@ -102,38 +163,86 @@ def _load_class_choices(_reload: int) -> tuple[list[dict[str, Any]], list[int], 
     Output("job-duration_s-feedback", "children"),
     Output("job-start-alert", "children"),
     Output("jobs-started", "data"),
+    Output("job-start-key", "data"),
     Input("job-start-form", "n_submit"),
     State("job-class-ids", "value"),
     State("job-duration_s", "value"),
     State("jobs-started", "data"),
+    State("job-start-key", "data"),
     prevent_initial_call=True,
 )
 def _start(
-    _n_submit: int | None, class_ids: list[int] | None, duration_s: float | None, started: int
+    _n_submit: int | None,
+    class_ids: list[int] | None,
+    duration_s: float | None,
+    started: int,
+    key: str | None,
 ) -> tuple[Any, ...]:
     with api_client() as api:
-        outcome = actions.start_job(api, class_ids, duration_s)
+        outcome = actions.start_job(api, class_ids, duration_s, idempotency_key=key)
     feedback = outcome.feedback_by_field
+    done = outcome.job is not None
     return (
         feedback.get("class_ids"),
         "duration_s" in feedback,
         feedback.get("duration_s"),
         outcome.alert,
-        started + 1 if outcome.job is not None else dash.no_update,
+        started + 1 if done else dash.no_update,
+        _new_key() if done else dash.no_update,  # the next job is a new request
     )
+
+
+def _clicked_id() -> int:
+    """The job id of the pattern-matched button that was really clicked.
+
+    Every table refresh re-creates the buttons, which fires the callbacks with
+    ``n_clicks`` None: that is not a click.
+    """
+    if not isinstance(ctx.triggered_id, dict) or not ctx.triggered[0]["value"]:
+        raise PreventUpdate
+    return int(ctx.triggered_id["index"])
 
 
 @callback(
     Output("jobs-alert", "children"),
-    Output("jobs-stopped", "data"),
+    Output("jobs-changed", "data"),
     Input({"type": actions.STOP_BUTTON_TYPE, "index": ALL}, "n_clicks"),
-    State("jobs-stopped", "data"),
+    Input({"type": actions.RESTART_BUTTON_TYPE, "index": ALL}, "n_clicks"),
+    State("jobs-changed", "data"),
     prevent_initial_call=True,
 )
-def _stop(_n_clicks: list[int | None], stopped: int) -> tuple[Component, int]:
-    # Every table refresh re-creates the buttons and fires this with n_clicks None.
-    if not isinstance(ctx.triggered_id, dict) or not ctx.triggered[0]["value"]:
-        raise PreventUpdate
+def _control(
+    _stops: list[int | None], _restarts: list[int | None], changed: int
+) -> tuple[Component, int]:
+    job_id = _clicked_id()
+    restart = ctx.triggered_id["type"] == actions.RESTART_BUTTON_TYPE
     with api_client() as api:
-        alert = actions.stop_job(api, int(ctx.triggered_id["index"]))
-    return alert, stopped + 1
+        alert = actions.restart_job(api, job_id) if restart else actions.stop_job(api, job_id)
+    return alert, changed + 1
+
+
+@callback(
+    Output("job-log-job", "data"),
+    Output("job-log-modal", "is_open"),
+    Input({"type": actions.LOG_BUTTON_TYPE, "index": ALL}, "n_clicks"),
+    prevent_initial_call=True,
+)
+def _open_log(_n_clicks: list[int | None]) -> tuple[int, bool]:
+    return _clicked_id(), True
+
+
+@callback(
+    Output("job-log-title", "children"),
+    Output("job-log-body", "children"),
+    Output("job-log-interval", "disabled"),
+    Input("job-log-job", "data"),
+    Input("job-log-interval", "n_intervals"),
+    Input("job-log-modal", "is_open"),
+    prevent_initial_call=True,
+)
+def _show_log(job_id: int | None, _n_intervals: int | None, is_open: bool) -> tuple[Any, ...]:
+    if job_id is None or not is_open:
+        return dash.no_update, dash.no_update, True  # closed: stop polling
+    with api_client() as api:
+        view = actions.load_log(api, job_id)
+    return view.title, actions.render_log(view), not view.live

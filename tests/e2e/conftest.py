@@ -87,8 +87,9 @@ def api_client(stack: Stack) -> httpx.Client:
 def _kill_jobs(stack: Stack) -> None:
     """Never leave a Spark JVM behind, whatever the test did."""
     try:
-        with api_client(stack) as api:
-            jobs = api.get("/jobs").json()
+        api = api_client(stack)
+        jobs = api.get("/jobs").json()
+        api.close()
     except httpx.HTTPError:
         return
     for job in jobs:

@@ -34,6 +34,25 @@ def fake_api() -> Iterator[FakeApi]:
 
 @pytest.fixture
 def api(fake_api: FakeApi) -> Iterator[ApiClient]:
+    """A client signed in as the operator ``ops`` (may change classes and jobs)."""
+    with ApiClient(fake_api.url, token=fake_api.token_for("ops"), timeout_s=2.0) as client:
+        yield client
+
+
+@pytest.fixture
+def viewer_api(fake_api: FakeApi) -> Iterator[ApiClient]:
+    with ApiClient(fake_api.url, token=fake_api.token_for("viewer"), timeout_s=2.0) as client:
+        yield client
+
+
+@pytest.fixture
+def admin_api(fake_api: FakeApi) -> Iterator[ApiClient]:
+    with ApiClient(fake_api.url, token=fake_api.token_for("admin"), timeout_s=2.0) as client:
+        yield client
+
+
+@pytest.fixture
+def anonymous_api(fake_api: FakeApi) -> Iterator[ApiClient]:
     with ApiClient(fake_api.url, timeout_s=2.0) as client:
         yield client
 

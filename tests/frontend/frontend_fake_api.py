@@ -11,6 +11,12 @@ Shapes follow the contract: 201 on create, 204 on delete, 202 on stop, FastAPI's
 ``{"detail": "..."}``. ``FakeApi.requests`` records every request for assertions;
 ``FakeApi.overrides`` forces a canned answer for a ``(method, path)`` (a ``str`` payload
 is sent as text/plain); ``FakeApi.delay_s`` delays every answer.
+
+Authentication follows the contract too: every endpoint but ``GET /health`` and
+``POST /auth/login`` needs ``Authorization: Bearer <token>`` (401 without a known
+token), changes need operator or higher and ``/users`` needs admin (403 with the API's
+sentence). Users ``admin``, ``ops`` and ``viewer`` exist with password ``PASSWORD``;
+``FakeApi.token_for(username)`` mints a token without a login request.
 """
 
 from __future__ import annotations
@@ -25,6 +31,8 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 PREFIX = "/api/v1"
+PASSWORD = "correct horse battery"
+ROLES = ("viewer", "operator", "admin")
 TAU_DEFAULTS = {"tau0": 0.2, "tau1": 0.4, "tau2": 0.8, "tau3": 0.95}
 NOW = "2025-11-21T06:40:00+00:00"
 
@@ -35,6 +43,7 @@ class Recorded:
     path: str
     query: dict[str, list[str]]
     body: Any
+    headers: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -43,6 +52,10 @@ class FakeApi:
     classes: dict[int, dict[str, Any]] = field(default_factory=dict)
     jobs: dict[int, dict[str, Any]] = field(default_factory=dict)
     samples: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
+    logs: dict[int, list[str]] = field(default_factory=dict)
+    users: dict[str, dict[str, Any]] = field(default_factory=dict)  # by username
+    tokens: dict[str, str] = field(default_factory=dict)  # token -> username
+    idempotent: dict[str, int] = field(default_factory=dict)  # key -> job id
     requests: list[Recorded] = field(default_factory=list)
     overrides: dict[tuple[str, str], tuple[int, Any]] = field(default_factory=dict)
     delay_s: float = 0.0
@@ -51,9 +64,30 @@ class FakeApi:
 
     # -- helpers for tests -------------------------------------------------------------
 
+    def __post_init__(self) -> None:
+        for username, role in (("admin", "admin"), ("ops", "operator"), ("viewer", "viewer")):
+            self.add_user(username, role)
+
     def next_id(self) -> int:
         self._next_id += 1
         return self._next_id - 1
+
+    def add_user(self, username: str, role: str, password: str = PASSWORD, active: bool = True):
+        user = {
+            "id": len(self.users) + 1,
+            "username": username,
+            "role": role,
+            "active": active,
+            "created_at": NOW,
+            "password": password,
+        }
+        self.users[username] = user
+        return user
+
+    def token_for(self, username: str) -> str:
+        token = f"token-{username}-{len(self.tokens)}"
+        self.tokens[token] = username
+        return token
 
     def add_class(self, name: str, priority: float, delay_target_s: float, **taus: float):
         cls = {
@@ -80,10 +114,16 @@ class FakeApi:
             "id": self.next_id(),
             "status": status,
             "spark_master": "local[*]",
+            "restart_of": None,
+            "created_by": "ops",
+            "pid": None if status == "pending" else 4242,
+            "exit_code": 1 if status == "failed" else None,
             "created_at": NOW,
             "started_at": None if status == "pending" else NOW,
+            "stop_requested_at": None,
             "stopped_at": NOW if status in ("stopped", "failed") else None,
             "failure_reason": failure_reason,
+            "control_period_s": 1.0,
             "classes": [
                 {
                     "name": n,
@@ -95,6 +135,7 @@ class FakeApi:
         }
         self.jobs[job["id"]] = job
         self.samples[job["id"]] = []
+        self.logs[job["id"]] = []
         return job
 
     def add_sample(self, job_id: int, class_name: str, t: float, **values: float):
@@ -120,7 +161,15 @@ class FakeApi:
 
     # -- the contract ------------------------------------------------------------------
 
-    def handle(self, method: str, path: str, query: dict[str, list[str]], body: Any):
+    def handle(
+        self,
+        method: str,
+        path: str,
+        query: dict[str, list[str]],
+        body: Any,
+        headers: dict[str, str] | None = None,
+    ):
+        headers = headers or {}
         override = self.overrides.get((method, path.removeprefix(PREFIX)))
         if override is not None:
             return override
@@ -128,6 +177,43 @@ class FakeApi:
         match method, parts:
             case "GET", ["health"]:
                 return 200, {"status": "ok", "database": "ok"}
+            case "POST", ["auth", "login"]:
+                return self._login(body)
+        token = headers.get("authorization", "").removeprefix("Bearer ")
+        username = self.tokens.get(token)
+        user = self.users.get(username or "")
+        if user is None or not user["active"]:
+            return 401, {"detail": "the token is unknown, expired or revoked"}
+        needed = _needed_role(method, parts)
+        if ROLES.index(user["role"]) < ROLES.index(needed):
+            return 403, {
+                "detail": f"role={user['role']!r} may not do this: it needs {needed} or higher"
+            }
+        match method, parts:
+            case "POST", ["auth", "logout"]:
+                self.tokens.pop(token, None)
+                return 204, None
+            case "GET", ["auth", "me"]:
+                return 200, _public(user)
+            case "GET", ["users"]:
+                return 200, [_public(u) for u in sorted(self.users.values(), key=lambda u: u["id"])]
+            case "POST", ["users"]:
+                return self._create_user(body)
+            case "PATCH", ["users", user_id] if user_id.isdigit():
+                target = next((u for u in self.users.values() if u["id"] == int(user_id)), None)
+                if target is None:
+                    return 404, {"detail": f"user {user_id} does not exist"}
+                target.update({k: v for k, v in body.items() if k in ("role", "active")})
+                return 200, _public(target)
+            case "POST", ["jobs"]:
+                return self._start_job(body, headers.get("idempotency-key"), user["username"])
+            case "POST", ["jobs", job_id, "restart"] if job_id.isdigit():
+                return self._restart_job(int(job_id), user["username"])
+            case "GET", ["jobs", job_id, "log"] if job_id.isdigit():
+                if int(job_id) not in self.jobs:
+                    return 404, {"detail": f"job {job_id} does not exist"}
+                lines = int(query.get("lines", ["200"])[0])
+                return 200, {"job_id": int(job_id), "lines": self.logs[int(job_id)][-lines:]}
             case "GET", ["classes"]:
                 return 200, sorted(self.classes.values(), key=lambda c: c["id"])
             case "POST", ["classes"]:
@@ -138,8 +224,6 @@ class FakeApi:
                 return 204, None
             case "GET", ["jobs"]:
                 return 200, sorted(self.jobs.values(), key=lambda j: j["id"])
-            case "POST", ["jobs"]:
-                return self._start_job(body)
             case "GET", ["jobs", job_id] if job_id.isdigit():
                 job = self.jobs.get(int(job_id))
                 return (200, job) if job else (404, {"detail": f"Job {job_id} does not exist."})
@@ -158,6 +242,50 @@ class FakeApi:
                     samples = [s for s in samples if s["t"] > since]
                 return 200, {"job_id": int(job_id), "samples": samples}
         return 404, {"detail": "Not Found"}
+
+    def _login(self, body: Any):
+        user = self.users.get(str(body.get("username")))
+        if user is None or not user["active"] or user["password"] != body.get("password"):
+            return 401, {"detail": "username or password is wrong"}
+        return 200, {
+            "access_token": self.token_for(user["username"]),
+            "token_type": "bearer",
+            "expires_at": "2025-11-21T18:40:00+00:00",
+            "username": user["username"],
+            "role": user["role"],
+        }
+
+    def _create_user(self, body: Any):
+        if len(body.get("password") or "") < 8:
+            return 422, {
+                "detail": [
+                    _error(
+                        "password",
+                        "password='***' is invalid: String should have at least 8 characters",
+                        "string_too_short",
+                        "***",
+                    )
+                ]
+            }
+        if body["username"] in self.users:
+            return 409, {
+                "detail": f"username={body['username']!r} is taken: usernames must be unique"
+            }
+        user = self.add_user(body["username"], body.get("role", "viewer"), body["password"])
+        return 201, _public(user)
+
+    def _restart_job(self, job_id: int, username: str):
+        old = self.jobs.get(job_id)
+        if old is None:
+            return 404, {"detail": f"job {job_id} does not exist"}
+        if old["status"] not in ("stopped", "failed"):
+            return 409, {
+                "detail": f"status={old['status']!r}: only a stopped or failed job can be "
+                "restarted; stop it first"
+            }
+        job = self.add_job([c["name"] for c in old["classes"]], status="pending")
+        job.update(restart_of=job_id, created_by=username)
+        return 201, job
 
     def _create_class(self, body: Any):
         errors = []
@@ -200,7 +328,9 @@ class FakeApi:
         )
         return 201, cls
 
-    def _start_job(self, body: Any):
+    def _start_job(self, body: Any, idempotency_key: str | None = None, username: str = "ops"):
+        if idempotency_key in self.idempotent:
+            return 200, self.jobs[self.idempotent[idempotency_key]]
         class_ids = body.get("class_ids")
         if class_ids is None:
             class_ids = list(self.classes)
@@ -224,7 +354,22 @@ class FakeApi:
                 ]
             }
         job = self.add_job([self.classes[i]["name"] for i in class_ids], status="pending")
+        job["created_by"] = username
+        if idempotency_key:
+            self.idempotent[idempotency_key] = job["id"]
         return 201, job
+
+
+def _needed_role(method: str, parts: list[str]) -> str:
+    if parts[:1] == ["users"]:
+        return "admin"
+    if method == "GET" or parts[:1] == ["auth"]:
+        return "viewer"
+    return "operator"
+
+
+def _public(user: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in user.items() if k != "password"}
 
 
 def _error(field_name: str, msg: str, kind: str, value: Any) -> dict[str, Any]:
@@ -243,9 +388,10 @@ class _Handler(BaseHTTPRequestHandler):
         fake = self.server.fake
         if fake.delay_s:
             time.sleep(fake.delay_s)  # to exercise the client's timeout
+        headers = {key.lower(): value for key, value in self.headers.items()}
         with fake.lock:
-            fake.requests.append(Recorded(method, parts.path, query, body))
-            status, payload = fake.handle(method, parts.path, query, body)
+            fake.requests.append(Recorded(method, parts.path, query, body, headers))
+            status, payload = fake.handle(method, parts.path, query, body, headers)
         self.send_response(status)
         if isinstance(payload, str):
             data = payload.encode()
@@ -267,6 +413,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_DELETE(self) -> None:
         self._serve("DELETE")
+
+    def do_PATCH(self) -> None:
+        self._serve("PATCH")
 
     def log_message(self, format: str, *args: Any) -> None:  # keep test output quiet
         pass

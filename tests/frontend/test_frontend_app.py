@@ -1,8 +1,9 @@
-"""Smoke tests of the whole Dash app through Flask's test client (no browser).
+"""The whole Dash app through Flask's test client (no browser): sign-in, the session
+cookie, page guards, role-dependent layouts, and callbacks reaching the API.
 
 One app for the module: Dash keeps its page registry and ``dash.callback`` list in
 module globals, so a process should build a single pages app. The API behind it is the
-fake server (the real backend is being written concurrently).
+fake server; the browser tests in tests/browser run the same app against the real API.
 """
 
 from __future__ import annotations
@@ -11,38 +12,45 @@ import json
 
 import dash
 import pytest
-from frontend_fake_api import RunningFakeApi
+from frontend_fake_api import PASSWORD, RunningFakeApi
 
-from backend.settings import get_settings
-from frontend.app import NAV_LINKS, create_app, resolve_api_url
-from frontend.context import API_URL_KEY
+from backend.settings import Settings, get_settings
+from frontend.app import NAV_LINKS, SESSION_COOKIE_NAME, create_app, resolve_api_url
+from frontend.context import API_URL_KEY, AUTH_LOCATION_ID
+from frontend.session import SESSION_KEY
 
-PAGES = {
+PAGES = {  # ids each page shows to an operator
     "/": ["classes-table", "class-form", "class-tau2", "class-tau2-feedback", "class-tau-rule"],
-    "/jobs": ["jobs-table", "jobs-interval", "job-start-form", "job-class-ids"],
+    "/jobs": ["jobs-table", "jobs-interval", "job-start-form", "job-class-ids", "job-log-modal"],
     "/live": ["live-job", "live-interval", "live-response-time", "live-throughput"],
+    "/login": ["login-form", "login-username", "login-password", "login-next"],
+    "/users": ["users-role-hint"],  # an operator is not an admin
 }
+ROUTER = ".._pages_content.children..._pages_store.data.."
+CONTROL = "..jobs-alert.children...jobs-changed.data.."
 
 
 @pytest.fixture(scope="module")
-def served():
+def served(tmp_path_factory):
     with RunningFakeApi() as fake:
         fake.add_class("fraud", 6.0, 1.5)
         job = fake.add_job(["fraud"], status="running")
         fake.add_sample(job["id"], "fraud", 1_763_700_000.0)
-        app = create_app(fake.url + "/")
-        yield app, app.server.test_client(), fake, job
+        settings = Settings(data_dir=tmp_path_factory.mktemp("dashboard"), secret_key="")
+        app = create_app(fake.url + "/", settings=settings)
+        yield app, fake, job
 
 
 @pytest.fixture(scope="module")
 def dependencies(served):
-    _, client, _, _ = served
-    response = client.get("/_dash-dependencies")
+    app, _, _ = served
+    # The first request is anonymous: the validation layout must still be complete.
+    response = app.server.test_client().get("/_dash-dependencies")
     assert response.status_code == 200
     return json.loads(response.data)
 
 
-def dispatch(client, dependencies, output, values, changed):
+def dispatch(client, dependencies, output, values, changed, *, raw=False):
     """POST one callback the way the browser does; ``values`` maps "id.prop" → value."""
     dep = next(d for d in dependencies if d["output"] == output)
 
@@ -67,124 +75,247 @@ def dispatch(client, dependencies, output, values, changed):
         "state": specs(dep["state"]),
         "changedPropIds": changed,
     }
-    response = client.post("/_dash-update-component", json=payload)
+    response = client.post(
+        "/_dash-update-component", json=payload, headers={"Referer": "http://localhost/jobs"}
+    )
+    if raw:
+        return response
     assert response.status_code == 200, response.data[:500]
-    return json.loads(response.data)["response"]
+    return json.loads(response.data)
+
+
+def login_output(dependencies):
+    return next(d["output"] for d in dependencies if "login-error.children" in d["output"])
+
+
+def sign_in(app, dependencies, username, password=PASSWORD):
+    """A test client signed in through the login form's callback."""
+    client = app.server.test_client()
+    client.get("/login")
+    body = dispatch(
+        client,
+        dependencies,
+        login_output(dependencies),
+        {
+            "login-form.n_submit": 1,
+            "login-username.value": username,
+            "login-password.value": password,
+            "login-next.data": "/jobs",
+        },
+        ["login-form.n_submit"],
+    )
+    return client, body
+
+
+@pytest.fixture(scope="module")
+def ops(served, dependencies):
+    app, _, _ = served
+    client, _ = sign_in(app, dependencies, "ops")
+    return client
+
+
+def render(client, dependencies, path, search=""):
+    body = dispatch(
+        client,
+        dependencies,
+        ROUTER,
+        {"_pages_location.pathname": path, "_pages_location.search": search},
+        ["_pages_location.pathname"],
+    )
+    return json.dumps(body["response"]["_pages_content"]["children"]), body["response"]
 
 
 def test_the_api_url_is_stored_on_the_app(served):
-    app, _, fake, _ = served
+    app, fake, _ = served
     assert app.server.config[API_URL_KEY] == fake.url  # trailing slash removed
     assert resolve_api_url(None) == get_settings().public_api_url.rstrip("/")
 
 
-def test_every_page_is_registered_and_served(served):
-    _, client, _, _ = served
+def test_pages_redirect_to_login_when_signed_out(served):
+    app, _, _ = served
+    client = app.server.test_client()
+    response = client.get("/jobs")
+    assert response.status_code == 302
+    assert response.headers["Location"] == "/login?next=%2Fjobs"
+    assert client.get("/live?job_id=3").headers["Location"] == "/login?next=%2Flive%3Fjob_id%3D3"
+    assert client.get("/login").status_code == 200
+    assert client.get("/_dash-layout").status_code == 200  # Dash's own plumbing is public
+
+
+def test_signing_in_sets_an_httponly_lax_cookie_and_goes_on(served, dependencies):
+    app, fake, _ = served
+    client, body = sign_in(app, dependencies, "ops")
+    assert body["sideUpdate"] == {AUTH_LOCATION_ID: {"href": "/jobs"}}
+    assert body["response"]["login-error"]["children"] is None
+    with client.session_transaction() as flask_session:
+        token = flask_session[SESSION_KEY]["token"]
+    assert fake.tokens[token] == "ops"
+    # The token is in no response the page's scripts can read.
+    assert token not in json.dumps(body)
+    assert token not in client.get("/_dash-layout").get_data(as_text=True)
+
+
+def test_the_cookie_flags(served, dependencies):
+    app, _, _ = served
+    client = app.server.test_client()
+    client.get("/login")
+    response = dispatch(
+        client,
+        dependencies,
+        login_output(dependencies),
+        {
+            "login-form.n_submit": 1,
+            "login-username.value": "viewer",
+            "login-password.value": PASSWORD,
+        },
+        ["login-form.n_submit"],
+        raw=True,
+    )
+    cookie = response.headers["Set-Cookie"]
+    assert cookie.startswith(f"{SESSION_COOKIE_NAME}=")
+    assert "HttpOnly" in cookie and "SameSite=Lax" in cookie
+
+
+def test_a_wrong_password_shows_the_error_and_clears_the_field(served, dependencies):
+    app, _, _ = served
+    client, body = sign_in(app, dependencies, "ops", "not the password")
+    response = body["response"]
+    assert "username or password is wrong" in json.dumps(response["login-error"])
+    assert response["login-password"]["value"] == ""
+    assert "sideUpdate" not in body
+    assert client.get("/jobs").status_code == 302  # still signed out
+
+
+def test_every_page_is_registered_and_served(served, ops):
     assert sorted(page["path"] for page in dash.page_registry.values()) == sorted(PAGES)
     for path in [*PAGES, "/live?job_id=1"]:
-        response = client.get(path)
+        response = ops.get(path)
         assert response.status_code == 200, path
         assert b"<title>headroom" in response.data
 
 
-def test_classes_path_redirects_to_root(served):
-    _, client, _, _ = served
-    response = client.get("/classes")
+def test_classes_path_redirects_to_root(ops):
+    response = ops.get("/classes")
     assert response.status_code in (301, 302, 308)
     assert response.headers["Location"].endswith("/")
 
 
-def test_layout_has_the_navbar_and_page_container(served):
-    _, client, _, _ = served
-    response = client.get("/_dash-layout")
-    assert response.status_code == 200
-    links = {}
+def navbar(client):
+    layout = json.loads(client.get("/_dash-layout").data)
+    links, texts = {}, []
 
     def collect(node):
         if isinstance(node, dict):
             props = node.get("props", {})
             if node.get("type") == "NavLink":
                 links[props["children"]] = props["href"]
+            if props.get("id") in ("nav-user", "nav-role-badge"):
+                texts.append(props.get("children"))
             for value in props.values():
                 collect(value)
         elif isinstance(node, list):
             for item in node:
                 collect(item)
 
-    layout = json.loads(response.data)
     collect(layout)
+    return links, texts, json.dumps(layout)
+
+
+def test_navbar_shows_the_user_and_role(served, dependencies, ops):
+    app, _, _ = served
+    links, texts, layout = navbar(ops)
     assert links == dict(NAV_LINKS)
-    assert "_pages_content" in json.dumps(layout)
+    assert texts == ["ops", "operator"]
+    assert "_pages_content" in layout and '"id": "logout-button"' in layout
+
+    admin, _ = sign_in(app, dependencies, "admin")
+    assert navbar(admin)[0] == {**dict(NAV_LINKS), "Users": "/users"}
+
+    anonymous_links, anonymous_texts, _ = navbar(app.server.test_client())
+    assert anonymous_links == {} and anonymous_texts == [""]
 
 
 @pytest.mark.parametrize("path", list(PAGES))
-def test_every_page_layout_renders_through_the_router(served, dependencies, path):
-    _, client, _, _ = served
-    response = dispatch(
-        client,
-        dependencies,
-        ".._pages_content.children..._pages_store.data..",
-        {"_pages_location.pathname": path, "_pages_location.search": ""},
-        ["_pages_location.pathname"],
-    )
-    rendered = json.dumps(response["_pages_content"]["children"])
+def test_every_page_layout_renders_through_the_router(dependencies, ops, path):
+    rendered, response = render(ops, dependencies, path)
     for component_id in PAGES[path]:
         assert f'"id": "{component_id}"' in rendered, component_id
     assert response["_pages_store"]["data"]["title"].startswith("headroom")
 
 
-def test_live_page_takes_the_job_from_the_query_string(served, dependencies):
-    _, client, _, _ = served
-    response = dispatch(
-        client,
-        dependencies,
-        ".._pages_content.children..._pages_store.data..",
-        {"_pages_location.pathname": "/live", "_pages_location.search": "?job_id=7"},
-        ["_pages_location.pathname"],
-    )
-    rendered = json.dumps(response["_pages_content"]["children"])
-    assert '"id": "live-requested-job", "data": 7' in rendered
+def test_a_viewer_gets_hints_instead_of_change_controls(served, dependencies):
+    app, _, _ = served
+    viewer, _ = sign_in(app, dependencies, "viewer")
+    classes, _ = render(viewer, dependencies, "/")
+    assert '"id": "class-form"' not in classes and '"id": "classes-role-hint"' in classes
+    assert "you are signed in as viewer" in classes
+    jobs, _ = render(viewer, dependencies, "/jobs")
+    assert '"id": "job-start-form"' not in jobs and '"id": "jobs-role-hint"' in jobs
+    assert '"id": "job-log-modal"' in jobs  # logs are for everyone
 
-
-def test_callbacks_reach_the_api_configured_on_the_app(served, dependencies):
-    _, client, _, job = served
-    health = dispatch(
-        client,
-        dependencies,
-        "api-health.children",
-        {"api-health-interval.n_intervals": 1},
-        ["api-health-interval.n_intervals"],
-    )
-    assert "API ok" in json.dumps(health)
-
-    classes = dispatch(
-        client,
+    table = dispatch(
+        viewer,
         dependencies,
         "..classes-table.children...classes-load-alert.children..",
         {"classes-created.data": 0, "classes-deleted.data": 0},
         ["classes-created.data"],
-    )
+    )["response"]
+    assert '"fraud"' in json.dumps(table) and "Delete" not in json.dumps(table)
+
+
+def test_validation_layout_has_every_roles_components(served, dependencies):
+    app, _, _ = served
+    complete = json.dumps(app.validation_layout.to_plotly_json(), default=str)
+    for ids in PAGES.values():
+        for component_id in ids:
+            if component_id != "users-role-hint":
+                assert f"'{component_id}'" in complete or f'"{component_id}"' in complete
+
+
+def test_live_page_takes_the_job_from_the_query_string(dependencies, ops):
+    rendered, _ = render(ops, dependencies, "/live", "?job_id=7")
+    assert '"id": "live-requested-job", "data": 7' in rendered
+
+
+def test_callbacks_reach_the_api_with_the_users_token(served, dependencies, ops):
+    _, fake, job = served
+    shell = dispatch(
+        ops,
+        dependencies,
+        "..api-health.children...nav-role.children..",
+        {"api-health-interval.n_intervals": 1},
+        ["api-health-interval.n_intervals"],
+    )["response"]
+    assert "API ok" in json.dumps(shell)
+    assert fake.requests_to("GET", "/auth/me")[-1].headers["authorization"].startswith("Bearer ")
+
+    classes = dispatch(
+        ops,
+        dependencies,
+        "..classes-table.children...classes-load-alert.children..",
+        {"classes-created.data": 0, "classes-deleted.data": 0},
+        ["classes-created.data"],
+    )["response"]
     assert '"fraud"' in json.dumps(classes["classes-table"])
 
     live = dispatch(
-        client,
+        ops,
         dependencies,
         "..live-response-time.figure...live-throughput.figure...live-summary.children"
         "...live-cursor.data...live-interval.disabled..",
         {"live-job.value": job["id"], "live-interval.n_intervals": 1},
         ["live-job.value"],
-    )
+    )["response"]
     names = [trace["name"] for trace in live["live-response-time"]["figure"]["data"]]
     assert names == ["fraud mean", "fraud max", "fraud target 1.5 s"]
     assert live["live-cursor"]["data"] == {"job_id": job["id"], "latest_t": 1_763_700_000.0}
     assert live["live-interval"]["disabled"] is False
 
 
-def test_submitting_the_class_form_marks_the_field_the_api_names(served, dependencies):
-    _, client, _, _ = served
+def test_submitting_the_class_form_marks_the_field_the_api_names(dependencies, ops):
     output = next(d["output"] for d in dependencies if "class-tau2.invalid" in d["output"])
     response = dispatch(
-        client,
+        ops,
         dependencies,
         output,
         {
@@ -196,53 +327,113 @@ def test_submitting_the_class_form_marks_the_field_the_api_names(served, depende
             "classes-created.data": 0,
         },
         ["class-form.n_submit"],
-    )
+    )["response"]
     assert response["class-tau2"]["invalid"] is True
     assert response["class-name"]["invalid"] is False
     assert response["class-tau2-feedback"]["children"].startswith("tau2=0.3 is invalid")
     assert "classes-created" not in response  # nothing created: the table is not reloaded
 
 
-def test_a_stop_button_click_stops_that_job(served, dependencies):
-    _, client, fake, job = served
-    output = "..jobs-alert.children...jobs-stopped.data.."
-    (stop_buttons,) = next(d["inputs"] for d in dependencies if d["output"] == output)
-    button_id = {"index": job["id"], "type": "job-stop"}
-    response = dispatch(
+def click(client, dependencies, button_type, job_id):
+    stops, restarts = next(d["inputs"] for d in dependencies if d["output"] == CONTROL)
+    button_id = {"index": job_id, "type": button_type}
+    pattern = stops if button_type == "job-stop" else restarts
+    return dispatch(
         client,
         dependencies,
-        output,
+        CONTROL,
         {
-            f"{stop_buttons['id']}.n_clicks": [
-                {"id": button_id, "property": "n_clicks", "value": 1}
-            ],
-            "jobs-stopped.data": 0,
+            f"{pattern['id']}.n_clicks": [{"id": button_id, "property": "n_clicks", "value": 1}],
+            "jobs-changed.data": 0,
         },
         # The browser names a pattern-matching id by its compact, key-sorted JSON.
         [json.dumps(button_id, separators=(",", ":"), sort_keys=True) + ".n_clicks"],
-    )
+    )["response"]
+
+
+def test_a_stop_button_click_stops_that_job_and_restart_starts_a_new_run(served, dependencies, ops):
+    _, fake, _ = served
+    job = fake.add_job(["fraud"], status="running")
+    response = click(ops, dependencies, "job-stop", job["id"])
     assert "Stopping job" in json.dumps(response["jobs-alert"])
-    assert response["jobs-stopped"]["data"] == 1
+    assert response["jobs-changed"]["data"] == 1
     assert fake.jobs[job["id"]]["status"] == "stopping"
 
+    fake.jobs[job["id"]]["status"] = "stopped"
+    response = click(ops, dependencies, "job-restart", job["id"])
+    assert f"Restarted job {job['id']} as job" in json.dumps(response["jobs-alert"])
+    assert fake.jobs[max(fake.jobs)]["restart_of"] == job["id"]
 
-def test_re_rendered_stop_buttons_do_not_stop_anything(served, dependencies):
-    _, client, fake, job = served
-    output = "..jobs-alert.children...jobs-stopped.data.."
+
+def test_re_rendered_stop_buttons_do_not_stop_anything(served, dependencies, ops):
+    _, fake, job = served
     button_id = {"index": job["id"], "type": "job-stop"}
     payload = {
-        "output": output,
+        "output": CONTROL,
         "outputs": [
             {"id": "jobs-alert", "property": "children"},
-            {"id": "jobs-stopped", "property": "data"},
+            {"id": "jobs-changed", "property": "data"},
         ],
-        "inputs": [[{"id": button_id, "property": "n_clicks", "value": None}]],
-        "state": [{"id": "jobs-stopped", "property": "data", "value": 0}],
+        "inputs": [[{"id": button_id, "property": "n_clicks", "value": None}], []],
+        "state": [{"id": "jobs-changed", "property": "data", "value": 0}],
         "changedPropIds": [
             json.dumps(button_id, separators=(",", ":"), sort_keys=True) + ".n_clicks"
         ],
     }
     before = len(fake.requests_to("POST", f"/jobs/{job['id']}/stop"))
-    response = client.post("/_dash-update-component", json=payload)
+    response = ops.post("/_dash-update-component", json=payload)
     assert response.status_code == 204  # PreventUpdate
     assert len(fake.requests_to("POST", f"/jobs/{job['id']}/stop")) == before
+
+
+def test_a_revoked_token_ends_the_session_and_goes_to_login(served, dependencies):
+    app, fake, _ = served
+    client, _ = sign_in(app, dependencies, "ops")
+    fake.tokens.clear()  # every token revoked (or expired)
+    body = dispatch(
+        client,
+        dependencies,
+        "..classes-table.children...classes-load-alert.children..",
+        {"classes-created.data": 0, "classes-deleted.data": 0},
+        ["classes-created.data"],
+    )
+    assert body["sideUpdate"] == {AUTH_LOCATION_ID: {"href": "/login?next=%2Fjobs"}}
+    with client.session_transaction() as flask_session:
+        assert SESSION_KEY not in flask_session
+    assert client.get("/jobs").status_code == 302
+
+
+def test_logout_revokes_the_token_and_goes_to_login(served, dependencies):
+    app, fake, _ = served
+    client, _ = sign_in(app, dependencies, "ops")
+    with client.session_transaction() as flask_session:
+        token = flask_session[SESSION_KEY]["token"]
+    body = dispatch(
+        client,
+        dependencies,
+        "logout-button.disabled",
+        {"logout-button.n_clicks": 1},
+        ["logout-button.n_clicks"],
+    )
+    assert body["sideUpdate"] == {AUTH_LOCATION_ID: {"href": "/login"}}
+    assert token not in fake.tokens
+    assert client.get("/").status_code == 302
+
+
+def test_a_role_changed_by_an_admin_is_picked_up(served, dependencies):
+    app, fake, _ = served
+    client, _ = sign_in(app, dependencies, "ops")
+    fake.users["ops"]["role"] = "viewer"
+    try:
+        shell = dispatch(
+            client,
+            dependencies,
+            "..api-health.children...nav-role.children..",
+            {"api-health-interval.n_intervals": 2},
+            ["api-health-interval.n_intervals"],
+        )["response"]
+        assert '"viewer"' in json.dumps(shell["nav-role"])
+        with client.session_transaction() as flask_session:
+            assert flask_session[SESSION_KEY]["role"] == "viewer"
+    finally:
+        fake.users["ops"]["role"] = "operator"

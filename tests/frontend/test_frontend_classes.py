@@ -124,3 +124,23 @@ def test_timestamps_are_shown_in_utc():
     assert format_timestamp("2025-11-21T06:46:44.2") == "2025-11-21 06:46:44"  # naive = UTC
     assert format_timestamp(None) == "—"
     assert format_timestamp("yesterday") == "yesterday"
+
+
+def test_a_viewer_table_has_no_delete_buttons(viewer_api, fake_api):
+    fake_api.add_class("fraud", 6.0, 1.5)
+    table, alert = load_classes_table(viewer_api, can_delete=False)
+    assert alert is None and "fraud" in text(table)
+    assert of_type(table, "Button") == []
+    fake_api.classes.clear()
+    empty, _ = load_classes_table(viewer_api, can_delete=False)
+    assert "An operator can create them" in text(empty)
+
+
+def test_a_403_shows_the_apis_sentence_and_creates_nothing(viewer_api, fake_api):
+    outcome = submit_class(viewer_api, FORM)
+    assert outcome.created is None and outcome.feedback_by_field == {}
+    assert text(outcome.alert) == (
+        "Could not create the class: role='viewer' may not do this: it needs operator or higher"
+    )
+    assert fake_api.classes == {}
+    assert "needs operator or higher" in text(delete_class(viewer_api, 1))

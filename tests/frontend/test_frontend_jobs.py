@@ -5,12 +5,22 @@ from __future__ import annotations
 from frontend_tree import find, ids, of_type, text
 
 from frontend.actions.jobs import (
+    LOG_BUTTON_TYPE,
+    RESTART_BUTTON_TYPE,
     STOP_BUTTON_TYPE,
+    jobs_fingerprint,
     live_href,
     load_class_choices,
     load_jobs_table,
+    load_log,
+    render_jobs_table,
+    render_log,
+    restart_job,
+    split_failure,
     start_job,
+    startup_progress,
     stop_job,
+    waiting_since,
 )
 
 
@@ -62,8 +72,9 @@ def test_table_shows_status_failure_reason_and_actions(api, fake_api):
     fake_api.add_class("clicks", 1.0, 3.0)
     running = fake_api.add_job(["fraud", "clicks"], status="running")
     failed = fake_api.add_job(["fraud"], status="failed", failure_reason="py4j: driver died")
-    table, alert = load_jobs_table(api)
-    assert alert is None
+    view = load_jobs_table(api)
+    table = view.table
+    assert view.alert is None
 
     running_row = find(table, f"job-row-{running['id']}")
     assert "running" in text(running_row) and "fraud, clicks" in text(running_row)
@@ -72,9 +83,15 @@ def test_table_shows_status_failure_reason_and_actions(api, fake_api):
     assert ids(table).index(f"job-row-{failed['id']}") < ids(table).index(
         f"job-row-{running['id']}"
     )
-    # Only an active job can be stopped; every job links to its live view.
-    stop_ids = [b.id for b in of_type(table, "Button")]
-    assert stop_ids == [{"type": STOP_BUTTON_TYPE, "index": running["id"]}]
+    # An active job can be stopped, an ended one restarted; every job has a log and
+    # links to its live view. Newest first.
+    button_ids = [b.id for b in of_type(table, "Button")]
+    assert button_ids == [
+        {"type": LOG_BUTTON_TYPE, "index": failed["id"]},
+        {"type": RESTART_BUTTON_TYPE, "index": failed["id"]},
+        {"type": LOG_BUTTON_TYPE, "index": running["id"]},
+        {"type": STOP_BUTTON_TYPE, "index": running["id"]},
+    ]
     hrefs = {link.href for link in of_type(table, "Link")}
     assert hrefs == {live_href(running["id"]), live_href(failed["id"])}
 
@@ -88,8 +105,31 @@ def test_stop(api, fake_api):
 
 
 def test_empty_jobs_table(api):
-    table, alert = load_jobs_table(api)
-    assert "No jobs yet" in text(table) and alert is None
+    view = load_jobs_table(api)
+    assert "No jobs yet" in text(view.table) and view.alert is None
+
+
+def test_the_table_is_only_rendered_again_when_the_jobs_changed(api, fake_api):
+    fake_api.add_class("fraud", 6.0, 1.5)
+    job = fake_api.add_job(["fraud"], status="pending")
+    first = load_jobs_table(api)
+    assert first.table is not None and first.fingerprint is not None
+    same = load_jobs_table(api, previous=first.fingerprint)
+    assert same.table is None and same.fingerprint == first.fingerprint  # keep the buttons
+    fake_api.jobs[job["id"]]["status"] = "starting"
+    moved = load_jobs_table(api, previous=first.fingerprint)
+    assert moved.table is not None and moved.fingerprint != first.fingerprint
+    jobs = list(fake_api.jobs.values())
+    assert jobs_fingerprint(jobs, True) != jobs_fingerprint(jobs, False)
+
+
+def test_an_api_error_gives_a_placeholder_and_an_alert(dead_url):
+    from frontend.api import ApiClient
+
+    with ApiClient(dead_url, timeout_s=0.5) as down:
+        view = load_jobs_table(down, previous="abc")
+    assert "could not be loaded" in text(view.table) and "Cannot reach" in text(view.alert)
+    assert view.fingerprint is None
 
 
 def test_an_error_not_about_a_form_field_goes_to_the_alert(api, fake_api):
@@ -98,3 +138,114 @@ def test_an_error_not_about_a_form_field_goes_to_the_alert(api, fake_api):
     outcome = start_job(api, [99], None)
     assert outcome.feedback_by_field == {}
     assert "Could not start the job: class_ids=[99] do not exist" in text(outcome.alert)
+
+
+def test_a_viewer_gets_logs_but_no_stop_or_restart_buttons(viewer_api, fake_api):
+    fake_api.add_class("fraud", 6.0, 1.5)
+    running = fake_api.add_job(["fraud"], status="running")
+    failed = fake_api.add_job(["fraud"], status="failed", failure_reason="boom")
+    view = load_jobs_table(viewer_api, can_control=False)
+    assert view.alert is None
+    assert [b.id for b in of_type(view.table, "Button")] == [
+        {"type": LOG_BUTTON_TYPE, "index": failed["id"]},
+        {"type": LOG_BUTTON_TYPE, "index": running["id"]},
+    ]
+    assert "An operator can start one" in text(render_jobs_table([], can_control=False))
+
+
+def test_start_up_shows_progress_and_the_wait(api, fake_api):
+    fake_api.add_class("fraud", 6.0, 1.5)
+    pending = fake_api.add_job(["fraud"], status="pending")
+    starting = fake_api.add_job(["fraud"], status="starting")
+    running = fake_api.add_job(["fraud"], status="running")
+    assert startup_progress(pending) == (1, "queued for a worker")
+    assert startup_progress(starting) == (2, "Spark is starting")
+    assert startup_progress(running) is None
+    assert waiting_since(pending) == pending["created_at"]
+    assert waiting_since(starting) == starting["started_at"]
+
+    table = load_jobs_table(api).table
+    assert "1/3 queued for a worker since 06:40:00 UTC" in text(
+        find(table, f"job-row-{pending['id']}")
+    )
+    assert "2/3 Spark is starting since 06:40:00 UTC" in text(
+        find(table, f"job-row-{starting['id']}")
+    )
+    assert not of_type(find(table, f"job-row-{running['id']}"), "Progress")
+    progress_ids = [p.id for p in of_type(table, "Progress")]
+    assert progress_ids == [f"job-progress-{starting['id']}", f"job-progress-{pending['id']}"]
+
+
+def test_failure_row_shows_the_reason_without_the_log_tail(api, fake_api):
+    fake_api.add_class("fraud", 6.0, 1.5)
+    reason = "the job process exited with code 1\n--- log tail ---\nTraceback\nOOM"
+    failed = fake_api.add_job(["fraud"], status="failed", failure_reason=reason)
+    table = load_jobs_table(api).table
+    row = text(find(table, f"job-failure-{failed['id']}"))
+    assert "failed: the job process exited with code 1" in row
+    assert "Traceback" not in row and "Open its log" in row
+    assert split_failure(reason) == ("the job process exited with code 1", ["Traceback", "OOM"])
+    assert split_failure(None) == ("no reason given", [])
+
+
+def test_restart_starts_a_new_run(api, fake_api):
+    fake_api.add_class("fraud", 6.0, 1.5)
+    stopped = fake_api.add_job(["fraud"], status="stopped")
+    alert = restart_job(api, stopped["id"])
+    new_id = max(fake_api.jobs)
+    assert f"Restarted job {stopped['id']} as job {new_id} (pending)" in text(alert)
+    assert live_href(new_id) in [c.href for c in of_type(alert, "Link")]
+    assert fake_api.jobs[new_id]["restart_of"] == stopped["id"]
+
+
+def test_restart_of_a_running_job_shows_the_409(api, fake_api):
+    fake_api.add_class("fraud", 6.0, 1.5)
+    running = fake_api.add_job(["fraud"], status="running")
+    alert = restart_job(api, running["id"])
+    assert "only a stopped or failed job can be restarted" in text(alert)
+
+
+def test_a_403_shows_the_apis_sentence(viewer_api, fake_api):
+    fake_api.add_class("fraud", 6.0, 1.5)
+    stopped = fake_api.add_job(["fraud"], status="stopped")
+    message = "role='viewer' may not do this: it needs operator or higher"
+    assert text(restart_job(viewer_api, stopped["id"])).endswith(message)
+    assert message in text(stop_job(viewer_api, stopped["id"]))
+    outcome = start_job(viewer_api, [1], None)
+    assert f"Could not start the job: {message}" in text(outcome.alert)
+
+
+def test_start_sends_the_idempotency_key_and_a_retry_gets_the_same_job(api, fake_api):
+    fraud = fake_api.add_class("fraud", 6.0, 1.5)
+    first = start_job(api, [fraud["id"]], None, idempotency_key="form-1")
+    again = start_job(api, [fraud["id"]], None, idempotency_key="form-1")
+    assert first.job is not None and again.job is not None
+    assert first.job["id"] == again.job["id"]
+    assert len(fake_api.jobs) == 1
+    assert fake_api.requests_to("POST", "/jobs")[-1].headers["idempotency-key"] == "form-1"
+
+
+def test_log_of_a_failed_job_has_its_reason_and_last_lines(api, fake_api):
+    fake_api.add_class("fraud", 6.0, 1.5)
+    failed = fake_api.add_job(
+        ["fraud"], status="failed", failure_reason="exited with code 1\n--- log tail ---\nx"
+    )
+    fake_api.logs[failed["id"]] = [f"line {i}" for i in range(300)]
+    view = load_log(api, failed["id"])
+    assert view.failure == "exited with code 1"
+    assert view.lines == [f"line {i}" for i in range(100, 300)]  # the last 200
+    assert not view.live  # a failed job writes nothing more
+    assert fake_api.requests_to("GET", f"/jobs/{failed['id']}/log")[-1].query == {"lines": ["200"]}
+    body = render_log(view)
+    assert "Failed: exited with code 1" in text(find(body, "job-log-failure"))
+    assert "line 299" in text(find(body, "job-log-lines"))
+
+
+def test_log_of_a_running_job_keeps_polling_and_an_empty_log_says_so(api, fake_api):
+    fake_api.add_class("fraud", 6.0, 1.5)
+    running = fake_api.add_job(["fraud"], status="running")
+    view = load_log(api, running["id"])
+    assert view.live and view.failure is None
+    assert "the log is empty so far" in text(render_log(view))
+    missing = load_log(api, 999)
+    assert "Could not read the log of job 999" in text(render_log(missing))

@@ -1,0 +1,291 @@
+"""Read a scenario from YAML: parse, apply overrides, validate, report every problem at once.
+
+Errors name the path in the file and the rule, with the line when it is known::
+
+    scenarios/demo.yaml:41: classes[2].queries[0].operators[1].window.size_s: must be > 0, got 0
+
+Overrides (``--set`` on the command line, and the benchmarks' variants) change the parsed
+document before validation, so an overridden value is checked like any other:
+``control.mode=common``, ``classes[0].manager.params.headroom=0.94``. The value is read as
+YAML (``0.94`` is a number, ``true`` a boolean, ``[1, 2]`` a list).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from spark_runner.scenario.errors import Issue, ScenarioError, format_path
+from spark_runner.scenario.models import ARRIVAL_KINDS, OPERATOR_KINDS, Scenario
+from spark_runner.scenario.validate import check_scenario
+
+_PATH_PART = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)|\[(\d+)\]|(\.)")
+
+
+def load_scenario(path: str | Path, overrides: Sequence[str] = ()) -> Scenario:
+    """Load and validate the scenario file ``path`` (``ScenarioError`` on any problem)."""
+    file = Path(path)
+    try:
+        text = file.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ScenarioError(
+            [Issue("", f"cannot read the file: {exc.strerror or exc}")], str(path)
+        ) from None
+    return parse_scenario(
+        text, base_dir=file.resolve().parent, source=str(path), overrides=overrides
+    )
+
+
+def parse_scenario(
+    text: str,
+    *,
+    base_dir: Path | None = None,
+    source: str = "<scenario>",
+    overrides: Sequence[str] = (),
+) -> Scenario:
+    """Validate YAML ``text``; relative trace paths resolve against ``base_dir``."""
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        problem = getattr(exc, "problem", None) or str(exc)
+        line = mark.line + 1 if mark is not None else None
+        raise ScenarioError([Issue("", f"not valid YAML: {problem}", line)], source) from None
+    if not isinstance(data, dict):
+        raise ScenarioError(
+            [Issue("", "must be a YAML mapping (version: 1, name: ..., ...)")], source
+        )
+    if overrides:
+        data = _unshare(data)  # YAML aliases share objects; an override changes one place
+    for override in overrides:
+        apply_override(data, override, source)
+    return scenario_from_dict(data, base_dir=base_dir, source=source, node=node)
+
+
+def scenario_from_dict(
+    data: Mapping[str, Any],
+    *,
+    base_dir: Path | None = None,
+    source: str = "<scenario>",
+    node: yaml.Node | None = None,
+) -> Scenario:
+    """Validate an already parsed document (``node`` gives line numbers when known)."""
+    try:
+        scenario = Scenario.model_validate(data, context={"base_dir": base_dir})
+    except ValidationError as exc:
+        issues = [_issue_from_error(err, node) for err in exc.errors()]
+        raise ScenarioError(issues, source) from None
+    issues = check_scenario(scenario)
+    if issues:
+        raise ScenarioError([_with_line(i, node) for i in issues], source)
+    return scenario
+
+
+# --- overrides ----------------------------------------------------------------------------
+
+
+def _unshare(value: Any) -> Any:
+    """A copy in which no two places share a mapping or list (unlike ``deepcopy``)."""
+    if isinstance(value, dict):
+        return {k: _unshare(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_unshare(v) for v in value]
+    return value
+
+
+def parse_path(path: str) -> list[str | int]:
+    """``classes[0].manager.kind`` → ``["classes", 0, "manager", "kind"]``."""
+    parts: list[str | int] = []
+    pos = 0
+    expect_name = True
+    while pos < len(path):
+        m = _PATH_PART.match(path, pos)
+        if m is None:
+            raise ValueError(f"cannot read the path at {path[pos:]!r}")
+        if m.group(1) is not None:
+            if not expect_name:
+                raise ValueError(f"expected '.' or '[' before {m.group(1)!r}")
+            parts.append(m.group(1))
+            expect_name = False
+        elif m.group(2) is not None:
+            if expect_name and parts:
+                raise ValueError("an index must follow a name")
+            parts.append(int(m.group(2)))
+            expect_name = False
+        else:
+            if expect_name:
+                raise ValueError("unexpected '.'")
+            expect_name = True
+        pos = m.end()
+    if not parts or expect_name:
+        raise ValueError("the path is empty or ends with '.'")
+    return parts
+
+
+def apply_override(data: dict[str, Any], override: str, source: str = "") -> None:
+    """Apply ``path=value`` to the parsed document ``data`` in place."""
+    if "=" not in override:
+        raise ScenarioError(
+            [Issue(override, "an override is path=value, e.g. control.mode=common")], source
+        )
+    path_text, value_text = override.split("=", 1)
+    path_text = path_text.strip()
+    try:
+        parts = parse_path(path_text)
+        value = yaml.safe_load(value_text) if value_text.strip() else None
+    except (ValueError, yaml.YAMLError) as exc:
+        raise ScenarioError([Issue(path_text, f"cannot override: {exc}")], source) from None
+    target: Any = data
+    for depth, part in enumerate(parts[:-1]):
+        nxt = parts[depth + 1]
+        where = format_path(parts[: depth + 1])
+        if isinstance(part, int):
+            if not isinstance(target, list) or part >= len(target):
+                raise ScenarioError([Issue(where, "cannot override: no such list item")], source)
+            target = target[part]
+        else:
+            if not isinstance(target, dict):
+                raise ScenarioError([Issue(where, "cannot override: not inside a mapping")], source)
+            if part not in target or target[part] is None:
+                if isinstance(nxt, int):
+                    raise ScenarioError([Issue(where, "cannot override: no such list")], source)
+                target[part] = {}
+            target = target[part]
+    last = parts[-1]
+    if isinstance(last, int):
+        if not isinstance(target, list) or last >= len(target):
+            raise ScenarioError([Issue(path_text, "cannot override: no such list item")], source)
+        target[last] = value
+    else:
+        if not isinstance(target, dict):
+            raise ScenarioError([Issue(path_text, "cannot override: not inside a mapping")], source)
+        target[last] = value
+
+
+# --- errors -------------------------------------------------------------------------------
+
+
+def _strip_tags(loc: Sequence[str | int]) -> list[str | int]:
+    """Drop the discriminator tags pydantic inserts into union locations."""
+    out: list[str | int] = []
+    for i, part in enumerate(loc):
+        prev = loc[i - 1] if i > 0 else None
+        prev2 = loc[i - 2] if i > 1 else None
+        if part in ARRIVAL_KINDS and prev == "arrival":
+            continue
+        if part in OPERATOR_KINDS and isinstance(prev, int) and prev2 == "operators":
+            continue
+        out.append(part)
+    return out
+
+
+def _message(err: Mapping[str, Any]) -> tuple[str, str]:
+    """(path suffix, rule) for one pydantic error."""
+    kind = err.get("type", "")
+    ctx = err.get("ctx") or {}
+    got = err.get("input")
+    shown = "" if isinstance(got, dict | list) else f", got {got!r}"
+    bounds = {
+        "greater_than": ("gt", ">"),
+        "greater_than_equal": ("ge", ">="),
+        "less_than": ("lt", "<"),
+        "less_than_equal": ("le", "<="),
+    }
+    if kind in bounds:
+        key, sign = bounds[kind]
+        return "", f"must be {sign} {_num(ctx.get(key))}{shown}"
+    if kind == "missing":
+        return "", "is required"
+    if kind == "extra_forbidden":
+        return "", "is not a field here (check the spelling; see docs/scenario-format.md)"
+    if kind == "too_short":
+        n = ctx.get("min_length", 1)
+        return "", f"needs at least {n} item{'s' if n != 1 else ''}"
+    if kind == "string_pattern_mismatch":
+        return "", f"must be a name (letters, digits, _ . -; starting with a letter or _){shown}"
+    if kind == "string_too_long":
+        return "", f"must be at most {ctx.get('max_length')} characters"
+    if kind == "string_too_short":
+        return "", "must not be empty"
+    if kind == "union_tag_invalid":
+        return ".kind", f"{ctx.get('tag')!r} is not one of {ctx.get('expected_tags')}"
+    if kind == "union_tag_not_found":
+        return ".kind", f"is required (one of {_tags_for(err)})"
+    if kind == "literal_error":
+        return "", f"must be one of {ctx.get('expected')}{shown}"
+    if kind in ("float_parsing", "float_type"):
+        return "", f"must be a number{shown}"
+    if kind in ("int_parsing", "int_type", "int_from_float"):
+        return "", f"must be a whole number{shown}"
+    if kind in ("bool_parsing", "bool_type"):
+        return "", f"must be true or false{shown}"
+    if kind == "finite_number":
+        return "", f"must be a finite number{shown}"
+    if kind in ("model_type", "dict_type", "model_attributes_type"):
+        return "", f"must be a mapping (key: value){shown}"
+    if kind == "list_type":
+        return "", f"must be a list{shown}"
+    if kind == "string_type":
+        return "", f"must be a string{shown}"
+    if kind == "value_error":
+        msg = str(err.get("msg", ""))
+        return "", msg.removeprefix("Value error, ")
+    return "", str(err.get("msg", kind))
+
+
+def _num(value: object) -> str:
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def _tags_for(err: Mapping[str, Any]) -> str:
+    loc = err.get("loc", ())
+    return ", ".join(ARRIVAL_KINDS if loc and loc[-1] == "arrival" else OPERATOR_KINDS)
+
+
+def _issue_from_error(err: Mapping[str, Any], node: yaml.Node | None) -> Issue:
+    loc = _strip_tags(list(err.get("loc", ())))
+    suffix, message = _message(err)
+    path = format_path(loc) + suffix
+    return Issue(path, message, _line_of(node, loc))
+
+
+def _with_line(issue: Issue, node: yaml.Node | None) -> Issue:
+    if issue.line is not None or node is None:
+        return issue
+    try:
+        loc = parse_path(issue.path) if issue.path else []
+    except ValueError:
+        return issue
+    return Issue(issue.path, issue.message, _line_of(node, loc))
+
+
+def _line_of(node: yaml.Node | None, loc: Sequence[str | int]) -> int | None:
+    """1-based line of the deepest node along ``loc`` (the parent of a missing key)."""
+    if node is None:
+        return None
+    current = node
+    for part in loc:
+        child: yaml.Node | None = None
+        if isinstance(current, yaml.MappingNode) and isinstance(part, str):
+            for key, value in current.value:
+                if isinstance(key, yaml.ScalarNode) and key.value == part:
+                    child = value
+                    break
+        elif (
+            isinstance(current, yaml.SequenceNode)
+            and isinstance(part, int)
+            and 0 <= part < len(current.value)
+        ):
+            child = current.value[part]
+        if child is None:
+            break
+        current = child
+    return int(current.start_mark.line) + 1

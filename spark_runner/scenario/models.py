@@ -1,0 +1,493 @@
+"""The scenario format, version 1: typed models of one YAML document (docs/scenario-format.md).
+
+A scenario describes query classes (priority, delay target, load manager), the continuous
+queries of each class built from real operator kinds, the input streams and their arrival
+patterns, an optional background load, and the control settings (control period, mode,
+redistribution cycle), plus a duration and a seed. The same file drives the simulator and
+the Spark runner: ``sim`` hints on operators and the ``engine`` section are simulation
+inputs the Spark engine ignores (it measures costs and selectivities instead).
+
+Every model forbids unknown fields, so a typo is an error that names its path. Cross
+references (a query's source, a join's right input) are checked by
+:mod:`spark_runner.scenario.validate`, which the loader runs after these models.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+
+from spark_runner.scenario.predicates import PredicateError, parse_predicate
+
+FORMAT_VERSION = 1
+"""The scenario format version this build reads and writes."""
+
+SUPPORTED_VERSIONS = (1,)
+
+NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_.-]*$"
+Name = Annotated[str, StringConstraints(pattern=NAME_PATTERN, min_length=1, max_length=64)]
+"""Names of streams, segments, classes, queries, operators and columns."""
+
+ParamScalar = bool | int | float | str
+"""A manager parameter value (numbers, enumerated strings, booleans)."""
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+# --- arrival patterns ----------------------------------------------------------------------
+
+
+class ConstantArrival(_Model):
+    """A constant rate for the whole run."""
+
+    kind: Literal["constant"]
+    rate_per_s: float = Field(ge=0, allow_inf_nan=False, description="tuples/s")
+
+
+class StepPoint(_Model):
+    """From ``at_s`` on (until the next point) the rate is ``rate_per_s``."""
+
+    at_s: float = Field(ge=0, allow_inf_nan=False)
+    rate_per_s: float = Field(ge=0, allow_inf_nan=False)
+
+
+class StepArrival(_Model):
+    """Piecewise-constant rate; 0 tuples/s before the first point."""
+
+    kind: Literal["step"]
+    steps: list[StepPoint] = Field(min_length=1)
+
+    @field_validator("steps")
+    @classmethod
+    def _increasing(cls, steps: list[StepPoint]) -> list[StepPoint]:
+        for i in range(1, len(steps)):
+            if steps[i].at_s <= steps[i - 1].at_s:
+                raise ValueError(
+                    f"at_s must increase from one step to the next "
+                    f"(step {i} at {steps[i].at_s} s follows {steps[i - 1].at_s} s)"
+                )
+        return steps
+
+
+class ParetoRange(_Model):
+    """From ``from_s`` on, each period's rate is drawn within [min, max]."""
+
+    from_s: float = Field(ge=0, allow_inf_nan=False)
+    min_rate_per_s: float = Field(gt=0, allow_inf_nan=False)
+    max_rate_per_s: float = Field(gt=0, allow_inf_nan=False)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> ParetoRange:
+        if self.max_rate_per_s < self.min_rate_per_s:
+            raise ValueError(
+                f"max_rate_per_s ({self.max_rate_per_s}) must be >= min_rate_per_s "
+                f"({self.min_rate_per_s})"
+            )
+        return self
+
+
+class ParetoArrival(_Model):
+    """The thesis's SD_p: per period a rate drawn from a bounded Pareto within a range.
+
+    The range may change over time (``ranges`` sorted by ``from_s``, the first at 0).
+    ``shape`` is the Pareto index α (the thesis's "skewness 1" is α = 1): most periods
+    sit near the minimum, a few reach towards the maximum.
+    """
+
+    kind: Literal["pareto"]
+    ranges: list[ParetoRange] = Field(min_length=1)
+    shape: float = Field(default=1.0, gt=0, allow_inf_nan=False)
+    period_s: float | None = Field(
+        default=None, gt=0, allow_inf_nan=False, description="default: the control period"
+    )
+
+    @field_validator("ranges")
+    @classmethod
+    def _sorted(cls, ranges: list[ParetoRange]) -> list[ParetoRange]:
+        if ranges[0].from_s != 0:
+            raise ValueError("the first range must start at from_s: 0")
+        for i in range(1, len(ranges)):
+            if ranges[i].from_s <= ranges[i - 1].from_s:
+                raise ValueError(
+                    f"from_s must increase from one range to the next "
+                    f"(range {i} at {ranges[i].from_s} s follows {ranges[i - 1].from_s} s)"
+                )
+        return ranges
+
+
+class TraceArrival(_Model):
+    """Replay a rate trace from a CSV file with columns ``time_s,rate_per_s``.
+
+    Each row's rate holds from its ``time_s`` until the next row (the last row holds to
+    the end unless ``loop``). ``path`` is relative to the scenario file. Rates are
+    multiplied by ``scale``, times by ``time_scale``.
+    """
+
+    kind: Literal["trace"]
+    path: str = Field(min_length=1)
+    scale: float = Field(default=1.0, gt=0, allow_inf_nan=False)
+    time_scale: float = Field(default=1.0, gt=0, allow_inf_nan=False)
+    loop: bool = False
+
+    @field_validator("path")
+    @classmethod
+    def _resolve(cls, path: str, info: ValidationInfo) -> str:
+        base = (info.context or {}).get("base_dir")
+        candidate = Path(path)
+        if not candidate.is_absolute() and base is not None:
+            candidate = Path(base) / candidate
+        if not candidate.is_file():
+            raise ValueError(f"trace file not found: {candidate}")
+        return str(candidate.resolve())
+
+
+Arrival = Annotated[
+    ConstantArrival | StepArrival | ParetoArrival | TraceArrival, Field(discriminator="kind")
+]
+ARRIVAL_KINDS = ("constant", "step", "pareto", "trace")
+
+
+class Stream(_Model):
+    """An input stream. Tuples carry ``key`` (uniform over ``keys`` integers), ``value``
+    (uniform in [0, 1)), ``seq`` and their arrival instant ``arrival_s``."""
+
+    name: Name
+    arrival: Arrival
+    keys: int = Field(default=100, ge=1)
+    description: str = ""
+
+
+# --- operators ----------------------------------------------------------------------------
+
+
+class SimHints(_Model):
+    """What the simulator needs of an operator; the Spark engine measures these instead.
+
+    Attributes:
+        cost_per_tuple_s: processing time per input tuple, s (default: the operator's
+            calibrated cost for ``map``, else ``engine.default_cost_per_tuple_s``).
+        selectivity: output tuples per input tuple (default: from the predicate for
+            ``filter``; 1 for ``project``, ``map`` and ``window_aggregate``; required for
+            ``window_join``).
+    """
+
+    cost_per_tuple_s: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+    selectivity: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+
+
+class _Operator(_Model):
+    name: Name | None = Field(default=None, description="unique id; default derived")
+    sim: SimHints = SimHints()
+
+
+class FilterOp(_Operator):
+    """Keep tuples matching ``predicate`` (see :mod:`spark_runner.scenario.predicates`)."""
+
+    kind: Literal["filter"]
+    predicate: str
+
+    @field_validator("predicate")
+    @classmethod
+    def _parses(cls, predicate: str) -> str:
+        try:
+            parse_predicate(predicate)
+        except PredicateError as exc:
+            raise ValueError(f"predicate {predicate!r} {exc}") from None
+        return predicate
+
+
+class ProjectOp(_Operator):
+    """Keep only ``columns`` (``arrival_s`` is always carried along)."""
+
+    kind: Literal["project"]
+    columns: list[Name] = Field(min_length=1)
+
+
+class MapOp(_Operator):
+    """Compute ``output`` from the SQL ``expression`` and burn a calibrated CPU cost."""
+
+    kind: Literal["map"]
+    expression: str = "value"
+    output: Name = "value"
+    cpu_cost_per_tuple_s: float = Field(ge=0, allow_inf_nan=False)
+
+
+class Window(_Model):
+    """A time window: ``tumbling`` (size) or ``sliding`` (size and slide <= size)."""
+
+    type: Literal["tumbling", "sliding"] = "tumbling"
+    size_s: float = Field(gt=0, allow_inf_nan=False)
+    slide_s: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+
+    @model_validator(mode="after")
+    def _slide(self) -> Window:
+        if self.type == "sliding":
+            if self.slide_s is None:
+                raise ValueError("a sliding window needs slide_s")
+            if self.slide_s > self.size_s:
+                raise ValueError(f"slide_s ({self.slide_s}) must be <= size_s ({self.size_s})")
+        elif self.slide_s is not None and self.slide_s != self.size_s:
+            raise ValueError("a tumbling window has no slide_s (or slide_s equal to size_s)")
+        return self
+
+
+class WindowAggregateOp(_Operator):
+    """``function(column)`` per ``group_by`` over a time window."""
+
+    kind: Literal["window_aggregate"]
+    window: Window
+    function: Literal["count", "sum", "avg", "min", "max"] = "count"
+    column: Name = "value"
+    group_by: list[Name] = Field(default_factory=lambda: ["key"])
+
+
+class JoinWindow(_Model):
+    """The range window of a window join: tuples at most ``size_s`` apart match."""
+
+    size_s: float = Field(gt=0, allow_inf_nan=False)
+
+
+class WindowJoinOp(_Operator):
+    """Join the upstream (left) with ``right`` (a stream or shared segment) on ``on_column``
+    (equal values within ``window.size_s`` of each other match)."""
+
+    kind: Literal["window_join"]
+    right: Name
+    window: JoinWindow
+    on_column: Name = "key"
+
+
+Operator = Annotated[
+    FilterOp | ProjectOp | MapOp | WindowAggregateOp | WindowJoinOp, Field(discriminator="kind")
+]
+OPERATOR_KINDS = ("filter", "project", "map", "window_aggregate", "window_join")
+
+
+class Query(_Model):
+    """A continuous query: ``source`` (stream or shared segment) → ``operators`` → output."""
+
+    name: Name
+    source: Name
+    operators: list[Operator] = Field(min_length=1)
+    description: str = ""
+
+
+class Segment(_Model):
+    """A shared segment: operators whose output several queries read.
+
+    Used by several classes it belongs to the highest-priority one; the lower classes shed
+    at their first operator after it (001 §6.1.4).
+    """
+
+    name: Name
+    source: Name
+    operators: list[Operator] = Field(min_length=1)
+    description: str = ""
+
+
+# --- classes and control ------------------------------------------------------------------
+
+
+class ManagerSpec(_Model):
+    """A load manager: ``kind`` (aloma, seamless, ctrl, aurora, none, linear) and its
+    parameters (validated by the core's ``make_manager``; the delay target comes from the
+    class)."""
+
+    kind: str = "aloma"
+    params: dict[str, ParamScalar] = Field(default_factory=dict)
+
+
+class ThresholdsSpec(_Model):
+    """Utilisation thresholds ``0 < tau0 < tau1 < tau2 < tau3 <= 1`` (spec §5)."""
+
+    tau0: float = 0.2
+    tau1: float = 0.4
+    tau2: float = 0.8
+    tau3: float = 0.95
+
+    @model_validator(mode="after")
+    def _ordered(self) -> ThresholdsSpec:
+        values = (self.tau0, self.tau1, self.tau2, self.tau3)
+        if not (0 < values[0] < values[1] < values[2] < values[3] <= 1):
+            raise ValueError(f"must satisfy 0 < tau0 < tau1 < tau2 < tau3 <= 1, got {values}")
+        return self
+
+
+class QueryClass(_Model):
+    """A query class: its priority, delay target, load manager and queries."""
+
+    name: Name
+    priority: float = Field(gt=0, allow_inf_nan=False, description="larger = more important")
+    delay_target_s: float = Field(gt=0, allow_inf_nan=False)
+    manager: ManagerSpec = ManagerSpec()
+    reserve_fraction: float = Field(default=0.05, ge=0, lt=1)
+    max_lend_fraction: float = Field(default=1.0, ge=0, le=1)
+    thresholds: ThresholdsSpec = ThresholdsSpec()
+    queries: list[Query] = Field(min_length=1)
+    description: str = ""
+
+
+class CommonManagerSpec(ManagerSpec):
+    """The single manager of ``mode: common``; its delay target defaults to the smallest
+    class target."""
+
+    delay_target_s: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+
+
+ControlMode = Literal["none", "common", "per_class", "dilos"]
+CONTROL_MODES = ("none", "common", "per_class", "dilos")
+
+
+class Control(_Model):
+    """How load is managed.
+
+    Modes: ``none`` (no shedding), ``common`` (one manager for the whole system,
+    ``common_manager``), ``per_class`` (each class's own manager, fixed WRR quotas) and
+    ``dilos`` (per-class managers plus capacity redistribution every
+    ``redistribution_every`` periods under ``policy``).
+    """
+
+    period_s: float = Field(gt=0, allow_inf_nan=False)
+    mode: ControlMode = "dilos"
+    redistribution_every: int = Field(default=10, ge=1)
+    policy: Literal["relative", "absolute", "strict"] = "relative"
+    min_share: float = Field(default=0.0, ge=0, lt=1)
+    common_manager: CommonManagerSpec = CommonManagerSpec()
+
+
+class Background(_Model):
+    """A background job taking ``share`` of the processor from ``start_s`` to ``end_s``.
+
+    With ``on_s``/``off_s`` it comes and goes: present ``on_s``, absent ``off_s``, repeated
+    (001 §5.3.2.6). Overlapping jobs add up (capped at 0.99).
+    """
+
+    start_s: float = Field(ge=0, allow_inf_nan=False)
+    end_s: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    share: float = Field(gt=0, lt=1)
+    on_s: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    off_s: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+
+    @model_validator(mode="after")
+    def _window(self) -> Background:
+        if self.end_s is not None and self.end_s <= self.start_s:
+            raise ValueError(f"end_s ({self.end_s}) must be > start_s ({self.start_s})")
+        if (self.on_s is None) != (self.off_s is None):
+            raise ValueError("on_s and off_s go together (both or neither)")
+        return self
+
+
+class Engine(_Model):
+    """Simulation-only settings of the stream engine (the Spark runner ignores them).
+
+    Attributes:
+        scheduler_round_s: length of one weighted-round-robin round; class k gets
+            ``quota_k × scheduler_round_s`` of processor per round, s.
+        batch_size: most tuples an operator takes per turn (AQSIOS: 50).
+        batch_overhead_s: fixed cost of one operator turn, part of its measured cost, s.
+        dispatch_overhead_s: scheduler cost per operator turn, measured by nobody, s.
+        hidden_overhead_fraction: unmeasured work (statistics, memory management) per
+            unit of operator work; the true headroom is about ``1 / (1 + this)``.
+        source_cost_per_tuple_s: cost of a class's source operator per tuple read, s.
+        default_cost_per_tuple_s: operator cost when ``sim.cost_per_tuple_s`` is absent, s.
+        tick_s: arrivals are delivered to the sources at this granularity, s.
+        run_span_s: queued tuples are tracked in runs spanning at most this long, s.
+        cost_jitter: relative spread (lognormal sigma) of each turn's cost; 0 = exact.
+        background_cost_visible: a background job also inflates measured costs (wall-clock
+            measurement); false = measured costs are CPU time and only capacity drops.
+        stall_rate_per_s: random processor stalls per second (operating-system interrupts,
+            other processes' time slices; 001 §5.2.1) — unmeasured, Poisson; 0 = none.
+        stall_mean_s: mean length of a stall (exponential), s.
+    """
+
+    scheduler_round_s: float = Field(default=0.01, gt=0, allow_inf_nan=False)
+    batch_size: int = Field(default=50, ge=1)
+    batch_overhead_s: float = Field(default=1e-4, ge=0, allow_inf_nan=False)
+    dispatch_overhead_s: float = Field(default=0.0, ge=0, allow_inf_nan=False)
+    hidden_overhead_fraction: float = Field(default=0.0, ge=0, allow_inf_nan=False)
+    source_cost_per_tuple_s: float = Field(default=1e-5, ge=0, allow_inf_nan=False)
+    default_cost_per_tuple_s: float = Field(default=1e-4, ge=0, allow_inf_nan=False)
+    tick_s: float = Field(default=0.002, gt=0, allow_inf_nan=False)
+    run_span_s: float = Field(default=0.01, gt=0, allow_inf_nan=False)
+    cost_jitter: float = Field(default=0.0, ge=0, le=1)
+    background_cost_visible: bool = False
+    stall_rate_per_s: float = Field(default=0.0, ge=0, allow_inf_nan=False)
+    stall_mean_s: float = Field(default=0.01, gt=0, allow_inf_nan=False)
+
+
+class Scenario(_Model):
+    """One scenario document (format version 1)."""
+
+    version: int
+    name: Name
+    description: str = ""
+    seed: int = 0
+    duration_s: float = Field(gt=0, allow_inf_nan=False)
+    control: Control
+    engine: Engine = Engine()
+    streams: list[Stream] = Field(min_length=1)
+    shared_segments: list[Segment] = Field(default_factory=list)
+    classes: list[QueryClass] = Field(min_length=1)
+    background: list[Background] = Field(default_factory=list)
+
+    @field_validator("version")
+    @classmethod
+    def _supported(cls, version: int) -> int:
+        if version not in SUPPORTED_VERSIONS:
+            supported = ", ".join(str(v) for v in SUPPORTED_VERSIONS)
+            raise ValueError(
+                f"unsupported scenario version {version}; this build reads {supported}"
+            )
+        return version
+
+    def stream(self, name: str) -> Stream:
+        for s in self.streams:
+            if s.name == name:
+                return s
+        raise KeyError(name)
+
+    def segment(self, name: str) -> Segment:
+        for s in self.shared_segments:
+            if s.name == name:
+                return s
+        raise KeyError(name)
+
+    def query_class(self, name: str) -> QueryClass:
+        for c in self.classes:
+            if c.name == name:
+                return c
+        raise KeyError(name)
+
+
+def operator_selectivity(
+    op: FilterOp | ProjectOp | MapOp | WindowAggregateOp | WindowJoinOp, keys: int
+) -> float:
+    """The selectivity the simulator uses for ``op`` (see :class:`SimHints`)."""
+    if op.sim.selectivity is not None:
+        return op.sim.selectivity
+    if isinstance(op, FilterOp):
+        return parse_predicate(op.predicate).selectivity(keys)
+    return 1.0
+
+
+def operator_cost(
+    op: FilterOp | ProjectOp | MapOp | WindowAggregateOp | WindowJoinOp, engine: Engine
+) -> float:
+    """The cost per tuple the simulator uses for ``op``, s (see :class:`SimHints`)."""
+    if op.sim.cost_per_tuple_s is not None:
+        return op.sim.cost_per_tuple_s
+    if isinstance(op, MapOp):
+        return op.cpu_cost_per_tuple_s
+    return engine.default_cost_per_tuple_s

@@ -1,0 +1,237 @@
+"""Rules that span several parts of a scenario (the models check each part on its own).
+
+- names: streams and shared segments share one namespace; class names are unique; query
+  names are unique within their class; explicit operator names are unique in the file;
+- references: a query's or segment's ``source`` and a join's ``right`` name a stream or a
+  shared segment (a join also needs ``sim.selectivity``); segments do not feed themselves
+  (no cycles); every segment is used;
+- managers: each class's manager kind and parameters are valid for the core's
+  ``make_manager`` (the delay target comes from the class, never from ``params``);
+- traces: a trace file parses;
+- control: the control period fits in the run.
+
+Each broken rule is an :class:`Issue` with the YAML path it concerns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from spark_runner.core.errors import ParameterError
+from spark_runner.core.managers.registry import manager_params
+from spark_runner.scenario.arrivals import TraceError, read_trace
+from spark_runner.scenario.errors import Issue
+from spark_runner.scenario.models import (
+    ManagerSpec,
+    Scenario,
+    TraceArrival,
+    WindowJoinOp,
+)
+
+
+def check_scenario(scenario: Scenario) -> list[Issue]:
+    """Every cross-part rule ``scenario`` breaks (empty when it is valid)."""
+    issues: list[Issue] = []
+    inputs = _check_names(scenario, issues)
+    _check_references(scenario, inputs, issues)
+    _check_managers(scenario, issues)
+    _check_traces(scenario, issues)
+    if scenario.control.period_s > scenario.duration_s:
+        issues.append(
+            Issue(
+                "control.period_s",
+                f"must be <= duration_s ({scenario.duration_s} s), got {scenario.control.period_s}",
+            )
+        )
+    return issues
+
+
+def _check_names(scenario: Scenario, issues: list[Issue]) -> dict[str, str]:
+    """Unique names; returns input name → "stream" / "segment"."""
+    inputs: dict[str, str] = {}
+    where: dict[str, str] = {}
+    for i, stream in enumerate(scenario.streams):
+        path = f"streams[{i}].name"
+        if stream.name in inputs:
+            issues.append(
+                Issue(path, f"{stream.name!r} is already defined at {where[stream.name]}")
+            )
+        else:
+            inputs[stream.name], where[stream.name] = "stream", path
+    for i, seg in enumerate(scenario.shared_segments):
+        path = f"shared_segments[{i}].name"
+        if seg.name in inputs:
+            issues.append(
+                Issue(
+                    path,
+                    f"{seg.name!r} is already defined at {where[seg.name]} "
+                    "(streams and shared segments share one namespace)",
+                )
+            )
+        else:
+            inputs[seg.name], where[seg.name] = "segment", path
+    class_paths: dict[str, str] = {}
+    op_paths: dict[str, str] = {}
+
+    def check_ops(prefix: str, ops: list[object]) -> None:
+        for j, op in enumerate(ops):
+            name = getattr(op, "name", None)
+            if name is None:
+                continue
+            path = f"{prefix}.operators[{j}].name"
+            if name in op_paths:
+                issues.append(
+                    Issue(path, f"operator name {name!r} is already used at {op_paths[name]}")
+                )
+            else:
+                op_paths[name] = path
+
+    for i, seg in enumerate(scenario.shared_segments):
+        check_ops(f"shared_segments[{i}]", list(seg.operators))
+    for i, cls in enumerate(scenario.classes):
+        path = f"classes[{i}].name"
+        if cls.name in class_paths:
+            issues.append(
+                Issue(path, f"class {cls.name!r} is already defined at {class_paths[cls.name]}")
+            )
+        else:
+            class_paths[cls.name] = path
+        query_paths: dict[str, str] = {}
+        for j, query in enumerate(cls.queries):
+            qpath = f"classes[{i}].queries[{j}]"
+            if query.name in query_paths:
+                issues.append(
+                    Issue(
+                        f"{qpath}.name",
+                        f"query {query.name!r} is already defined in this class at "
+                        f"{query_paths[query.name]}",
+                    )
+                )
+            else:
+                query_paths[query.name] = f"{qpath}.name"
+            check_ops(qpath, list(query.operators))
+    return inputs
+
+
+def _known(inputs: Mapping[str, str]) -> str:
+    streams = sorted(n for n, k in inputs.items() if k == "stream")
+    segments = sorted(n for n, k in inputs.items() if k == "segment")
+    out = f"streams: {', '.join(streams) or '-'}"
+    return out + (f"; shared segments: {', '.join(segments)}" if segments else "")
+
+
+def _check_references(scenario: Scenario, inputs: Mapping[str, str], issues: list[Issue]) -> None:
+    def check_ref(path: str, name: str, what: str) -> None:
+        if name not in inputs:
+            issues.append(
+                Issue(
+                    path,
+                    f"{what} {name!r} is neither a stream nor a shared segment ({_known(inputs)})",
+                )
+            )
+
+    def check_joins(prefix: str, ops: list[object]) -> None:
+        for j, op in enumerate(ops):
+            if isinstance(op, WindowJoinOp):
+                check_ref(f"{prefix}.operators[{j}].right", op.right, "right input")
+                if op.sim.selectivity is None:
+                    issues.append(
+                        Issue(
+                            f"{prefix}.operators[{j}].sim.selectivity",
+                            "is required for window_join (matches per input tuple; "
+                            "the simulator cannot derive it)",
+                        )
+                    )
+
+    segment_deps: dict[str, set[str]] = {}
+    for i, seg in enumerate(scenario.shared_segments):
+        prefix = f"shared_segments[{i}]"
+        check_ref(f"{prefix}.source", seg.source, "source")
+        check_joins(prefix, list(seg.operators))
+        deps = {seg.source} | {op.right for op in seg.operators if isinstance(op, WindowJoinOp)}
+        segment_deps[seg.name] = {d for d in deps if inputs.get(d) == "segment"}
+    used: set[str] = set()
+    for i, cls in enumerate(scenario.classes):
+        for j, query in enumerate(cls.queries):
+            prefix = f"classes[{i}].queries[{j}]"
+            check_ref(f"{prefix}.source", query.source, "source")
+            check_joins(prefix, list(query.operators))
+            used.add(query.source)
+            used.update(op.right for op in query.operators if isinstance(op, WindowJoinOp))
+    # cycles among segments
+    state: dict[str, int] = {}
+
+    def visit(name: str, stack: list[str]) -> None:
+        state[name] = 1
+        for dep in sorted(segment_deps.get(name, ())):
+            if state.get(dep) == 1:
+                cycle = [*stack[stack.index(dep) :], dep] if dep in stack else [name, dep]
+                i = next(k for k, s in enumerate(scenario.shared_segments) if s.name == name)
+                issues.append(
+                    Issue(
+                        f"shared_segments[{i}].source",
+                        f"segments must not feed themselves: {' -> '.join(cycle)}",
+                    )
+                )
+            elif state.get(dep) is None:
+                visit(dep, [*stack, dep])
+        state[name] = 2
+
+    for seg in scenario.shared_segments:
+        if seg.name not in state:
+            visit(seg.name, [seg.name])
+    # every segment is used by some query (directly or through other segments)
+    reachable: set[str] = set()
+    frontier = [u for u in used if inputs.get(u) == "segment"]
+    while frontier:
+        name = frontier.pop()
+        if name in reachable:
+            continue
+        reachable.add(name)
+        frontier.extend(segment_deps.get(name, ()))
+    for i, seg in enumerate(scenario.shared_segments):
+        if seg.name in inputs and inputs[seg.name] == "segment" and seg.name not in reachable:
+            issues.append(
+                Issue(
+                    f"shared_segments[{i}].name", f"segment {seg.name!r} is not used by any query"
+                )
+            )
+
+
+def manager_issues(path: str, spec: ManagerSpec, delay_target_s: float) -> list[Issue]:
+    """Issues with one manager spec, validated by the core's parameter rules."""
+    if "delay_target_s" in spec.params:
+        return [
+            Issue(
+                f"{path}.params.delay_target_s",
+                "is set by the class (delay_target_s), not in the manager's params",
+            )
+        ]
+    try:
+        manager_params(spec.kind, {**spec.params, "delay_target_s": delay_target_s})
+    except ParameterError as exc:
+        if exc.field == "kind":
+            return [Issue(f"{path}.kind", f"{spec.kind!r}: {exc.rule}")]
+        return [Issue(f"{path}.params.{exc.field}", f"{exc.value!r}: {exc.rule}")]
+    return []
+
+
+def _check_managers(scenario: Scenario, issues: list[Issue]) -> None:
+    for i, cls in enumerate(scenario.classes):
+        issues.extend(manager_issues(f"classes[{i}].manager", cls.manager, cls.delay_target_s))
+    if scenario.control.mode == "common":
+        common = scenario.control.common_manager
+        target = common.delay_target_s or min(c.delay_target_s for c in scenario.classes)
+        issues.extend(manager_issues("control.common_manager", common, target))
+
+
+def _check_traces(scenario: Scenario, issues: list[Issue]) -> None:
+    for i, stream in enumerate(scenario.streams):
+        if isinstance(stream.arrival, TraceArrival):
+            try:
+                read_trace(stream.arrival.path)
+            except TraceError as exc:
+                where = f"line {exc.line}: " if exc.line else ""
+                issues.append(
+                    Issue(f"streams[{i}].arrival.path", f"{exc.path}: {where}{exc.message}")
+                )

@@ -1,0 +1,631 @@
+"""A discrete-event simulator of a single-processor stream engine with batch processing.
+
+What is modelled, and why (001 §2.1, §5.2.1, §6.1.2, §6.2.2):
+
+- **Operators** with a cost per input tuple and a selectivity; each has an input queue.
+  Tuples are whole; a selectivity below 1 keeps tuples by error diffusion (exactly
+  ``selectivity`` of them in the long run, no randomness needed).
+- **Batch processing**: an operator's turn takes up to ``batch_size`` queued tuples and
+  costs ``batch_overhead_s + n × cost``. Bigger batches cost less per tuple, and a lightly
+  loaded operator visited often runs small, expensive batches — the effect DILoS exploits.
+- **One processor** running operators in scheduler order. The class scheduler is weighted
+  round robin with deficits: each round (``scheduler_round_s``) class k is credited
+  ``quota_k × round``; a class runs operator turns (a sweep in topological order, resuming
+  where it stopped) until its credit is spent or it has no work; a class out of work gives
+  the rest of its turn to the next class (implicit sharing). Quotas come from the control
+  plane (priority shares, or DILoS's redistribution).
+- **Unmeasured work**: a per-turn ``dispatch_overhead_s`` and a ``hidden_overhead_fraction``
+  of every turn's work take processor time that no operator's measured cost includes, so
+  the true headroom is below 1 as in the thesis.
+- **Shedding at class sources**: tuples reaching a class's shedding point (its source
+  operators, or its first operator after a higher class's shared segment) are dropped with
+  the class's shed fraction, before they cost anything.
+- **Background load**: a share of the processor taken on a schedule; operator turns take
+  longer in wall time. Measured costs stay CPU time unless ``background_cost_visible``.
+- **Processor stalls** (optional): Poisson interruptions of exponential length that nobody
+  measures (interrupts, other processes; 001 §5.2.1).
+- **Response time** of an output tuple = completion time of the turn that produced it −
+  arrival time of the input tuple it came from. Queued tuples are tracked as runs
+  ``[count, first arrival, last arrival]`` with arrivals spread evenly inside a run.
+
+Every control period the engine builds one :class:`Observation` per class from what it
+measured (costs and selectivities per operator, arrivals at shedding points, queue lengths,
+outputs' response times), feeds the core's :class:`LoadModel`, asks the control plane for
+shed fractions and quotas, and records a sample.
+
+The engine reads no clock and uses randomness only from ``random.Random(seed)`` (per-turn
+cost jitter, Pareto arrivals), so a scenario and a seed give the same results every time.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+from spark_runner.core.load_model import LoadModel
+from spark_runner.core.observation import Observation, ResponseTimeStats
+from spark_runner.scenario.arrivals import RateSchedule, build_schedule
+from spark_runner.scenario.models import Scenario
+from spark_runner.sim.control import ControlPlane, ControlResult, make_control_plane
+from spark_runner.sim.network import Network, build_network
+
+HIST_BINS_PER_DECADE = 20
+HIST_MIN_EXP = -6  # 1 µs
+HIST_BINS = HIST_BINS_PER_DECADE * 11  # up to 1e5 s
+MAX_BACKGROUND_SHARE = 0.99
+
+
+@dataclass
+class ClassTotals:
+    """Run-long accumulators of one class (see :mod:`spark_runner.sim.results`)."""
+
+    outputs: int = 0
+    response_sum_s: float = 0.0
+    response_max_s: float = 0.0
+    violation_sum_s: float = 0.0
+    violation_max_s: float = 0.0
+    arrived: int = 0
+    shed: int = 0
+    offered_outputs: float = 0.0
+    lost_outputs: float = 0.0
+    oracle_excess_s: float = 0.0
+    offered_work_s: float = 0.0
+    histogram: list[float] = field(default_factory=lambda: [0.0] * HIST_BINS)
+
+
+@dataclass
+class SimOutput:
+    """Everything a run produced; :func:`spark_runner.sim.results.build_results` shapes it."""
+
+    scenario: Scenario
+    network: Network
+    class_order: tuple[str, ...]
+    totals: dict[str, ClassTotals]
+    series: list[dict[str, Any]]
+    redistributions: list[dict[str, Any]]
+    backlog: dict[str, int]
+    backlog_age_s: dict[str, float]
+    idle_s: float
+    end_s: float
+    turns: int
+
+
+def background_schedule(scenario: Scenario) -> RateSchedule:
+    """The processor share taken by background jobs over time (piecewise constant)."""
+    duration = scenario.duration_s
+    edges: list[tuple[float, float]] = []  # (time, +share/-share)
+    for job in scenario.background:
+        end = min(job.end_s if job.end_s is not None else duration, duration)
+        if job.on_s is None or job.off_s is None:
+            edges += [(job.start_s, job.share), (end, -job.share)]
+            continue
+        t = job.start_s
+        while t < end:
+            edges += [(t, job.share), (min(t + job.on_s, end), -job.share)]
+            t += job.on_s + job.off_s
+    edges.sort()
+    starts, shares = [0.0], [0.0]
+    level = 0.0
+    for t, delta in edges:
+        level += delta
+        value = min(max(level, 0.0), MAX_BACKGROUND_SHARE)
+        if t == starts[-1]:
+            shares[-1] = value
+        else:
+            starts.append(t)
+            shares.append(value)
+    return RateSchedule(tuple(starts), tuple(shares))
+
+
+class Simulation:
+    """One run of a scenario. ``run()`` once; the result is deterministic given the seed."""
+
+    def __init__(self, scenario: Scenario) -> None:
+        self.scenario = scenario
+        self.network = build_network(scenario)
+        self.load_model = LoadModel(self.network.graph, self.network.priorities)
+        self.control: ControlPlane = make_control_plane(scenario, self.load_model)
+        self.rng = random.Random(scenario.seed)
+        self.schedules = {
+            s.name: build_schedule(
+                s.arrival,
+                scenario.duration_s,
+                random.Random(f"{scenario.seed}:stream:{s.name}"),
+                scenario.control.period_s,
+            )
+            for s in scenario.streams
+        }
+        self.background = background_schedule(scenario)
+
+    def run(self) -> SimOutput:
+        sc = self.scenario
+        eng = sc.engine
+        net = self.network
+        graph = net.graph
+        plan = self.load_model.plan
+        names = list(net.class_order)
+        kidx = {n: k for k, n in enumerate(names)}
+        K = len(names)
+        N = len(net.nodes)
+        targets = [sc.query_class(n).delay_target_s for n in names]
+
+        # --- static per-node data ------------------------------------------------------
+        owner = [kidx[plan.owner[i]] for i in range(N)]
+        cost = [n.cost_s for n in net.nodes]
+        sel = [n.selectivity for n in net.nodes]
+        sink = [kidx[n.output[0]] if n.output else -1 for n in net.nodes]
+        # children with the class that sheds on the edge (-1: same owner, no shedding)
+        children: list[list[tuple[int, int]]] = [
+            [(j, owner[j] if owner[j] != owner[i] else -1) for j in graph.children[i]]
+            for i in range(N)
+        ]
+        # expected outputs per class of one tuple entering node i (no shedding)
+        dout: list[dict[int, float]] = [{} for _ in range(N)]
+        for i in reversed(graph.order):
+            acc: dict[int, float] = {}
+            if sink[i] >= 0:
+                acc[sink[i]] = sel[i]
+            for j, _ in children[i]:
+                for k, f in dout[j].items():
+                    acc[k] = acc.get(k, 0.0) + sel[i] * f
+            dout[i] = acc
+        dout_items = [list(d.items()) for d in dout]
+        owned = [[i for i in graph.order if owner[i] == k] for k in range(K)]
+        shed_points = [[i for i in plan.shedding_points.get(n, ())] for n in names]
+        op_ids = list(graph.ids)
+        # streams → source nodes
+        stream_nodes: dict[str, list[int]] = {}
+        for i, node in enumerate(net.nodes):
+            if node.stream is not None:
+                stream_nodes.setdefault(node.stream, []).append(i)
+        streams = [(self.schedules[s], nodes) for s, nodes in stream_nodes.items()]
+        injected = [0] * len(streams)
+
+        # --- dynamic state --------------------------------------------------------------
+        queues: list[deque[list[float]]] = [deque() for _ in range(N)]
+        qn = [0] * N
+        carry = [0.0] * N  # selectivity error diffusion
+        shed_carry = [0.0] * N  # shedding error diffusion at the node's entry
+        keep = [1.0] * K
+        quotas = self.control.initial_quotas()
+        round_s = eng.scheduler_round_s
+        quota_s = [quotas[n] * round_s for n in names]
+        credit = [0.0] * K
+        cursor = [0] * K
+
+        # per period (reset at each control step)
+        p_busy = [0.0] * N
+        p_in = [0] * N
+        p_out = [0] * N
+        p_src = [0] * N  # arrivals into source nodes
+        p_arrived = [0] * K
+        p_shed = [0] * K
+        p_cnt = [0] * K
+        p_rt_sum = [0.0] * K
+        p_rt_max = [0.0] * K
+        p_cls_busy = [0.0] * K
+        p_idle = 0.0
+
+        totals = [ClassTotals() for _ in range(K)]
+        hist = [t.histogram for t in totals]
+        win_len = [max(1, round(d / sc.control.period_s)) for d in targets]
+        win_offered = [0.0] * K
+        win_received = [0.0] * K
+        win_count = [0] * K
+        offered_out = [0.0] * K  # expected outputs of the offered input
+        lost_out = [0.0] * K  # expected outputs lost to shedding
+        viol_sum = [0.0] * K
+        viol_max = [0.0] * K
+        series: list[dict[str, Any]] = []
+        redistributions: list[dict[str, Any]] = []
+
+        batch = eng.batch_size
+        ovh = eng.batch_overhead_s
+        dispatch = eng.dispatch_overhead_s
+        hidden = 1.0 + eng.hidden_overhead_fraction
+        jitter = eng.cost_jitter
+        jitter_mu = -0.5 * jitter * jitter
+        visible = eng.background_cost_visible
+        tick = eng.tick_s
+        span = eng.run_span_s
+        period = sc.control.period_s
+        end = sc.duration_s
+        rng = self.rng
+        gauss = rng.gauss
+        exp = math.exp
+        log10 = math.log10
+        bg = self.background
+        bg_starts = bg.starts
+        bg_rates = bg.rates
+        bg_i = 0
+        share = bg_rates[0]
+        speed = 1.0 - share
+        next_bg = bg_starts[1] if len(bg_starts) > 1 else math.inf
+        stall_rng = random.Random(f"{sc.seed}:stalls")
+        stall_rate = eng.stall_rate_per_s
+        stall_mean = eng.stall_mean_s
+        next_stall = stall_rng.expovariate(stall_rate) if stall_rate > 0 else math.inf
+        stalled_total = 0.0
+
+        t = 0.0
+        inj_t = 0.0
+        period_start = 0.0
+        period_end = period
+        next_house = min(tick, period_end, next_bg, end)
+        turns = 0
+        idle_total = 0.0
+        last_headroom: dict[str, float | None] = {}
+
+        def inject(now: float) -> None:
+            nonlocal inj_t
+            a = inj_t
+            for s, (sched, nodes) in enumerate(streams):
+                c = int(sched.count_before(now))
+                n = c - injected[s]
+                if n <= 0:
+                    continue
+                injected[s] = c
+                for j in nodes:
+                    k = owner[j]
+                    p_src[j] += n
+                    p_arrived[k] += n
+                    for kk, f in dout_items[j]:
+                        offered_out[kk] += n * f
+                    kp = keep[k]
+                    if kp < 1.0:
+                        acc = shed_carry[j] + n * kp
+                        kept = int(acc)
+                        shed_carry[j] = acc - kept
+                        dropped = n - kept
+                        p_shed[k] += dropped
+                        for kk, f in dout_items[j]:
+                            lost_out[kk] += dropped * f
+                    else:
+                        kept = n
+                    if kept:
+                        q = queues[j]
+                        if q:
+                            last = q[-1]
+                            if now - last[1] <= span and a >= last[1]:
+                                last[0] += kept
+                                last[2] = now
+                                qn[j] += kept
+                                continue
+                        q.append([kept, a, now])
+                        qn[j] += kept
+            inj_t = now
+
+        def control_step(at: float) -> None:
+            nonlocal p_idle, quota_s
+            dt = at - period_start
+            costs: dict[str, float] = {}
+            sels: dict[str, float] = {}
+            for i in range(N):
+                n_in = p_in[i]
+                if n_in > 0:
+                    costs[op_ids[i]] = p_busy[i] / n_in
+                    sels[op_ids[i]] = p_out[i] / n_in
+            rates = {op_ids[j]: p_src[j] / dt for j in range(N) if net.nodes[j].stream is not None}
+            self.load_model.update(
+                costs=costs,
+                selectivities=sels,
+                source_rates=rates,
+                queue_lengths={op_ids[i]: float(qn[i]) for i in range(N)},
+                shed_fractions={names[k]: 1.0 - keep[k] for k in range(K)},
+            )
+            snap = self.load_model.snapshot()
+            observations: dict[str, Observation] = {}
+            avail_s = p_idle * (1.0 - share) / hidden
+            for k, name in enumerate(names):
+                cl = snap[name]
+                cnt = p_cnt[k]
+                stats = (
+                    ResponseTimeStats(
+                        mean_s=min(p_rt_sum[k] / cnt, p_rt_max[k]), max_s=p_rt_max[k], count=cnt
+                    )
+                    if cnt
+                    else ResponseTimeStats()
+                )
+                observations[name] = Observation(
+                    period_s=dt,
+                    load=cl.load,
+                    arrival_rate_per_s=cl.arrival_rate_per_s,
+                    response_time=stats,
+                    queue_length=cl.queue_length,
+                    queued_load_s=cl.queued_load_s,
+                    arrived_count=p_arrived[k],
+                    processed_count=sum(p_in[i] for i in shed_points[k]),
+                    shed_count=p_shed[k],
+                    cost_per_tuple_s=cl.cost_per_tuple_s,
+                    transient=cl.transient,
+                )
+                offered = cl.load * dt
+                tot = totals[k]
+                tot.arrived += p_arrived[k]
+                tot.shed += p_shed[k]
+                tot.outputs += cnt
+                tot.response_sum_s += p_rt_sum[k]
+                if cnt and p_rt_max[k] > tot.response_max_s:
+                    tot.response_max_s = p_rt_max[k]
+                tot.offered_work_s += offered
+                # the oracle may move work by up to one delay target: compare offered and
+                # received work over windows of D (at least one period)
+                win_offered[k] += offered
+                win_received[k] += p_cls_busy[k] + avail_s
+                win_count[k] += 1
+                if win_count[k] >= win_len[k]:
+                    tot.oracle_excess_s += max(0.0, win_offered[k] - win_received[k])
+                    win_offered[k] = win_received[k] = 0.0
+                    win_count[k] = 0
+            result: ControlResult = self.control.step(observations)
+            for k, name in enumerate(names):
+                keep[k] = 1.0 - result.shed[name]
+            quota_s = [result.quotas[n] * round_s for n in names]
+            if result.redistributed:
+                redistributions.append({"t_s": round(at, 6), **result.details})
+            sample_classes: dict[str, Any] = {}
+            for k, name in enumerate(names):
+                d = result.decisions[name]
+                obs = observations[name]
+                cnt = p_cnt[k]
+                last_headroom[name] = result.headrooms[name]
+                sample_classes[name] = {
+                    "mean_response_time_s": _r(p_rt_sum[k] / cnt) if cnt else None,
+                    "max_response_time_s": _r(p_rt_max[k]) if cnt else None,
+                    "outputs": cnt,
+                    "arrival_rate_per_s": _r(p_arrived[k] / dt),
+                    "load": _r(obs.load),
+                    "admitted_load": _r(obs.load * (1.0 - result.shed[name])),
+                    "headroom": _r(result.headrooms[name]),
+                    "shed_fraction": _r(result.shed[name]),
+                    "quota": _r(result.quotas[name]),
+                    "queue_length": int(obs.queue_length),
+                    "busy_s": _r(p_cls_busy[k]),
+                    "estimated_delay_s": _r(d.estimated_delay_s),
+                    "state": str(d.state),
+                    "action": d.action,
+                }
+            series.append(
+                {
+                    "t_s": _r(at),
+                    "background_share": _r(share),
+                    "idle_s": _r(p_idle),
+                    "classes": sample_classes,
+                }
+            )
+            for i in range(N):
+                p_busy[i] = 0.0
+                p_in[i] = 0
+                p_out[i] = 0
+                p_src[i] = 0
+            for k in range(K):
+                p_arrived[k] = p_shed[k] = p_cnt[k] = 0
+                p_rt_sum[k] = p_rt_max[k] = p_cls_busy[k] = 0.0
+            p_idle = 0.0
+
+        def housekeeping() -> None:
+            """Deliver arrivals, run due control steps, follow the background schedule."""
+            nonlocal next_house, period_start, period_end, bg_i, share, speed, next_bg
+            nonlocal t, next_stall, stalled_total
+            while next_stall <= t:
+                # the processor is taken away (interrupt, another process): time passes,
+                # nobody measures it
+                stall = stall_rng.expovariate(1.0 / stall_mean)
+                t += stall
+                stalled_total += stall
+                next_stall += stall + stall_rng.expovariate(stall_rate)
+            while next_bg <= t:
+                bg_i += 1
+                share = bg_rates[bg_i]
+                speed = 1.0 - share
+                next_bg = bg_starts[bg_i + 1] if bg_i + 1 < len(bg_starts) else math.inf
+            if t >= inj_t + tick or t >= period_end:
+                inject(min(t, end))
+            while period_end <= t and period_end <= end + 1e-9:
+                control_step(period_end)
+                period_start = period_end
+                period_end = period_start + period
+            next_house = min(inj_t + tick, period_end, next_bg, end, next_stall)
+
+        while t < end:
+            if t >= next_house:
+                housekeeping()
+            worked = False
+            for k in range(K):
+                cr = credit[k] + quota_s[k]
+                if cr <= 0.0:
+                    credit[k] = cr
+                    continue
+                nodes = owned[k]
+                m = len(nodes)
+                cur = cursor[k]
+                while cr > 0.0:
+                    if t >= next_house:
+                        if t >= end:
+                            break
+                        housekeeping()
+                    found = -1
+                    for step in range(m):
+                        pos = cur + step
+                        if pos >= m:
+                            pos -= m
+                        i = nodes[pos]
+                        if qn[i]:
+                            found = i
+                            cur = pos + 1 if pos + 1 < m else 0
+                            break
+                    if found < 0:
+                        break
+                    i = found
+                    # --- one operator turn ------------------------------------------------
+                    have = qn[i]
+                    n = batch if have > batch else have
+                    q = queues[i]
+                    need: float = n
+                    head = q[0]
+                    first = head[1]
+                    last_t = first
+                    # runs of a join's queue come from two inputs: track the extremes
+                    while True:
+                        c = head[0]
+                        if head[1] < first:  # noqa: PLR1730 - hot loop, no call
+                            first = head[1]
+                        if c <= need:
+                            q.popleft()
+                            need -= c
+                            if head[2] > last_t:  # noqa: PLR1730 - hot loop, no call
+                                last_t = head[2]
+                            if not need:
+                                break
+                            head = q[0]
+                        else:
+                            split = head[1] + (head[2] - head[1]) * (need / c)
+                            head[0] = c - need
+                            head[1] = split
+                            if split > last_t:  # noqa: PLR1730 - hot loop, no call
+                                last_t = split
+                            break
+                    qn[i] = have - n
+                    work = ovh + n * cost[i]
+                    if jitter:
+                        work *= exp(gauss(jitter_mu, jitter))
+                    elapsed = (work * hidden + dispatch) / speed
+                    done = t + elapsed
+                    measured = elapsed if visible else work
+                    p_busy[i] += measured
+                    p_cls_busy[owner[i]] += measured
+                    p_in[i] += n
+                    acc_out = carry[i] + n * sel[i]
+                    out = int(acc_out)
+                    carry[i] = acc_out - out
+                    turns += 1
+                    if out:
+                        p_out[i] += out
+                        sk = sink[i]
+                        if sk >= 0:
+                            hi = done - first
+                            lo = done - last_t
+                            mean = 0.5 * (hi + lo)
+                            p_cnt[sk] += out
+                            p_rt_sum[sk] += out * mean
+                            if hi > p_rt_max[sk]:  # noqa: PLR1730 - hot loop, no call
+                                p_rt_max[sk] = hi
+                            target = targets[sk]
+                            if hi > target:
+                                if lo >= target:
+                                    viol_sum[sk] += out * (mean - target)
+                                else:
+                                    viol_sum[sk] += out * (hi - target) ** 2 / (2 * (hi - lo))
+                                if hi - target > viol_max[sk]:  # noqa: PLR1730 - hot loop, no call
+                                    viol_max[sk] = hi - target
+                            b = (
+                                int(HIST_BINS_PER_DECADE * (log10(mean) - HIST_MIN_EXP))
+                                if mean > 1e-6
+                                else 0
+                            )
+                            hist[sk][b if b < HIST_BINS else HIST_BINS - 1] += out
+                        for j, sk2 in children[i]:
+                            if sk2 >= 0:
+                                p_arrived[sk2] += out
+                                acc2 = shed_carry[j] + out * keep[sk2]
+                                kept = int(acc2)
+                                shed_carry[j] = acc2 - kept
+                                dropped = out - kept
+                                if dropped:
+                                    p_shed[sk2] += dropped
+                                    for kk, f in dout_items[j]:
+                                        lost_out[kk] += dropped * f
+                                if not kept:
+                                    continue
+                            else:
+                                kept = out
+                            qj = queues[j]
+                            if qj:
+                                tail = qj[-1]
+                                if last_t - tail[1] <= span and first >= tail[1]:
+                                    tail[0] += kept
+                                    if last_t > tail[2]:  # noqa: PLR1730 - hot loop, no call
+                                        tail[2] = last_t
+                                    qn[j] += kept
+                                    continue
+                            qj.append([kept, first, last_t])
+                            qn[j] += kept
+                    t = done
+                    cr -= elapsed
+                    worked = True
+                cursor[k] = cur
+                credit[k] = cr if cr < 0.0 else 0.0
+                if t >= end:
+                    break
+            if not worked and t < end:
+                pending = [k for k in range(K) if any(qn[i] for i in owned[k])]
+                if pending:
+                    # every class with work is in deficit: skip the rounds it would take
+                    # to pay the deficits (a class with no quota runs only when the
+                    # others have nothing to do: the scheduler stays work-conserving)
+                    positive = [k for k in pending if quota_s[k] > 0.0]
+                    if positive:
+                        rounds = min(math.floor(-credit[k] / quota_s[k]) + 1 for k in positive)
+                        for k in positive:
+                            credit[k] += max(rounds - 1, 0) * quota_s[k]
+                    else:
+                        for k in pending:
+                            credit[k] = round_s
+                    continue
+                target_t = max(t, min(inj_t + tick, period_end, next_bg, end, next_stall))
+                gap = target_t - t
+                p_idle += gap
+                idle_total += gap
+                t = target_t
+                housekeeping()
+        housekeeping()  # the last period's control step and arrivals
+        for k in range(K):
+            tot = totals[k]
+            # a last period shorter than the control period: count it, without a step
+            tot.arrived += p_arrived[k]
+            tot.shed += p_shed[k]
+            tot.outputs += p_cnt[k]
+            tot.response_sum_s += p_rt_sum[k]
+            tot.response_max_s = max(tot.response_max_s, p_rt_max[k])
+            tot.oracle_excess_s += max(0.0, win_offered[k] - win_received[k])
+            tot.offered_outputs = offered_out[k]
+            tot.lost_outputs = lost_out[k]
+            tot.violation_sum_s = viol_sum[k]
+            tot.violation_max_s = viol_max[k]
+        backlog: dict[str, int] = {}
+        backlog_age: dict[str, float] = {}
+        for k, name in enumerate(names):
+            backlog[name] = sum(qn[i] for i in owned[k])
+            oldest = min((queues[i][0][1] for i in owned[k] if queues[i]), default=None)
+            backlog_age[name] = end - oldest if oldest is not None else 0.0
+        self.last_headroom = last_headroom
+        return SimOutput(
+            scenario=sc,
+            network=net,
+            class_order=tuple(names),
+            totals={names[k]: totals[k] for k in range(K)},
+            series=series,
+            redistributions=redistributions,
+            backlog=backlog,
+            backlog_age_s=backlog_age,
+            idle_s=idle_total,
+            end_s=end,
+            turns=turns,
+        )
+
+
+def _r(value: float | None) -> float | None:
+    """Round for the results file (6 significant digits)."""
+    if value is None:
+        return None
+    if value == 0 or not math.isfinite(value):
+        return value
+    return float(f"{value:.6g}")
+
+
+def simulate(scenario: Scenario) -> SimOutput:
+    """Run ``scenario`` once."""
+    return Simulation(scenario).run()

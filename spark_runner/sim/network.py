@@ -1,0 +1,193 @@
+"""From a scenario to the operator network the simulator runs (and the core's graph of it).
+
+Nodes:
+
+- one *source operator* per (class, stream) pair a class reads directly, id
+  ``src:<class>:<stream>``: it reads the stream's tuples (``engine.source_cost_per_tuple_s``
+  per tuple) and is where the class sheds (001 §6.1.1). A shared segment reads its stream
+  through the source operator of the class that owns it;
+- one node per operator of every shared segment (once, whoever uses it) and of every
+  query, id ``<class>.<query>.<i>.<kind>`` / ``seg.<segment>.<i>.<kind>`` unless the
+  operator is named.
+
+Edges follow the data: a query's first operator reads its source (a stream's source
+operator or a segment's last operator); a join also reads its ``right`` input; a query's
+last operator is its output. A segment used by several classes belongs to the
+highest-priority one (ties: the name that sorts first, as in the core's ``SharingPlan``).
+
+Each node carries the classes that use it, so the core's :class:`OperatorGraph` and
+:class:`SharingPlan` decide ownership and shedding points exactly as the Spark runner's
+control plane will.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from spark_runner.core.operator_graph import Operator as GraphOperator
+from spark_runner.core.operator_graph import OperatorGraph
+from spark_runner.scenario.models import (
+    FilterOp,
+    MapOp,
+    ProjectOp,
+    Scenario,
+    WindowAggregateOp,
+    WindowJoinOp,
+    operator_cost,
+    operator_selectivity,
+)
+
+OperatorModel = FilterOp | ProjectOp | MapOp | WindowAggregateOp | WindowJoinOp
+
+
+@dataclass
+class Node:
+    """One operator of the simulated network.
+
+    Attributes:
+        op_id: unique id (also its id in the core's graph).
+        kind: ``source`` or the operator kind.
+        cost_s: true processing cost per input tuple, s.
+        selectivity: output tuples per input tuple.
+        classes: classes whose queries use the node.
+        downstream: ids of the nodes it feeds.
+        output: ``(class, query)`` when the node is a query's last operator.
+        stream: the stream a source operator reads.
+    """
+
+    op_id: str
+    kind: str
+    cost_s: float
+    selectivity: float
+    classes: set[str] = field(default_factory=set)
+    downstream: list[str] = field(default_factory=list)
+    output: tuple[str, str] | None = None
+    stream: str | None = None
+
+
+@dataclass
+class Network:
+    """The simulated operator network of a scenario."""
+
+    nodes: list[Node]
+    graph: OperatorGraph
+    priorities: dict[str, float]
+
+    def node(self, op_id: str) -> Node:
+        return self.nodes[self.graph.index(op_id)]
+
+    @property
+    def class_order(self) -> tuple[str, ...]:
+        """Class names, highest priority first (ties by name)."""
+        return tuple(sorted(self.priorities, key=lambda c: (-self.priorities[c], c)))
+
+
+def _owner(classes: set[str], priorities: dict[str, float]) -> str:
+    return min(classes, key=lambda c: (-priorities[c], c))
+
+
+def build_network(scenario: Scenario) -> Network:
+    """Build the network of a validated scenario."""
+    priorities = {c.name: c.priority for c in scenario.classes}
+    streams = {s.name: s for s in scenario.streams}
+    segments = {s.name: s for s in scenario.shared_segments}
+
+    # classes using each segment, transitively through segments feeding segments
+    seg_classes: dict[str, set[str]] = {name: set() for name in segments}
+
+    def mark(name: str, cls: str) -> None:
+        if name not in segments or cls in seg_classes[name]:
+            return
+        seg_classes[name].add(cls)
+        seg = segments[name]
+        mark(seg.source, cls)
+        for op in seg.operators:
+            if isinstance(op, WindowJoinOp):
+                mark(op.right, cls)
+
+    for qc in scenario.classes:
+        for query in qc.queries:
+            mark(query.source, qc.name)
+            for op in query.operators:
+                if isinstance(op, WindowJoinOp):
+                    mark(op.right, qc.name)
+
+    nodes: dict[str, Node] = {}
+    order: list[str] = []
+    engine = scenario.engine
+
+    def add(node: Node) -> Node:
+        if node.op_id in nodes:
+            raise ValueError(f"operator id {node.op_id!r} is used twice; name the operators apart")
+        nodes[node.op_id] = node
+        order.append(node.op_id)
+        return node
+
+    def link(src: str, dst: str) -> None:
+        if dst not in nodes[src].downstream:
+            nodes[src].downstream.append(dst)
+
+    def source_node(owner: str, stream: str, classes: set[str]) -> tuple[str, int]:
+        op_id = f"src:{owner}:{stream}"
+        if op_id not in nodes:
+            add(Node(op_id, "source", engine.source_cost_per_tuple_s, 1.0, stream=stream))
+        nodes[op_id].classes |= classes
+        return op_id, streams[stream].keys
+
+    seg_out: dict[str, tuple[str, int]] = {}
+
+    def input_node(name: str, owner: str, classes: set[str]) -> tuple[str, int]:
+        if name in streams:
+            return source_node(owner, name, classes)
+        return segment_output(name)
+
+    def chain(
+        prefix: str,
+        ops: list[OperatorModel],
+        upstream: tuple[str, int],
+        owner: str,
+        classes: set[str],
+    ) -> str:
+        up, keys = upstream
+        for i, op in enumerate(ops):
+            op_id = op.name or f"{prefix}.{i}.{op.kind}"
+            node = add(
+                Node(
+                    op_id,
+                    op.kind,
+                    operator_cost(op, engine),
+                    operator_selectivity(op, keys),
+                    set(classes),
+                )
+            )
+            link(up, node.op_id)
+            if isinstance(op, WindowJoinOp):
+                right, _ = input_node(op.right, owner, classes)
+                link(right, node.op_id)
+            up = node.op_id
+        return up
+
+    def segment_output(name: str) -> tuple[str, int]:
+        if name in seg_out:
+            return seg_out[name]
+        seg = segments[name]
+        classes = seg_classes[name]
+        owner = _owner(classes, priorities)
+        upstream = input_node(seg.source, owner, classes)
+        last = chain(f"seg.{name}", list(seg.operators), upstream, owner, classes)
+        seg_out[name] = (last, upstream[1])
+        return seg_out[name]
+
+    for qc in scenario.classes:
+        for query in qc.queries:
+            upstream = input_node(query.source, qc.name, {qc.name})
+            last = chain(
+                f"{qc.name}.{query.name}", list(query.operators), upstream, qc.name, {qc.name}
+            )
+            nodes[last].output = (qc.name, query.name)
+
+    ordered = [nodes[i] for i in order]
+    graph = OperatorGraph(
+        GraphOperator(n.op_id, tuple(n.downstream), frozenset(n.classes)) for n in ordered
+    )
+    return Network(nodes=ordered, graph=graph, priorities=priorities)

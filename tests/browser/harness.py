@@ -1,0 +1,296 @@
+"""A real product for browser tests and screenshots: the API and the dashboard as the
+operator runs them (``backend.stack.Stack``), a SQLite database built by the
+migrations, users made with the CLI and the API, and a headless Debian Chromium.
+
+No Celery worker is started: a job started here stays ``pending`` (queued for a worker),
+which is what the Jobs page shows while a deployment waits for one. To show a failed
+run without starting Spark, ``mark_failed`` writes what the job watcher writes when a
+job process dies (status, reason with the log tail, exit code, log file).
+"""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TypeVar
+from urllib.parse import urlsplit
+
+import httpx
+from selenium import webdriver
+from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.chrome.webdriver import WebDriver
+from selenium.webdriver.common.by import By
+from selenium.webdriver.remote.webelement import WebElement
+from selenium.webdriver.support import expected_conditions as ec
+from selenium.webdriver.support.ui import WebDriverWait
+
+from backend.migrate import upgrade
+from backend.settings import Settings
+from backend.stack import Stack
+
+T = TypeVar("T")
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMEDRIVER = Path("/usr/bin/chromedriver")
+CHROMIUM_ARGS: tuple[str, ...] = (
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+)
+WINDOW = (1400, 900)
+
+ADMIN = "admin"
+PASSWORD = "browser-test-pw-1"  # every account made here has it
+OPERATOR = "ops"
+VIEWER = "vera"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class Product:
+    """A running API and dashboard; ``stop()`` ends both."""
+
+    stack: Stack
+
+    @property
+    def settings(self) -> Settings:
+        return self.stack.settings
+
+    @property
+    def dashboard_url(self) -> str:
+        return f"http://{self.settings.dashboard_host}:{self.settings.dashboard_port}"
+
+    @contextmanager
+    def api(self, username: str = ADMIN, password: str = PASSWORD) -> Iterator[httpx.Client]:
+        """An httpx client for the API, logged in as ``username``."""
+        base_url = f"{self.settings.public_api_url}/api/v1"
+        with httpx.Client(base_url=base_url, timeout=10) as client:
+            login = client.post("/auth/login", json={"username": username, "password": password})
+            login.raise_for_status()
+            client.headers["Authorization"] = f"Bearer {login.json()['access_token']}"
+            yield client
+
+    def logs(self) -> str:
+        return "\n".join(
+            f"--- {s.name} ---\n{s.log_path.read_text(errors='replace')[-4000:]}"
+            for s in self.stack.services
+        )
+
+    def stop(self) -> None:
+        self.stack.stop()
+
+
+def start_product(data_dir: Path, timeout_s: float = 60.0) -> Product:
+    """API + dashboard on free ports over a fresh SQLite database in ``data_dir``, with
+    an admin (made by the CLI), an operator and a viewer (made by the admin)."""
+    settings = Settings(
+        data_dir=data_dir,
+        database_url=f"sqlite:///{data_dir / 'headroom.db'}",
+        api_port=free_port(),
+        dashboard_port=free_port(),
+    )
+    data_dir.mkdir(parents=True, exist_ok=True)
+    upgrade(settings.sqlalchemy_url)
+    stack = Stack.from_settings(settings)
+    create_admin(stack, ADMIN, PASSWORD)
+    product = Product(stack)
+    try:
+        stack.start_api()
+        stack.start_dashboard()
+        stack.wait_healthy(timeout_s)
+        wait_for_http(product, f"{product.dashboard_url}/login", timeout_s)
+        with product.api() as admin:
+            for username, role in ((OPERATOR, "operator"), (VIEWER, "viewer")):
+                created = admin.post(
+                    "/users", json={"username": username, "password": PASSWORD, "role": role}
+                )
+                created.raise_for_status()
+    except BaseException:
+        stack.stop()
+        raise
+    return product
+
+
+def create_admin(stack: Stack, username: str, password: str) -> None:
+    """The first admin, made the way an operator makes it: with the CLI."""
+    result = subprocess.run(
+        [sys.executable, "-m", "headroom", "users", "create-admin", username, "--password-stdin"],
+        input=password + "\n",
+        env=stack.env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if result.returncode != 0:
+        raise RuntimeError(f"create-admin failed: {result.stderr}")
+
+
+def wait_for_http(product: Product, url: str, timeout_s: float) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        for service in product.stack.services:
+            if service.process.poll() is not None:
+                raise RuntimeError(f"{service.name} exited early:\n{product.logs()}")
+        try:
+            if httpx.get(url, timeout=1.0).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.1)
+    raise TimeoutError(f"{url} did not answer within {timeout_s:.0f} s:\n{product.logs()}")
+
+
+def new_driver(user_data_dir: Path | None = None) -> WebDriver:
+    """Headless Debian Chromium with a fresh profile and the console log captured."""
+    options = webdriver.ChromeOptions()
+    options.binary_location = str(CHROMIUM)
+    for argument in CHROMIUM_ARGS:
+        options.add_argument(argument)
+    profile = user_data_dir or Path(tempfile.mkdtemp(prefix="headroom-chromium-"))
+    options.add_argument(f"--user-data-dir={profile}")
+    options.add_argument(f"--window-size={WINDOW[0]},{WINDOW[1]}")
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=options)
+    # The page itself (not the window with its frame) is WINDOW: screenshots are that size.
+    driver.execute_cdp_cmd(
+        "Emulation.setDeviceMetricsOverride",
+        {"width": WINDOW[0], "height": WINDOW[1], "deviceScaleFactor": 1, "mobile": False},
+    )
+    return driver
+
+
+def mark_failed(
+    settings: Settings, job_id: int, reason: str, log_lines: list[str], exit_code: int = 1
+) -> None:
+    """Record job ``job_id`` as failed the way the watcher does when its process dies:
+    the reason with the log tail appended, the exit code, and the log file on disk."""
+    from backend.db import make_engine, make_session_factory, session_scope, utcnow
+    from backend.jobs.models import Job
+
+    log_path = settings.jobs_dir / str(job_id) / "job.log"
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    log_path.write_text("\n".join(log_lines) + "\n")
+    engine = make_engine(settings.sqlalchemy_url)
+    try:
+        with session_scope(make_session_factory(engine)) as session:
+            job = session.get(Job, job_id)
+            assert job is not None, job_id
+            job.status = "failed"
+            job.log_path = str(log_path)
+            job.exit_code = exit_code
+            job.started_at = job.started_at or job.created_at
+            job.stopped_at = utcnow()
+            job.failure_reason = f"{reason}\n--- log tail ---\n" + "\n".join(log_lines[-20:])
+    finally:
+        engine.dispose()
+
+
+class Browser:
+    """A Chromium window on the dashboard, with waits that poll against a deadline."""
+
+    def __init__(self, driver: WebDriver, base_url: str, timeout_s: float = 15.0) -> None:
+        self.driver = driver
+        self.base_url = base_url
+        self.timeout_s = timeout_s
+
+    def open(self, path: str) -> None:
+        self.driver.get(self.base_url + path)
+
+    def wait(self, condition: Callable[[WebDriver], T], message: str = "") -> T:
+        wait = WebDriverWait(
+            self.driver,
+            self.timeout_s,
+            poll_frequency=0.1,
+            ignored_exceptions=(StaleElementReferenceException,),
+        )
+        try:
+            return wait.until(condition)
+        except TimeoutException:
+            where = self.driver.current_url.removeprefix(self.base_url)
+            raise TimeoutException(f"{message} (after {self.timeout_s:g} s, at {where})") from None
+
+    def element(self, element_id: str) -> WebElement:
+        return self.wait(
+            ec.visibility_of_element_located((By.ID, element_id)), f"#{element_id} is not shown"
+        )
+
+    def xpath(self, xpath: str) -> WebElement:
+        return self.wait(ec.visibility_of_element_located((By.XPATH, xpath)), xpath)
+
+    def absent(self, element_id: str) -> bool:
+        return not self.driver.find_elements(By.ID, element_id)
+
+    def wait_text(self, element_id: str, text: str) -> str:
+        """Wait until ``#element_id`` shows ``text``; returns all its text."""
+        self.wait(
+            ec.text_to_be_present_in_element((By.ID, element_id), text),
+            f"#{element_id} never showed {text!r}",
+        )
+        return self.driver.find_element(By.ID, element_id).text
+
+    def wait_path(self, path: str) -> None:
+        """Wait until the address bar shows ``path`` (with its query, if given)."""
+
+        def _at(driver: WebDriver) -> bool:
+            current = driver.current_url.removeprefix(self.base_url)
+            return current == path
+
+        self.wait(_at, f"never reached {path}")
+
+    def wait_login_page(self) -> None:
+        """Wait until the browser shows the login form (any ``?next=``)."""
+        self.wait(
+            lambda d: urlsplit(d.current_url).path == "/login",
+            "never sent to /login",
+        )
+        self.element("login-form")
+
+    def fill(self, element_id: str, value: str) -> None:
+        field = self.element(element_id)
+        field.clear()
+        field.send_keys(value)
+
+    def click(self, xpath: str) -> None:
+        """Click, finding the element again if a refresh replaced it meanwhile."""
+
+        def _click(driver: WebDriver) -> bool:
+            driver.find_element(By.XPATH, xpath).click()
+            return True
+
+        self.wait(_click, f"could not click {xpath}")
+
+    def login(self, username: str, password: str = PASSWORD, path: str = "/") -> None:
+        self.open(path)
+        self.fill("login-username", username)
+        self.fill("login-password", password)
+        self.click("//button[@id='login-submit']")
+
+    def signed_in_as(self, username: str, role: str) -> None:
+        self.wait_text("nav-user", username)
+        self.wait_text("nav-role", role)
+
+    def console_errors(self) -> list[dict[str, object]]:
+        """SEVERE console entries since the last call (reading the log empties it)."""
+        return [e for e in self.driver.get_log("browser") if e.get("level") == "SEVERE"]
+
+    def assert_console_clean(self) -> None:
+        errors = self.console_errors()
+        assert errors == [], f"browser console errors: {errors}"

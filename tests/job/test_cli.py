@@ -1,0 +1,70 @@
+"""The command line's failures that need no Spark: exit code 2 and a one-line reason."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import spark_runner
+
+# ``python -m`` finds the package from the working directory (it is not pip-installed).
+PACKAGE_ROOT = Path(spark_runner.__file__).resolve().parent.parent
+
+
+def run_job(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "spark_runner.job", *args],
+        cwd=PACKAGE_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def critical_lines(stderr: str) -> list[str]:
+    return [line for line in stderr.splitlines() if " CRITICAL " in line]
+
+
+def test_missing_config_file(tmp_path: Path) -> None:
+    result = run_job("--config", str(tmp_path / "nope.json"))
+    assert result.returncode == 2
+    [line] = critical_lines(result.stderr)
+    assert "cannot read config" in line
+    assert "nope.json" in line
+    assert "(exit 2)" in line
+
+
+def test_invalid_config_names_each_field_and_rule(tmp_path: Path) -> None:
+    config = tmp_path / "job.json"
+    config.write_text(
+        json.dumps(
+            {
+                "api_url": "http://127.0.0.1:1",
+                "checkpoint_dir": str(tmp_path / "ck"),
+                "classes": [{"name": "gold", "priority": -1, "delay_target_s": 1}],
+            }
+        )
+    )
+    result = run_job("--config", str(config))
+    assert result.returncode == 2
+    [line] = critical_lines(result.stderr)
+    assert "job_id: Field required" in line
+    assert "classes.0.priority: Input should be greater than 0 (got -1)" in line
+    assert "Traceback" not in result.stderr
+
+
+def test_malformed_json(tmp_path: Path) -> None:
+    config = tmp_path / "job.json"
+    config.write_text("{not json")
+    result = run_job("--config", str(config))
+    assert result.returncode == 2
+    assert len(critical_lines(result.stderr)) == 1
+
+
+def test_missing_argument_is_a_usage_error() -> None:
+    result = run_job()
+    assert result.returncode == 2
+    assert "--config" in result.stderr

@@ -1,0 +1,252 @@
+"""The real job on a real local Spark, as the launcher runs it: a process in its own
+session, stopped by SIGTERM to its process group.
+
+Spark start-up dominates (5-15 s on 2 cores); every wait polls against a deadline.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import spark_runner
+from spark_runner.job.config import ClassSnapshot, JobSnapshot
+
+from .capture import CaptureServer
+
+pytestmark = pytest.mark.spark
+
+PACKAGE_ROOT = Path(spark_runner.__file__).resolve().parent.parent
+RATES_PER_S = {"gold": 50.0, "bronze": 20.0}
+FIRST_SAMPLES_DEADLINE_S = 60.0
+STOP_DEADLINE_S = 45.0
+
+
+def snapshot(api_url: str, tmp_path: Path, **overrides: Any) -> JobSnapshot:
+    fields: dict[str, Any] = {
+        "job_id": 11,
+        "api_url": api_url,
+        "spark_master": "local[2]",
+        "control_period_s": 1.0,
+        "checkpoint_dir": str(tmp_path / "checkpoint"),
+        "duration_s": None,
+        "classes": (
+            ClassSnapshot(
+                name="gold", priority=6, delay_target_s=2, rate_per_s=50, selectivity=0.5
+            ),
+            ClassSnapshot(
+                name="bronze", priority=1, delay_target_s=5, rate_per_s=20, selectivity=0.25
+            ),
+        ),
+    }
+    fields.update(overrides)
+    return JobSnapshot(**fields)
+
+
+def launch(config: JobSnapshot, tmp_path: Path) -> tuple[subprocess.Popen[bytes], Path]:
+    path = tmp_path / "job.json"
+    config.dump(path)
+    log_path = tmp_path / "job.log"
+    with log_path.open("wb") as log_file:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "spark_runner.job", "--config", str(path)],
+            cwd=PACKAGE_ROOT,
+            stdout=log_file,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    return process, log_path
+
+
+def wait_until(predicate: Callable[[], bool], timeout_s: float, interval_s: float = 0.2) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(interval_s)
+    return predicate()
+
+
+def alive_descendants(root_pid: int) -> set[int]:
+    """Live (non-zombie) processes below ``root_pid``, from /proc."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            info = _stat(int(entry.name))
+            if info is not None and info[0] != "Z":
+                children.setdefault(info[1], []).append(int(entry.name))
+    found: set[int] = set()
+    stack = [root_pid]
+    while stack:
+        for child in children.get(stack.pop(), []):
+            found.add(child)
+            stack.append(child)
+    return found
+
+
+def is_alive(pid: int) -> bool:
+    info = _stat(pid)
+    return info is not None and info[0] != "Z"
+
+
+def _stat(pid: int) -> tuple[str, int] | None:
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    state, ppid = text[text.rindex(")") + 2 :].split()[:2]
+    return state, int(ppid)
+
+
+def assert_no_errors(log: str) -> None:
+    for marker in ("Traceback", "StackOverflowError", " ERROR "):
+        at = log.find(marker)
+        assert at < 0, log[max(0, at - 1500) : at + 3000]
+
+
+@pytest.fixture
+def job_process() -> Iterator[list[subprocess.Popen[bytes]]]:
+    """Kills whatever a failed test left running."""
+    started: list[subprocess.Popen[bytes]] = []
+    yield started
+    for process in started:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(10)
+
+
+def test_job_reports_both_classes_and_stops_cleanly_on_sigterm(
+    capture_server: CaptureServer, tmp_path: Path, job_process: list[subprocess.Popen[bytes]]
+) -> None:
+    launched_at = time.time()
+    process, log_path = launch(snapshot(capture_server.base_url, tmp_path), tmp_path)
+    job_process.append(process)
+
+    def steady_samples_for_both() -> bool:
+        assert process.poll() is None, log_path.read_text()
+        # Batch 0 includes Spark's warm-up; wait for one ordinary batch as well.
+        return {s["class_name"] for s in capture_server.accepted_samples() if s["seq"] >= 1} == {
+            "gold",
+            "bronze",
+        }
+
+    assert wait_until(steady_samples_for_both, FIRST_SAMPLES_DEADLINE_S), log_path.read_text()
+    first_post_at = min(r["received_at"] for r in capture_server.requests)
+    print(f"\nfirst sample POSTed {first_post_at - launched_at:.1f} s after launch")
+
+    helpers = alive_descendants(process.pid)
+    assert helpers, "expected a JVM and Python workers under the job"
+
+    os.killpg(process.pid, signal.SIGTERM)
+    assert process.wait(STOP_DEADLINE_S) == 0, log_path.read_text()
+    assert wait_until(lambda: not any(is_alive(p) for p in helpers), 15.0), (
+        f"left behind: {[p for p in helpers if is_alive(p)]}"
+    )
+    with pytest.raises(ProcessLookupError):
+        os.killpg(process.pid, 0)
+
+    log = log_path.read_text()
+    assert "SIGTERM received" in log
+    assert "query stopped" in log
+    assert_no_errors(log)
+
+    samples = capture_server.accepted_samples()
+    assert {s["class_name"] for s in samples} == {"gold", "bronze"}
+    keys = [(s["class_name"], s["seq"]) for s in samples]
+    assert len(keys) == len(set(keys))
+    for name in ("gold", "bronze"):
+        seqs = [s["seq"] for s in samples if s["class_name"] == name]
+        assert seqs == list(range(len(seqs)))  # one per batch, none lost
+    for s in samples:
+        assert 0 <= s["output_count"] <= s["arrived_count"]
+        # The window's arrivals are exactly the scheduled ones, up to rounding at its ends.
+        assert abs(s["arrived_count"] - RATES_PER_S[s["class_name"]] * s["period_s"]) <= 1.01
+        if s["output_count"]:
+            assert 0 < s["response_time_mean_s"] <= s["response_time_max_s"] < 30
+    steady = [s for s in samples if s["seq"] >= 2 and s["output_count"]]
+    # Steady state: tuples wait about half a period plus the batch's processing.
+    assert all(s["response_time_max_s"] < 10 for s in steady)
+
+
+def test_jvm_does_not_outlive_a_killed_job(
+    capture_server: CaptureServer, tmp_path: Path, job_process: list[subprocess.Popen[bytes]]
+) -> None:
+    """The JVM runs in its own session (so group signals reach only the job), hence
+    SIGKILL to the job's group does not reach it: it must exit on its own."""
+    process, log_path = launch(snapshot(capture_server.base_url, tmp_path), tmp_path)
+    job_process.append(process)
+    assert wait_until(lambda: "query headroom_job_11 started" in log_path.read_text(), 60.0), (
+        log_path.read_text()
+    )
+    helpers = alive_descendants(process.pid)
+    assert helpers
+
+    os.killpg(process.pid, signal.SIGKILL)
+    process.wait(10)
+    assert wait_until(lambda: not any(is_alive(p) for p in helpers), 20.0), (
+        f"left behind: {[p for p in helpers if is_alive(p)]}"
+    )
+
+
+def test_bad_master_exits_3(capture_server: CaptureServer, tmp_path: Path) -> None:
+    config = snapshot(capture_server.base_url, tmp_path, spark_master="nonsense://x")
+    path = tmp_path / "job.json"
+    config.dump(path)
+    result = subprocess.run(
+        [sys.executable, "-m", "spark_runner.job", "--config", str(path)],
+        cwd=PACKAGE_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 3, result.stderr
+    [line] = [ln for ln in result.stderr.splitlines() if " CRITICAL " in ln]
+    assert "Spark failed to start on master 'nonsense://x'" in line
+
+
+def test_unusable_checkpoint_exits_4(capture_server: CaptureServer, tmp_path: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory")
+    config = snapshot(capture_server.base_url, tmp_path, checkpoint_dir=str(blocker / "checkpoint"))
+    path = tmp_path / "job.json"
+    config.dump(path)
+    result = subprocess.run(
+        [sys.executable, "-m", "spark_runner.job", "--config", str(path)],
+        cwd=PACKAGE_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 4, result.stderr
+    [line] = [ln for ln in result.stderr.splitlines() if " CRITICAL " in ln]
+    assert "streaming query failed to start" in line
+    assert "ParentNotDirectoryException" in line
+
+
+def test_duration_ends_the_job_with_exit_0(capture_server: CaptureServer, tmp_path: Path) -> None:
+    config = snapshot(capture_server.base_url, tmp_path, duration_s=3.0)
+    path = tmp_path / "job.json"
+    config.dump(path)
+    result = subprocess.run(
+        [sys.executable, "-m", "spark_runner.job", "--config", str(path)],
+        cwd=PACKAGE_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    # 3 s after the query starts, batch 0 (Spark's warm-up) is usually still running:
+    # this also covers stopping in the middle of a batch.
+    assert result.returncode == 0, result.stderr
+    assert "duration elapsed" in result.stderr
+    assert_no_errors(result.stderr)
