@@ -7,6 +7,7 @@ build it without starting a JVM.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -47,6 +48,11 @@ class JobSnapshot(BaseModel):
         default=10_000, gt=0, description="Samples kept while the control plane is unreachable."
     )
     classes: tuple[ClassSnapshot, ...] = Field(min_length=1)
+    scenario: dict[str, Any] | None = Field(
+        default=None,
+        description="A scenario document (docs/scenario-format.md) giving the classes' "
+        "queries and workload; None: one generated stream per class from ``classes``.",
+    )
     control: LiveConfig | None = Field(
         default=None,
         description="QoS configuration version 0; newer versions come from the control plane.",

@@ -7,6 +7,8 @@
   (no cycles); every segment is used;
 - managers: each class's manager kind and parameters are valid for the core's
   ``make_manager`` (the delay target comes from the class, never from ``params``);
+- columns: every column an operator reads exists upstream (a filter's predicate, a
+  projection, an aggregate's column and grouping, both sides of a join's ``on_column``);
 - traces: a trace file parses;
 - control: the control period fits in the run.
 
@@ -22,11 +24,20 @@ from spark_runner.core.managers.registry import manager_params
 from spark_runner.scenario.arrivals import TraceError, read_trace
 from spark_runner.scenario.errors import Issue
 from spark_runner.scenario.models import (
+    FilterOp,
     ManagerSpec,
+    MapOp,
+    ProjectOp,
     Scenario,
     TraceArrival,
+    WindowAggregateOp,
     WindowJoinOp,
 )
+from spark_runner.scenario.predicates import parse_predicate
+
+STREAM_COLUMNS = frozenset({"key", "value", "seq", "arrival_s"})
+"""Columns of every generated or broker-fed stream tuple."""
+WINDOW_COLUMNS = frozenset({"window_start", "window_end", "arrival_s"})
 
 
 def check_scenario(scenario: Scenario) -> list[Issue]:
@@ -34,6 +45,7 @@ def check_scenario(scenario: Scenario) -> list[Issue]:
     issues: list[Issue] = []
     inputs = _check_names(scenario, issues)
     _check_references(scenario, inputs, issues)
+    _check_columns(scenario, inputs, issues)
     _check_managers(scenario, issues)
     _check_traces(scenario, issues)
     if scenario.control.period_s > scenario.duration_s:
@@ -235,3 +247,72 @@ def _check_traces(scenario: Scenario, issues: list[Issue]) -> None:
                 issues.append(
                     Issue(f"streams[{i}].arrival.path", f"{exc.path}: {where}{exc.message}")
                 )
+
+
+def _check_columns(scenario: Scenario, inputs: Mapping[str, str], issues: list[Issue]) -> None:
+    """Track the columns each operator sees; report every read of a missing column."""
+    segments = {seg.name: seg for seg in scenario.shared_segments}
+    resolved: dict[str, frozenset[str]] = {}
+
+    def columns_of(name: str, seen: tuple[str, ...] = ()) -> frozenset[str] | None:
+        if inputs.get(name) == "stream":
+            return STREAM_COLUMNS
+        if name not in segments or name in seen:
+            return None  # unknown input or a cycle: reported by the reference checks
+        if name not in resolved:
+            seg = segments[name]
+            start = columns_of(seg.source, (*seen, name))
+            if start is None:
+                return None
+            index = next(i for i, s in enumerate(scenario.shared_segments) if s.name == name)
+            resolved[name] = walk(
+                f"shared_segments[{index}]", start, list(seg.operators), (*seen, name)
+            )
+        return resolved[name]
+
+    def missing(path: str, needed: list[str], have: frozenset[str], what: str) -> None:
+        absent = [c for c in needed if c not in have]
+        if absent:
+            issues.append(
+                Issue(
+                    path,
+                    f"{what} {', '.join(map(repr, absent))} is not a column here "
+                    f"(available: {', '.join(sorted(have))})",
+                )
+            )
+
+    def walk(
+        prefix: str, have: frozenset[str], ops: list[object], seen: tuple[str, ...] = ()
+    ) -> frozenset[str]:
+        for j, op in enumerate(ops):
+            path = f"{prefix}.operators[{j}]"
+            if isinstance(op, FilterOp):
+                used = sorted({c.column for c in parse_predicate(op.predicate).comparisons})
+                missing(f"{path}.predicate", used, have, "column")
+            elif isinstance(op, ProjectOp):
+                missing(f"{path}.columns", list(op.columns), have, "column")
+                have = frozenset(op.columns) | {"arrival_s"}
+            elif isinstance(op, MapOp):
+                have = have | {op.output}
+            elif isinstance(op, WindowAggregateOp):
+                missing(f"{path}.group_by", list(op.group_by), have, "grouping column")
+                if op.function != "count":
+                    missing(f"{path}.column", [op.column], have, "column")
+                have = frozenset(op.group_by) | {op.column} | WINDOW_COLUMNS
+            elif isinstance(op, WindowJoinOp):
+                missing(f"{path}.on_column", [op.on_column], have, "join column")
+                right = columns_of(op.right, seen)
+                if right is not None:
+                    missing(
+                        f"{path}.on_column", [op.on_column], right, f"join column (in {op.right!r})"
+                    )
+                    have = have | right
+        return have
+
+    for i, cls in enumerate(scenario.classes):
+        for j, query in enumerate(cls.queries):
+            start = columns_of(query.source)
+            if start is not None:
+                walk(f"classes[{i}].queries[{j}]", start, list(query.operators))
+    for name in segments:
+        columns_of(name)
