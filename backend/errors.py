@@ -9,6 +9,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
 from spark_runner.core.errors import ParameterError
+from spark_runner.scenario.errors import ScenarioError
 
 
 class DomainError(Exception):
@@ -45,6 +46,20 @@ def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(ParameterError)
     async def _parameter_error(_request: Request, exc: ParameterError) -> JSONResponse:
         return JSONResponse(status_code=422, content={"detail": [parameter_error_detail(exc)]})
+
+    @app.exception_handler(ScenarioError)
+    async def _scenario_error(_request: Request, exc: ScenarioError) -> JSONResponse:
+        items = [
+            {
+                "loc": ["body", "yaml", issue.path or "<document>"],
+                "msg": issue.render("line"),
+                "type": "scenario_error",
+                "input": None,
+                **({"line": issue.line} if issue.line else {}),
+            }
+            for issue in exc.issues
+        ]
+        return JSONResponse(status_code=422, content={"detail": items})
 
     @app.exception_handler(RequestValidationError)
     async def _validation_error(_request: Request, exc: RequestValidationError) -> JSONResponse:

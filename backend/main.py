@@ -15,6 +15,7 @@ from backend.jobs import routes as jobs
 from backend.metrics import routes as metrics
 from backend.monitoring import prometheus
 from backend.monitoring.prometheus import Monitor
+from backend.scenarios import routes as scenarios
 from backend.settings import Settings, get_settings
 from backend.tuning import routes as tuning
 from backend.users import routes as users
@@ -53,6 +54,7 @@ def create_app(settings: Settings | None = None, dispatcher: Dispatcher | None =
         metrics.router,
         tuning.router,
         history.router,
+        scenarios.router,
     )
     for router in routers:
         api.include_router(router)

@@ -4,7 +4,17 @@ from backend.classes.models import QueryClass
 from backend.db import Base
 from backend.jobs.models import Job
 from backend.metrics.models import MetricSampleRow
+from backend.scenarios.models import StoredScenario
 from backend.tuning.models import ConfigVersion
 from backend.users.models import ApiToken, User
 
-__all__ = ["ApiToken", "Base", "ConfigVersion", "Job", "MetricSampleRow", "QueryClass", "User"]
+__all__ = [
+    "ApiToken",
+    "Base",
+    "ConfigVersion",
+    "Job",
+    "MetricSampleRow",
+    "QueryClass",
+    "StoredScenario",
+    "User",
+]

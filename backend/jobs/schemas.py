@@ -16,6 +16,13 @@ class JobCreate(BaseModel):
         },
     )
 
+    scenario_id: int | None = Field(
+        default=None,
+        ge=1,
+        le=2_147_483_647,
+        description="Run this stored scenario (its classes, queries and workload); "
+        "class_ids and rate_per_s are then ignored.",
+    )
     class_ids: list[int] | None = Field(
         default=None, max_length=1000, description="Classes to run; default: all classes."
     )

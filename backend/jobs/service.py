@@ -7,8 +7,10 @@ Routes and Celery tasks call these; they flush, never commit. Enqueueing goes th
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
@@ -22,12 +24,15 @@ from backend.jobs.models import Job
 from backend.jobs.repository import JobRepository
 from backend.jobs.schemas import JobCreate
 from backend.jobs.states import TERMINAL, JobStatus, check_move
+from backend.scenarios import service as scenarios
+from backend.scenarios.service import TRACE_BASE
 from backend.settings import Settings
 from backend.tuning import service as tuning
 from backend.users import security
 from spark_runner.core.errors import ParameterError
 from spark_runner.job.config import ClassSnapshot, JobSnapshot
 from spark_runner.job.control import CLASS_FIELDS, ClassControl, LiveConfig
+from spark_runner.scenario.loader import scenario_from_dict
 
 # The job may take ~45 s to drain a batch, flush metrics and stop Spark (see its main).
 STOP_GRACE = timedelta(seconds=60)
@@ -74,19 +79,11 @@ def create_job(
         earlier = repo.by_idempotency_key(idempotency_key)
         if earlier is not None:
             return earlier, False
-    classes_repo = QueryClassRepository(session)
-    if data.class_ids is None:
-        classes = classes_repo.list_all()
+    if data.scenario_id is not None:
+        document = scenarios.get_scenario(session, data.scenario_id).document
+        plan = _plan_from_scenario(document, data)
     else:
-        wanted = list(dict.fromkeys(data.class_ids))
-        classes = classes_repo.get_many(wanted)
-        missing = sorted(set(wanted) - {c.id for c in classes})
-        if missing:
-            raise ParameterError("class_ids", missing, "every id must name an existing class")
-    if not classes:
-        raise ParameterError(
-            "class_ids", data.class_ids, "a job needs at least one query class; create one first"
-        )
+        plan = _plan_from_classes(session, data)
     try:
         with session.begin_nested():
             job = repo.add(
@@ -103,20 +100,51 @@ def create_job(
         if earlier is None:
             raise
         return earlier, False
-    control = LiveConfig(
-        recommend_only=data.recommend_only,
-        policy=data.policy,
-        redistribution_every=data.redistribution_every,
-        redistribution_enabled=data.redistribution_enabled,
-        classes={c.name: _control_of(c, data.manager) for c in classes},
-    )
     snapshot = JobSnapshot(
         job_id=job.id,
         api_url=settings.public_api_url,
         spark_master=job.spark_master,
-        control_period_s=data.control_period_s or settings.control_period_s,
+        control_period_s=plan.control_period_s or settings.control_period_s,
         checkpoint_dir=str(job_dir(settings, job.id) / "checkpoint"),
-        duration_s=data.duration_s,
+        duration_s=data.duration_s or plan.duration_s,
+        classes=plan.classes,
+        scenario=plan.scenario,
+        control=plan.control,
+    )
+    control = plan.control
+    job.config = snapshot.model_dump(mode="json", exclude={"ingest_token"})
+    tuning.record_initial(session, job, control, created_by)
+    session.flush()
+    job_id = job.id
+    after_commit(session, lambda: enqueue_launch(job_id))
+    return job, True
+
+
+@dataclass(frozen=True)
+class _LaunchPlan:
+    classes: tuple[ClassSnapshot, ...]
+    control: LiveConfig
+    scenario: dict[str, Any] | None = None
+    control_period_s: float | None = None
+    duration_s: float | None = None
+
+
+def _plan_from_classes(session: Session, data: JobCreate) -> _LaunchPlan:
+    """Registered classes, one generated stream each."""
+    classes_repo = QueryClassRepository(session)
+    if data.class_ids is None:
+        classes = classes_repo.list_all()
+    else:
+        wanted = list(dict.fromkeys(data.class_ids))
+        classes = classes_repo.get_many(wanted)
+        missing = sorted(set(wanted) - {c.id for c in classes})
+        if missing:
+            raise ParameterError("class_ids", missing, "every id must name an existing class")
+    if not classes:
+        raise ParameterError(
+            "class_ids", data.class_ids, "a job needs at least one query class; create one first"
+        )
+    return _LaunchPlan(
         classes=tuple(
             ClassSnapshot(
                 name=c.name,
@@ -126,14 +154,59 @@ def create_job(
             )
             for c in classes
         ),
-        control=control,
+        control=LiveConfig(
+            recommend_only=data.recommend_only,
+            policy=data.policy,
+            redistribution_every=data.redistribution_every,
+            redistribution_enabled=data.redistribution_enabled,
+            classes={c.name: _control_of(c, data.manager) for c in classes},
+        ),
+        control_period_s=data.control_period_s,
     )
-    job.config = snapshot.model_dump(mode="json", exclude={"ingest_token"})
-    tuning.record_initial(session, job, control, created_by)
-    session.flush()
-    job_id = job.id
-    after_commit(session, lambda: enqueue_launch(job_id))
-    return job, True
+
+
+def _plan_from_scenario(document: dict[str, Any], data: JobCreate) -> _LaunchPlan:
+    """A stored scenario: its classes, queries, workload and control settings."""
+    scenario = scenario_from_dict(document, base_dir=TRACE_BASE)
+    chosen = data.model_fields_set
+    control_doc = scenario.control
+    controls = {}
+    for c in scenario.classes:
+        manager = data.manager or c.manager.kind
+        controls[c.name] = ClassControl(
+            priority=c.priority,
+            delay_target_s=c.delay_target_s,
+            tau0=c.thresholds.tau0,
+            tau1=c.thresholds.tau1,
+            tau2=c.thresholds.tau2,
+            tau3=c.thresholds.tau3,
+            manager=manager,
+            manager_params=dict(c.manager.params) if manager == c.manager.kind else {},
+            reserve_fraction=c.reserve_fraction,
+            max_lend_fraction=c.max_lend_fraction,
+        )
+    return _LaunchPlan(
+        classes=tuple(
+            ClassSnapshot(
+                name=c.name, priority=c.priority, delay_target_s=c.delay_target_s, rate_per_s=0
+            )
+            for c in scenario.classes
+        ),
+        control=LiveConfig(
+            recommend_only=data.recommend_only,
+            policy=data.policy if "policy" in chosen else control_doc.policy,
+            redistribution_every=data.redistribution_every
+            if "redistribution_every" in chosen
+            else control_doc.redistribution_every,
+            redistribution_enabled=data.redistribution_enabled
+            if "redistribution_enabled" in chosen
+            else control_doc.mode == "dilos",
+            classes=controls,
+        ),
+        scenario=document,
+        control_period_s=data.control_period_s or control_doc.period_s,
+        duration_s=scenario.duration_s,
+    )
 
 
 def _control_of(query_class: QueryClass, manager: str | None) -> ClassControl:

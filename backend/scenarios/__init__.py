@@ -1,0 +1,1 @@
+"""Stored workloads in the scenario YAML format: validate, store, import, export."""

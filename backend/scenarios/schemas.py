@@ -1,0 +1,47 @@
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+EXAMPLE = """version: 1
+name: two-classes
+duration_s: 120
+control: {period_s: 1.0}
+streams:
+  - {name: trades, arrival: {kind: constant, rate_per_s: 500}}
+classes:
+  - name: fraud
+    priority: 6
+    delay_target_s: 1.5
+    queries:
+      - {name: big, source: trades, operators: [{kind: filter, predicate: "value > 0.9"}]}
+"""
+
+
+class ScenarioUpload(BaseModel):
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{"yaml": EXAMPLE}]})
+
+    yaml: str = Field(min_length=1, max_length=1_000_000, description="The scenario document.")
+
+
+class ScenarioRead(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
+    id: int
+    name: str
+    description: str
+    document: dict[str, Any]
+    created_by: str | None
+    created_at: datetime
+    updated_at: datetime
+
+
+class ScenarioSummary(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
+    id: int
+    name: str
+    description: str
+    updated_at: datetime
