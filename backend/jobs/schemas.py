@@ -1,11 +1,12 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from backend.jobs.states import JobStatus
+from spark_runner.job.samples import INT32_MAX
 
 
 class JobCreate(BaseModel):
@@ -23,7 +24,7 @@ class JobCreate(BaseModel):
         description="Run this stored scenario (its classes, queries and workload); "
         "class_ids and rate_per_s are then ignored.",
     )
-    class_ids: list[int] | None = Field(
+    class_ids: list[Annotated[int, Field(ge=1, le=INT32_MAX)]] | None = Field(
         default=None, max_length=1000, description="Classes to run; default: all classes."
     )
     duration_s: float | None = Field(default=None, gt=0, le=7 * 86_400)

@@ -88,12 +88,14 @@ async def stream(
     read_sessions: ReadSessionsDep,
     _user: ViewerDep,
     job_id: IdPath,
-    after_id: Annotated[int, Query(ge=0, description="Resume after this sample id.")] = 0,
+    after_id: Annotated[
+        int, Query(ge=0, le=2**63 - 1, description="Resume after this sample id.")
+    ] = 0,
 ) -> StreamingResponse:
     """Server-sent events: every new sample as an ``event: sample`` with its id, so a
     client reconnecting with ``Last-Event-ID`` (or ``after_id``) misses nothing."""
     resume = request.headers.get("last-event-id", "")
-    start = int(resume) if resume.isdigit() else after_id
+    start = int(resume) if resume.isdigit() and len(resume) < 19 else after_id
 
     def _fetch(cursor: int) -> list[tuple[int, str]]:
         with read_sessions() as session:

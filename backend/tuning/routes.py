@@ -41,7 +41,7 @@ def change_config(
 async def poll_control(
     read_sessions: ReadSessionsDep,
     job: JobCallerDep,
-    after_version: Annotated[int, Query(ge=0)] = 0,
+    after_version: Annotated[int, Query(ge=0, le=2_147_483_647)] = 0,
     wait_s: Annotated[float, Query(ge=0, le=30)] = 0,
 ) -> ControlMessage | Response:
     """Long poll, for the job: answers as soon as a version newer than ``after_version``

@@ -7,6 +7,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from spark_runner.core.params import ParamValue
 from spark_runner.job.control import LiveConfig
+from spark_runner.job.samples import INT32_MAX
 
 
 class ClassChange(BaseModel):
@@ -87,4 +88,4 @@ class ControlMessage(BaseModel):
 class Ack(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    version: int = Field(ge=0)
+    version: int = Field(ge=0, le=INT32_MAX)

@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
+INT32_MAX = 2**31 - 1
+"""Counters are stored as 32-bit integers; larger values are rejected, not overflowed."""
+
 
 class MetricSample(BaseModel):
     """Per-class statistics of one control period."""
@@ -34,11 +37,15 @@ class MetricSample(BaseModel):
     )
 
     class_name: str = Field(min_length=1, max_length=100)
-    seq: int = Field(ge=0, description="Control-period number within the job, from 0.")
+    seq: int = Field(
+        ge=0, le=INT32_MAX, description="Control-period number within the job, from 0."
+    )
     t: float = Field(gt=0, description="End of the period, Unix epoch seconds.")
     period_s: float = Field(gt=0, description="Length of the period, seconds.")
-    arrived_count: int = Field(ge=0, description="Tuples of the class that arrived.")
-    output_count: int = Field(ge=0, description="Output tuples produced for the class.")
+    arrived_count: int = Field(ge=0, le=INT32_MAX, description="Tuples of the class that arrived.")
+    output_count: int = Field(
+        ge=0, le=INT32_MAX, description="Output tuples produced for the class."
+    )
     arrival_rate: float = Field(ge=0, description="Arrivals per second over the period.")
     response_time_mean_s: float | None = Field(
         default=None, ge=0, description="Mean of output instant minus arrival instant."
@@ -54,8 +61,10 @@ class MetricSample(BaseModel):
         default=None, ge=0, description="Mean of max(0, response time − delay target)."
     )
     violation_max_s: float | None = Field(default=None, ge=0)
-    admitted_count: int | None = Field(default=None, ge=0, description="Tuples let in.")
-    shed_count: int | None = Field(default=None, ge=0, description="Tuples dropped.")
+    admitted_count: int | None = Field(
+        default=None, ge=0, le=INT32_MAX, description="Tuples let in."
+    )
+    shed_count: int | None = Field(default=None, ge=0, le=INT32_MAX, description="Tuples dropped.")
     waiting_count: int | None = Field(
         default=None, ge=0, description="Tuples queued at the end of the period."
     )
@@ -83,7 +92,7 @@ class MetricSample(BaseModel):
         default=False, description="A DILoS capacity redistribution happened this period."
     )
     config_version: int | None = Field(
-        default=None, ge=0, description="Live configuration version in force."
+        default=None, ge=0, le=INT32_MAX, description="Live configuration version in force."
     )
 
 
