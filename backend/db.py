@@ -8,6 +8,7 @@ with ``after_commit`` and runs right after the commit succeeds; a rollback disca
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -17,6 +18,7 @@ from sqlalchemy import DateTime, Dialect, Engine, MetaData, TypeDecorator, creat
 from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
 
 _AFTER_COMMIT_KEY = "headroom_after_commit"
+log = logging.getLogger(__name__)
 
 NAMING_CONVENTION = {
     "ix": "ix_%(column_0_label)s",
@@ -91,7 +93,12 @@ def after_commit(session: Session, callback: Callable[[], Any]) -> None:
 def _run_after_commit(session: Session) -> None:
     callbacks = session.info.pop(_AFTER_COMMIT_KEY, [])
     for callback in callbacks:
-        callback()
+        try:
+            callback()
+        except Exception:
+            # The transaction is durable; whatever the callback did late (an enqueue while
+            # the broker is down) is reconciled later by the job watchdog.
+            log.warning("after-commit work failed; the watchdog will catch up", exc_info=True)
 
 
 @event.listens_for(Session, "after_soft_rollback")

@@ -133,6 +133,20 @@ class Stack:
             time.sleep(0.2)
         raise TimeoutError(f"the API did not answer {url} within {timeout_s:.0f} s")
 
+    def stop_service(self, service: Service, timeout_s: float = 15.0) -> None:
+        """Stop one process (SIGTERM, then SIGKILL after ``timeout_s``) and forget it."""
+        if service.process.poll() is None:
+            os.killpg(service.process.pid, signal.SIGTERM)
+            try:
+                service.process.wait(timeout_s)
+            except subprocess.TimeoutExpired:
+                os.killpg(service.process.pid, signal.SIGKILL)
+                service.process.wait()
+        self.services.remove(service)
+
+    def service(self, name: str) -> Service:
+        return next(s for s in self.services if s.name == name)
+
     def stop(self, timeout_s: float = 15.0) -> None:
         for service in reversed(self.services):
             if service.process.poll() is None:

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -24,6 +25,10 @@ class JobRepository:
     def ids_with_status(self, statuses: Sequence[str]) -> list[int]:
         stmt = select(Job.id).where(Job.status.in_(statuses)).order_by(Job.id)
         return list(self.session.scalars(stmt).all())
+
+    def pending_created_before(self, moment: datetime) -> list[int]:
+        stmt = select(Job.id).where(Job.status == "pending", Job.created_at < moment)
+        return list(self.session.scalars(stmt.order_by(Job.id)).all())
 
     def by_idempotency_key(self, key: str) -> Job | None:
         return self.session.scalars(select(Job).where(Job.idempotency_key == key)).first()

@@ -52,6 +52,11 @@ def get_job(session: Session, job_id: int, *, for_update: bool = False) -> Job:
     return job
 
 
+def stale_pending_ids(session: Session, older_than: timedelta) -> list[int]:
+    """Pending jobs whose launch message has not been acted on in time (lost enqueue)."""
+    return JobRepository(session).pending_created_before(utcnow() - older_than)
+
+
 def live_job_ids(session: Session) -> list[int]:
     return JobRepository(session).ids_with_status([s.value for s in JobStatus if s not in TERMINAL])
 
@@ -314,8 +319,13 @@ def watch(session: Session, settings: Settings, job_id: int) -> bool:
         return job.state is JobStatus.PENDING
     state = launcher.process_state(job.pid, job_dir(settings, job.id))
     if state.alive:
-        if job.state is JobStatus.STOPPING and _grace_over(job):
-            launcher.kill_group(job.pid)
+        if job.state is JobStatus.STOPPING:
+            # Repeated on every sweep (the job treats it as one request), so a stop whose
+            # task was lost with the broker still happens; past the grace, force it.
+            if _grace_over(job):
+                launcher.kill_group(job.pid)
+            else:
+                launcher.request_stop(job.pid)
         return True
     launcher.kill_group(job.pid)  # The driver is gone; its JVM must not outlive it.
     job.exit_code = state.exit_code

@@ -9,6 +9,7 @@ even if the worker restarted in between.
 from __future__ import annotations
 
 import logging
+from datetime import timedelta
 
 from sqlalchemy.exc import OperationalError
 
@@ -19,6 +20,8 @@ from backend.worker import celery_app, worker_session_factory
 
 log = logging.getLogger(__name__)
 
+# A pending job not launched by its own task within this time is launched by the sweep.
+LAUNCH_GRACE = timedelta(seconds=10)
 # Only a lost database connection is worth retrying; anything else is a bug or bad data.
 TRANSIENT = (OperationalError,)
 
@@ -58,6 +61,12 @@ def sweep_jobs() -> int:
     """
     settings = get_settings()
     factory = worker_session_factory()
+    with session_scope(factory) as session:
+        stale = service.stale_pending_ids(session, LAUNCH_GRACE)
+    for job_id in stale:
+        # Its launch message was lost (broker down when it was created): launch it here.
+        with session_scope(factory) as session:
+            service.launch(session, settings, job_id)
     with session_scope(factory) as session:
         live = service.live_job_ids(session)
     still_live = 0
