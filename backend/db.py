@@ -16,6 +16,7 @@ from typing import Any
 
 from sqlalchemy import DateTime, Dialect, Engine, MetaData, TypeDecorator, create_engine, event
 from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
+from sqlalchemy.pool import NullPool
 
 _AFTER_COMMIT_KEY = "headroom_after_commit"
 log = logging.getLogger(__name__)
@@ -58,7 +59,12 @@ def make_engine(url: str) -> Engine:
     """An engine for ``url``; SQLite gets WAL and a busy timeout so the API, the worker
     and ingest can share the file."""
     if url.startswith("sqlite"):
-        engine = create_engine(url, connect_args={"timeout": 30, "check_same_thread": False})
+        # No pool: a SQLite connection is a file handle, and a request holds its connection
+        # across thread hops, so a small pool could run dry while its holders wait for a
+        # worker thread (a deadlock until the pool timeout).
+        engine = create_engine(
+            url, connect_args={"timeout": 30, "check_same_thread": False}, poolclass=NullPool
+        )
 
         @event.listens_for(engine, "connect")
         def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
@@ -72,12 +78,23 @@ def make_engine(url: str) -> Engine:
 
         @event.listens_for(engine, "begin")
         def _sqlite_begin(connection: Any) -> None:
-            # IMMEDIATE takes the write lock up front: concurrent writers (API, worker,
-            # ingest) wait for each other instead of failing on a lock upgrade.
-            connection.exec_driver_sql("BEGIN IMMEDIATE")
+            # Writers take the write lock up front (IMMEDIATE) so concurrent writers wait for
+            # each other instead of failing on a lock upgrade; read-only units of work ask
+            # for DEFERRED, which in WAL mode never blocks anyone.
+            mode = connection.get_execution_options().get(SQLITE_BEGIN_OPTION, "IMMEDIATE")
+            connection.exec_driver_sql(f"BEGIN {mode}")
 
         return engine
-    return create_engine(url, pool_pre_ping=True)
+    # More connections than the API's 40 request threads, for the same reason.
+    return create_engine(url, pool_pre_ping=True, pool_size=20, max_overflow=40)
+
+
+SQLITE_BEGIN_OPTION = "headroom_sqlite_begin"
+
+
+def mark_read_only(session: Session) -> None:
+    """This unit of work only reads: on SQLite it must not take the write lock."""
+    session.connection(execution_options={SQLITE_BEGIN_OPTION: "DEFERRED"})
 
 
 def make_session_factory(engine: Engine) -> sessionmaker[Session]:

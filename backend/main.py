@@ -7,6 +7,7 @@ from fastapi.middleware.cors import CORSMiddleware
 
 from backend.api import health
 from backend.api.deps import Dispatcher
+from backend.api.sqlite_gate import SQLiteWriteGate
 from backend.classes import routes as classes
 from backend.db import make_engine, make_session_factory
 from backend.errors import install_error_handlers
@@ -42,6 +43,8 @@ def create_app(settings: Settings | None = None, dispatcher: Dispatcher | None =
         allow_methods=["*"],
         allow_headers=["*"],
     )
+    if settings.sqlalchemy_url.startswith("sqlite"):
+        app.add_middleware(SQLiteWriteGate)
     install_error_handlers(app)
     prometheus.install(app, Monitor())
     api = APIRouter(prefix=API_PREFIX)

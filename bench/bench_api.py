@@ -146,7 +146,9 @@ def main() -> None:
     with postgres_database() as pg_url:
         for label, url in (("sqlite", None), ("postgresql", pg_url)):
             with running_stack(url) as stack:
+                print(f"{label}: CRUD at {RATE_PER_S}/s for {args.seconds:.0f} s ...", flush=True)
                 latencies, errors = crud_latencies(stack, args.seconds)
+                print(f"{label}: ingesting {args.ingest_samples} samples ...", flush=True)
                 rate = ingest_rate(stack, args.ingest_samples)
             ms = [v * 1000 for v in latencies]
             crud_rows.append(

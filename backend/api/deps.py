@@ -9,6 +9,8 @@ from typing import Annotated, Protocol
 from fastapi import Depends, Path, Request
 from sqlalchemy.orm import Session
 
+from backend.api.sqlite_gate import READ_METHODS
+from backend.db import mark_read_only
 from backend.settings import Settings
 
 
@@ -20,6 +22,8 @@ def get_session(request: Request) -> Iterator[Session]:
     write sees it.
     """
     session: Session = request.app.state.session_factory()
+    if request.method in READ_METHODS:
+        mark_read_only(session)
     try:
         yield session
         session.commit()
@@ -38,6 +42,7 @@ def get_read_sessions(request: Request) -> Callable[[], AbstractContextManager[S
     @contextmanager
     def _session() -> Iterator[Session]:
         with factory() as session:
+            mark_read_only(session)
             yield session
 
     return _session

@@ -1,0 +1,29 @@
+"""One writing request at a time on SQLite, queued without holding a thread.
+
+SQLite has one write lock per file. A request holds its transaction across several
+worker-thread hops (dependencies, endpoint, commit); if waiting writers occupied every
+worker thread, the lock holder could not get a thread to commit: a deadlock until the
+busy timeout. Writers therefore queue here, in the event loop, before taking any thread.
+Reads are never gated (WAL readers do not block). PostgreSQL needs none of this.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+class SQLiteWriteGate:
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+        self.lock = asyncio.Lock()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] in READ_METHODS:
+            await self.app(scope, receive, send)
+            return
+        async with self.lock:
+            await self.app(scope, receive, send)
