@@ -20,6 +20,14 @@ class DomainError(Exception):
         self.detail = detail
 
 
+class FieldErrors(Exception):
+    """Several broken rules of one request body, each as (path in the body, sentence)."""
+
+    def __init__(self, errors: list[tuple[str, str]]) -> None:
+        super().__init__("; ".join(f"{path}: {msg}" for path, msg in errors))
+        self.errors = errors
+
+
 class NotFound(DomainError):
     status_code = 404
 
@@ -46,6 +54,14 @@ def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(ParameterError)
     async def _parameter_error(_request: Request, exc: ParameterError) -> JSONResponse:
         return JSONResponse(status_code=422, content={"detail": [parameter_error_detail(exc)]})
+
+    @app.exception_handler(FieldErrors)
+    async def _field_errors(_request: Request, exc: FieldErrors) -> JSONResponse:
+        items = [
+            {"loc": ["body", path], "msg": f"{path}: {msg}", "type": "value_error", "input": None}
+            for path, msg in exc.errors
+        ]
+        return JSONResponse(status_code=422, content={"detail": items})
 
     @app.exception_handler(ScenarioError)
     async def _scenario_error(_request: Request, exc: ScenarioError) -> JSONResponse:

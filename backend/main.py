@@ -16,6 +16,7 @@ from backend.jobs import routes as jobs
 from backend.metrics import routes as metrics
 from backend.monitoring import prometheus
 from backend.monitoring.prometheus import Monitor
+from backend.queries import routes as queries
 from backend.scenarios import routes as scenarios
 from backend.settings import Settings, get_settings
 from backend.tuning import routes as tuning
@@ -58,6 +59,7 @@ def create_app(settings: Settings | None = None, dispatcher: Dispatcher | None =
         tuning.router,
         history.router,
         scenarios.router,
+        queries.router,
     )
     for router in routers:
         api.include_router(router)

@@ -4,6 +4,7 @@ from backend.classes.models import QueryClass
 from backend.db import Base
 from backend.jobs.models import Job
 from backend.metrics.models import MetricSampleRow
+from backend.queries.models import ContinuousQuery
 from backend.scenarios.models import StoredScenario
 from backend.tuning.models import ConfigVersion
 from backend.users.models import ApiToken, User
@@ -12,6 +13,7 @@ __all__ = [
     "ApiToken",
     "Base",
     "ConfigVersion",
+    "ContinuousQuery",
     "Job",
     "MetricSampleRow",
     "QueryClass",

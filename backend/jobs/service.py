@@ -24,6 +24,7 @@ from backend.jobs.models import Job
 from backend.jobs.repository import JobRepository
 from backend.jobs.schemas import JobCreate
 from backend.jobs.states import TERMINAL, JobStatus, check_move
+from backend.queries import service as queries
 from backend.scenarios import service as scenarios
 from backend.scenarios.service import TRACE_BASE
 from backend.settings import Settings
@@ -88,7 +89,7 @@ def create_job(
         document = scenarios.get_scenario(session, data.scenario_id).document
         plan = _plan_from_scenario(document, data)
     else:
-        plan = _plan_from_classes(session, data)
+        plan = _plan_from_classes(session, settings, data)
     try:
         with session.begin_nested():
             job = repo.add(
@@ -134,7 +135,7 @@ class _LaunchPlan:
     duration_s: float | None = None
 
 
-def _plan_from_classes(session: Session, data: JobCreate) -> _LaunchPlan:
+def _plan_from_classes(session: Session, settings: Settings, data: JobCreate) -> _LaunchPlan:
     """Registered classes, one generated stream each."""
     classes_repo = QueryClassRepository(session)
     if data.class_ids is None:
@@ -149,6 +150,7 @@ def _plan_from_classes(session: Session, data: JobCreate) -> _LaunchPlan:
         raise ParameterError(
             "class_ids", data.class_ids, "a job needs at least one query class; create one first"
         )
+    period_s = data.control_period_s or settings.control_period_s
     return _LaunchPlan(
         classes=tuple(
             ClassSnapshot(
@@ -158,6 +160,13 @@ def _plan_from_classes(session: Session, data: JobCreate) -> _LaunchPlan:
                 rate_per_s=data.rate_per_s,
             )
             for c in classes
+        ),
+        scenario=queries.scenario_for(
+            session,
+            classes,
+            rate_per_s=data.rate_per_s,
+            period_s=period_s,
+            duration_s=data.duration_s or 86_400.0,
         ),
         control=LiveConfig(
             recommend_only=data.recommend_only,

@@ -1,0 +1,50 @@
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from backend.classes.schemas import NAME_PATTERN
+
+
+class QuerySpec(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": [
+                {
+                    "name": "big-trades",
+                    "source": "trades",
+                    "operators": [
+                        {"kind": "filter", "predicate": "value > 0.9"},
+                        {
+                            "kind": "window_aggregate",
+                            "window": {"type": "tumbling", "size_s": 5},
+                            "function": "count",
+                        },
+                    ],
+                }
+            ]
+        },
+    )
+
+    name: str = Field(min_length=1, max_length=100, pattern=NAME_PATTERN)
+    source: str = Field(
+        min_length=1,
+        max_length=110,
+        description="A stream name, or query:<name> to read a shared query's output.",
+    )
+    operators: list[dict[str, Any]] = Field(
+        min_length=1, max_length=100, description="Operators as in docs/scenario-format.md."
+    )
+    shared: bool = Field(default=False, description="Other classes may read its output.")
+
+
+class QueryRead(QuerySpec):
+    model_config = ConfigDict(from_attributes=True)
+
+    id: int
+    class_id: int
+    created_at: datetime
+    updated_at: datetime

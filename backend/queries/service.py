@@ -1,0 +1,161 @@
+"""Continuous-query use cases; every spec is checked by the scenario format's own rules
+inside a scenario composed around it, so what is stored also runs."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from backend.classes import service as classes
+from backend.classes.models import QueryClass
+from backend.errors import Conflict, FieldErrors, NotFound
+from backend.queries.compose import QUERY_PREFIX, ClassPart, QueryPart, compose
+from backend.queries.models import ContinuousQuery
+from backend.queries.repository import QueryRepository
+from backend.queries.schemas import QuerySpec
+from spark_runner.scenario.errors import ScenarioError
+from spark_runner.scenario.loader import scenario_from_dict
+
+_NOOP = {"kind": "map", "expression": "value", "output": "value", "cpu_cost_per_tuple_s": 0}
+
+
+def class_part(query_class: QueryClass) -> ClassPart:
+    return ClassPart(
+        name=query_class.name,
+        priority=query_class.priority,
+        delay_target_s=query_class.delay_target_s,
+        manager=query_class.manager,
+        manager_params=dict(query_class.manager_params),
+        thresholds=(query_class.tau0, query_class.tau1, query_class.tau2, query_class.tau3),
+        reserve_fraction=query_class.reserve_fraction,
+        max_lend_fraction=query_class.max_lend_fraction,
+    )
+
+
+def query_part(query: ContinuousQuery | QuerySpec) -> QueryPart:
+    return QueryPart(query.name, query.source, list(query.operators), query.shared)
+
+
+def shared_closure(session: Session, queries: Sequence[QueryPart]) -> list[QueryPart]:
+    """The shared queries ``queries`` read, directly or through other shared queries.
+
+    Raises ``FieldErrors`` naming the reference when a shared query does not exist."""
+    repo = QueryRepository(session)
+    found: dict[str, QueryPart] = {}
+    pending = list(queries)
+    while pending:
+        query = pending.pop()
+        for path, ref in _references(query):
+            name = ref.removeprefix(QUERY_PREFIX)
+            if name in found:
+                continue
+            shared = repo.shared_named(name)
+            if shared is None:
+                raise FieldErrors(
+                    [(path, f"{ref!r} names no shared query (mark a query shared to read it)")]
+                )
+            found[name] = query_part(shared)
+            pending.append(found[name])
+    return list(found.values())
+
+
+def _references(query: QueryPart) -> list[tuple[str, str]]:
+    refs = [("source", query.source)]
+    refs += [
+        (f"operators[{i}].right", str(op.get("right")))
+        for i, op in enumerate(query.operators)
+        if op.get("kind") == "window_join"
+    ]
+    return [(path, ref) for path, ref in refs if ref.startswith(QUERY_PREFIX)]
+
+
+def validate(session: Session, query_class: QueryClass, spec: QuerySpec) -> None:
+    part = query_part(spec)
+    shared = shared_closure(session, [part])
+    if spec.shared:
+        shared = [part, *[s for s in shared if s.name != part.name]]
+        own = [QueryPart("reader", QUERY_PREFIX + part.name, [_NOOP])]
+        prefix = "shared_segments[0]."
+    else:
+        own = [part]
+        prefix = "classes[0].queries[0]."
+    document = compose(
+        [(class_part(query_class), own)],
+        shared,
+        rate_per_s=1.0,
+        period_s=1.0,
+        duration_s=10.0,
+        name="validation",
+    )
+    try:
+        scenario_from_dict(document)
+    except ScenarioError as error:
+        raise FieldErrors(
+            [(issue.path.removeprefix(prefix), issue.message) for issue in error.issues]
+        ) from None
+
+
+def list_queries(session: Session, class_id: int) -> Sequence[ContinuousQuery]:
+    classes.get_class(session, class_id)
+    return QueryRepository(session).for_classes([class_id])
+
+
+def get_query(session: Session, class_id: int, query_id: int) -> ContinuousQuery:
+    query = QueryRepository(session).get(query_id)
+    if query is None or query.class_id != class_id:
+        raise NotFound(f"query {query_id} of class {class_id} does not exist")
+    return query
+
+
+def save(
+    session: Session, class_id: int, spec: QuerySpec, query_id: int | None = None
+) -> ContinuousQuery:
+    query_class = classes.get_class(session, class_id)
+    siblings = QueryRepository(session).for_classes([class_id])
+    if any(q.name == spec.name and q.id != query_id for q in siblings):
+        raise Conflict(f"name={spec.name!r} is taken in class {query_class.name!r}")
+    validate(session, query_class, spec)
+    if query_id is None:
+        query = ContinuousQuery(class_id=class_id)
+    else:
+        query = get_query(session, class_id, query_id)
+    query.name, query.source, query.operators, query.shared = (
+        spec.name,
+        spec.source,
+        list(spec.operators),
+        spec.shared,
+    )
+    if query_id is None:
+        QueryRepository(session).add(query)
+    session.flush()
+    return query
+
+
+def delete(session: Session, class_id: int, query_id: int) -> None:
+    QueryRepository(session).delete(get_query(session, class_id, query_id))
+
+
+def scenario_for(
+    session: Session,
+    chosen: Sequence[QueryClass],
+    *,
+    rate_per_s: float,
+    period_s: float,
+    duration_s: float,
+) -> dict[str, Any] | None:
+    """The scenario of the chosen classes' registered queries; None if none has any."""
+    queries = QueryRepository(session).for_classes([c.id for c in chosen])
+    if not queries:
+        return None
+    by_class = {c.id: [query_part(q) for q in queries if q.class_id == c.id] for c in chosen}
+    parts = [(class_part(c), by_class[c.id]) for c in chosen]
+    readers = [q for _, qs in parts for q in qs if not q.shared]
+    return compose(
+        parts,
+        shared_closure(session, readers),
+        rate_per_s=rate_per_s,
+        period_s=period_s,
+        duration_s=duration_s,
+    )
