@@ -14,6 +14,7 @@ COPY frontend ./frontend
 COPY spark_runner ./spark_runner
 COPY headroom ./headroom
 COPY migrations ./migrations
+COPY scenarios ./scenarios
 RUN pip install --no-cache-dir -e .
 
 ENV HEADROOM_DATA_DIR=/data PYTHONUNBUFFERED=1
