@@ -1,4 +1,5 @@
-"""ALoMa: Eq. 5.1, Eq. 5.2, the response-time monitor, every branch of Algorithm 1, closed loops."""
+"""ALoMa: Eq. 5.1, Eq. 5.2, the response-time monitor, every branch of Algorithm 1, the
+measured capacity and backlog drain, closed loops."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from qos_plant import FluidPlant
 
 from spark_runner.core.errors import ParameterError
 from spark_runner.core.managers import AlomaManager, AlomaParams, capacity_step, probe_percent
+from spark_runner.core.managers.aloma import measured_capacity
 from spark_runner.core.managers.response_monitor import ResponseTimeMonitor
 from spark_runner.core.observation import LoadState, Observation, ResponseTimeStats
 
@@ -16,9 +18,9 @@ D = 2.0
 T = 0.5
 
 
-def obs(load: float, rt_max: float | None, *, count: int = 100) -> Observation:
+def obs(load: float, rt_max: float | None, *, count: int = 100, queued: float = 0.0) -> Observation:
     stats = ResponseTimeStats(rt_max, rt_max, count) if rt_max is not None else ResponseTimeStats()
-    return Observation(period_s=T, load=load, response_time=stats)
+    return Observation(period_s=T, load=load, response_time=stats, queued_load_s=queued)
 
 
 # --- equations ---------------------------------------------------------------------------
@@ -42,6 +44,18 @@ def test_eq_5_2_probe_size() -> None:
     assert probe_percent(3) == pytest.approx(1 + math.log2(3))
     with pytest.raises(ValueError):
         probe_percent(0)
+
+
+def test_measured_capacity_needs_a_saturated_period() -> None:
+    # admitted 1.0 s/s, the queued work grew by 0.2 s in 0.5 s: 0.6 s/s were done
+    assert measured_capacity(1.0, 1.0, 1.2, T) == pytest.approx(0.6)
+    # the queue shrank: more was done than admitted
+    assert measured_capacity(0.2, 1.0, 0.8, T) == pytest.approx(0.6)
+    # 0.1 s queued at the start cannot have kept it busy for the 0.4 s of work done
+    assert measured_capacity(1.0, 0.1, 0.2, T) is None
+    # nothing left at the end: it may have idled
+    assert measured_capacity(1.0, 1.0, 0.0, T) is None
+    assert measured_capacity(0.0, 0.0, 0.0, T) is None
 
 
 # --- response-time monitor ---------------------------------------------------------------
@@ -71,6 +85,19 @@ def test_monitor_trend_flags() -> None:
     assert m.observe(2.45, D, 0.1, 0.1, T).critically_above
     # falling fast enough: (2.45 - 2.2) = 0.25 > (2.2 - 2) × 0.5 / 2.2
     assert not m.observe(2.2 + 0.01, D, 0.1, 0.1, T).critically_above
+
+
+def test_monitor_rising_over_flag() -> None:
+    m = ResponseTimeMonitor(ut_factor=2.0, refresh_periods=100)
+    assert not m.observe(0.4, D, 0.1, 0.1, T).rising_over  # no trend yet; O point 0.4
+    assert m.observe(1.0, D, 0.1, 0.1, T).rising_over  # 1.0 + 0.6 × 1.0 / 0.5 = 2.2 > D
+    # +0.1 in a period: 1.1 + 0.1 × 1.1 / 0.5 = 1.32, stays within D for a response time
+    assert not m.observe(1.1, D, 0.1, 0.1, T).rising_over
+    # +0.4: 1.5 + 0.4 × 1.5 / 0.5 = 2.7 > D: the tuples admitted now will be late
+    reading = m.observe(1.5, D, 0.1, 0.1, T)
+    assert reading.rising_over and reading.state is LoadState.UT
+    assert not m.observe(2.5, D, 0.1, 0.1, T).rising_over  # already over D: that is OT
+    assert not m.observe(1.9, D, 0.1, 0.1, T).rising_over  # falling
 
 
 # --- Algorithm 1, branch by branch ---------------------------------------------------------
@@ -137,6 +164,84 @@ def test_pinned_load_well_below_target_probes_shedding_down() -> None:
     assert d.shed_fraction == pytest.approx(1 - 0.5 / 0.99)
 
 
+def test_k_counts_periods_over_the_target_across_alternating_actions() -> None:
+    # Eq. 5.2's k counts the periods of the situation ("in a sequence"), so the measured
+    # load wobbling around L_C, which alternates lines 8 and 19, does not reset it.
+    m = AlomaManager(AlomaParams(delay_target_s=D))
+    m.step(obs(0.5, 0.1))
+    d = m.step(obs(1.6, 3.0))  # OT, admitted 1.6 > 0.8: line 8
+    assert d.action == "shed_excess" and d.details["k_more"] == 1
+    d = m.step(obs(1.5, 3.2))  # admitted 0.75 <= 0.8, rising: line 19, second period over
+    assert d.action == "decrease_capacity_shed_more" and d.details["k_more"] == 2
+    assert d.shed_fraction == pytest.approx(1 - 0.5 * 0.98)  # x = 1 + log2(2) = 2 %
+    d = m.step(obs(1.7, 3.4))  # admitted above L_C again: line 8
+    assert d.action == "shed_excess" and d.details["k_more"] == 3
+    shed = d.shed_fraction
+    d = m.step(obs(1.5, 3.6))  # line 19 again, fourth period over: x = 3 %
+    assert d.action == "decrease_capacity_shed_more" and d.details["k_more"] == 4
+    assert d.shed_fraction == pytest.approx(1 - (1 - shed) * 0.97)
+    d = m.step(obs(1.5, 1.0))  # back within D: the situation ends
+    assert d.details["k_more"] == 0
+
+
+def test_rising_over_the_target_counts_as_ot() -> None:
+    m = AlomaManager(AlomaParams(delay_target_s=D))
+    m.step(obs(0.5, 0.1))
+    m.step(obs(0.6, 1.2))  # UT, L below L_C: nothing to do
+    d = m.step(obs(1.0, 1.6))  # within D, but 1.6 + 0.4 × 1.6 / 0.5 > D: treated as OT
+    assert d.state is LoadState.UT and d.action == "shed_excess"
+    assert d.admitted_load == pytest.approx(0.8)
+
+
+def test_over_the_target_and_saturated_the_measured_capacity_is_l_c() -> None:
+    m = AlomaManager(AlomaParams(delay_target_s=D))
+    m.step(obs(0.5, 0.1, queued=1.0))  # first period: no queue seen before, no measure
+    assert m.headroom == pytest.approx(0.8)
+    # admitted 1.0 s/s, the queue grew by 0.2 s: the class did 0.6 s/s while busy, and its
+    # outputs are late. L_C = 0.6 at once; line 8 sheds down to it, and the queued 1.2 s
+    # of work beyond 0.8 × D × 0.6 = 0.96 s is shed within the next period as well.
+    d = m.step(obs(1.0, 2.5, queued=1.2))
+    assert d.headroom == pytest.approx(0.6)
+    assert d.details["measured_capacity"] == pytest.approx(0.6)
+    assert d.action == "measured_capacity+shed_excess+shed_backlog"
+    assert d.admitted_load == pytest.approx(0.6 - (1.2 - 0.96) / T)
+
+
+def test_saturated_faster_than_l_c_raises_it_by_eq_5_1() -> None:
+    m = AlomaManager(AlomaParams(delay_target_s=D))
+    m.step(obs(0.5, 0.1, queued=1.0))
+    d = m.step(obs(1.0, 1.0, queued=1.0))  # busy all period at 1.0 s/s > L_C, rt fine
+    assert d.details["measured_capacity"] == pytest.approx(1.0)
+    assert d.headroom == pytest.approx(capacity_step(1.0, 0.8))
+    assert d.action.startswith("increase_capacity_measured")
+
+
+def test_backlog_drain_then_waits_for_its_effect() -> None:
+    params = AlomaParams(delay_target_s=D, max_shed=0.99, initial_headroom=0.5)
+    m = AlomaManager(params)
+    m.step(obs(0.5, 0.1, queued=0.9))
+    # OT; 1.0 s/s admitted and the queue grew by 0.25 s: the class did 0.5 s/s = L_C.
+    # Line 8 sheds down to L_C; the 1.15 s queued exceed 0.8 × D × L_C = 0.8 s by 0.35 s,
+    # more than one period at L_C can absorb: admit nothing next period.
+    d = m.step(obs(1.0, 2.4, queued=1.15))
+    assert d.headroom == pytest.approx(0.5)
+    assert d.action.endswith("shed_excess+shed_backlog")
+    assert d.shed_fraction == pytest.approx(0.99)
+    # The next outputs (2.6 s old > one period since the drain) arrived before it and say
+    # nothing of its effect: lines 8 / 19 wait; admit what the backlog left allows.
+    d = m.step(obs(1.0, 2.6, queued=0.905))
+    assert "wait_for_drain" in d.action and "shed_excess" not in d.action
+    assert d.headroom == pytest.approx(0.5)
+    assert d.admitted_load == pytest.approx(0.5 - (0.905 - 0.8) / T)
+    # backlog down to 0.8 × D × L_C: admit L_C again, although the outputs are still late
+    d = m.step(obs(1.0, 2.8, queued=0.8))
+    assert "wait_for_drain" in d.action
+    assert d.admitted_load == pytest.approx(0.5)
+    # once the outputs were admitted after the drain, Algorithm 1 takes over again
+    d = m.step(obs(1.0, 1.5, queued=0.8))
+    assert "wait_for_drain" not in d.action
+
+
 def test_periods_without_output_hold_and_idle_resets() -> None:
     m = AlomaManager(AlomaParams(delay_target_s=D))
     _shedding_half(m)
@@ -156,14 +261,24 @@ def test_shed_fraction_is_capped_and_live_updates_apply_between_steps() -> None:
         m.update(ut_factor=1.0)
     with pytest.raises(ParameterError, match="response_statistic"):
         m.update(response_statistic="p99")
+    with pytest.raises(ParameterError, match="drain_target"):
+        m.update(drain_target=0.0)
+    with pytest.raises(ParameterError, match="drain_target"):
+        m.update(drain_target=1.5)
     assert m.params.ut_factor == 2.0  # a rejected update changes nothing
 
 
 # --- closed loops in simulated time ------------------------------------------------------
 
 
-def run_aloma(plant: FluidPlant, rate: float, periods: int, halve_at: int | None = None):
-    manager = AlomaManager(AlomaParams(delay_target_s=D))
+def run_aloma(
+    plant: FluidPlant,
+    rate: float,
+    periods: int,
+    halve_at: int | None = None,
+    max_shed: float = 0.95,
+):
+    manager = AlomaManager(AlomaParams(delay_target_s=D, max_shed=max_shed))
     shed = 0.0
     rts: list[float] = []
     caps: list[float] = []
@@ -176,6 +291,18 @@ def run_aloma(plant: FluidPlant, rate: float, periods: int, halve_at: int | None
         rts.append(o.response_time.max_s)
         caps.append(manager.headroom)
     return manager, rts, caps
+
+
+def periods_back_to_target(rts: list[float], change: int) -> int | None:
+    """Periods from ``change`` until the per-period max response time is back at or below D
+    after exceeding it (as bench/bench_thesis_tables.py counts them)."""
+    exceeded = False
+    for i, rt in enumerate(rts[change:]):
+        if rt > D:
+            exceeded = True
+        elif exceeded:
+            return i
+    return None
 
 
 @pytest.mark.parametrize("rate", [1000, 1200, 1500, 2000])
@@ -200,20 +327,38 @@ def test_overload_response_time_is_driven_to_the_target() -> None:
 
 def test_relearns_capacity_after_it_halves_hidden() -> None:
     # A background job halves the capacity; the measured costs do not change (001 Fig. 16):
-    # only the response time tells. L_C must fall to the new capacity.
+    # the load monitor sees nothing, only the response time and the completed work tell.
+    # max_shed 0.99 as in the thesis's runs: every tuple admitted while the old backlog
+    # drains waits behind it, so with 0.95 the max response time stays over D a period more.
     plant = FluidPlant(capacity=0.9, cost_s=0.001)
-    _, rts, caps = run_aloma(plant, 1200, 400, halve_at=200)
-    assert max(rts[200:]) > 1.5 * D  # the change really hurt
-    assert all(rt <= 1.1 * D for rt in rts[230:])  # target met again within 30 periods
-    assert caps[215] < 0.6  # L_C follows the loss within 15 periods (from 0.9)
-    assert caps[-1] == pytest.approx(0.45, rel=0.1)  # and settles at the new capacity
+    _, rts, caps = run_aloma(plant, 1200, 400, halve_at=200, max_shed=0.99)
+    assert max(rts[200:]) > 1.5 * D  # the change really hurt: the queue was ~1.7 s deep
+    # The work queued at the old speed needs 2 × 1.7 s ≈ 7 periods to leave at half speed:
+    # back under the target within 10 periods (001 §5.3.2.2), and it stays there.
+    back = periods_back_to_target(rts, 200)
+    assert back is not None and back <= 10
+    assert all(rt <= 1.1 * D for rt in rts[200 + back :])
+    assert caps[201] < 0.5  # L_C is the measured capacity from the first late period on
+    assert sum(caps[300:]) / 100 == pytest.approx(0.45, rel=0.1)  # and stays there
 
 
 def test_relearns_capacity_after_it_halves_visible_cost() -> None:
     # Wall-clock costs double under contention, so the load monitor sees L double.
     plant = FluidPlant(capacity=0.9, cost_s=0.001, cost_visible=True, nominal_capacity=0.9)
-    _, rts, _ = run_aloma(plant, 1200, 300, halve_at=200)
-    # The queue held ~D of work at the old speed (2 D at the new one): it cannot leave
-    # faster than ~8 periods; ALoMa is back under the target within 20.
+    _, rts, caps = run_aloma(plant, 1200, 300, halve_at=200, max_shed=0.99)
     assert max(rts[200:]) > 1.5 * D
-    assert all(rt <= 1.1 * D for rt in rts[220:])
+    back = periods_back_to_target(rts, 200)
+    assert back is not None and back <= 10
+    assert all(rt <= 1.1 * D for rt in rts[200 + back :])
+    # in the doubled cost units the capacity is unchanged
+    assert sum(caps[250:]) / 50 == pytest.approx(0.9, rel=0.1)
+
+
+def test_before_the_change_the_closed_loop_matches_algorithm_1_alone() -> None:
+    # The additions act on late outputs and a saturated queue; a load the capacity holds
+    # without a backlog never triggers them, and the shed fraction stays 0.
+    plant = FluidPlant(capacity=0.9, cost_s=0.001)
+    manager, rts, _ = run_aloma(plant, 800, 200)
+    assert plant.loss_fraction == 0.0
+    assert max(rts[10:]) < 0.5 * D
+    assert manager.shed_fraction == 0.0

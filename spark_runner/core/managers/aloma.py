@@ -36,8 +36,42 @@ Interpretation choices (documented because the thesis leaves them open):
   floating-point arithmetic counts as equal.
 - A period without output tuples gives the response-time monitor nothing: ALoMa holds its
   shed fraction and L_C (and drops shedding if nothing arrived at all).
-- ``k`` of Eq. 5.2 counts consecutive periods of the same probe (shed less, or shed
-  more); it resets when the probe does not fire.
+- **k of Eq. 5.2 counts the periods of a situation, not of one action.** The thesis:
+  "k is the number of times the situation has been observed in a sequence". The
+  situations are *over the target* (OT, or rising over D, below) and *shedding more than
+  needed* (shedding while not over the target). While over the target, "shed (L − L_C)
+  more" and "decrease L_C, shed x % more" alternate as the measured L wobbles around L_C;
+  counting each action separately reset k every other period and kept the probe at 1–2 %.
+
+Capacity drops (001 §5.3.2.2: a background job takes half the processor, and ALoMa
+"adapts very quickly" and holds D). With L pinned at L_C, Eq. 5.1 has no gap to close and
+only the x % probe of line 19 acts, so Algorithm 1 alone re-learns a halved capacity in
+about a hundred periods, and the work queued at the old speed keeps the response time over
+D meanwhile (the shedder drops arriving tuples only, never queued ones). Three additions
+make ALoMa meet the target again as soon as the work queued before the change has left —
+about ten periods when the response time sat near D before — and act only while outputs
+are late (or about to be) or the class's queue never emptied in a period:
+
+- **Rising over D counts as OT.** The response-time monitor also flags a response time
+  still within D but rising fast enough to pass it within one response time (the tuples
+  admitted now leave about one response time later); ALoMa acts on it as on OT.
+- **Measured capacity.** A class that had work queued for the whole period (queued work at
+  its start at least the work completed in it, some left at its end) ran at its capacity,
+  so the work it completed per second, ``S = L − ΔqL / T`` (admitted load minus the growth
+  of the queued load qL, Eq. 4.1), *is* its capacity for that period. When the response
+  time is over the target and ``S < L_C`` both monitors agree that L_C is too high and by
+  how much: ``L_C ← S``. (Eq. 5.1 is cautious because a disagreement may come from stale
+  statistics; here the capacity is measured, not inferred from a disagreement.) When a
+  saturated period shows ``S > L_C`` the estimate is too low (for instance after a
+  processor stall made one period look slow): L_C moves toward S by Eq. 5.1.
+- **Backlog drain and dead time.** Shedding acts on arriving tuples only, and a tuple
+  admitted now waits behind the work already queued, ``qL / L_C``. While over the target,
+  ALoMa sheds within one period the queued work beyond what L_C can do in
+  ``drain_target × D``: it admits ``L_C − (qL − drain_target · D · L_C) / T`` (at least
+  0). The outputs of the next response time arrived before this drain and cannot show its
+  effect, so while they are over the target ALoMa does not react to them with lines
+  7–8 / 16–19 (that would shed the same excess twice); it keeps admitting what the backlog
+  allows, up to L_C, and L_C keeps following the measured capacity.
 """
 
 from __future__ import annotations
@@ -62,12 +96,14 @@ from spark_runner.core.params import (
     require_at_least,
     require_choice,
     require_greater,
+    require_in_closed,
     require_in_half_open,
     require_positive,
 )
 
 RESPONSE_STATISTICS = ("max", "mean")
 _EPS = 1e-9  # relative tolerance: an admitted load pinned at L_C must not count as above it
+_NEVER = 1 << 30  # periods since a drain that never happened
 
 
 def capacity_step(load: float, capacity: float) -> float:
@@ -84,6 +120,22 @@ def capacity_step(load: float, capacity: float) -> float:
     z = max(z, 1.0)
     step = math.log2(z + 1.0) / z * gap
     return capacity + step if load > capacity else capacity - step
+
+
+def measured_capacity(
+    admitted_load: float, queued_before_s: float, queued_after_s: float, period_s: float
+) -> float | None:
+    """The work a class completed per second in a period it was saturated, s/s, else None.
+
+    Completed work is admitted work minus the growth of the queued work (Eq. 4.1):
+    ``S = L − (qL_after − qL_before) / T``. The class was saturated — busy for the whole
+    period, so S is its capacity — when the work queued at the start covers everything it
+    completed and some work is still queued at the end.
+    """
+    service = admitted_load - (queued_after_s - queued_before_s) / period_s
+    if service > 0.0 and queued_after_s > 0.0 and queued_before_s >= service * period_s:
+        return service
+    return None
 
 
 def probe_percent(k: int) -> float:
@@ -106,6 +158,9 @@ class AlomaParams(ManagerParams):
         below_margin: "significantly below" margin on D for the not-increasing test [0.1].
         response_statistic: which per-period response time the monitor classifies:
             "max" (worst case, matches D's definition) or "mean" ["max"].
+        drain_target: while over the target, shed the queued work beyond what L_C can do
+            in ``drain_target × D``, in (0, 1] [0.8]. Below 1 because a tuple's response
+            time is its wait in the queues plus its own way through the operators.
     """
 
     initial_headroom: float = DEFAULT_HEADROOM
@@ -114,6 +169,7 @@ class AlomaParams(ManagerParams):
     above_margin: float = 0.1
     below_margin: float = 0.1
     response_statistic: str = "max"
+    drain_target: float = 0.8
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -123,6 +179,8 @@ class AlomaParams(ManagerParams):
         require_in_half_open("above_margin", self.above_margin, 0.0, 1.0)
         require_in_half_open("below_margin", self.below_margin, 0.0, 1.0)
         require_choice("response_statistic", self.response_statistic, RESPONSE_STATISTICS)
+        require_in_closed("drain_target", self.drain_target, 0.0, 1.0)
+        require_positive("drain_target", self.drain_target)
 
 
 class AlomaManager(LoadManager[AlomaParams]):
@@ -137,9 +195,11 @@ class AlomaManager(LoadManager[AlomaParams]):
         self._monitor = ResponseTimeMonitor(
             self._params.ut_factor, self._params.o_point_refresh_periods
         )
-        self._k_less = 0  # consecutive "shed x % less" probes
-        self._k_more = 0  # consecutive "shed x % more" probes
+        self._k_less = 0  # "shed x % less" probes in the current shedding-more-than-needed run
+        self._k_more = 0  # consecutive periods over the target
         self._periods = 0
+        self._queued_s = 0.0  # queued load qL at the end of the last period, s
+        self._since_drain = _NEVER  # periods since ALoMa last shed backlog
 
     @property
     def headroom(self) -> float:
@@ -159,8 +219,13 @@ class AlomaManager(LoadManager[AlomaParams]):
         """One run of Algorithm 1 on the period that just ended."""
         p = self._params
         self._periods += 1
+        self._since_drain = min(self._since_drain + 1, _NEVER)
         shed = self._shed
+        period = obs.period_s
+        target = p.delay_target_s
         load = obs.load * (1.0 - shed)  # admitted load under the shed in force
+        service = measured_capacity(load, self._queued_s, obs.queued_load_s, period)
+        self._queued_s = obs.queued_load_s
         stats = obs.response_time
         if not stats.has_output:
             self._k_less = self._k_more = 0
@@ -169,52 +234,79 @@ class AlomaManager(LoadManager[AlomaParams]):
             return self._finish(obs, shed, self._monitor.last_state, action="hold_no_output")
 
         rt = stats.max_s if p.response_statistic == "max" else stats.mean_s
-        reading = self._monitor.observe(
-            rt, p.delay_target_s, p.above_margin, p.below_margin, obs.period_s
-        )
+        reading = self._monitor.observe(rt, target, p.above_margin, p.below_margin, period)
         state = reading.state
+        over = state is LoadState.OT or reading.rising_over
+        k_over = self._k_more + 1 if over else 0
         shedding = shed > 0.0
         capacity = self._capacity
-        action = "hold"
-        probe_less = probe_more = False
+        actions: list[str] = []
+        probe_less = False
+
+        if service is not None and over and service < capacity:
+            capacity = service  # saturated and late: the measured capacity is L_C
+            actions.append("measured_capacity")
+        elif service is not None and service > capacity:
+            capacity = capacity_step(service, capacity)  # saturated faster than L_C
+            actions.append("increase_capacity_measured")
+        # outputs that arrived before the last drain cannot show its effect
+        stale = over and rt > self._since_drain * period
 
         below = shedding and reading.significantly_below
-        if load > capacity * (1.0 + _EPS):
-            if state is LoadState.NORMAL:
+        if stale:
+            actions.append("wait_for_drain")
+        elif load > capacity * (1.0 + _EPS):
+            if state is LoadState.NORMAL and not over:
                 capacity = capacity_step(load, capacity)
-                action = "increase_capacity"
+                actions.append("increase_capacity")
                 if below:  # completion: a pinned load never shows L > L_C on its own
                     probe_less = True
                     shed = remove_shed(shed, probe_percent(self._k_less + 1) / 100.0)
-                    action = "increase_capacity_shed_less"
-            elif state is LoadState.OT:
+                    actions[-1] = "increase_capacity_shed_less"
+            elif over:
                 shed = shed_load_more(shed, load, load - capacity)
-                action = "shed_excess"
+                actions.append("shed_excess")
             elif below:
                 capacity = capacity_step(load, capacity)
                 probe_less = True
                 shed = remove_shed(shed, probe_percent(self._k_less + 1) / 100.0)
-                action = "increase_capacity_shed_less"
-        elif state is LoadState.OT:
+                actions.append("increase_capacity_shed_less")
+        elif over:
             if reading.critically_above:
                 capacity = capacity_step(load, capacity)
-                probe_more = True
-                shed = add_shed(shed, probe_percent(self._k_more + 1) / 100.0)
-                action = "decrease_capacity_shed_more"
+                shed = add_shed(shed, probe_percent(k_over) / 100.0)
+                actions.append("decrease_capacity_shed_more")
         elif shedding:
             shed = shed_load_less(shed, load, capacity - load)
-            action = "shed_gap_less"
+            actions.append("shed_gap_less")
             if below:
                 by_probe = remove_shed(self._shed, probe_percent(self._k_less + 1) / 100.0)
                 if by_probe < shed:
                     probe_less = True
                     shed = by_probe
-                    action = "probe_shed_less"
+                    actions[-1] = "probe_shed_less"
+        capacity = max(capacity, MIN_HEADROOM)
 
-        self._k_less = self._k_less + 1 if probe_less else 0
-        self._k_more = self._k_more + 1 if probe_more else 0
-        self._capacity = max(capacity, MIN_HEADROOM)
-        return self._finish(obs, shed, state, action=action, reading=reading)
+        if over and obs.load > 0.0:
+            # a tuple admitted now waits behind qL: shed the work beyond drain_target × D
+            excess = obs.queued_load_s - p.drain_target * target * capacity
+            if excess > 0.0 or stale:
+                admit = max(0.0, capacity - max(excess, 0.0) / period)
+                by_backlog = max(0.0, 1.0 - admit / obs.load)
+                if excess > 0.0 and by_backlog > shed:
+                    self._since_drain = 0
+                    actions.append("shed_backlog")
+                shed = by_backlog if stale else max(shed, by_backlog)
+
+        self._k_more = k_over
+        if over or not shedding:
+            self._k_less = 0
+        elif probe_less:
+            self._k_less += 1
+        self._capacity = capacity
+        return self._finish(
+            obs, shed, state, action="+".join(actions) or "hold", reading=reading, service=service
+        )
 
     def _finish(
         self,
@@ -224,6 +316,7 @@ class AlomaManager(LoadManager[AlomaParams]):
         *,
         action: str,
         reading: MonitorReading | None = None,
+        service: float | None = None,
     ) -> Decision:
         o_point = self._monitor.o_point_s
         details = {
@@ -233,6 +326,7 @@ class AlomaManager(LoadManager[AlomaParams]):
             "response_time_s": reading.response_time_s if reading else 0.0,
             "k_less": float(self._k_less),
             "k_more": float(self._k_more),
+            "measured_capacity": service if service is not None else 0.0,
             "periods": float(self._periods),
         }
         return self._decide(obs, shed, state, action=action, details=details)

@@ -16,6 +16,13 @@ D within one response time (``rt − previous > −(rt − D) × T / rt``; Algor
 test is ``rt >= previous``, which lets a creeping drain hold a violation for dozens of
 periods). With ``below_margin = 0`` the first test is Algorithm 1's ``rt <= previous`` (UT
 already implies ``rt <= D``). The first observation has no trend and counts as flat.
+
+*Rising over* is the mirror of *critically above*, with the same one-response-time
+horizon: ``rt <= D`` but rising fast enough to pass D within one response time
+(``rt + (rt − previous) × rt / T > D``). The tuples admitted now leave about one response
+time from now, so when it holds they will be late although no output is late yet; ALoMa
+treats it like OT. A capacity drop shows first this way: at half the capacity the response
+time of the outputs grows by about T every period (001 §5.3.2.2).
 """
 
 from __future__ import annotations
@@ -36,6 +43,8 @@ class MonitorReading:
         o_point_s: the O-point estimate after this observation, s.
         significantly_below: ``rt`` well below D and not rising ("not increasing" test).
         critically_above: ``rt`` well above D and not falling ("not decreasing" test).
+        rising_over: ``rt`` still within D but rising fast enough to pass it within one
+            response time.
     """
 
     state: LoadState
@@ -43,6 +52,7 @@ class MonitorReading:
     o_point_s: float
     significantly_below: bool
     critically_above: bool
+    rising_over: bool = False
 
 
 class ResponseTimeMonitor:
@@ -94,12 +104,19 @@ class ResponseTimeMonitor:
         # Above D, a response time that falls too slowly to reach D within one response
         # time is "not decreasing": a creeping drain would hold the violation for long.
         not_falling = prev is None or rt - prev > -(rt - delay_target_s) * period_s / rt
+        # Within D, a response time rising fast enough to pass D within one response time.
+        rising_over = (
+            prev is not None
+            and prev < rt <= delay_target_s
+            and rt + (rt - prev) * rt / period_s > delay_target_s
+        )
         reading = MonitorReading(
             state=state,
             response_time_s=rt,
             o_point_s=self._o_point,
             significantly_below=not_rising and rt < (1.0 - below_margin) * delay_target_s,
             critically_above=not_falling and rt > (1.0 + above_margin) * delay_target_s,
+            rising_over=rising_over,
         )
         self._previous = rt
         self._last_state = state
