@@ -66,12 +66,13 @@ class QueryClassCreate(BaseModel):
         return self
 
 
-class QueryClassUpdate(BaseModel):
-    """Partial update; the merged result must still satisfy every rule."""
+class ClassChange(BaseModel):
+    """The live-tunable fields of a class, all optional: what is left out keeps its value.
+
+    Used for class updates and, per class, for live changes of a running job."""
 
     model_config = ConfigDict(extra="forbid")
 
-    name: str | None = Field(default=None, min_length=1, max_length=100, pattern=NAME_PATTERN)
     priority: float | None = Field(default=None, gt=0, le=1e6)
     delay_target_s: float | None = Field(default=None, gt=0, le=86_400)
     tau0: float | None = None
@@ -82,6 +83,12 @@ class QueryClassUpdate(BaseModel):
     manager_params: dict[str, ParamValue] | None = Field(default=None, max_length=50)
     reserve_fraction: float | None = None
     max_lend_fraction: float | None = None
+
+
+class QueryClassUpdate(ClassChange):
+    """Partial update; the merged result must still satisfy every rule."""
+
+    name: str | None = Field(default=None, min_length=1, max_length=100, pattern=NAME_PATTERN)
 
 
 class QueryClassRead(BaseModel):

@@ -5,26 +5,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from spark_runner.core.params import ParamValue
+from backend.classes.schemas import ClassChange
 from spark_runner.job.control import LiveConfig
 from spark_runner.job.samples import INT32_MAX
-
-
-class ClassChange(BaseModel):
-    """Fields of one class to change; anything left out keeps its value."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    priority: float | None = Field(default=None, gt=0, le=1e6)
-    delay_target_s: float | None = Field(default=None, gt=0, le=86_400)
-    tau0: float | None = None
-    tau1: float | None = None
-    tau2: float | None = None
-    tau3: float | None = None
-    manager: str | None = Field(default=None, max_length=20)
-    manager_params: dict[str, ParamValue] | None = Field(default=None, max_length=50)
-    reserve_fraction: float | None = None
-    max_lend_fraction: float | None = None
 
 
 class ConfigChange(BaseModel):
