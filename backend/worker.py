@@ -33,6 +33,7 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         processed = settings.broker_dir / "processed"
         folder.mkdir(parents=True, exist_ok=True)
         processed.mkdir(parents=True, exist_ok=True)
+        config["broker_transport"] = "backend.broker:AtomicFilesystemTransport"
         config["broker_transport_options"] = {
             "data_folder_in": str(folder),
             "data_folder_out": str(folder),

@@ -37,6 +37,8 @@ from spark_runner.scenario.loader import scenario_from_dict
 
 # The job may take ~45 s to drain a batch, flush metrics and stop Spark (see its main).
 STOP_GRACE = timedelta(seconds=60)
+# A job still running this long after its stop request is signalled again (lost message).
+STOP_RESEND = timedelta(seconds=15)
 LOG_TAIL_LINES = 40
 
 Enqueue = Callable[[int], None]
@@ -329,11 +331,11 @@ def watch(session: Session, settings: Settings, job_id: int) -> bool:
     state = launcher.process_state(job.pid, job_dir(settings, job.id))
     if state.alive:
         if job.state is JobStatus.STOPPING:
-            # Repeated on every sweep (the job treats it as one request), so a stop whose
-            # task was lost with the broker still happens; past the grace, force it.
-            if _grace_over(job):
+            # The stop task signals at once; if its message was lost with the broker, the
+            # sweep signals again after a while; past the grace, it forces the stop.
+            if _stopping_for(job) > STOP_GRACE:
                 launcher.kill_group(job.pid)
-            else:
+            elif _stopping_for(job) > STOP_RESEND:
                 launcher.request_stop(job.pid)
         return True
     launcher.kill_group(job.pid)  # The driver is gone; its JVM must not outlive it.
@@ -361,8 +363,8 @@ def read_log(job: Job, lines: int = 200) -> list[str]:
     return launcher.log_tail(Path(job.log_path) if job.log_path else None, lines)
 
 
-def _grace_over(job: Job) -> bool:
-    return job.stop_requested_at is not None and utcnow() - job.stop_requested_at > STOP_GRACE
+def _stopping_for(job: Job) -> timedelta:
+    return utcnow() - job.stop_requested_at if job.stop_requested_at else timedelta(0)
 
 
 def _finish(job: Job, status: JobStatus) -> None:
