@@ -16,7 +16,7 @@ never part of a message, a ``repr`` or a log line.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Literal, NotRequired, Self, TypedDict, cast
 
@@ -38,6 +38,10 @@ class Health(TypedDict):
     database: str
 
 
+ParamValue = float | int | str | bool
+"""A manager parameter value, as the API stores it."""
+
+
 class QueryClass(TypedDict):
     id: int
     name: str
@@ -47,6 +51,11 @@ class QueryClass(TypedDict):
     tau1: float
     tau2: float
     tau3: float
+    # Older APIs (and the fake in tests) may leave these out: read them with .get().
+    manager: NotRequired[str]
+    manager_params: NotRequired[dict[str, ParamValue]]
+    reserve_fraction: NotRequired[float]
+    max_lend_fraction: NotRequired[float]
     created_at: str
     updated_at: str
 
@@ -59,6 +68,23 @@ class QueryClassCreate(TypedDict):
     tau1: NotRequired[float]
     tau2: NotRequired[float]
     tau3: NotRequired[float]
+    manager: NotRequired[str]
+    manager_params: NotRequired[dict[str, ParamValue]]
+    reserve_fraction: NotRequired[float]
+    max_lend_fraction: NotRequired[float]
+
+
+class JobCreate(TypedDict, total=False):
+    """``POST /jobs``: everything is optional; the API fills its defaults."""
+
+    class_ids: list[int]
+    duration_s: float | None
+    rate_per_s: float
+    spark_master: str
+    manager: str  # overrides every class's own manager
+    recommend_only: bool
+    policy: str
+    redistribution_every: int
 
 
 class JobClass(TypedDict):
@@ -120,7 +146,13 @@ class UserUpdate(TypedDict, total=False):
 
 
 class MetricSample(TypedDict):
-    """One control period of one class: counts over ``period_s``, rates per second."""
+    """One control period of one class: counts over ``period_s``, rates per second.
+
+    Only the first nine fields are always there; the others are what the controller
+    knows (a job may report ``None`` for any of them, an older API may leave them out),
+    so read them with ``.get()``. Fractions are within [0, 1]; ``load`` and ``headroom``
+    are in seconds of work per second (s/s); ``capacity_usage`` is load / headroom.
+    """
 
     class_name: str
     seq: int
@@ -131,11 +163,125 @@ class MetricSample(TypedDict):
     arrival_rate: float
     response_time_mean_s: float | None  # None: nothing was output in the period
     response_time_max_s: float | None
+    response_time_p50_s: NotRequired[float | None]
+    response_time_p95_s: NotRequired[float | None]
+    response_time_p99_s: NotRequired[float | None]
+    violation_mean_s: NotRequired[float | None]
+    violation_max_s: NotRequired[float | None]
+    admitted_count: NotRequired[int | None]
+    shed_count: NotRequired[int | None]
+    waiting_count: NotRequired[int | None]
+    load: NotRequired[float | None]
+    capacity_share: NotRequired[float | None]
+    headroom: NotRequired[float | None]
+    capacity_usage: NotRequired[float | None]
+    shed_fraction: NotRequired[float | None]
+    oracle_shed_fraction: NotRequired[float | None]
+    manager: NotRequired[str | None]
+    manager_state: NotRequired[str | None]  # normal, UT, OT or overloaded
+    redistributed: NotRequired[bool | None]
+    config_version: NotRequired[int | None]
 
 
 class JobMetrics(TypedDict):
     job_id: int
     samples: list[MetricSample]
+
+
+class MetricsQuery(TypedDict, total=False):
+    """Parameters of ``GET /jobs/{id}/metrics`` (and its CSV export); epoch seconds."""
+
+    since: float  # only t > since
+    until: float  # only t <= until
+    last_s: float  # only the newest last_s seconds of the job's samples
+    class_name: str
+    step_s: float  # downsample into buckets of this many seconds
+    limit: int
+
+
+class ClassConfig(TypedDict):
+    """The live-tunable settings of one class of a running job."""
+
+    priority: float
+    delay_target_s: float
+    tau0: float
+    tau1: float
+    tau2: float
+    tau3: float
+    manager: str
+    manager_params: dict[str, ParamValue]
+    reserve_fraction: float
+    max_lend_fraction: float
+
+
+class LiveConfig(TypedDict):
+    version: int
+    recommend_only: bool
+    policy: str
+    redistribution_every: int
+    redistribution_enabled: bool
+    classes: dict[str, ClassConfig]
+
+
+class ConfigChangeRecord(TypedDict):
+    path: str  # e.g. "classes.ads.tau2"
+    old: Any
+    new: Any
+
+
+class ConfigVersion(TypedDict):
+    version: int
+    changes: list[ConfigChangeRecord]
+    created_by: str | None
+    created_at: str
+    applied_at: str | None  # None: the job has not acknowledged it yet
+
+
+class JobConfig(TypedDict):
+    """``GET /jobs/{id}/config``: the newest configuration and its audit trail."""
+
+    job_id: int
+    latest_version: int
+    applied_version: int | None
+    pending_versions: list[int]
+    config: LiveConfig
+    versions: list[ConfigVersion]
+
+
+class ClassSummary(TypedDict):
+    """QoS and QoD of one class over a run (or a time range of it)."""
+
+    class_name: str
+    delay_target_s: float | None
+    periods: int
+    arrived: int
+    output: int
+    shed: int | None
+    mean_response_time_s: float | None
+    p95_response_time_s: float | None
+    max_response_time_s: float | None
+    mean_violation_s: float | None
+    max_violation_s: float | None
+    late_period_fraction: float | None
+    loss_fraction: float | None
+    shed_fraction_mean: float | None
+    oracle_loss_fraction: float | None
+    oracle_gap: float | None
+
+
+class RunSummary(TypedDict):
+    job: Job
+    classes: list[ClassSummary]
+
+
+class RunComparison(TypedDict):
+    a: RunSummary
+    b: RunSummary
+
+
+class CsvExport(TypedDict):
+    filename: str
+    content: str
 
 
 class ApiError(Exception):
@@ -184,6 +330,21 @@ def field_errors(detail: Any) -> dict[str, str]:
         message = str(item.get("msg", "invalid value"))
         errors.setdefault(field, []).append(message)
     return {field: "; ".join(messages) for field, messages in errors.items()}
+
+
+def form_field(key: str, fields: Collection[str]) -> str | None:
+    """The form field an error key belongs to, or ``None``.
+
+    The core names nested fields with dots: ``classes.ads.tau2`` belongs to ``tau2``,
+    ``manager_params.headroom`` to ``manager_params``; the last segment that is a field
+    of the form wins.
+    """
+    if key in fields:
+        return key
+    for segment in reversed(key.split(".")):
+        if segment in fields:
+            return segment
+    return None
 
 
 def error_text(err: ApiError) -> str:
@@ -284,15 +445,25 @@ class ApiClient:
     def get_job(self, job_id: int) -> Job:
         return cast(Job, self._request("GET", f"/jobs/{job_id}"))
 
+    def get_class(self, class_id: int) -> QueryClass:
+        return cast(QueryClass, self._request("GET", f"/classes/{class_id}"))
+
+    def update_class(self, class_id: int, body: Mapping[str, Any]) -> QueryClass:
+        return cast(QueryClass, self._request("PATCH", f"/classes/{class_id}", json=body))
+
     def start_job(
         self,
         class_ids: Sequence[int] | None,
         duration_s: float | None,
         *,
         idempotency_key: str | None = None,
+        options: JobCreate | None = None,
     ) -> Job:
-        """Launch a job; a retry with the same ``idempotency_key`` gets the same job."""
-        body: dict[str, Any] = {"duration_s": duration_s}
+        """Launch a job; a retry with the same ``idempotency_key`` gets the same job.
+
+        ``options`` adds the other fields of ``POST /jobs`` (manager, policy, ...).
+        """
+        body: dict[str, Any] = {**(options or {}), "duration_s": duration_s}
         if class_ids is not None:
             body["class_ids"] = list(class_ids)
         headers = {"Idempotency-Key": idempotency_key} if idempotency_key else None
@@ -309,9 +480,39 @@ class ApiClient:
         params = {"lines": str(lines)}
         return cast(JobLog, self._request("GET", f"/jobs/{job_id}/log", params=params))
 
-    def job_metrics(self, job_id: int, since: float | None = None) -> JobMetrics:
-        params = {} if since is None else {"since": repr(since)}
+    def job_metrics(
+        self, job_id: int, since: float | None = None, query: MetricsQuery | None = None
+    ) -> JobMetrics:
+        """Samples oldest first: after ``since`` and within ``query`` (``last_s``, ...)."""
+        values: dict[str, Any] = dict(query or {})
+        if since is not None:
+            values["since"] = since
+        params = _query_params(values)
         return cast(JobMetrics, self._request("GET", f"/jobs/{job_id}/metrics", params=params))
+
+    def export_metrics(self, job_id: int, query: MetricsQuery | None = None) -> CsvExport:
+        """The samples as CSV text, with the file name the API suggests."""
+        path = f"/jobs/{job_id}/metrics/export"
+        response = self._send("GET", path, params=_query_params(dict(query or {})))
+        filename = _attachment_name(response.headers.get("content-disposition", ""))
+        return {"filename": filename or f"job-{job_id}-metrics.csv", "content": response.text}
+
+    def job_config(self, job_id: int) -> JobConfig:
+        return cast(JobConfig, self._request("GET", f"/jobs/{job_id}/config"))
+
+    def change_job_config(self, job_id: int, body: Mapping[str, Any]) -> JobConfig:
+        """A new configuration version (partial body, same shape as the config)."""
+        return cast(JobConfig, self._request("PATCH", f"/jobs/{job_id}/config", json=body))
+
+    def run_summary(
+        self, job_id: int, since: float | None = None, until: float | None = None
+    ) -> RunSummary:
+        params = _query_params({"since": since, "until": until})
+        return cast(RunSummary, self._request("GET", f"/jobs/{job_id}/summary", params=params))
+
+    def compare_runs(self, a: int, b: int) -> RunComparison:
+        params = {"a": str(a), "b": str(b)}
+        return cast(RunComparison, self._request("GET", "/runs/compare", params=params))
 
     # -- plumbing --------------------------------------------------------------------
 
@@ -324,6 +525,21 @@ class ApiClient:
         params: Mapping[str, str] | None = None,
         headers: Mapping[str, str] | None = None,
     ) -> Any:
+        response = self._send(method, path, json=json, params=params, headers=headers)
+        if response.status_code == httpx.codes.NO_CONTENT or not response.content:
+            return None
+        return _json_or_error(response)
+
+    def _send(
+        self,
+        method: str,
+        path: str,
+        *,
+        json: Any = None,
+        params: Mapping[str, str] | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> httpx.Response:
+        """The successful response, or ``ApiError``."""
         try:
             response = self._http.request(method, path, json=json, params=params, headers=headers)
         except httpx.TimeoutException as exc:
@@ -331,9 +547,7 @@ class ApiClient:
         except httpx.TransportError as exc:
             raise ApiError(f"Cannot reach the API at {self.base_url} ({exc}).") from exc
         if response.is_success:
-            if response.status_code == httpx.codes.NO_CONTENT or not response.content:
-                return None
-            return _json_or_error(response)
+            return response
         if response.status_code == httpx.codes.UNAUTHORIZED and path != LOGIN_PATH:
             self.unauthorized = True
         detail = _error_detail(response)
@@ -343,6 +557,25 @@ class ApiClient:
             status_code=response.status_code,
             detail=detail,
         )
+
+
+def _query_params(values: Mapping[str, Any]) -> dict[str, str]:
+    """Query parameters without the ``None`` ones; floats keep every digit (``repr``)."""
+    params: dict[str, str] = {}
+    for key, value in values.items():
+        if value is None:
+            continue
+        params[key] = repr(value) if isinstance(value, float) else str(value)
+    return params
+
+
+def _attachment_name(disposition: str) -> str | None:
+    """``attachment; filename="x.csv"`` → ``x.csv``."""
+    for part in disposition.split(";"):
+        key, _, value = part.strip().partition("=")
+        if key.lower() == "filename" and value:
+            return value.strip().strip('"')
+    return None
 
 
 def _json_or_error(response: httpx.Response) -> Any:

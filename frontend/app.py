@@ -39,7 +39,12 @@ PAGES_DIR = Path(__file__).resolve().parent / "pages"
 HEALTH_INTERVAL_MS = 5_000
 SESSION_COOKIE_NAME = "headroom_session"
 
-NAV_LINKS: tuple[tuple[str, str], ...] = (("Classes", "/"), ("Jobs", "/jobs"), ("Live", "/live"))
+NAV_LINKS: tuple[tuple[str, str], ...] = (
+    ("Classes", "/"),
+    ("Jobs", "/jobs"),
+    ("Live", "/live"),
+    ("History", "/history"),
+)
 ADMIN_NAV_LINKS: tuple[tuple[str, str], ...] = (("Users", "/users"),)
 
 

@@ -6,6 +6,7 @@ import signal
 import time
 from pathlib import Path
 from types import FrameType
+from typing import Any
 
 import typer
 
@@ -120,6 +121,173 @@ def simulate(
             typer.echo(str(exc), err=True)
             raise typer.Exit(code=3) from None
         typer.echo(f"plot: {plot}")
+
+
+@app.command()
+def run(
+    scenario: Path = typer.Argument(
+        ..., help="Scenario YAML file (format: docs/scenario-format.md).", show_default=False
+    ),
+    engine: str = typer.Option(
+        "spark", help="spark: PySpark Structured Streaming; sim: simulator."
+    ),
+    master: str = typer.Option("local[2]", help="Spark master: local[N] or spark://HOST:PORT."),
+    duration: float | None = typer.Option(
+        None, help="Seconds to run (after the warm-up); default: the scenario's duration_s."
+    ),
+    out: Path | None = typer.Option(
+        None, "--out", help="Write the results JSON (summary and per-period series) here."
+    ),
+    overrides: list[str] | None = typer.Option(
+        None, "--set", help="Override a scenario value before validation, path=value; repeatable."
+    ),
+    source: str = typer.Option("generator", help="generator, or redis (fed by headroom produce)."),
+    redis: str = typer.Option("", "--redis", help="Redis URL of the redis source."),
+    redis_prefix: str = typer.Option("headroom", help="Redis stream keys: <prefix>:<stream>."),
+    sink: str = typer.Option("none", help="Output tuples to: none, memory, parquet, console."),
+    sink_path: Path | None = typer.Option(None, help="Directory of the parquet sink."),
+    checkpoint: Path | None = typer.Option(
+        None, help="Spark checkpoint directory of this run (default: a fresh temporary one)."
+    ),
+    warmup: float = typer.Option(
+        0.0, help="Seconds of warm-up before the measured run (waiting tuples discarded)."
+    ),
+    plain: bool = typer.Option(
+        False, help="No controller: admit every waiting tuple (the 'plain Spark' baseline)."
+    ),
+    utilization: float = typer.Option(0.9, help="Share of a control period a batch may take."),
+    log_level: str = typer.Option("WARNING", help="Job log level: DEBUG, INFO, WARNING, ERROR."),
+) -> None:
+    """Run SCENARIO on Spark (or the simulator) and print the per-class table."""
+    import tempfile
+
+    from spark_runner.scenario import ScenarioError, load_scenario
+    from spark_runner.sim.report import class_table, run_header
+
+    try:
+        loaded = load_scenario(scenario, overrides or ())
+    except ScenarioError as exc:
+        typer.echo(str(exc), err=True)
+        raise typer.Exit(code=2) from None
+    if engine == "sim":
+        from spark_runner.sim import run_scenario, write_results
+
+        results = run_scenario(loaded)
+        typer.echo(run_header(results))
+        typer.echo(class_table(results))
+        if out is not None:
+            out.parent.mkdir(parents=True, exist_ok=True)
+            write_results(results, out)
+            typer.echo(f"results: {out}")
+        return
+    if engine != "spark":
+        typer.echo(f"--engine must be spark or sim, got {engine!r}", err=True)
+        raise typer.Exit(code=2)
+    from spark_runner.job.config import ClassSnapshot, EngineSettings, JobSnapshot
+    from spark_runner.job.main import configure_logging, results_of
+    from spark_runner.job.main import run as run_job
+
+    with tempfile.TemporaryDirectory(prefix="headroom-run-") as tmp:
+        results_path = out or Path(tmp) / "results.json"
+        try:
+            settings = EngineSettings(
+                source=source,  # type: ignore[arg-type]
+                redis_url=redis,
+                redis_prefix=redis_prefix,
+                sink=sink,  # type: ignore[arg-type]
+                sink_path=str(sink_path) if sink_path else None,
+                target_utilization=utilization,
+                warmup_s=warmup,
+                plain=plain,
+            )
+        except ValueError as exc:
+            typer.echo(f"invalid option: {exc}", err=True)
+            raise typer.Exit(code=2) from None
+        snapshot = JobSnapshot(
+            job_id=0,
+            api_url="",
+            spark_master=master,
+            control_period_s=loaded.control.period_s,
+            checkpoint_dir=str(checkpoint or Path(tmp) / "checkpoint"),
+            duration_s=(duration or loaded.duration_s) + warmup,
+            classes=tuple(
+                ClassSnapshot(name=c.name, priority=c.priority, delay_target_s=c.delay_target_s)
+                for c in loaded.classes
+            ),
+            scenario=loaded.model_dump(mode="json"),
+            engine=settings,
+            results_path=str(results_path),
+        )
+        configure_logging(log_level)
+        started = time.perf_counter()
+        code = run_job(snapshot)
+        wall_s = time.perf_counter() - started
+        if code != 0:
+            raise typer.Exit(code=code)
+        results = results_of(results_path)
+    typer.echo(spark_header(results))
+    typer.echo(class_table(results))
+    typer.echo(f"ran {wall_s:.1f} s of wall time on {master}")
+    if out is not None:
+        typer.echo(f"results: {out}")
+
+
+def spark_header(results: dict[str, Any]) -> str:
+    """One line naming the scenario and the Spark run."""
+    sc, eng = results["scenario"], results["engine"]
+    return (
+        f"scenario {sc['name']} (format v{sc['version']}), mode {sc['mode']}, engine spark "
+        f"({eng.get('master')}, {eng.get('source')} source), {sc['duration_s']:.1f} s measured "
+        f"after {eng.get('warmup_s', 0):g} s warm-up, control period {sc['control_period_s']:g} s, "
+        f"{eng.get('batches')} batches, {len(results['redistributions'])} redistributions"
+    )
+
+
+@app.command()
+def produce(
+    scenario: Path = typer.Argument(..., help="Scenario YAML file.", show_default=False),
+    redis: str = typer.Option(..., "--redis", help="Redis URL, e.g. redis://127.0.0.1:6379/0."),
+    prefix: str = typer.Option("headroom", help="Stream keys: <prefix>:<stream>."),
+    duration: float | None = typer.Option(
+        None, help="Seconds to produce; default: the scenario's duration_s."
+    ),
+    overrides: list[str] | None = typer.Option(
+        None, "--set", help="Override a scenario value before validation, path=value; repeatable."
+    ),
+) -> None:
+    """Replay SCENARIO's streams into Redis Streams in real time (for --source redis)."""
+    import redis as redis_lib
+
+    from spark_runner.engine.redis_log import Producer
+    from spark_runner.engine.streams import stream_specs
+    from spark_runner.scenario import ScenarioError, load_scenario
+
+    try:
+        loaded = load_scenario(scenario, overrides or ())
+    except ScenarioError as exc:
+        typer.echo(str(exc), err=True)
+        raise typer.Exit(code=2) from None
+    client = redis_lib.Redis.from_url(redis)
+    try:
+        client.ping()
+    except redis_lib.RedisError as exc:
+        typer.echo(f"cannot reach Redis at {redis}: {exc}", err=True)
+        raise typer.Exit(code=5) from None
+    producer = Producer(client, stream_specs(loaded), prefix)
+    stopping = False
+
+    def _stop(_signum: int, _frame: FrameType | None) -> None:
+        nonlocal stopping
+        stopping = True
+
+    signal.signal(signal.SIGTERM, _stop)
+    signal.signal(signal.SIGINT, _stop)
+    keys = ", ".join(producer.keys().values())
+    typer.echo(f"producing {loaded.name} into {keys} for {duration or loaded.duration_s:g} s")
+    stats = producer.run(duration or loaded.duration_s, should_stop=lambda: stopping)
+    client.close()
+    for name, count in stats.appended.items():
+        typer.echo(f"{producer.keys()[name]}: {count} entries")
 
 
 def _redact(url: str) -> str:

@@ -1,8 +1,10 @@
 """Classes page: list, create and delete query classes.
 
 The API is the one judge of what a valid class is (threshold ordering, ranges, unique
-names); this module only checks that the required fields were filled in, then places
-each message the API returns next to the field it names.
+names, a manager's parameters); this module only checks that the required fields were
+filled in and that the manager parameters are written ``name=value``, then places each
+message the API returns next to the field it names (``manager_params.headroom`` goes to
+the manager parameters).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import httpx
 from dash import html
 from dash.development.base_component import Component
 
+from frontend.actions.tuning import class_changes
 from frontend.api import (
     ApiClient,
     ApiError,
@@ -23,17 +26,49 @@ from frontend.api import (
     QueryClassCreate,
     detail_text,
     error_text,
+    form_field,
 )
 from frontend.components import error_alert, format_number, format_timestamp, success_alert
+from frontend.managers import format_params, parse_params
 
 TAU_FIELDS: tuple[str, ...] = ("tau0", "tau1", "tau2", "tau3")
-CLASS_FIELDS: tuple[str, ...] = ("name", "priority", "delay_target_s", *TAU_FIELDS)
+MANAGER_FIELDS: tuple[str, ...] = (
+    "manager",
+    "manager_params",
+    "reserve_fraction",
+    "max_lend_fraction",
+)
+CLASS_FIELDS: tuple[str, ...] = ("name", "priority", "delay_target_s", *TAU_FIELDS, *MANAGER_FIELDS)
 MISSING_MESSAGES: dict[str, str] = {
     "name": "Enter a name for the class, e.g. fraud.",
     "priority": "Enter a priority (a number).",
     "delay_target_s": "Enter a delay target in seconds (a number).",
 }
 DELETE_BUTTON_TYPE = "class-delete"
+EDIT_BUTTON_TYPE = "class-edit"
+EDIT_FIELDS: tuple[str, ...] = (
+    "priority",
+    "delay_target_s",
+    *TAU_FIELDS,
+    "manager",
+    "manager_params",
+    "reserve_fraction",
+    "max_lend_fraction",
+)
+EDIT_NUMBER_FIELDS: tuple[str, ...] = tuple(
+    f for f in EDIT_FIELDS if f not in ("manager", "manager_params")
+)
+
+
+@dataclass(frozen=True)
+class EditOutcome:
+    """Result of saving the edit dialog: ``updated`` on success, else messages per field
+    of ``EDIT_FIELDS`` and/or an alert; ``unchanged`` when nothing was changed."""
+
+    feedback_by_field: dict[str, str] = field(default_factory=dict)
+    alert: Component | None = None
+    updated: QueryClass | None = None
+    unchanged: bool = False
 
 
 @dataclass(frozen=True)
@@ -51,9 +86,10 @@ class SubmitOutcome:
 
 
 def build_create_body(values: Mapping[str, Any]) -> tuple[QueryClassCreate, dict[str, str]]:
-    """Form values → request body, plus a message for each required field left empty.
+    """Form values → request body, plus a message for each required field left empty
+    (and for manager parameters that are not ``name=value``).
 
-    Empty thresholds are left out so the API applies its defaults.
+    Empty optional fields are left out so the API applies its defaults.
     """
     name = values.get("name")
     name = name.strip() if isinstance(name, str) else None
@@ -62,11 +98,19 @@ def build_create_body(values: Mapping[str, Any]) -> tuple[QueryClassCreate, dict
         "priority": _number(values.get("priority")),
         "delay_target_s": _number(values.get("delay_target_s")),
     }
-    for tau in TAU_FIELDS:
-        value = _number(values.get(tau))
+    for key in (*TAU_FIELDS, "reserve_fraction", "max_lend_fraction"):
+        value = _number(values.get(key))
         if value is not None:
-            body[tau] = value
+            body[key] = value
+    manager = values.get("manager")
+    if isinstance(manager, str) and manager.strip():
+        body["manager"] = manager.strip()
+    params, params_error = parse_params(values.get("manager_params"))
+    if params:
+        body["manager_params"] = params
     missing = {key: message for key, message in MISSING_MESSAGES.items() if body[key] is None}
+    if params_error:
+        missing["manager_params"] = params_error
     return cast(QueryClassCreate, body), missing
 
 
@@ -94,8 +138,14 @@ def _rejected(err: ApiError) -> SubmitOutcome:
     by_field = err.field_errors
     if not by_field:
         return SubmitOutcome(alert=error_alert(f"Could not create the class: {error_text(err)}"))
-    on_form = {key: msg for key, msg in by_field.items() if key in CLASS_FIELDS}
-    elsewhere = {key: msg for key, msg in by_field.items() if key not in CLASS_FIELDS}
+    on_form: dict[str, str] = {}
+    elsewhere: dict[str, str] = {}
+    for key, msg in by_field.items():
+        target = form_field(key, CLASS_FIELDS)
+        if target is None:
+            elsewhere[key] = msg
+        else:
+            on_form[target] = f"{on_form[target]}; {msg}" if target in on_form else msg
     alert = None
     if elsewhere:
         text = "; ".join(
@@ -103,6 +153,65 @@ def _rejected(err: ApiError) -> SubmitOutcome:
         )
         alert = error_alert(f"The API rejected the class: {text}")
     return SubmitOutcome(feedback_by_field=on_form, alert=alert)
+
+
+def load_edit_values(api: ApiClient, class_id: int) -> tuple[dict[str, Any], Component | None]:
+    """The edit dialog's fields for class ``class_id`` (its stored values), or an alert."""
+    try:
+        cls = api.get_class(class_id)
+    except ApiError as err:
+        return {}, error_alert(f"Could not read class #{class_id}: {error_text(err)}")
+    values: dict[str, Any] = {key: cls.get(key) for key in EDIT_FIELDS}
+    values["manager_params"] = format_params(cls.get("manager_params") or {})
+    return values, None
+
+
+def save_edit(api: ApiClient, class_id: int, values: Mapping[str, Any]) -> EditOutcome:
+    """``PATCH`` the fields the dialog changed. The API validates the merged class with
+    the core's rules and passes live fields on to every running job of the class."""
+    try:
+        cls = api.get_class(class_id)
+    except ApiError as err:
+        return EditOutcome(
+            alert=error_alert(f"Could not read class #{class_id}: {error_text(err)}")
+        )
+    current = {
+        **cls,
+        "manager": cls.get("manager", "aloma"),
+        "manager_params": cls.get("manager_params") or {},
+        "reserve_fraction": cls.get("reserve_fraction", 0.05),
+        "max_lend_fraction": cls.get("max_lend_fraction", 1.0),
+    }
+    feedback: dict[str, str] = {}
+    body, _changes = class_changes(cls["name"], current, values, feedback, EDIT_NUMBER_FIELDS)
+    if feedback:
+        return EditOutcome(feedback_by_field=feedback)
+    if not body:
+        return EditOutcome(unchanged=True)
+    try:
+        updated = api.update_class(class_id, body)
+    except ApiError as err:
+        on_form: dict[str, str] = {}
+        elsewhere: list[str] = []
+        for key, message in err.field_errors.items():
+            target = form_field(key, EDIT_FIELDS)
+            if target is None:
+                elsewhere.append(message)
+            else:
+                on_form[target] = f"{on_form[target]}; {message}" if target in on_form else message
+        if on_form and not elsewhere:
+            return EditOutcome(feedback_by_field=on_form)
+        text = "; ".join(elsewhere) if elsewhere else error_text(err)
+        return EditOutcome(
+            feedback_by_field=on_form, alert=error_alert(f"Could not update the class: {text}")
+        )
+    return EditOutcome(
+        updated=updated,
+        alert=success_alert(
+            f"Updated class {updated['name']}; running jobs of the class get the change as a "
+            "new configuration version."
+        ),
+    )
 
 
 def delete_class(api: ApiClient, class_id: int) -> Component:
@@ -147,6 +256,9 @@ def render_classes_table(classes: Sequence[QueryClass], *, can_delete: bool = Tr
                     "τ1",
                     "τ2",
                     "τ3",
+                    "Manager",
+                    "Reserve",
+                    "Max lend",
                     "Updated (UTC)",
                     "",
                 )
@@ -164,16 +276,29 @@ def render_classes_table(classes: Sequence[QueryClass], *, can_delete: bool = Tr
                     html.Td(format_number(tau))
                     for tau in (cls["tau0"], cls["tau1"], cls["tau2"], cls["tau3"])
                 ),
+                html.Td(manager_cell(cls)),
+                html.Td(format_number(cls.get("reserve_fraction"))),
+                html.Td(format_number(cls.get("max_lend_fraction"))),
                 html.Td(format_timestamp(cls["updated_at"])),
                 html.Td(
-                    dbc.Button(
-                        "Delete",
-                        id={"type": DELETE_BUTTON_TYPE, "index": cls["id"]},
-                        color="outline-danger",
-                        size="sm",
-                    )
+                    [
+                        dbc.Button(
+                            "Edit",
+                            id={"type": EDIT_BUTTON_TYPE, "index": cls["id"]},
+                            color="outline-primary",
+                            size="sm",
+                            class_name="me-2",
+                        ),
+                        dbc.Button(
+                            "Delete",
+                            id={"type": DELETE_BUTTON_TYPE, "index": cls["id"]},
+                            color="outline-danger",
+                            size="sm",
+                        ),
+                    ]
                     if can_delete
-                    else None
+                    else None,
+                    className="text-nowrap",
                 ),
             ],
             id=f"class-row-{cls['id']}",
@@ -184,6 +309,22 @@ def render_classes_table(classes: Sequence[QueryClass], *, can_delete: bool = Tr
         [header, html.Tbody(rows)], hover=True, size="sm", id="classes-table-grid"
     )
     return table
+
+
+def manager_cell(cls: QueryClass) -> list[Component | str]:
+    """The manager's name, and under it the parameters set (or "defaults")."""
+    manager = cls.get("manager")
+    if not manager:
+        return ["—"]
+    params = cls.get("manager_params") or {}
+    return [
+        html.Span(manager, className="fw-semibold"),
+        html.Div(
+            format_params(params) if params else "defaults",
+            className="small text-muted",
+            id=f"class-params-{cls['id']}",
+        ),
+    ]
 
 
 def _number(value: Any) -> float | None:

@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import dash_bootstrap_components as dbc
 from dash import dcc, html
@@ -29,7 +30,9 @@ from frontend.api import (
     ApiClient,
     ApiError,
     Job,
+    JobCreate,
     error_text,
+    form_field,
 )
 from frontend.components import (
     error_alert,
@@ -39,7 +42,21 @@ from frontend.components import (
     success_alert,
 )
 
-START_FIELDS: tuple[str, ...] = ("class_ids", "duration_s")
+OPTION_FIELDS: tuple[str, ...] = (
+    "rate_per_s",
+    "spark_master",
+    "manager",
+    "recommend_only",
+    "policy",
+    "redistribution_every",
+)
+START_FIELDS: tuple[str, ...] = ("class_ids", "duration_s", *OPTION_FIELDS)
+OWN_MANAGER = "own"  # the manager choice meaning "each class keeps its own"
+NUMBER_MESSAGES: dict[str, str] = {
+    "duration_s": "Enter a duration in seconds (a number), or leave it empty.",
+    "rate_per_s": "Enter an arrival rate in rows per second (a number), or leave it empty.",
+    "redistribution_every": "Enter a whole number of control periods, or leave it empty.",
+}
 STOP_BUTTON_TYPE = "job-stop"
 RESTART_BUTTON_TYPE = "job-restart"
 LOG_BUTTON_TYPE = "job-log"
@@ -98,6 +115,10 @@ def live_href(job_id: int) -> str:
     return f"/live?job_id={job_id}"
 
 
+def history_href(job_id: int) -> str:
+    return f"/history?job_id={job_id}"
+
+
 def load_class_choices(api: ApiClient) -> ClassChoices:
     """Every class as a checklist option, all pre-selected (the API's own default)."""
     try:
@@ -115,29 +136,66 @@ def load_class_choices(api: ApiClient) -> ClassChoices:
     return ClassChoices(options=options, selected=[cls["id"] for cls in classes])
 
 
+def build_start_options(values: Mapping[str, Any]) -> tuple[JobCreate, dict[str, str]]:
+    """The optional fields of the start form → the matching ``POST /jobs`` fields, plus a
+    message for each one that is not a number where a number belongs.
+
+    Empty fields are left out, so the API applies its defaults (its Spark master, each
+    class's own manager, the relative policy, ...). A manager chosen here overrides the
+    manager of every class of the job.
+    """
+    options: dict[str, Any] = {}
+    feedback: dict[str, str] = {}
+    for key in ("rate_per_s", "redistribution_every"):
+        raw = values.get(key)
+        if _blank(raw):
+            continue
+        number = _number(raw)
+        if number is None:
+            feedback[key] = NUMBER_MESSAGES[key]
+        elif key == "redistribution_every" and number.is_integer():
+            options[key] = int(number)
+        else:
+            options[key] = number
+    for key in ("spark_master", "manager", "policy"):
+        raw = values.get(key)
+        if isinstance(raw, str) and raw.strip() and not (key == "manager" and raw == OWN_MANAGER):
+            options[key] = raw.strip()
+    if values.get("recommend_only"):
+        options["recommend_only"] = True
+    return cast(JobCreate, options), feedback
+
+
 def start_job(
     api: ApiClient,
     class_ids: Sequence[int] | None,
     duration_s: float | None,
     idempotency_key: str | None = None,
+    options: Mapping[str, Any] | None = None,
 ) -> StartOutcome:
     """Launch a job for ``class_ids``; ``duration_s=None`` runs it until stopped.
 
     The ids are always sent explicitly: an empty checklist is an error here rather than
     the API's "all classes" default, so what runs is what the operator ticked. The
     ``idempotency_key`` (one per filled-in form) makes a double submit start one job.
+    ``options`` are the other form values (see ``build_start_options``).
     """
+    body, feedback = build_start_options(options or {})
     if not class_ids:
-        return StartOutcome(
-            feedback_by_field={
-                "class_ids": "Choose at least one class (create classes on the Classes page)."
-            }
-        )
+        feedback["class_ids"] = "Choose at least one class (create classes on the Classes page)."
+    if feedback:
+        return StartOutcome(feedback_by_field=feedback)
     try:
-        job = api.start_job(list(class_ids), duration_s, idempotency_key=idempotency_key)
+        job = api.start_job(
+            list(class_ids or ()), duration_s, idempotency_key=idempotency_key, options=body
+        )
     except ApiError as err:
         by_field = err.field_errors
-        on_form = {key: msg for key, msg in by_field.items() if key in START_FIELDS}
+        on_form: dict[str, str] = {}
+        for key, msg in by_field.items():
+            target = form_field(key, START_FIELDS)
+            if target is not None:
+                on_form[target] = f"{on_form[target]}; {msg}" if target in on_form else msg
         if on_form and len(on_form) == len(by_field):
             return StartOutcome(feedback_by_field=on_form)
         return StartOutcome(
@@ -163,6 +221,21 @@ def restart_job(api: ApiClient, job_id: int) -> Component:
     except ApiError as err:
         return error_alert(f"Could not restart job {job_id}: {error_text(err)}")
     return _started_alert(f"Restarted job {job_id} as job {job['id']}", job)
+
+
+def _blank(value: Any) -> bool:
+    return value is None or (isinstance(value, str) and not value.strip())
+
+
+def _number(value: Any) -> float | None:
+    """A finite form number, else ``None`` (bools are not numbers)."""
+    if isinstance(value, bool):
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) else None
 
 
 def _started_alert(headline: str, job: Job) -> Component:
@@ -304,6 +377,11 @@ def _job_row(job: Job, *, can_control: bool) -> Component:
     actions: list[Component] = [
         dcc.Link(
             "Live", href=live_href(job["id"]), className="btn btn-sm btn-outline-primary me-2"
+        ),
+        dcc.Link(
+            "History",
+            href=history_href(job["id"]),
+            className="btn btn-sm btn-outline-secondary me-2",
         ),
         dbc.Button(
             "Log",

@@ -1,57 +1,112 @@
-"""Live page: per-class response time against the delay target, refreshed every second.
+"""Live page: a job's per-class QoS charts, refreshed four times a second.
 
-Each refresh asks for the job (status and the class targets frozen at launch) and its
-metrics. Only the last ``window_s`` seconds are shown: after the first refresh the
-cursor remembers the newest sample time ``latest_t`` and the next request asks for
-``since = latest_t - window_s``, so the API sends one window, not the whole history.
+The first refresh of a job asks the API for the newest window (``last_s``) and draws
+every chart whole; later refreshes ask only for what is new (``since`` a little before
+the newest sample seen, as samples of one period may arrive in separate batches) and
+send the browser just the new points (``extendData``). A sample is new when its ``seq``
+is above the last one seen for its class, so a point is never drawn twice.
+
+A chart is drawn whole again when the new samples need a trace it does not have (a
+class or a metric appears), when the classes' delay-target bands change (live tuning),
+or when another job or window is chosen. What the page remembers between refreshes is
+the small ``LiveCursor`` (kept in a ``dcc.Store``), never the samples themselves.
+
 Times are the job's own epoch seconds, so the dashboard's clock is never compared with
 the job's.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypedDict
+from typing import Any, TypedDict, cast
 
 import dash_bootstrap_components as dbc
 import httpx
-import plotly.graph_objects as go
 from dash import html
 from dash.development.base_component import Component
 
+from frontend.actions.tuning import in_force
 from frontend.api import (
     ACTIVE_JOB_STATUSES,
     TERMINAL_JOB_STATUSES,
     ApiClient,
     ApiError,
     Job,
+    JobConfig,
     MetricSample,
 )
 from frontend.components import error_alert, format_number, format_timestamp, status_badge
-from frontend.figures import response_time_figure, throughput_figure
+from frontend.figures import epoch_to_utc
+from frontend.live_figures import (
+    LIVE_CHARTS,
+    STATE_COLORS,
+    Band,
+    ChartContext,
+    TraceKey,
+    dashboard_spec,
+    extend_dashboard,
+    new_trace_keys,
+    plan_chart,
+)
+from frontend.managers import delay_band
 
-LIVE_WINDOW_S = 300.0
+Figure = dict[str, Any]  # a plain Plotly figure: {"data": [...], "layout": {...}}
+LIVE_WINDOW_S = 120.0
+WINDOW_CHOICES_S: tuple[float, ...] = (60.0, 120.0, 300.0, 600.0)
+# Samples of one period may be posted in separate batches: look this far back.
+LATE_MARGIN_S = 10.0
+# The job itself (status, classes) changes rarely: ask for it every few refreshes only.
+JOB_REFRESH_TICKS = 4
+STATE_BADGES: dict[str, str] = {
+    "normal": "success",
+    "UT": "primary",
+    "OT": "danger",
+    "overloaded": "warning",
+}
 
 
 class LiveCursor(TypedDict):
-    """What the page remembers between refreshes (kept in a ``dcc.Store``)."""
+    """What the page remembers between refreshes (kept in a ``dcc.Store``).
+
+    ``job`` is the job as last read (every ``JOB_REFRESH_TICKS`` refreshes), ``plans``
+    the traces of each chart (see ``frontend.live_figures``), ``context`` the classes and
+    bands they were drawn with, ``last_seq`` the newest ``seq`` seen per class,
+    ``latest`` the newest sample per class (for the summary), and ``shown`` the times
+    ``t`` of the samples this refresh put on screen (the page records when).
+    """
 
     job_id: int
-    latest_t: float | None
+    window_s: float
+    period_s: float
+    status: str
+    job: Job
+    job_age: int  # refreshes since the job was last asked for
+    newest_t: float | None
+    last_seq: dict[str, int]
+    plans: dict[str, list[list[str]]]
+    context: str
+    latest: dict[str, MetricSample]
+    shown: list[float]
 
 
 @dataclass(frozen=True)
 class LiveView:
-    """One refresh. A figure of ``None`` means "keep the one on screen" (API error);
-    ``polling`` is False once nothing more can arrive (job ended and drained, or gone).
+    """One refresh.
+
+    ``figure`` (every chart drawn whole, one row each) or ``extend`` (``extendData``
+    with the new points) or neither (nothing new, or an API error: keep what is on
+    screen). ``summary`` ``None`` keeps the one on screen; ``polling`` is False once
+    nothing more can arrive (the job ended and its last samples are drawn, or it is gone).
     """
 
-    response_time: go.Figure | None
-    throughput: go.Figure | None
-    summary: Component
+    figure: Figure | None
+    extend: list[Any] | None
+    summary: Component | None
     cursor: LiveCursor | None
     polling: bool
+    alert: Component | None = None
 
 
 def parse_job_id(value: Any) -> int | None:
@@ -63,6 +118,22 @@ def parse_job_id(value: Any) -> int | None:
     if isinstance(value, str) and value.strip().isdigit():
         return int(value)
     return None
+
+
+def parse_window(value: Any) -> float:
+    """The chosen window in seconds (one of ``WINDOW_CHOICES_S``), else the default."""
+    try:
+        window_s = float(value)
+    except (TypeError, ValueError):
+        return LIVE_WINDOW_S
+    return window_s if window_s in WINDOW_CHOICES_S else LIVE_WINDOW_S
+
+
+def window_options() -> list[dict[str, Any]]:
+    return [
+        {"label": f"last {int(w // 60)} min" if w >= 60 else f"last {int(w)} s", "value": str(w)}
+        for w in WINDOW_CHOICES_S
+    ]
 
 
 def load_job_choices(api: ApiClient) -> tuple[list[Job], Component | None]:
@@ -99,74 +170,240 @@ def pick_job(jobs: Sequence[Job], requested: int | None, current: int | None) ->
     return newest_first[0]["id"] if newest_first else None
 
 
-def metrics_since(cursor: LiveCursor | None, job_id: int, window_s: float) -> float | None:
-    """The ``since`` to request: one window before the newest sample seen, or everything."""
-    if cursor is None or cursor["job_id"] != job_id or cursor["latest_t"] is None:
-        return None
-    return cursor["latest_t"] - window_s
+# -- what the charts are drawn with -----------------------------------------------------
 
 
-def recent(samples: Sequence[MetricSample], window_s: float) -> list[MetricSample]:
-    """The samples within ``window_s`` of the newest one."""
-    if not samples:
-        return []
-    cut_t = max(s["t"] for s in samples) - window_s
-    return [s for s in samples if s["t"] >= cut_t]
+def class_bands(job: Job, config: JobConfig | None) -> dict[str, Band]:
+    """Each class's delay-target band: from the configuration the job runs with when
+    there is one (the target may have been tuned; a change not applied yet is not in
+    force), else from the launch snapshot."""
+    if config is not None and config.get("job_id") == job["id"]:
+        return {
+            name: delay_band(
+                cls["delay_target_s"], cls.get("manager"), cls.get("manager_params") or {}
+            )
+            for name, cls in in_force(config)["classes"].items()
+        }
+    return {cls["name"]: delay_band(cls["delay_target_s"], None, {}) for cls in job["classes"]}
+
+
+def chart_context(job: Job, config: JobConfig | None) -> ChartContext:
+    return ChartContext(
+        classes=tuple(cls["name"] for cls in job["classes"]),
+        bands=class_bands(job, config),
+        uirevision=job["id"],
+    )
+
+
+def context_key(context: ChartContext) -> str:
+    """Changes exactly when the charts must be drawn anew for their context."""
+    return json.dumps([list(context.classes), sorted(context.bands.items())])
+
+
+def new_samples(samples: Sequence[MetricSample], last_seq: Mapping[str, int]) -> list[MetricSample]:
+    """The samples not seen yet: ``seq`` above the last one seen for their class."""
+    return [s for s in samples if s["seq"] > last_seq.get(s["class_name"], -1)]
+
+
+def advance(
+    last_seq: Mapping[str, int],
+    latest: Mapping[str, MetricSample],
+    samples: Sequence[MetricSample],
+) -> tuple[dict[str, int], dict[str, MetricSample]]:
+    """The cursor's ``last_seq`` and ``latest`` after ``samples`` were drawn."""
+    seqs = dict(last_seq)
+    newest = dict(latest)
+    for sample in samples:
+        name = sample["class_name"]
+        seqs[name] = max(seqs.get(name, -1), sample["seq"])
+        if name not in newest or sample["t"] >= newest[name]["t"]:
+            newest[name] = sample
+    return seqs, newest
+
+
+def _plans_json(plans: Mapping[str, list[TraceKey]]) -> dict[str, list[list[str]]]:
+    return {chart_id: [list(key) for key in keys] for chart_id, keys in plans.items()}
+
+
+def _plans_of(cursor: LiveCursor) -> dict[str, list[TraceKey]]:
+    return {
+        chart_id: [cast(TraceKey, tuple(key)) for key in keys]
+        for chart_id, keys in cursor["plans"].items()
+    }
+
+
+# -- one refresh ----------------------------------------------------------------------------
+
+
+def empty_figure() -> Figure:
+    """Every chart without samples (for "no job" and before the first refresh)."""
+    return dashboard_spec(LIVE_CHARTS, {}, [], ChartContext())
 
 
 def refresh_live(
     api: ApiClient,
     job_id: int | None,
     cursor: LiveCursor | None,
+    config: JobConfig | None = None,
     window_s: float = LIVE_WINDOW_S,
 ) -> LiveView:
+    """Everything one tick of the live page shows (see the module docstring)."""
     if job_id is None:
         return LiveView(
-            response_time=response_time_figure([], {}),
-            throughput=throughput_figure([]),
+            figure=empty_figure(),
+            extend=None,
             summary=html.P("No job chosen. Start one on the Jobs page.", className="text-muted"),
             cursor=None,
             polling=False,
         )
+    cached = cursor.get("job") if cursor is not None and cursor["job_id"] == job_id else None
+    job_age = cursor.get("job_age", 0) + 1 if cursor is not None else 0
+    if cached is None or job_age >= JOB_REFRESH_TICKS:
+        try:
+            job = api.get_job(job_id)
+        except ApiError as err:
+            gone = err.status_code == httpx.codes.NOT_FOUND
+            alert = error_alert(err.message)
+            return LiveView(None, None, None, cursor, polling=not gone, alert=alert)
+        job_age = 0
+    else:
+        job = cached
+    context = chart_context(job, config)
+    key = context_key(context)
+    same_job = cursor is not None and cursor["job_id"] == job_id
+    if cursor is None or not same_job or cursor["window_s"] != window_s or cursor["context"] != key:
+        return _redraw(api, job, cursor if same_job else None, context, window_s, config)
     try:
-        job = api.get_job(job_id)
-        metrics = api.job_metrics(job_id, since=metrics_since(cursor, job_id, window_s))
+        if cursor["newest_t"] is None:
+            fetched = api.job_metrics(job_id, query={"last_s": window_s})["samples"]
+        else:
+            since = cursor["newest_t"] - LATE_MARGIN_S
+            fetched = api.job_metrics(job_id, since=since)["samples"]
     except ApiError as err:
-        gone = err.status_code == httpx.codes.NOT_FOUND
-        return LiveView(None, None, error_alert(err.message), cursor, polling=not gone)
-
-    samples = recent(metrics["samples"], window_s)
-    previous_t = cursor["latest_t"] if cursor is not None and cursor["job_id"] == job_id else None
-    latest_t = max((s["t"] for s in samples), default=previous_t)
-    drained = job["status"] in TERMINAL_JOB_STATUSES and latest_t == previous_t
-    targets = {cls["name"]: cls["delay_target_s"] for cls in job["classes"]}
+        return LiveView(None, None, None, cursor, polling=True, alert=error_alert(err.message))
+    fresh = new_samples(fetched, cursor["last_seq"])
+    ended = job["status"] in TERMINAL_JOB_STATUSES
+    if not fresh:
+        status_changed = job["status"] != cursor["status"]
+        summary = render_summary(job, cursor["latest"], config) if status_changed else None
+        return LiveView(
+            None,
+            None,
+            summary,
+            {**cursor, "status": job["status"], "job": job, "job_age": job_age, "shown": []},
+            # An ended job had one more look after its status changed: stop polling.
+            polling=not (ended and not status_changed),
+        )
+    plans = _plans_of(cursor)
+    if any(new_trace_keys(chart, plans.get(chart.chart_id, []), fresh) for chart in LIVE_CHARTS):
+        return _redraw(api, job, cursor, context, window_s, config)
+    extend = extend_dashboard(
+        LIVE_CHARTS,
+        plans,
+        fresh,
+        window_s=window_s,
+        period_s=cursor["period_s"],
+        class_count=len(context.classes),
+    )
+    last_seq, latest = advance(cursor["last_seq"], cursor["latest"], fresh)
+    newest_t = max([cursor["newest_t"] or 0.0, *(s["t"] for s in fresh)])
     return LiveView(
-        response_time=response_time_figure(samples, targets, uirevision=job_id),
-        throughput=throughput_figure(samples, list(targets), uirevision=job_id),
-        summary=render_summary(job, samples),
-        cursor={"job_id": job_id, "latest_t": latest_t},
-        polling=not drained,
+        figure=None,
+        extend=extend,
+        summary=render_summary(job, latest, config),
+        cursor={
+            **cursor,
+            "status": job["status"],
+            "job": job,
+            "job_age": job_age,
+            "newest_t": newest_t,
+            "last_seq": last_seq,
+            "latest": latest,
+            "shown": sorted(s["t"] for s in fresh),
+        },
+        polling=True,
     )
 
 
-def render_summary(job: Job, samples: Sequence[MetricSample]) -> Component:
-    """Status line plus, per class, the newest response times against the target."""
-    latest: dict[str, MetricSample] = {}
-    for sample in samples:
-        if sample["class_name"] not in latest or sample["t"] >= latest[sample["class_name"]]["t"]:
-            latest[sample["class_name"]] = sample
+def _redraw(
+    api: ApiClient,
+    job: Job,
+    previous: LiveCursor | None,
+    context: ChartContext,
+    window_s: float,
+    config: JobConfig | None,
+) -> LiveView:
+    """Fetch the newest window and draw every chart whole."""
+    try:
+        samples = api.job_metrics(job["id"], query={"last_s": window_s})["samples"]
+    except ApiError as err:
+        gone = err.status_code == httpx.codes.NOT_FOUND
+        return LiveView(
+            None, None, None, previous, polling=not gone, alert=error_alert(err.message)
+        )
+    plans = {chart.chart_id: plan_chart(chart, samples, context.classes) for chart in LIVE_CHARTS}
+    seen = previous["last_seq"] if previous is not None else {}
+    last_seq, latest = advance({}, {}, samples)
+    newest_t = max((s["t"] for s in samples), default=None)
+    ended = job["status"] in TERMINAL_JOB_STATUSES
+    return LiveView(
+        figure=dashboard_spec(LIVE_CHARTS, plans, samples, context),
+        extend=None,
+        summary=render_summary(job, latest, config),
+        cursor={
+            "job_id": job["id"],
+            "window_s": window_s,
+            "period_s": job["control_period_s"],
+            "status": job["status"],
+            "job": job,
+            "job_age": 0,
+            "newest_t": newest_t,
+            "last_seq": last_seq,
+            "plans": _plans_json(plans),
+            "context": context_key(context),
+            "latest": latest,
+            "shown": sorted(s["t"] for s in new_samples(samples, seen)),
+        },
+        # An ended job is drawn once more and then left alone.
+        polling=not (ended and previous is not None and previous["status"] == job["status"]),
+    )
+
+
+# -- the summary ----------------------------------------------------------------------------
+
+
+def render_summary(
+    job: Job, latest: Mapping[str, MetricSample], config: JobConfig | None = None
+) -> Component:
+    """Status line, then per class the newest sample's QoS against the class's target."""
+    live = in_force(config) if config is not None and config.get("job_id") == job["id"] else None
     facts = [f"on {job['spark_master']}"]
     if job["started_at"]:
         facts.append(f"started {format_timestamp(job['started_at'])} UTC")
     if job["stopped_at"]:
         facts.append(f"stopped {format_timestamp(job['stopped_at'])} UTC")
+    newest = max((s["t"] for s in latest.values()), default=None)
+    if newest is not None:
+        facts.append(f"newest sample {epoch_to_utc(newest):%H:%M:%S} UTC")
+    badges: list[Component] = [status_badge(job["status"])]
+    if live is not None:
+        badges.append(
+            dbc.Badge(
+                f"policy {live['policy']}", color="light", text_color="dark", class_name="ms-1"
+            )
+        )
+        if live["recommend_only"]:
+            badges.append(
+                dbc.Badge("recommend only: sheds nothing", color="info", class_name="ms-1")
+            )
     header = html.Div(
         [
             html.Span(f"Job {job['id']} ", className="fw-bold me-1"),
-            status_badge(job["status"]),
-            html.Span(" · ".join(facts), className="text-muted ms-1"),
+            *badges,
+            html.Span(" · ".join(facts), className="text-muted ms-2"),
         ],
         className="mb-2",
+        id="live-status",
     )
     parts: list[Component] = [header]
     if job["status"] == "failed":
@@ -175,55 +412,92 @@ def render_summary(job: Job, samples: Sequence[MetricSample]) -> Component:
         )
     rows = []
     for cls in job["classes"]:
-        newest = latest.get(cls["name"])
-        mean_s = newest["response_time_mean_s"] if newest else None
-        max_s = newest["response_time_max_s"] if newest else None
-        within = None if mean_s is None else mean_s <= cls["delay_target_s"]
+        name = cls["name"]
+        tuned = live["classes"].get(name) if live is not None else None
+        target_s = tuned["delay_target_s"] if tuned else cls["delay_target_s"]
+        priority = tuned["priority"] if tuned else cls["priority"]
+        sample = latest.get(name)
         rows.append(
             html.Tr(
                 [
-                    html.Td(cls["name"]),
-                    html.Td(format_number(cls["priority"])),
-                    html.Td(format_number(cls["delay_target_s"])),
-                    html.Td(_seconds(mean_s)),
-                    html.Td(_seconds(max_s)),
-                    html.Td(
-                        "—"
-                        if within is None
-                        else dbc.Badge(
-                            "within target" if within else "over target",
-                            color="success" if within else "danger",
-                        )
-                    ),
-                ]
+                    html.Td(name, className="fw-semibold"),
+                    html.Td(format_number(priority)),
+                    html.Td(format_number(target_s)),
+                    html.Td(_seconds(sample.get("response_time_mean_s") if sample else None)),
+                    html.Td(_seconds(sample.get("response_time_p95_s") if sample else None)),
+                    html.Td(_target_badge(sample, target_s)),
+                    html.Td(_state_badge(sample)),
+                    html.Td(_fraction(sample.get("shed_fraction") if sample else None)),
+                    html.Td(_ratio(sample.get("capacity_usage") if sample else None)),
+                    html.Td(_ratio(sample.get("headroom") if sample else None)),
+                    html.Td(_rate(sample["arrival_rate"] if sample else None)),
+                ],
+                id=f"live-row-{name}",
             )
         )
+    heads = (
+        "Class",
+        "Priority",
+        "Target (s)",
+        "Mean (s)",
+        "p95 (s)",
+        "",
+        "Manager state",
+        "Shed",
+        "Usage u",
+        "Headroom (s/s)",
+        "Input (rows/s)",
+    )
     parts.append(
         dbc.Table(
-            [
-                html.Thead(
-                    html.Tr(
-                        [
-                            html.Th(text)
-                            for text in (
-                                "Class",
-                                "Priority",
-                                "Target (s)",
-                                "Latest mean (s)",
-                                "Latest max (s)",
-                                "",
-                            )
-                        ]
-                    )
-                ),
-                html.Tbody(rows),
-            ],
+            [html.Thead(html.Tr([html.Th(text) for text in heads])), html.Tbody(rows)],
             size="sm",
-            class_name="w-auto",
+            class_name="w-auto mb-0",
+            id="live-summary-table",
         )
     )
     return html.Div(parts)
 
 
+def _target_badge(sample: MetricSample | None, target_s: float) -> Component | str:
+    if sample is None:
+        return "—"
+    worst = sample.get("response_time_p95_s")
+    if worst is None:
+        worst = sample["response_time_mean_s"]
+    if worst is None:
+        return "—"
+    within = worst <= target_s
+    badge: Component = dbc.Badge(
+        "within target" if within else "over target", color="success" if within else "danger"
+    )
+    return badge
+
+
+def _state_badge(sample: MetricSample | None) -> Component | str:
+    state = sample.get("manager_state") if sample else None
+    if not state:
+        return "—"
+    manager = sample.get("manager") if sample else None
+    badge: Component = dbc.Badge(
+        f"{state}" + (f" · {manager}" if manager else ""),
+        color=STATE_BADGES.get(state, "secondary"),
+        title=", ".join(STATE_COLORS),
+    )
+    return badge
+
+
 def _seconds(value: float | None) -> str:
     return "—" if value is None else f"{value:.3f}"
+
+
+def _fraction(value: float | None) -> str:
+    return "—" if value is None else f"{value:.0%}"
+
+
+def _ratio(value: float | None) -> str:
+    return "—" if value is None else f"{value:.2f}"
+
+
+def _rate(value: float | None) -> str:
+    return "—" if value is None else f"{value:.0f}"

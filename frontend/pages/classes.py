@@ -20,6 +20,7 @@ from frontend.actions import classes as actions
 from frontend.api import Role
 from frontend.auth import CHANGE_ROLE, can_change, needs_role_hint
 from frontend.context import api_client
+from frontend.managers import DEFAULT_MANAGER, manager_options, params_hint
 
 dash.register_page(  # type: ignore[no-untyped-call]  # unannotated in dash
     __name__, path="/", redirect_from=["/classes"], name="Classes", title="headroom · classes"
@@ -36,13 +37,61 @@ def _feedback_id(field: str) -> str:
     return f"class-{field}-feedback"
 
 
-def _field(field: str, label: str, **input_props: Any) -> dbc.Col:
+def _field(field: str, label: str, *, width: int | None = None, **input_props: Any) -> dbc.Col:
     return dbc.Col(
         [
             dbc.Label(label, html_for=_input_id(field)),
             dbc.Input(id=_input_id(field), **input_props),
             dbc.FormFeedback(id=_feedback_id(field), type="invalid"),
-        ]
+        ],
+        md=width,
+    )
+
+
+def _manager_row() -> dbc.Row:
+    return dbc.Row(
+        [
+            dbc.Col(
+                [
+                    dbc.Label("Manager", html_for=_input_id("manager")),
+                    dbc.Select(
+                        id=_input_id("manager"), options=manager_options(), value=DEFAULT_MANAGER
+                    ),
+                    dbc.FormFeedback(id=_feedback_id("manager"), type="invalid"),
+                ],
+                md=3,
+            ),
+            dbc.Col(
+                [
+                    dbc.Label("Manager parameters", html_for=_input_id("manager_params")),
+                    dbc.Input(
+                        id=_input_id("manager_params"),
+                        type="text",
+                        placeholder="defaults, or e.g. initial_headroom=0.7, max_shed=0.9",
+                    ),
+                    dbc.FormFeedback(id=_feedback_id("manager_params"), type="invalid"),
+                    dbc.FormText(params_hint(DEFAULT_MANAGER), id="class-manager-hint"),
+                ],
+                md=5,
+            ),
+            _field(
+                "reserve_fraction",
+                "Reserve fraction",
+                width=2,
+                type="number",
+                step="any",
+                placeholder="0.05",
+            ),
+            _field(
+                "max_lend_fraction",
+                "Max lend fraction",
+                width=2,
+                type="number",
+                step="any",
+                placeholder="1",
+            ),
+        ],
+        class_name="g-3 mt-1",
     )
 
 
@@ -77,9 +126,99 @@ def _form() -> dbc.Form:
                 "0 < τ0 < τ1 < τ2 < τ3 ≤ 1.",
                 id="class-tau-rule",
             ),
+            _manager_row(),
             html.Div(dbc.Button("Create class", type="submit", color="primary"), className="mt-3"),
         ],
         id="class-form",
+    )
+
+
+def _edit_id(field: str) -> str:
+    return f"class-edit-{field}"
+
+
+def _edit_field(field: str, label: str, width: int, **props: Any) -> dbc.Col:
+    return dbc.Col(
+        [
+            dbc.Label(label, html_for=_edit_id(field), class_name="small mb-0"),
+            dbc.Input(id=_edit_id(field), size="sm", **props),
+            dbc.FormFeedback(id=f"{_edit_id(field)}-feedback", type="invalid"),
+        ],
+        width=width,
+    )
+
+
+def _edit_modal() -> dbc.Modal:
+    """Edit a class's priority, target, thresholds, manager and sharing limits."""
+    number = {"type": "number", "step": "any"}
+    return dbc.Modal(
+        [
+            dbc.ModalHeader(dbc.ModalTitle(id="class-edit-title")),
+            dbc.ModalBody(
+                [
+                    html.Div(id="class-edit-alert"),
+                    dbc.Row(
+                        [
+                            _edit_field("priority", "Priority", 6, **number),
+                            _edit_field("delay_target_s", "Delay target (s)", 6, **number),
+                        ],
+                        class_name="g-2 mb-2",
+                    ),
+                    dbc.Row(
+                        [_edit_field(tau, TAU_LABELS[tau], 3, **number) for tau in TAU_LABELS],
+                        class_name="g-2 mb-2",
+                    ),
+                    dbc.Row(
+                        [
+                            dbc.Col(
+                                [
+                                    dbc.Label(
+                                        "Manager",
+                                        html_for=_edit_id("manager"),
+                                        class_name="small mb-0",
+                                    ),
+                                    dbc.Select(
+                                        id=_edit_id("manager"), options=manager_options(), size="sm"
+                                    ),
+                                    dbc.FormFeedback(
+                                        id=f"{_edit_id('manager')}-feedback", type="invalid"
+                                    ),
+                                ],
+                                width=5,
+                            ),
+                            _edit_field(
+                                "manager_params",
+                                "Manager parameters",
+                                7,
+                                type="text",
+                                placeholder="defaults",
+                            ),
+                        ],
+                        class_name="g-2 mb-2",
+                    ),
+                    dbc.Row(
+                        [
+                            _edit_field("reserve_fraction", "Reserve fraction", 6, **number),
+                            _edit_field("max_lend_fraction", "Max lend fraction", 6, **number),
+                        ],
+                        class_name="g-2",
+                    ),
+                    dbc.FormText(
+                        "Running jobs of the class get the change as a new configuration "
+                        "version (see their live view)."
+                    ),
+                    dcc.Store(id="class-edit-id", data=None),
+                ]
+            ),
+            dbc.ModalFooter(
+                [
+                    dbc.Button("Cancel", id="class-edit-cancel", color="secondary"),
+                    dbc.Button("Save", id="class-edit-save", color="primary"),
+                ]
+            ),
+        ],
+        id="class-edit-modal",
+        is_open=False,
     )
 
 
@@ -99,6 +238,7 @@ def layout_for(role: Role | None) -> html.Div:
             html.H4("New class", className="mt-4"),
             html.Div(id="class-form-alert"),
             _form(),
+            _edit_modal(),
         ]
     else:
         create = [
@@ -159,6 +299,15 @@ def _submit(n_submit: int | None, values: dict[str, Any], created: int) -> dict[
 
 
 @callback(
+    Output("class-manager-hint", "children"),
+    Input(_input_id("manager"), "value"),
+    prevent_initial_call=True,
+)
+def _manager_hint(kind: str | None) -> str:
+    return params_hint(kind or DEFAULT_MANAGER)
+
+
+@callback(
     Output("classes-alert", "children"),
     Output("classes-deleted", "data"),
     Input({"type": actions.DELETE_BUTTON_TYPE, "index": ALL}, "n_clicks"),
@@ -172,3 +321,92 @@ def _delete(_n_clicks: list[int | None], deleted: int) -> tuple[Component, int]:
     with api_client() as api:
         alert = actions.delete_class(api, int(ctx.triggered_id["index"]))
     return alert, deleted + 1
+
+
+@callback(
+    output={
+        "open": Output("class-edit-modal", "is_open"),
+        "title": Output("class-edit-title", "children"),
+        "class_id": Output("class-edit-id", "data"),
+        "values": {f: Output(_edit_id(f), "value") for f in actions.EDIT_FIELDS},
+        "alert": Output("classes-alert", "children", allow_duplicate=True),
+    },
+    inputs={"clicks": Input({"type": actions.EDIT_BUTTON_TYPE, "index": ALL}, "n_clicks")},
+    prevent_initial_call=True,
+)
+def _open_edit(clicks: list[int | None]) -> dict[str, Any]:
+    # Re-rendering the table re-creates the buttons and fires this with n_clicks None.
+    if not isinstance(ctx.triggered_id, dict) or not ctx.triggered[0]["value"]:
+        raise PreventUpdate
+    class_id = int(ctx.triggered_id["index"])
+    with api_client() as api:
+        values, alert = actions.load_edit_values(api, class_id)
+    if alert is not None:
+        return {
+            "open": False,
+            "title": dash.no_update,
+            "class_id": dash.no_update,
+            "values": {f: dash.no_update for f in actions.EDIT_FIELDS},
+            "alert": alert,
+        }
+    return {
+        "open": True,
+        "title": f"Edit class #{class_id}",
+        "class_id": class_id,
+        "values": {f: values.get(f) for f in actions.EDIT_FIELDS},
+        "alert": None,
+    }
+
+
+_EDIT_MARKABLE = actions.EDIT_FIELDS
+
+
+@callback(
+    output={
+        "open": Output("class-edit-modal", "is_open", allow_duplicate=True),
+        "invalid": {f: Output(_edit_id(f), "invalid") for f in _EDIT_MARKABLE},
+        "feedback": {f: Output(f"{_edit_id(f)}-feedback", "children") for f in _EDIT_MARKABLE},
+        "dialog_alert": Output("class-edit-alert", "children"),
+        "alert": Output("classes-alert", "children", allow_duplicate=True),
+        "changed": Output("classes-created", "data", allow_duplicate=True),
+    },
+    inputs={
+        "save": Input("class-edit-save", "n_clicks"),
+        "cancel": Input("class-edit-cancel", "n_clicks"),
+        "class_id": State("class-edit-id", "data"),
+        "values": {f: State(_edit_id(f), "value") for f in actions.EDIT_FIELDS},
+        "created": State("classes-created", "data"),
+    },
+    prevent_initial_call=True,
+)
+def _save_edit(
+    save: int | None,
+    cancel: int | None,
+    class_id: int | None,
+    values: dict[str, Any],
+    created: int,
+) -> dict[str, Any]:
+    clean: dict[str, Any] = {
+        "open": False,
+        "invalid": {f: False for f in _EDIT_MARKABLE},
+        "feedback": {f: None for f in _EDIT_MARKABLE},
+        "dialog_alert": None,
+        "alert": dash.no_update,
+        "changed": dash.no_update,
+    }
+    if ctx.triggered_id != "class-edit-save" or class_id is None:
+        return clean
+    with api_client() as api:
+        outcome = actions.save_edit(api, class_id, values)
+    if outcome.unchanged:
+        return clean
+    if outcome.updated is None:
+        feedback = outcome.feedback_by_field
+        return {
+            **clean,
+            "open": True,
+            "invalid": {f: f in feedback for f in _EDIT_MARKABLE},
+            "feedback": {f: feedback.get(f) for f in _EDIT_MARKABLE},
+            "dialog_alert": outcome.alert,
+        }
+    return {**clean, "alert": outcome.alert, "changed": created + 1}

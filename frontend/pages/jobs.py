@@ -21,6 +21,7 @@ from frontend.actions import jobs as actions
 from frontend.api import Role
 from frontend.auth import CHANGE_ROLE, can_change, needs_role_hint
 from frontend.context import api_client
+from frontend.managers import DEFAULT_POLICY, POLICIES, manager_options
 
 dash.register_page(  # type: ignore[no-untyped-call]  # unannotated in dash
     __name__, path="/jobs", name="Jobs", title="headroom · jobs"
@@ -30,7 +31,34 @@ REFRESH_INTERVAL_MS = 1_500
 LOG_REFRESH_MS = 2_000
 
 
+def _number_field(field: str, label: str, placeholder: str, hint: str) -> dbc.Col:
+    return dbc.Col(
+        [
+            dbc.Label(label, html_for=f"job-{field}"),
+            dbc.Input(id=f"job-{field}", type="number", step="any", placeholder=placeholder),
+            dbc.FormFeedback(id=f"job-{field}-feedback", type="invalid"),
+            dbc.FormText(hint),
+        ],
+        md=3,
+    )
+
+
+def _select_field(field: str, label: str, options: list[dict[str, str]], value: str) -> dbc.Col:
+    return dbc.Col(
+        [
+            dbc.Label(label, html_for=f"job-{field}"),
+            dbc.Select(id=f"job-{field}", options=options, value=value),
+            dbc.FormFeedback(id=f"job-{field}-feedback", type="invalid"),
+        ],
+        md=3,
+    )
+
+
 def _start_form() -> dbc.Form:
+    manager_choices = [
+        {"label": "each class's own manager", "value": actions.OWN_MANAGER},
+        *manager_options(),
+    ]
     return dbc.Form(
         [
             dbc.Label("Classes", html_for="job-class-ids"),
@@ -38,20 +66,71 @@ def _start_form() -> dbc.Form:
             # A checklist is not an <input>, so its message is always displayed (d-block).
             html.Div(id="job-class-ids-feedback", className="invalid-feedback d-block"),
             dbc.Row(
-                dbc.Col(
-                    [
-                        dbc.Label("Duration (s)", html_for="job-duration_s", class_name="mt-2"),
-                        dbc.Input(
-                            id="job-duration_s",
-                            type="number",
-                            step="any",
-                            placeholder="until stopped",
-                        ),
-                        dbc.FormFeedback(id="job-duration_s-feedback", type="invalid"),
-                        dbc.FormText("Leave empty to run until you stop it."),
-                    ],
-                    md=4,
-                )
+                [
+                    _number_field(
+                        "duration_s",
+                        "Duration (s)",
+                        "until stopped",
+                        "Leave empty to run until you stop it.",
+                    ),
+                    _number_field(
+                        "rate_per_s",
+                        "Arrival rate (rows/s per class)",
+                        "200",
+                        "The generated input of each class.",
+                    ),
+                    dbc.Col(
+                        [
+                            dbc.Label("Engine (Spark master)", html_for="job-spark_master"),
+                            dbc.Input(
+                                id="job-spark_master",
+                                type="text",
+                                placeholder="the API's default, e.g. local[*]",
+                            ),
+                            dbc.FormFeedback(id="job-spark_master-feedback", type="invalid"),
+                            dbc.FormText("local[2], local[*] or spark://host:7077"),
+                        ],
+                        md=4,
+                    ),
+                ],
+                class_name="g-3 mt-1",
+            ),
+            dbc.Row(
+                [
+                    _select_field("manager", "Load manager", manager_choices, actions.OWN_MANAGER),
+                    _select_field(
+                        "policy",
+                        "Redistribution policy",
+                        [{"label": policy, "value": policy} for policy in POLICIES],
+                        DEFAULT_POLICY,
+                    ),
+                    _number_field(
+                        "redistribution_every",
+                        "Redistribute every (periods)",
+                        "10",
+                        "Control periods between capacity redistributions.",
+                    ),
+                    dbc.Col(
+                        [
+                            dbc.Label("Mode", html_for="job-recommend_only"),
+                            dbc.Switch(
+                                id="job-recommend_only",
+                                label="recommend only (shed nothing)",
+                                value=False,
+                            ),
+                            html.Div(
+                                id="job-recommend_only-feedback",
+                                className="invalid-feedback d-block",
+                            ),
+                        ],
+                        md=3,
+                    ),
+                ],
+                class_name="g-3 mt-1",
+            ),
+            dbc.FormText(
+                "A manager chosen here replaces the manager of every class in this job.",
+                id="job-manager-hint",
             ),
             html.Div(dbc.Button("Start job", type="submit", color="primary"), className="mt-3"),
             # One key per filled-in form: a double submit starts one job, not two.
@@ -157,39 +236,53 @@ def _load_class_choices(_reload: int) -> tuple[list[dict[str, Any]], list[int], 
     return choices.options, choices.selected, choices.alert
 
 
+# Fields with an <input> or <select> that can be marked invalid.
+_MARKABLE = tuple(f for f in actions.START_FIELDS if f not in ("class_ids", "recommend_only"))
+
+
 @callback(
-    Output("job-class-ids-feedback", "children"),
-    Output("job-duration_s", "invalid"),
-    Output("job-duration_s-feedback", "children"),
-    Output("job-start-alert", "children"),
-    Output("jobs-started", "data"),
-    Output("job-start-key", "data"),
-    Input("job-start-form", "n_submit"),
-    State("job-class-ids", "value"),
-    State("job-duration_s", "value"),
-    State("jobs-started", "data"),
-    State("job-start-key", "data"),
+    output={
+        "class_ids": Output("job-class-ids-feedback", "children"),
+        "recommend_only": Output("job-recommend_only-feedback", "children"),
+        "invalid": {f: Output(f"job-{f}", "invalid") for f in _MARKABLE},
+        "feedback": {f: Output(f"job-{f}-feedback", "children") for f in _MARKABLE},
+        "alert": Output("job-start-alert", "children"),
+        "started": Output("jobs-started", "data"),
+        "key": Output("job-start-key", "data"),
+    },
+    inputs={
+        "n_submit": Input("job-start-form", "n_submit"),
+        "class_ids": State("job-class-ids", "value"),
+        "duration_s": State("job-duration_s", "value"),
+        "options": {f: State(f"job-{f}", "value") for f in actions.OPTION_FIELDS},
+        "started": State("jobs-started", "data"),
+        "key": State("job-start-key", "data"),
+    },
     prevent_initial_call=True,
 )
 def _start(
-    _n_submit: int | None,
+    n_submit: int | None,
     class_ids: list[int] | None,
     duration_s: float | None,
+    options: dict[str, Any],
     started: int,
     key: str | None,
-) -> tuple[Any, ...]:
+) -> dict[str, Any]:
     with api_client() as api:
-        outcome = actions.start_job(api, class_ids, duration_s, idempotency_key=key)
+        outcome = actions.start_job(
+            api, class_ids, duration_s, idempotency_key=key, options=options
+        )
     feedback = outcome.feedback_by_field
     done = outcome.job is not None
-    return (
-        feedback.get("class_ids"),
-        "duration_s" in feedback,
-        feedback.get("duration_s"),
-        outcome.alert,
-        started + 1 if done else dash.no_update,
-        _new_key() if done else dash.no_update,  # the next job is a new request
-    )
+    return {
+        "class_ids": feedback.get("class_ids"),
+        "recommend_only": feedback.get("recommend_only"),
+        "invalid": {f: f in feedback for f in _MARKABLE},
+        "feedback": {f: feedback.get(f) for f in _MARKABLE},
+        "alert": outcome.alert,
+        "started": started + 1 if done else dash.no_update,
+        "key": _new_key() if done else dash.no_update,  # the next job is a new request
+    }
 
 
 def _clicked_id() -> int:

@@ -1,6 +1,20 @@
-"""Live page (``/live?job_id=3``): per-class response time vs delay target, every second.
+"""Live page (``/live?job_id=3``): a job's per-class QoS charts and its live tuning panel.
 
-Callbacks only collect values and hand over to ``frontend.actions.live``.
+The charts refresh four times a second (``REFRESH_INTERVAL_MS``): the first refresh
+draws the newest window whole, later ones send only new points (``extendData``). All
+charts are rows of one figure, so a refresh is one redraw in the browser. The interval
+does not call the server itself: a clientside callback turns a tick into a request only
+when the previous one has answered. Dash drops a callback's answer when the same
+callback is asked again before it arrives, so a refresh slower than the interval (a
+large first window on a busy machine) would otherwise never arrive at all.
+
+A clientside callback notes when each new sample was put on screen
+(``window.headroomRendered``: ``[t, painted epoch ms]`` per sample, and the hidden
+``#live-rendered``), which is how freshness is measured.
+
+The tuning panel polls the job's configuration every second, so a change shows as
+pending and then applied. Callbacks only collect values and hand over to
+``frontend.actions.live`` and ``frontend.actions.tuning``.
 """
 
 from __future__ import annotations
@@ -9,47 +23,240 @@ from typing import Any
 
 import dash
 import dash_bootstrap_components as dbc
-from dash import Input, Output, State, callback, dcc, html
+from dash import Input, Output, State, callback, clientside_callback, ctx, dcc, html
+from dash.development.base_component import Component
+from dash.exceptions import PreventUpdate
 
+from frontend import session
 from frontend.actions import live as actions
+from frontend.actions import tuning
+from frontend.api import JobConfig, Role
+from frontend.auth import CHANGE_ROLE, can_change, needs_role_hint
 from frontend.context import api_client
-from frontend.figures import response_time_figure, throughput_figure
+from frontend.managers import POLICIES, manager_options
 
 dash.register_page(  # type: ignore[no-untyped-call]  # unannotated in dash
     __name__, path="/live", name="Live", title="headroom · live"
 )
 
-REFRESH_INTERVAL_MS = 1_000
+REFRESH_INTERVAL_MS = 250
+STALL_MS = 10_000  # a refresh unanswered this long (a server error) no longer holds ticks
 JOBS_INTERVAL_MS = 5_000
+CONFIG_INTERVAL_MS = 1_000
+CHART_ID = "live-chart"  # every chart, one row each, in one figure
+
+
+def _charts() -> Component:
+    graph: Component = dcc.Graph(
+        id=CHART_ID, figure=actions.empty_figure(), config={"displaylogo": False}
+    )
+    return graph
+
+
+def _number(field: str, label: str, width: int) -> dbc.Col:
+    return dbc.Col(
+        [
+            dbc.Label(label, html_for=f"tune-{field}", class_name="small mb-0"),
+            dbc.Input(id=f"tune-{field}", type="number", step="any", size="sm"),
+            dbc.FormFeedback(id=f"tune-{field}-feedback", type="invalid"),
+        ],
+        width=width,
+    )
+
+
+def _tuning_form() -> Component:
+    form: Component = dbc.Form(
+        [
+            dbc.Row(
+                dbc.Col(
+                    [
+                        dbc.Label("Class", html_for="tune-class", class_name="small mb-0"),
+                        dbc.Select(id="tune-class", options=[], size="sm"),
+                    ]
+                ),
+                class_name="mb-2",
+            ),
+            dbc.Row(
+                [
+                    _number("delay_target_s", "Delay target (s)", 6),
+                    _number("priority", "Priority", 6),
+                ],
+                class_name="g-2 mb-2",
+            ),
+            dbc.Row(
+                [
+                    _number(tau, label, 3)
+                    for tau, label in (
+                        ("tau0", "τ0"),
+                        ("tau1", "τ1"),
+                        ("tau2", "τ2"),
+                        ("tau3", "τ3"),
+                    )
+                ],
+                class_name="g-2 mb-1",
+            ),
+            dbc.FormText("0 < τ0 < τ1 < τ2 < τ3 ≤ 1 (capacity usage thresholds)"),
+            dbc.Row(
+                [
+                    dbc.Col(
+                        [
+                            dbc.Label("Manager", html_for="tune-manager", class_name="small mb-0"),
+                            dbc.Select(id="tune-manager", options=manager_options(), size="sm"),
+                            dbc.FormFeedback(id="tune-manager-feedback", type="invalid"),
+                        ],
+                        width=5,
+                    ),
+                    dbc.Col(
+                        [
+                            dbc.Label(
+                                "Manager parameters",
+                                html_for="tune-manager_params",
+                                class_name="small mb-0",
+                            ),
+                            dbc.Input(
+                                id="tune-manager_params",
+                                type="text",
+                                size="sm",
+                                placeholder="defaults",
+                            ),
+                            dbc.FormFeedback(id="tune-manager_params-feedback", type="invalid"),
+                        ],
+                        width=7,
+                    ),
+                ],
+                class_name="g-2 mt-1 mb-2",
+            ),
+            html.Hr(className="my-2"),
+            dbc.Switch(
+                id="tune-recommend_only",
+                label="Recommend only (compute decisions, shed nothing)",
+                value=False,
+                class_name="small",
+            ),
+            html.Div(id="tune-recommend_only-feedback", className="invalid-feedback d-block"),
+            dbc.Row(
+                [
+                    dbc.Col(
+                        [
+                            dbc.Label("Policy", html_for="tune-policy", class_name="small mb-0"),
+                            dbc.Select(
+                                id="tune-policy",
+                                options=[{"label": p, "value": p} for p in POLICIES],
+                                size="sm",
+                            ),
+                            dbc.FormFeedback(id="tune-policy-feedback", type="invalid"),
+                        ],
+                        width=6,
+                    ),
+                    _number("redistribution_every", "Redistribute every", 6),
+                ],
+                class_name="g-2 mb-2",
+            ),
+            dbc.Button("Review change", id="tune-review", color="primary", size="sm"),
+            dbc.Modal(
+                [
+                    dbc.ModalHeader(dbc.ModalTitle("Apply this change to the running job?")),
+                    dbc.ModalBody(id="tune-modal-body"),
+                    dbc.ModalFooter(
+                        [
+                            dbc.Button("Cancel", id="tune-cancel", color="secondary"),
+                            dbc.Button("Apply", id="tune-confirm", color="primary"),
+                        ]
+                    ),
+                ],
+                id="tune-modal",
+                is_open=False,
+            ),
+            dcc.Store(id="tune-plan", data=None),
+            dcc.Store(id="tune-loaded", data=None),
+        ],
+        id="tune-form",
+    )
+    return form
+
+
+def _tuning_panel(role: Role | None) -> Component:
+    if can_change(role):
+        body: list[Component] = [html.Div(id="tune-alert"), _tuning_form()]
+    else:
+        body = [
+            dbc.Alert(
+                needs_role_hint(CHANGE_ROLE, role, "Tuning a running job"),
+                color="info",
+                id="tune-role-hint",
+                class_name="small py-2",
+            )
+        ]
+    card: Component = dbc.Card(
+        [
+            dbc.CardHeader("Live tuning", class_name="fw-semibold"),
+            dbc.CardBody(
+                [
+                    html.Div(id="tune-status"),
+                    *body,
+                    html.H6("Configuration versions", className="mt-3"),
+                    html.Div(id="tune-versions"),
+                ]
+            ),
+        ],
+        id="tune-panel",
+        class_name="sticky-top",
+        style={"top": "1rem"},
+    )
+    return card
 
 
 def layout(job_id: str | None = None, **_query: str) -> html.Div:
     """``job_id`` comes from the query string; other query parameters are ignored."""
+    return layout_for(session.current_role(), actions.parse_job_id(job_id))
+
+
+def validation_layout() -> html.Div:
+    """Every component any role sees (``frontend.app`` validates callbacks against it)."""
+    return layout_for("admin", None)
+
+
+def layout_for(role: Role | None, job_id: int | None) -> html.Div:
     return html.Div(
         [
             html.H2("Live"),
             dbc.Row(
-                dbc.Col(
-                    dcc.Dropdown(
-                        id="live-job", placeholder="Choose a job", clearable=False, options=[]
+                [
+                    dbc.Col(
+                        dcc.Dropdown(
+                            id="live-job", placeholder="Choose a job", clearable=False, options=[]
+                        ),
+                        md=6,
                     ),
-                    md=6,
-                ),
+                    dbc.Col(
+                        dbc.Select(
+                            id="live-window",
+                            options=actions.window_options(),
+                            value=str(actions.LIVE_WINDOW_S),
+                        ),
+                        md=2,
+                    ),
+                ],
                 class_name="mb-3",
             ),
-            dcc.Store(id="live-requested-job", data=actions.parse_job_id(job_id)),
+            dcc.Store(id="live-requested-job", data=job_id),
             dcc.Store(id="live-cursor", data=None),
+            dcc.Store(id="live-tick", data=0),
+            dcc.Store(id="live-config", data=None),
             dcc.Interval(id="live-interval", interval=REFRESH_INTERVAL_MS),
             dcc.Interval(id="live-jobs-interval", interval=JOBS_INTERVAL_MS),
+            dcc.Interval(id="tune-interval", interval=CONFIG_INTERVAL_MS),
+            # When the newest sample was put on screen: "<t> <epoch ms>" (see below).
+            html.Div(id="live-rendered", style={"display": "none"}),
             html.Div(id="live-jobs-alert"),
-            html.Div(id="live-summary"),
-            dcc.Graph(
-                id="live-response-time",
-                figure=response_time_figure([], {}),
-                config={"displaylogo": False},
-            ),
-            dcc.Graph(
-                id="live-throughput", figure=throughput_figure([]), config={"displaylogo": False}
+            html.Div(id="live-alert"),
+            html.Div(id="live-summary", className="mb-3"),
+            dbc.Row(
+                [
+                    dbc.Col(_charts(), lg=8),
+                    dbc.Col(_tuning_panel(role), lg=4),
+                ],
+                class_name="g-3",
             ),
         ]
     )
@@ -74,24 +281,229 @@ def _load_jobs(_n_intervals: int | None, requested: int | None, current: Any) ->
 
 
 @callback(
-    Output("live-response-time", "figure"),
-    Output("live-throughput", "figure"),
-    Output("live-summary", "children"),
-    Output("live-cursor", "data"),
-    Output("live-interval", "disabled"),
-    Input("live-interval", "n_intervals"),
-    Input("live-job", "value"),
-    State("live-cursor", "data"),
+    output={
+        "figure": Output(CHART_ID, "figure"),
+        "extend": Output(CHART_ID, "extendData"),
+        "summary": Output("live-summary", "children"),
+        "cursor": Output("live-cursor", "data"),
+        "disabled": Output("live-interval", "disabled"),
+        "alert": Output("live-alert", "children"),
+    },
+    inputs={
+        "tick": Input("live-tick", "data"),
+        "job_id": Input("live-job", "value"),
+        "window": Input("live-window", "value"),
+        "cursor": State("live-cursor", "data"),
+        "config": State("live-config", "data"),
+    },
 )
 def _refresh(
-    _n_intervals: int | None, job_id: Any, cursor: actions.LiveCursor | None
-) -> tuple[Any, ...]:
+    tick: int | None,
+    job_id: Any,
+    window: Any,
+    cursor: actions.LiveCursor | None,
+    config: JobConfig | None,
+) -> dict[str, Any]:
     with api_client() as api:
-        view = actions.refresh_live(api, actions.parse_job_id(job_id), cursor)
-    return (
-        view.response_time if view.response_time is not None else dash.no_update,
-        view.throughput if view.throughput is not None else dash.no_update,
-        view.summary,
-        view.cursor,
-        not view.polling,
-    )
+        view = actions.refresh_live(
+            api, actions.parse_job_id(job_id), cursor, config, actions.parse_window(window)
+        )
+    return {
+        "figure": view.figure if view.figure is not None else dash.no_update,
+        "extend": view.extend if view.extend is not None else dash.no_update,
+        "summary": view.summary if view.summary is not None else dash.no_update,
+        "cursor": view.cursor,
+        "disabled": not view.polling,
+        "alert": view.alert,
+    }
+
+
+# A tick asks the server for a refresh unless the previous refresh is still unanswered.
+clientside_callback(
+    """
+    function(n, tick) {
+        const gate = (window.headroomLive = window.headroomLive || {busySince: 0});
+        const now = Date.now();
+        if (gate.busySince && now - gate.busySince < STALL_MS) {
+            return window.dash_clientside.no_update;
+        }
+        gate.busySince = now;
+        return (tick || 0) + 1;
+    }
+    """.replace("STALL_MS", str(STALL_MS)),
+    Output("live-tick", "data"),
+    Input("live-interval", "n_intervals"),
+    State("live-tick", "data"),
+    prevent_initial_call=True,
+)
+
+
+# A refresh answered: open the gate, and record when the samples it added were put on
+# screen, after the next frame is painted (two animation frames later).
+clientside_callback(
+    """
+    function(cursor) {
+        const gate = (window.headroomLive = window.headroomLive || {busySince: 0});
+        gate.busySince = 0;
+        const shown = cursor && cursor.shown ? cursor.shown.slice() : [];
+        if (!shown.length) { return window.dash_clientside.no_update; }
+        const newest = cursor.newest_t;
+        window.requestAnimationFrame(() => window.requestAnimationFrame(() => {
+            const at = Date.now();
+            const log = (window.headroomRendered = window.headroomRendered || []);
+            shown.forEach(t => log.push([t, at]));
+            if (log.length > 5000) { log.splice(0, log.length - 5000); }
+            window.dash_clientside.set_props("live-rendered", {children: newest + " " + at});
+        }));
+        return window.dash_clientside.no_update;
+    }
+    """,
+    Output("live-rendered", "children"),
+    Input("live-cursor", "data"),
+)
+
+
+# -- live tuning -------------------------------------------------------------------------
+
+
+@callback(
+    Output("live-config", "data"),
+    Input("tune-interval", "n_intervals"),
+    Input("live-job", "value"),
+    State("live-config", "data"),
+)
+def _poll_config(_n_intervals: int | None, job_id: Any, current: JobConfig | None) -> Any:
+    with api_client() as api:
+        loaded = tuning.load_config(api, actions.parse_job_id(job_id))
+    if loaded.alert is not None:
+        return dash.no_update  # transient: keep what is on screen
+    if tuning.config_fingerprint(loaded.config) == tuning.config_fingerprint(current):
+        raise PreventUpdate
+    return loaded.config
+
+
+@callback(
+    Output("tune-status", "children"),
+    Output("tune-versions", "children"),
+    Input("live-config", "data"),
+)
+def _show_config(config: JobConfig | None) -> tuple[Component, Component]:
+    return tuning.render_status(config), tuning.render_versions(config)
+
+
+_FORM_FIELDS = tuning.TUNE_FIELDS
+_MARKABLE = tuple(f for f in _FORM_FIELDS if f != "recommend_only")
+
+
+@callback(
+    output={
+        "class_options": Output("tune-class", "options"),
+        "class_value": Output("tune-class", "value"),
+        "values": {f: Output(f"tune-{f}", "value") for f in _FORM_FIELDS},
+        "loaded": Output("tune-loaded", "data"),
+    },
+    inputs={
+        "config": Input("live-config", "data"),
+        "class_name": Input("tune-class", "value"),
+        "loaded": State("tune-loaded", "data"),
+    },
+)
+def _prefill(
+    config: JobConfig | None, class_name: str | None, loaded: list[Any] | None
+) -> dict[str, Any]:
+    chosen = tuning.pick_class(config, class_name)
+    key = tuning.prefill_key(config, chosen)
+    if config is None or key == loaded:
+        raise PreventUpdate
+    values = tuning.form_values(config, chosen)
+    return {
+        "class_options": [{"label": name, "value": name} for name in tuning.class_names(config)],
+        "class_value": chosen,
+        "values": {f: values.get(f) for f in _FORM_FIELDS},
+        "loaded": key,
+    }
+
+
+@callback(
+    output={
+        "invalid": {f: Output(f"tune-{f}", "invalid") for f in _MARKABLE},
+        "feedback": {f: Output(f"tune-{f}-feedback", "children") for f in _FORM_FIELDS},
+        "alert": Output("tune-alert", "children"),
+        "modal": Output("tune-modal", "is_open"),
+        "modal_body": Output("tune-modal-body", "children"),
+        "plan": Output("tune-plan", "data"),
+        "config": Output("live-config", "data", allow_duplicate=True),
+    },
+    inputs={
+        "review": Input("tune-review", "n_clicks"),
+        "confirm": Input("tune-confirm", "n_clicks"),
+        "cancel": Input("tune-cancel", "n_clicks"),
+        "values": {f: State(f"tune-{f}", "value") for f in _FORM_FIELDS},
+        "class_name": State("tune-class", "value"),
+        "config": State("live-config", "data"),
+        "plan": State("tune-plan", "data"),
+        "job_id": State("live-job", "value"),
+    },
+    prevent_initial_call=True,
+)
+def _tune(
+    review: int | None,
+    confirm: int | None,
+    cancel: int | None,
+    values: dict[str, Any],
+    class_name: str | None,
+    config: JobConfig | None,
+    plan: dict[str, Any] | None,
+    job_id: Any,
+) -> dict[str, Any]:
+    clean: dict[str, Any] = {
+        "invalid": {f: False for f in _MARKABLE},
+        "feedback": {f: None for f in _FORM_FIELDS},
+        "alert": None,
+        "modal": False,
+        "modal_body": dash.no_update,
+        "plan": None,
+        "config": dash.no_update,
+    }
+    trigger = ctx.triggered_id
+    if trigger == "tune-cancel":
+        return {**clean, "alert": dash.no_update}
+    if trigger == "tune-review":
+        if config is None:
+            raise PreventUpdate
+        change = tuning.plan_change(config, class_name, values)
+        if change.feedback_by_field:
+            return _marked(clean, change.feedback_by_field)
+        if not change.body:
+            return {
+                **clean,
+                "alert": dbc.Alert(
+                    "Nothing to change: the form shows the values in force.",
+                    color="secondary",
+                    class_name="small py-2",
+                ),
+            }
+        return {
+            **clean,
+            "modal": True,
+            "modal_body": tuning.render_changes(change.changes),
+            "plan": change.body,
+        }
+    parsed_job = actions.parse_job_id(job_id)
+    if trigger != "tune-confirm" or not plan or parsed_job is None:
+        raise PreventUpdate
+    with api_client() as api:
+        outcome = tuning.apply_change(api, parsed_job, plan)
+    result = _marked(clean, outcome.feedback_by_field)
+    result["alert"] = outcome.alert
+    if outcome.config is not None:
+        result["config"] = outcome.config
+    return result
+
+
+def _marked(result: dict[str, Any], feedback: dict[str, str]) -> dict[str, Any]:
+    return {
+        **result,
+        "invalid": {f: f in feedback for f in _MARKABLE},
+        "feedback": {f: feedback.get(f) for f in _FORM_FIELDS},
+    }

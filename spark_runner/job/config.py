@@ -7,7 +7,7 @@ build it without starting a JVM.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -30,13 +30,46 @@ class ClassSnapshot(BaseModel):
     )
 
 
+class EngineSettings(BaseModel):
+    """How the Spark engine runs the job's scenario (defaults: the control plane's jobs)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    source: Literal["generator", "redis"] = Field(
+        default="generator",
+        description="generator: the scenario's arrival patterns; redis: Redis streams fed "
+        "by ``headroom produce``.",
+    )
+    redis_url: str = Field(default="", description="Redis URL for the redis source.")
+    redis_prefix: str = Field(default="headroom", description="Stream keys: <prefix>:<stream>.")
+    sink: Literal["none", "memory", "parquet", "console"] = "none"
+    sink_path: str | None = Field(default=None, description="Directory of the parquet sink.")
+    target_utilization: float = Field(
+        default=0.9, gt=0, le=1, description="Share of a control period a batch may take."
+    )
+    warmup_s: float = Field(
+        default=0.0, ge=0, description="Seconds at the start left out of the results document."
+    )
+    plain: bool = Field(
+        default=False,
+        description="No controller: every waiting tuple enters every batch (a baseline).",
+    )
+    burn: bool = Field(default=True, description="Maps burn their calibrated CPU cost.")
+    partitions: int | None = Field(
+        default=None, gt=0, description="Tasks per batch (default: Spark's parallelism)."
+    )
+
+
 class JobSnapshot(BaseModel):
     """Everything a job needs; it reads nothing else (no environment, no database)."""
 
     model_config = ConfigDict(frozen=True)
 
     job_id: int
-    api_url: str = Field(description="Control-plane base URL, e.g. http://127.0.0.1:8000")
+    api_url: str = Field(
+        description="Control-plane base URL, e.g. http://127.0.0.1:8000; empty: a local run "
+        "(no metrics pushed, no live configuration)."
+    )
     spark_master: str = "local[*]"
     control_period_s: float = Field(default=1.0, gt=0)
     checkpoint_dir: str
@@ -56,6 +89,11 @@ class JobSnapshot(BaseModel):
     control: LiveConfig | None = Field(
         default=None,
         description="QoS configuration version 0; newer versions come from the control plane.",
+    )
+    engine: EngineSettings = Field(default_factory=EngineSettings)
+    results_path: str | None = Field(
+        default=None,
+        description="Write the results document (docs/scenario-format.md) here at the end.",
     )
 
     def initial_control(self) -> LiveConfig:

@@ -1,17 +1,23 @@
 """``python -m spark_runner.job --config PATH``: run one streaming job until told to stop.
 
-The job reads only its ``JobSnapshot`` file. It runs until SIGTERM/SIGINT or until
-``duration_s`` has passed since the query started, then stops after the batch in
-progress, delivers the metrics it still holds and stops Spark.
+The job reads only its ``JobSnapshot`` file. It runs the snapshot's scenario (or, without
+one, a scenario derived from its classes: see ``derive``) on the Spark engine
+(``spark_runner.engine``) with the QoS controller in the loop, until SIGTERM/SIGINT or
+until ``duration_s`` has passed since the query started; then it stops after the batch in
+progress, writes the results document (``results_path``), delivers the metrics it still
+holds and stops Spark.
 
 Exit codes (a one-line reason is logged to stderr for every failure):
 
-====  ==========================================================
+====  ==========================================================================
 0     stopped on request or after ``duration_s``
-2     bad command line, unreadable or invalid config file
+2     bad command line, unreadable or invalid config file, or a scenario the
+      engine cannot run (the reason names the field and the rule)
 3     Spark failed to start (JVM, master URL, session)
 4     the streaming query failed to start or failed while running
-====  ==========================================================
+5     the input source is unavailable (Redis unreachable at start or while running)
+6     the output cannot be written (sink directory, sink write, results file)
+====  ==========================================================================
 
 Worst-case stop time: ``BATCH_DRAIN_TIMEOUT_S`` + Spark's stop +
 ``REPORTER_CLOSE_TIMEOUT_S`` (+ the JVM's exit, see ``session``); a launcher should wait
@@ -21,19 +27,23 @@ at least 45 s before escalating to SIGKILL.
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import math
 import sys
 import time
 import warnings
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
-from pyspark.sql import SparkSession
-from pyspark.sql.streaming.query import StreamingQuery
 
+from spark_runner.core.errors import ParameterError
+from spark_runner.engine.network import NetworkPlan
 from spark_runner.job.config import JobSnapshot
+from spark_runner.job.control import LiveConfig
 from spark_runner.job.lifecycle import (
     BatchGate,
     GateClosedError,
@@ -41,11 +51,8 @@ from spark_runner.job.lifecycle import (
     StopSignal,
     close_gate_when_quiet,
 )
-from spark_runner.job.metrics import SampleAssembler
-from spark_runner.job.query import start_query
 from spark_runner.job.reporter import MetricsReporter, metrics_url
-from spark_runner.job.session import start_spark
-from spark_runner.job.source import now_us
+from spark_runner.scenario.errors import ScenarioError
 
 log = logging.getLogger("spark_runner.job")
 
@@ -53,14 +60,16 @@ EXIT_OK = 0
 EXIT_BAD_CONFIG = 2
 EXIT_SPARK_START_FAILED = 3
 EXIT_QUERY_FAILED = 4
+EXIT_SOURCE_UNAVAILABLE = 5
+EXIT_OUTPUT_FAILED = 6
 
 POLL_S = 0.2
-DRAIN_POLL_S = 0.01
 # How long to wait for a moment between triggers before stopping right after a batch.
 QUIET_WAIT_S = 3.0
 BATCH_DRAIN_TIMEOUT_S = 20.0
-PROGRESS_WAIT_S = 1.0
 REPORTER_CLOSE_TIMEOUT_S = 5.0
+TRACE_BASE = Path(__file__).resolve().parents[2] / "scenarios"
+"""Relative trace paths of a stored scenario resolve here (as the control plane's do)."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -79,7 +88,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse has printed the usage line
         return exc.code if isinstance(exc.code, int) else EXIT_BAD_CONFIG
-    _configure_logging(args.log_level)
+    configure_logging(args.log_level)
 
     try:
         snapshot = JobSnapshot.load(args.config)
@@ -90,41 +99,113 @@ def main(argv: Sequence[str] | None = None) -> int:
     return run(snapshot)
 
 
+@dataclass(frozen=True)
+class Prepared:
+    """What a snapshot resolves to before Spark starts."""
+
+    plan: NetworkPlan
+    live: LiveConfig | None
+    aliases: dict[str, str]
+
+
+def prepare(snapshot: JobSnapshot) -> Prepared:
+    """The scenario, its compiled network and the launch configuration of ``snapshot``.
+
+    Raises ``ScenarioError`` or ``ParameterError`` naming what is wrong.
+    """
+    from spark_runner.engine.network import compile_network
+    from spark_runner.job.derive import derived_scenario
+    from spark_runner.scenario.loader import scenario_from_dict
+
+    aliases: dict[str, str] = {}
+    if snapshot.scenario is not None:
+        document = snapshot.scenario
+        live = snapshot.control
+        source = "snapshot.scenario"
+    else:
+        document, aliases = derived_scenario(snapshot)
+        live = snapshot.initial_control()
+        source = "scenario derived from snapshot.classes"
+    scenario = scenario_from_dict(document, base_dir=TRACE_BASE, source=source)
+    plan = compile_network(scenario)
+    if live is not None:
+        reverse = {name: alias for alias, name in aliases.items()}
+        live = scenario_config(live, reverse)
+        missing = sorted(set(plan.class_names) - set(live.classes))
+        extra = sorted(set(live.classes) - set(plan.class_names))
+        if missing or extra:
+            raise ParameterError(
+                "control.classes",
+                sorted(live.classes),
+                f"must name the scenario's classes {sorted(plan.class_names)}"
+                + (f"; missing {missing}" if missing else "")
+                + (f"; unknown {extra}" if extra else ""),
+            )
+    return Prepared(plan=plan, live=live, aliases=aliases)
+
+
+def scenario_config(config: LiveConfig, reverse: dict[str, str]) -> LiveConfig:
+    """``config`` with class names as the scenario spells them."""
+    if not reverse:
+        return config
+    return config.model_copy(
+        update={"classes": {reverse.get(n, n): c for n, c in config.classes.items()}}
+    )
+
+
 def run(snapshot: JobSnapshot) -> int:
+    try:
+        prepared = prepare(snapshot)
+    except (ScenarioError, ParameterError) as exc:
+        return _fail(EXIT_BAD_CONFIG, f"cannot run this job: {_one_line(exc)}")
+    engine = snapshot.engine
+    if engine.source == "redis":
+        problem = _redis_problem(engine.redis_url)
+        if problem is not None:
+            return _fail(EXIT_SOURCE_UNAVAILABLE, problem)
     stop = StopSignal()
     stop.install()
-    reporter = MetricsReporter(
-        metrics_url(snapshot.api_url, snapshot.job_id),
-        buffer_max=snapshot.metrics_buffer_max,
-        token=snapshot.ingest_token,
-    )
-    reporter.start()
-    try:
-        return _run_spark(snapshot, stop, reporter)
-    finally:
-        reporter.close(REPORTER_CLOSE_TIMEOUT_S)
-        s = reporter.stats()
-        log.info(
-            "metrics: %d samples delivered, %d dropped (buffer full), %d rejected, %d undelivered",
-            s.delivered,
-            s.dropped_overflow,
-            s.dropped_rejected,
-            s.backlog,
+    reporter: MetricsReporter | None = None
+    if snapshot.api_url:
+        reporter = MetricsReporter(
+            metrics_url(snapshot.api_url, snapshot.job_id),
+            buffer_max=snapshot.metrics_buffer_max,
+            token=snapshot.ingest_token,
         )
+        reporter.start()
+    try:
+        return _run_spark(snapshot, prepared, stop, reporter)
+    finally:
+        if reporter is not None:
+            reporter.close(REPORTER_CLOSE_TIMEOUT_S)
+            s = reporter.stats()
+            log.info(
+                "metrics: %d samples delivered, %d dropped (buffer full), %d rejected, "
+                "%d undelivered",
+                s.delivered,
+                s.dropped_overflow,
+                s.dropped_rejected,
+                s.backlog,
+            )
         stop.restore()
 
 
-def _run_spark(snapshot: JobSnapshot, stop: StopSignal, reporter: MetricsReporter) -> int:
+def _run_spark(
+    snapshot: JobSnapshot, prepared: Prepared, stop: StopSignal, reporter: MetricsReporter | None
+) -> int:
+    from spark_runner.job.session import start_spark
+
     log.info(
-        "job %d starting: master %s, classes %s, control period %.3f s, duration %s, "
-        "checkpoint %s, metrics to %s",
+        "job %d starting: master %s, scenario %s (%d classes), control period %.3f s, "
+        "duration %s, checkpoint %s, metrics to %s",
         snapshot.job_id,
         snapshot.spark_master,
-        [c.name for c in snapshot.classes],
+        prepared.plan.scenario.name,
+        len(prepared.plan.class_names),
         snapshot.control_period_s,
         f"{snapshot.duration_s} s" if snapshot.duration_s else "unlimited",
         snapshot.checkpoint_dir,
-        reporter.url,
+        reporter.url if reporter is not None else "nowhere (local run)",
     )
     try:
         handle = start_spark(snapshot)
@@ -138,67 +219,173 @@ def _run_spark(snapshot: JobSnapshot, stop: StopSignal, reporter: MetricsReporte
         if stop.event.is_set():
             log.info("%s received during start-up; not starting the query", stop.signal_name)
             return EXIT_OK
-        return _run_query(handle.spark, snapshot, stop, reporter)
+        return _run_query(handle.spark, snapshot, prepared, stop, reporter)
     finally:
         handle.stop()
         log.info("Spark stopped")
 
 
 def _run_query(
-    spark: SparkSession, snapshot: JobSnapshot, stop: StopSignal, reporter: MetricsReporter
+    spark: Any,
+    snapshot: JobSnapshot,
+    prepared: Prepared,
+    stop: StopSignal,
+    reporter: MetricsReporter | None,
 ) -> int:
-    gate = BatchGate()
-    assembler = SampleAssembler(
-        [c.name for c in snapshot.classes], reporter.submit, snapshot.control_period_s
+    from spark_runner.engine.control_client import ControlPoller
+    from spark_runner.engine.controller import ControllerOptions
+    from spark_runner.engine.runner import EngineRun, RunSettings
+    from spark_runner.engine.sink import SinkError
+
+    engine = snapshot.engine
+    settings = RunSettings(
+        name=f"headroom_job_{snapshot.job_id}",
+        checkpoint_dir=snapshot.checkpoint_dir,
+        period_s=snapshot.control_period_s,
+        source=engine.source,
+        redis_url=engine.redis_url,
+        redis_prefix=engine.redis_prefix,
+        sink=engine.sink,
+        sink_path=engine.sink_path,
+        partitions=engine.partitions,
+        options=ControllerOptions(
+            target_utilization=engine.target_utilization,
+            warmup_s=engine.warmup_s,
+            plain=engine.plain,
+            burn=engine.burn,
+        ),
+        aliases=prepared.aliases,
     )
+    gate = BatchGate()
+    poller: ControlPoller | None = None
     try:
-        query = start_query(spark, snapshot, now_us(), gate, assembler)
-    except Exception as exc:
-        log.error("streaming query start-up failed", exc_info=True)
-        return _fail(EXIT_QUERY_FAILED, f"streaming query failed to start: {_describe(exc)}")
-    log.info("query %s started (id %s)", query.name, query.id)
-
-    deadline = time.monotonic() + (snapshot.duration_s or math.inf)
-    failure = _supervise(query, stop, deadline)
-    if failure is None:
-        moment = close_gate_when_quiet(
-            gate,
-            trigger_active=lambda: bool(query.status["isTriggerActive"]),
-            unreported_batches=assembler.pending_batches,
-            quiet_wait_s=QUIET_WAIT_S,
-            timeout_s=BATCH_DRAIN_TIMEOUT_S,
+        run = EngineRun(
+            prepared.plan,
+            settings,
+            prepared.live,
+            samples=reporter.submit if reporter is not None else None,
         )
-        if moment is StopMoment.TIMED_OUT:
-            log.warning("no batch ended within %.0f s; interrupting", BATCH_DRAIN_TIMEOUT_S)
-        else:
-            log.info("stopping the query %s", moment.value)
+    except SinkError as exc:
+        return _fail(EXIT_OUTPUT_FAILED, str(exc))
+    except ParameterError as exc:
+        return _fail(EXIT_BAD_CONFIG, f"launch configuration rejected: {exc}")
+    if snapshot.api_url and not engine.plain:
+        reverse = {name: alias for alias, name in prepared.aliases.items()}
+        poller = ControlPoller(
+            snapshot.api_url,
+            snapshot.job_id,
+            lambda config: run.controller.offer(scenario_config(config, reverse)),
+            token=snapshot.ingest_token,
+            after_version=run.controller.config_version,
+        )
+        run._acknowledge = poller.ack
+        poller.start()
+    started = time.monotonic()
     try:
-        query.stop()
-    except Exception as exc:
-        log.warning("query did not stop cleanly: %s", _first_line(exc))
-    # The listener may still be delivering the progress of the last committed batch.
-    progress_deadline = time.monotonic() + PROGRESS_WAIT_S
-    while assembler.pending_batches() and time.monotonic() < progress_deadline:
-        time.sleep(DRAIN_POLL_S)
-    error = query.exception()
-    if failure is None and error is not None:
-        if GateClosedError.__name__ in str(error):
-            log.info("a batch that started while stopping was cancelled; it will be replayed")
-        else:
-            log.warning("query ended with an error while stopping: %s", _first_line(error))
-    uncommitted = assembler.discard_pending()
-    if uncommitted:
+        try:
+            query = run.start(spark, gate.batch)
+        except Exception as exc:
+            log.error("streaming query start-up failed", exc_info=True)
+            return _fail(EXIT_QUERY_FAILED, f"streaming query failed to start: {_describe(exc)}")
+        log.info("query %s started (id %s)", query.name, query.id)
+        deadline = time.monotonic() + (snapshot.duration_s or math.inf)
+        failure = _supervise(query, stop, deadline)
+        if failure is None:
+            moment = close_gate_when_quiet(
+                gate,
+                trigger_active=lambda: bool(query.status["isTriggerActive"]),
+                unreported_batches=list,
+                quiet_wait_s=QUIET_WAIT_S,
+                timeout_s=BATCH_DRAIN_TIMEOUT_S,
+            )
+            if moment is StopMoment.TIMED_OUT:
+                log.warning("no batch ended within %.0f s; interrupting", BATCH_DRAIN_TIMEOUT_S)
+            else:
+                log.info("stopping the query %s", moment.value)
+        try:
+            query.stop()
+        except Exception as exc:
+            log.warning("query did not stop cleanly: %s", _first_line(exc))
+        error = query.exception()
+        if failure is None and error is not None:
+            if GateClosedError.__name__ in str(error):
+                log.info("a batch that started while stopping was cancelled; it will be replayed")
+            else:
+                log.warning("query ended with an error while stopping: %s", _first_line(error))
+        code = EXIT_OK
+        if failure is not None:
+            code, failure = _classify(run, failure)
+        written = _write_results(run, snapshot, time.monotonic() - started)
+        _log_summary(run)
+        if failure is not None:
+            return _fail(code, failure)
+        if written is not None:
+            return _fail(EXIT_OUTPUT_FAILED, written)
+        log.info("query stopped")
+        return EXIT_OK
+    finally:
+        run.stop_background()
+        if poller is not None:
+            poller.close()
+
+
+def _classify(run: Any, failure: str) -> tuple[int, str]:
+    """The exit code of a failed query: where did it fail?"""
+    if run.failure is not None and run.failure.kind == "sink":
+        return EXIT_OUTPUT_FAILED, f"output sink failed: {run.failure}"
+    lowered = failure.lower()
+    if "redis" in lowered and ("connection" in lowered or "refused" in lowered):
+        return EXIT_SOURCE_UNAVAILABLE, f"input source unavailable: {failure}"
+    return EXIT_QUERY_FAILED, failure
+
+
+def _write_results(run: Any, snapshot: JobSnapshot, wall_s: float) -> str | None:
+    """Write the results document; returns a failure message or None."""
+    if snapshot.results_path is None:
+        return None
+    from spark_runner.sim.results import write_results
+
+    path = Path(snapshot.results_path)
+    try:
+        results = run.results(wall_s, snapshot.spark_master)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_results(results, path)
+    except OSError as exc:
+        return f"cannot write the results to {path}: {exc.strerror or exc}"
+    log.info("results written to %s", path)
+    return None
+
+
+def _log_summary(run: Any) -> None:
+    summaries = run.controller.class_summaries()
+    for name, tot in summaries.items():
+        mean = tot.response_sum_s / tot.outputs if tot.outputs else float("nan")
         log.info(
-            "batches %s were not committed; a run from the same checkpoint replays them",
-            uncommitted,
+            "class %s: %d outputs, response mean %.3f s max %.3f s, arrived %d, shed %d",
+            name,
+            tot.outputs,
+            mean,
+            tot.response_max_s,
+            tot.arrived,
+            tot.shed,
         )
-    if failure is not None:
-        return _fail(EXIT_QUERY_FAILED, failure)
-    log.info("query stopped")
-    return EXIT_OK
 
 
-def _supervise(query: StreamingQuery, stop: StopSignal, deadline: float) -> str | None:
+def _redis_problem(url: str) -> str | None:
+    if not url:
+        return "the redis source needs engine.redis_url"
+    import redis
+
+    try:
+        client = redis.Redis.from_url(url, socket_connect_timeout=3)
+        client.ping()
+        client.close()
+    except (redis.RedisError, ValueError) as exc:
+        return f"input source unavailable: cannot reach Redis at {url}: {exc}"
+    return None
+
+
+def _supervise(query: Any, stop: StopSignal, deadline: float) -> str | None:
     """Wait for a stop signal, the deadline or the query's end; returns a failure or None."""
     while True:
         if stop.event.wait(POLL_S):
@@ -215,7 +402,7 @@ def _supervise(query: StreamingQuery, stop: StopSignal, deadline: float) -> str 
             return f"streaming query failed: {_describe(error)}"
 
 
-def _configure_logging(level: str) -> None:
+def configure_logging(level: str) -> None:
     logging.basicConfig(
         level=level,
         stream=sys.stderr,
@@ -224,7 +411,7 @@ def _configure_logging(level: str) -> None:
     # py4j logs every gateway command at DEBUG, httpx every request at INFO.
     logging.getLogger("py4j").setLevel(logging.WARNING)
     logging.getLogger("httpx").setLevel(logging.WARNING)
-    # PySpark warns at import about pandas 3; the job uses no pandas API.
+    # PySpark warns at import about pandas 3; the job's pandas use is its own.
     warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas")
 
 
@@ -236,6 +423,10 @@ def _fail(code: int, message: str) -> int:
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _one_line(exc: BaseException) -> str:
+    return "; ".join(line.strip() for line in str(exc).splitlines() if line.strip())
 
 
 def _describe(exc: BaseException) -> str:
@@ -260,3 +451,9 @@ def _summarize(exc: ValidationError) -> str:
 
 def _clip(text: str, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def results_of(path: Path) -> dict[str, Any]:
+    """Read a results document written by a run."""
+    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return data

@@ -2,29 +2,41 @@
 operator runs them (``backend.stack.Stack``), a SQLite database built by the
 migrations, users made with the CLI and the API, and a headless Debian Chromium.
 
-No Celery worker is started: a job started here stays ``pending`` (queued for a worker),
-which is what the Jobs page shows while a deployment waits for one. To show a failed
-run without starting Spark, ``mark_failed`` writes what the job watcher writes when a
-job process dies (status, reason with the log tail, exit code, log file).
+By default no Celery worker is started: a job started here stays ``pending`` (queued for
+a worker), which is what the Jobs page shows while a deployment waits for one. To show
+a failed run without starting Spark, ``mark_failed`` writes what the job watcher writes
+when a job process dies (status, reason with the log tail, exit code, log file).
+
+``start_product(..., worker=True)`` also starts a worker, so a started job launches a
+real local Spark job. To play a job without Spark (screenshots, the freshness
+benchmark), ``issue_ingest_token`` records a launch the way the worker's launch does,
+without a process, and returns the job's token for ``post_samples``;
+``ingest_token_of`` reads the token of a job a worker really launched from its
+snapshot file.
 """
 
 from __future__ import annotations
 
+import json
 import socket
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 import httpx
 from selenium import webdriver
-from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
+from selenium.common.exceptions import (
+    ElementClickInterceptedException,
+    StaleElementReferenceException,
+    TimeoutException,
+)
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.chrome.webdriver import WebDriver
 from selenium.webdriver.common.by import By
@@ -98,14 +110,17 @@ class Product:
         self.stack.stop()
 
 
-def start_product(data_dir: Path, timeout_s: float = 60.0) -> Product:
+def start_product(data_dir: Path, timeout_s: float = 60.0, *, worker: bool = False) -> Product:
     """API + dashboard on free ports over a fresh SQLite database in ``data_dir``, with
-    an admin (made by the CLI), an operator and a viewer (made by the admin)."""
+    an admin (made by the CLI), an operator and a viewer (made by the admin); with
+    ``worker`` also a Celery worker, which launches real local Spark jobs."""
     settings = Settings(
         data_dir=data_dir,
         database_url=f"sqlite:///{data_dir / 'headroom.db'}",
         api_port=free_port(),
         dashboard_port=free_port(),
+        spark_master="local[2]",
+        watch_interval_s=0.5,
     )
     data_dir.mkdir(parents=True, exist_ok=True)
     upgrade(settings.sqlalchemy_url)
@@ -115,6 +130,8 @@ def start_product(data_dir: Path, timeout_s: float = 60.0) -> Product:
     try:
         stack.start_api()
         stack.start_dashboard()
+        if worker:
+            stack.start_worker()
         stack.wait_healthy(timeout_s)
         wait_for_http(product, f"{product.dashboard_url}/login", timeout_s)
         with product.api() as admin:
@@ -203,6 +220,74 @@ def mark_failed(
         engine.dispose()
 
 
+def issue_ingest_token(settings: Settings, job_id: int) -> str:
+    """Record job ``job_id`` as launched (starting, with a fresh ingest token) the way the
+    worker's launch does, but without starting a process; returns the token."""
+    from backend.db import make_engine, make_session_factory, session_scope, utcnow
+    from backend.jobs.models import Job
+    from backend.users import security
+
+    token = security.new_token()
+    engine = make_engine(settings.sqlalchemy_url)
+    try:
+        with session_scope(make_session_factory(engine)) as session:
+            job = session.get(Job, job_id)
+            assert job is not None, job_id
+            job.ingest_token_digest = security.token_digest(token)
+            job.status = "starting"
+            job.started_at = utcnow()
+    finally:
+        engine.dispose()
+    return token
+
+
+def mark_stopped(settings: Settings, job_id: int) -> None:
+    """Record job ``job_id`` as stopped, as the watcher does when its process exits 0."""
+    from backend.db import make_engine, make_session_factory, session_scope, utcnow
+    from backend.jobs.models import Job
+
+    engine = make_engine(settings.sqlalchemy_url)
+    try:
+        with session_scope(make_session_factory(engine)) as session:
+            job = session.get(Job, job_id)
+            assert job is not None, job_id
+            job.status = "stopped"
+            job.exit_code = 0
+            job.stopped_at = utcnow()
+    finally:
+        engine.dispose()
+
+
+def ingest_token_of(settings: Settings, job_id: int) -> str:
+    """The token of a job a worker launched, from its snapshot file (``ingest_token``)."""
+    snapshot = settings.jobs_dir / str(job_id) / "config.json"
+    return str(json.loads(snapshot.read_text())["ingest_token"])
+
+
+def post_samples(
+    product: Product, job_id: int, token: str, samples: Sequence[dict[str, Any]]
+) -> None:
+    """``POST /jobs/{id}/metrics`` as the job does, with its ingest token."""
+    response = httpx.post(
+        f"{product.settings.public_api_url}/api/v1/jobs/{job_id}/metrics",
+        json={"samples": list(samples)},
+        headers={"Authorization": f"Bearer {token}"},
+        timeout=10,
+    )
+    response.raise_for_status()
+
+
+def acknowledge(product: Product, job_id: int, token: str, version: int) -> None:
+    """``POST /jobs/{id}/control/ack`` as the job does once it applied ``version``."""
+    response = httpx.post(
+        f"{product.settings.public_api_url}/api/v1/jobs/{job_id}/control/ack",
+        json={"version": version},
+        headers={"Authorization": f"Bearer {token}"},
+        timeout=10,
+    )
+    response.raise_for_status()
+
+
 class Browser:
     """A Chromium window on the dashboard, with waits that poll against a deadline."""
 
@@ -269,10 +354,16 @@ class Browser:
         field.send_keys(value)
 
     def click(self, xpath: str) -> None:
-        """Click, finding the element again if a refresh replaced it meanwhile."""
+        """Click, finding the element again if a refresh replaced it meanwhile, and
+        trying again while something covers it (a closing dialog fading out)."""
 
         def _click(driver: WebDriver) -> bool:
-            driver.find_element(By.XPATH, xpath).click()
+            element = driver.find_element(By.XPATH, xpath)
+            driver.execute_script("arguments[0].scrollIntoView({block: 'center'});", element)
+            try:
+                element.click()
+            except ElementClickInterceptedException:
+                return False
             return True
 
         self.wait(_click, f"could not click {xpath}")
@@ -286,6 +377,19 @@ class Browser:
     def signed_in_as(self, username: str, role: str) -> None:
         self.wait_text("nav-user", username)
         self.wait_text("nav-role", role)
+
+    def allow_downloads(self, directory: Path) -> None:
+        """Save downloads into ``directory`` without asking."""
+        self.driver.execute_cdp_cmd(
+            "Browser.setDownloadBehavior", {"behavior": "allow", "downloadPath": str(directory)}
+        )
+
+    def page_size(self, width: int = WINDOW[0], height: int = WINDOW[1]) -> None:
+        """Make the page (and so the screenshots) ``width`` x ``height`` pixels."""
+        self.driver.execute_cdp_cmd(
+            "Emulation.setDeviceMetricsOverride",
+            {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False},
+        )
 
     def console_errors(self) -> list[dict[str, object]]:
         """SEVERE console entries since the last call (reading the log empties it)."""

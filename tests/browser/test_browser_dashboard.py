@@ -10,6 +10,7 @@ import itertools
 import httpx
 import pytest
 from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import Select
 
 from tests.browser.harness import (
     ADMIN,
@@ -103,6 +104,21 @@ def test_operator_creates_a_class_and_a_bad_threshold_is_refused(
     assert browser.wait_text("class-tau2-feedback", api_message) == api_message
     assert "is-invalid" in browser.element("class-tau2").get_attribute("class")
     assert bad not in class_names(product)
+
+    # Edit the good class: another manager with a parameter the core refuses, then one
+    # it takes.
+    row = browser.xpath(f"//tr[td[text()='{good}']]")
+    class_id = row.get_attribute("id").removeprefix("class-row-")
+    browser.click(f"//tr[@id='class-row-{class_id}']//button[text()='Edit']")
+    browser.wait_text("class-edit-title", f"Edit class #{class_id}")
+    Select(browser.element("class-edit-manager")).select_by_value("ctrl")
+    browser.fill("class-edit-manager_params", "headroom=-1")
+    browser.click("//button[@id='class-edit-save']")
+    browser.wait_text("class-edit-manager_params-feedback", "manager_params.headroom=-1")
+    browser.fill("class-edit-manager_params", "headroom=0.5")
+    browser.click("//button[@id='class-edit-save']")
+    browser.wait_text("classes-alert", f"Updated class {good}")
+    assert "headroom=0.5" in browser.wait_text(f"class-params-{class_id}", "headroom=0.5")
     browser.assert_console_clean()
 
 
@@ -119,6 +135,10 @@ def test_a_viewer_sees_no_change_controls(browser: Browser, product: Product):
     browser.click("//a[@href='/jobs']")
     browser.wait_text("jobs-role-hint", "Starting, stopping and restarting jobs")
     assert browser.absent("job-start-form")
+
+    browser.click("//a[@href='/live']")
+    browser.wait_text("tune-role-hint", "Tuning a running job needs the operator role")
+    assert browser.absent("tune-form")
     assert browser.absent("nav-users") and not browser.driver.find_elements(
         By.XPATH, "//a[@href='/users']"
     )

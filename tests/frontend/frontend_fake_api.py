@@ -12,6 +12,15 @@ Shapes follow the contract: 201 on create, 204 on delete, 202 on stop, FastAPI's
 ``FakeApi.overrides`` forces a canned answer for a ``(method, path)`` (a ``str`` payload
 is sent as text/plain); ``FakeApi.delay_s`` delays every answer.
 
+Live tuning, history and export follow the contract as well: ``GET/PATCH
+/jobs/{id}/config`` keep versioned configurations validated with the QoS core's own
+rules (``spark_runner.job.control``, the code the real API validates with), so a bad
+value gets the real message and location (``classes.ads.tau2``); ``FakeApi.ack``
+plays the job acknowledging a version. ``/jobs/{id}/summary`` and ``/runs/compare``
+summarise the stored samples with the real summariser (``backend.history.summary``);
+``/jobs/{id}/metrics/export`` answers CSV. Class creation validates manager and
+parameters with the core too (``manager_params.<name>`` locations).
+
 Authentication follows the contract too: every endpoint but ``GET /health`` and
 ``POST /auth/login`` needs ``Authorization: Bearer <token>`` (401 without a known
 token), changes need operator or higher and ``/users`` needs admin (403 with the API's
@@ -21,6 +30,8 @@ sentence). Users ``admin``, ``ops`` and ``viewer`` exist with password ``PASSWOR
 
 from __future__ import annotations
 
+import csv
+import io
 import itertools
 import json
 import threading
@@ -30,11 +41,24 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from backend.history.summary import summarize
+from spark_runner.core.errors import ParameterError
+from spark_runner.job.control import ClassControl, LiveConfig
+from spark_runner.job.samples import MetricSample
+
 PREFIX = "/api/v1"
 PASSWORD = "correct horse battery"
 ROLES = ("viewer", "operator", "admin")
 TAU_DEFAULTS = {"tau0": 0.2, "tau1": 0.4, "tau2": 0.8, "tau3": 0.95}
+MANAGER_DEFAULTS = {
+    "manager": "aloma",
+    "manager_params": {},
+    "reserve_fraction": 0.05,
+    "max_lend_fraction": 1.0,
+}
 NOW = "2025-11-21T06:40:00+00:00"
+APPLIED = "2025-11-21T06:40:05+00:00"
+SAMPLE_FIELDS = tuple(MetricSample.model_fields)
 
 
 @dataclass
@@ -52,10 +76,12 @@ class FakeApi:
     classes: dict[int, dict[str, Any]] = field(default_factory=dict)
     jobs: dict[int, dict[str, Any]] = field(default_factory=dict)
     samples: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
+    configs: dict[int, list[dict[str, Any]]] = field(default_factory=dict)  # versions per job
     logs: dict[int, list[str]] = field(default_factory=dict)
     users: dict[str, dict[str, Any]] = field(default_factory=dict)  # by username
     tokens: dict[str, str] = field(default_factory=dict)  # token -> username
     idempotent: dict[str, int] = field(default_factory=dict)  # key -> job id
+    job_options: dict[int, dict[str, Any]] = field(default_factory=dict)  # POST /jobs extras
     requests: list[Recorded] = field(default_factory=list)
     overrides: dict[tuple[str, str], tuple[int, Any]] = field(default_factory=dict)
     delay_s: float = 0.0
@@ -96,6 +122,7 @@ class FakeApi:
             "priority": priority,
             "delay_target_s": delay_target_s,
             **TAU_DEFAULTS,
+            **MANAGER_DEFAULTS,
             **taus,
             "created_at": NOW,
             "updated_at": NOW,
@@ -136,9 +163,51 @@ class FakeApi:
         self.jobs[job["id"]] = job
         self.samples[job["id"]] = []
         self.logs[job["id"]] = []
+        config = LiveConfig(
+            classes={
+                n: ClassControl(
+                    **{
+                        k: by_name[n][k]
+                        for k in ("priority", "delay_target_s", *TAU_DEFAULTS, *MANAGER_DEFAULTS)
+                        if k in by_name[n]
+                    }
+                )
+                for n in class_names
+            }
+        )
+        self.configs[job["id"]] = [
+            {
+                "version": 0,
+                "config": config.model_dump(mode="json"),
+                "changes": [],
+                "created_by": job["created_by"],
+                "created_at": NOW,
+                "applied_at": None,
+            }
+        ]
         return job
 
-    def add_sample(self, job_id: int, class_name: str, t: float, **values: float):
+    def ack(self, job_id: int, version: int) -> None:
+        """Play the job: it applied ``version`` (and every earlier one)."""
+        for entry in self.configs[job_id]:
+            if entry["version"] <= version and entry["applied_at"] is None:
+                entry["applied_at"] = APPLIED
+
+    def describe_config(self, job_id: int) -> dict[str, Any]:
+        versions = self.configs[job_id]
+        applied = [v["version"] for v in versions if v["applied_at"] is not None]
+        return {
+            "job_id": job_id,
+            "latest_version": versions[-1]["version"],
+            "applied_version": max(applied) if applied else None,
+            "pending_versions": [v["version"] for v in versions if v["applied_at"] is None],
+            "config": versions[-1]["config"],
+            "versions": [{k: v for k, v in entry.items() if k != "config"} for entry in versions],
+        }
+
+    def add_sample(self, job_id: int, class_name: str, t: float, **values: Any):
+        """A sample with the first nine fields (what the skeleton job reports); pass
+        any other field of the contract to fill it."""
         seq = sum(1 for s in self.samples[job_id] if s["class_name"] == class_name)
         sample = {
             "class_name": class_name,
@@ -218,6 +287,13 @@ class FakeApi:
                 return 200, sorted(self.classes.values(), key=lambda c: c["id"])
             case "POST", ["classes"]:
                 return self._create_class(body)
+            case "GET", ["classes", class_id] if class_id.isdigit():
+                cls = self.classes.get(int(class_id))
+                if cls is None:
+                    return 404, {"detail": f"query class {class_id} does not exist"}
+                return 200, cls
+            case "PATCH", ["classes", class_id] if class_id.isdigit():
+                return self._update_class(int(class_id), body)
             case "DELETE", ["classes", class_id] if class_id.isdigit():
                 if self.classes.pop(int(class_id), None) is None:
                     return 404, {"detail": f"Class {class_id} does not exist."}
@@ -236,12 +312,89 @@ class FakeApi:
             case "GET", ["jobs", job_id, "metrics"] if job_id.isdigit():
                 if int(job_id) not in self.jobs:
                     return 404, {"detail": f"Job {job_id} does not exist."}
-                samples = self.samples[int(job_id)]
-                if "since" in query:
-                    since = float(query["since"][0])
-                    samples = [s for s in samples if s["t"] > since]
-                return 200, {"job_id": int(job_id), "samples": samples}
+                return 200, {"job_id": int(job_id), "samples": self.series(int(job_id), query)}
+            case "GET", ["jobs", job_id, "metrics", "export"] if job_id.isdigit():
+                if int(job_id) not in self.jobs:
+                    return 404, {"detail": f"job {job_id} does not exist"}
+                return 200, CsvBody(
+                    _csv(self.series(int(job_id), query)), f"job-{job_id}-metrics.csv"
+                )
+            case "GET", ["jobs", job_id, "config"] if job_id.isdigit():
+                if int(job_id) not in self.jobs:
+                    return 404, {"detail": f"job {job_id} does not exist"}
+                return 200, self.describe_config(int(job_id))
+            case "PATCH", ["jobs", job_id, "config"] if job_id.isdigit():
+                return self._change_config(int(job_id), body, user["username"])
+            case "GET", ["jobs", job_id, "summary"] if job_id.isdigit():
+                if int(job_id) not in self.jobs:
+                    return 404, {"detail": f"job {job_id} does not exist"}
+                return 200, self.summary(int(job_id), query)
+            case "GET", ["runs", "compare"]:
+                a, b = int(query["a"][0]), int(query["b"][0])
+                for job_id in (a, b):
+                    if job_id not in self.jobs:
+                        return 404, {"detail": f"job {job_id} does not exist"}
+                return 200, {"a": self.summary(a, {}), "b": self.summary(b, {})}
         return 404, {"detail": "Not Found"}
+
+    def series(self, job_id: int, query: dict[str, list[str]]) -> list[dict[str, Any]]:
+        """The metrics query of the contract (``step_s`` is accepted, not applied)."""
+        samples = self.samples[job_id]
+        if "last_s" in query and samples:
+            newest = max(s["t"] for s in samples)
+            samples = [s for s in samples if s["t"] > newest - float(query["last_s"][0])]
+        if "since" in query:
+            samples = [s for s in samples if s["t"] > float(query["since"][0])]
+        if "until" in query:
+            samples = [s for s in samples if s["t"] <= float(query["until"][0])]
+        if "class_name" in query:
+            samples = [s for s in samples if s["class_name"] == query["class_name"][0]]
+        return samples[: int(query.get("limit", ["10000"])[0])]
+
+    def summary(self, job_id: int, query: dict[str, list[str]]) -> dict[str, Any]:
+        job = self.jobs[job_id]
+        models = [MetricSample(**s) for s in self.series(job_id, {**query, "limit": ["1000000"]})]
+        targets = {c["name"]: c["delay_target_s"] for c in job["classes"]}
+        return {
+            "job": job,
+            "classes": [c.model_dump() for c in summarize(models, targets)],
+        }
+
+    def _change_config(self, job_id: int, body: Any, username: str):
+        job = self.jobs.get(job_id)
+        if job is None:
+            return 404, {"detail": f"job {job_id} does not exist"}
+        if job["status"] in ("stopped", "failed"):
+            return 409, {
+                "detail": f"status={job['status']!r}: a stopped or failed job takes no new "
+                "configuration"
+            }
+        versions = self.configs[job_id]
+        current = LiveConfig.model_validate(versions[-1]["config"])
+        changes = dict(body)
+        if "classes" in changes:
+            changes["classes"] = {n: c for n, c in changes["classes"].items() if c}
+        try:
+            new = current.merged(changes, current.version + 1)
+            new.validate_rules()
+        except ParameterError as error:
+            return 422, {"detail": [_error(error.field, str(error), "value_error", error.value)]}
+        diff = list(_diff(current.model_dump(mode="json"), new.model_dump(mode="json")))
+        if not diff:
+            return 409, {
+                "detail": "the change leaves the configuration as it is: no new version stored"
+            }
+        versions.append(
+            {
+                "version": new.version,
+                "config": new.model_dump(mode="json"),
+                "changes": diff,
+                "created_by": username,
+                "created_at": NOW,
+                "applied_at": None,
+            }
+        )
+        return 200, self.describe_config(job_id)
 
     def _login(self, body: Any):
         user = self.users.get(str(body.get("username")))
@@ -316,6 +469,16 @@ class FakeApi:
                         taus[upper],
                     )
                 )
+        if not errors:
+            controls = {
+                k: body[k]
+                for k in ("priority", "delay_target_s", *TAU_DEFAULTS, *MANAGER_DEFAULTS)
+                if k in body
+            }
+            try:
+                ClassControl(**controls).spec(body["name"])
+            except ParameterError as error:
+                errors.append(_error(error.field, str(error), "value_error", error.value))
         if errors:
             return 422, {"detail": errors}
         if any(c["name"] == body["name"] for c in self.classes.values()):
@@ -324,9 +487,25 @@ class FakeApi:
             body["name"],
             body["priority"],
             body["delay_target_s"],
-            **{k: v for k, v in body.items() if k in TAU_DEFAULTS},
+            **{k: v for k, v in body.items() if k in TAU_DEFAULTS or k in MANAGER_DEFAULTS},
         )
         return 201, cls
+
+    def _update_class(self, class_id: int, body: Any):
+        cls = self.classes.get(class_id)
+        if cls is None:
+            return 404, {"detail": f"query class {class_id} does not exist"}
+        merged = {**cls, **body}
+        controls = {
+            k: merged[k] for k in ("priority", "delay_target_s", *TAU_DEFAULTS, *MANAGER_DEFAULTS)
+        }
+        try:
+            ClassControl(**controls).spec(merged["name"])
+        except ParameterError as error:
+            return 422, {"detail": [_error(error.field, str(error), "value_error", error.value)]}
+        cls.update(body)
+        cls["updated_at"] = APPLIED
+        return 200, cls
 
     def _start_job(self, body: Any, idempotency_key: str | None = None, username: str = "ops"):
         if idempotency_key in self.idempotent:
@@ -355,9 +534,38 @@ class FakeApi:
             }
         job = self.add_job([self.classes[i]["name"] for i in class_ids], status="pending")
         job["created_by"] = username
+        self.job_options[job["id"]] = {
+            k: v for k, v in body.items() if k not in ("class_ids", "duration_s")
+        }
         if idempotency_key:
             self.idempotent[idempotency_key] = job["id"]
         return 201, job
+
+
+@dataclass(frozen=True)
+class CsvBody:
+    """A text/csv answer sent as an attachment."""
+
+    text: str
+    filename: str
+
+
+def _csv(samples: list[dict[str, Any]]) -> str:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow(SAMPLE_FIELDS)
+    for sample in samples:
+        writer.writerow(["" if sample.get(k) is None else sample.get(k) for k in SAMPLE_FIELDS])
+    return buffer.getvalue()
+
+
+def _diff(old: Any, new: Any, path: str = ""):
+    if isinstance(old, dict) and isinstance(new, dict):
+        for key in sorted(set(old) | set(new)):
+            if key != "version":
+                yield from _diff(old.get(key), new.get(key), f"{path}.{key}" if path else key)
+    elif old != new:
+        yield {"path": path, "old": old, "new": new}
 
 
 def _needed_role(method: str, parts: list[str]) -> str:
@@ -393,7 +601,11 @@ class _Handler(BaseHTTPRequestHandler):
             fake.requests.append(Recorded(method, parts.path, query, body, headers))
             status, payload = fake.handle(method, parts.path, query, body, headers)
         self.send_response(status)
-        if isinstance(payload, str):
+        if isinstance(payload, CsvBody):
+            data = payload.text.encode()
+            self.send_header("Content-Type", "text/csv; charset=utf-8")
+            self.send_header("Content-Disposition", f'attachment; filename="{payload.filename}"')
+        elif isinstance(payload, str):
             data = payload.encode()
             self.send_header("Content-Type", "text/plain")
         elif payload is None:

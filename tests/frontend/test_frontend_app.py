@@ -20,9 +20,34 @@ from frontend.context import API_URL_KEY, AUTH_LOCATION_ID
 from frontend.session import SESSION_KEY
 
 PAGES = {  # ids each page shows to an operator
-    "/": ["classes-table", "class-form", "class-tau2", "class-tau2-feedback", "class-tau-rule"],
+    "/": [
+        "classes-table",
+        "class-form",
+        "class-tau2",
+        "class-tau2-feedback",
+        "class-tau-rule",
+        "class-manager",
+        "class-manager_params-feedback",
+        "class-edit-modal",
+    ],
     "/jobs": ["jobs-table", "jobs-interval", "job-start-form", "job-class-ids", "job-log-modal"],
-    "/live": ["live-job", "live-interval", "live-response-time", "live-throughput"],
+    "/live": [
+        "live-job",
+        "live-interval",
+        "live-chart",
+        "live-rendered",
+        "tune-panel",
+        "tune-form",
+        "tune-tau2",
+        "tune-modal",
+    ],
+    "/history": [
+        "history-run",
+        "history-compare",
+        "history-range",
+        "history-download-button",
+        "history-download",
+    ],
     "/login": ["login-form", "login-username", "login-password", "login-next"],
     "/users": ["users-role-hint"],  # an operator is not an admin
 }
@@ -298,18 +323,96 @@ def test_callbacks_reach_the_api_with_the_users_token(served, dependencies, ops)
     )["response"]
     assert '"fraud"' in json.dumps(classes["classes-table"])
 
+    output = next(d["output"] for d in dependencies if "live-cursor.data" in d["output"])
     live = dispatch(
         ops,
         dependencies,
-        "..live-response-time.figure...live-throughput.figure...live-summary.children"
-        "...live-cursor.data...live-interval.disabled..",
-        {"live-job.value": job["id"], "live-interval.n_intervals": 1},
+        output,
+        {"live-job.value": job["id"], "live-interval.n_intervals": 1, "live-window.value": "60.0"},
         ["live-job.value"],
     )["response"]
-    names = [trace["name"] for trace in live["live-response-time"]["figure"]["data"]]
-    assert names == ["fraud mean", "fraud max", "fraud target 1.5 s"]
-    assert live["live-cursor"]["data"] == {"job_id": job["id"], "latest_t": 1_763_700_000.0}
+    names = [trace["name"] for trace in live["live-chart"]["figure"]["data"]]
+    assert names[:2] == ["fraud mean", "fraud max"]
+    cursor = live["live-cursor"]["data"]
+    assert cursor["job_id"] == job["id"] and cursor["newest_t"] == 1_763_700_000.0
     assert live["live-interval"]["disabled"] is False
+    assert fake.requests_to("GET", f"/jobs/{job['id']}/metrics")[-1].query == {"last_s": ["60.0"]}
+
+
+def test_a_viewer_sees_the_live_configuration_but_no_tuning_form(served, dependencies):
+    app, _, _ = served
+    viewer, _ = sign_in(app, dependencies, "viewer")
+    live, _ = render(viewer, dependencies, "/live")
+    assert '"id": "tune-role-hint"' in live and '"id": "tune-form"' not in live
+    assert '"id": "tune-versions"' in live and "Tuning a running job needs the operator" in live
+
+
+def test_the_tuning_panel_reviews_then_applies_a_change(served, dependencies, ops):
+    _, fake, _ = served
+    job = fake.add_job(["fraud"], status="running")
+    config = {**fake.describe_config(job["id"])}
+    output = next(d["output"] for d in dependencies if "tune-modal.is_open" in d["output"])
+    values = {f"tune-{k}.value": v for k, v in config["config"]["classes"]["fraud"].items()}
+    values.update(
+        {
+            "tune-manager_params.value": "",
+            "tune-recommend_only.value": False,
+            "tune-policy.value": "relative",
+            "tune-redistribution_every.value": 10,
+            "tune-class.value": "fraud",
+            "live-config.data": config,
+            "live-job.value": job["id"],
+        }
+    )
+    review = dispatch(
+        ops,
+        dependencies,
+        output,
+        {**values, "tune-tau2.value": 0.7, "tune-review.n_clicks": 1},
+        ["tune-review.n_clicks"],
+    )["response"]
+    assert review["tune-modal"]["is_open"] is True
+    assert "0.8 → 0.7" in json.dumps(review["tune-modal-body"], ensure_ascii=False)
+    plan = review["tune-plan"]["data"]
+    assert plan == {"classes": {"fraud": {"tau2": 0.7}}}
+    assert fake.requests_to("PATCH", f"/jobs/{job['id']}/config") == []
+
+    applied = dispatch(
+        ops,
+        dependencies,
+        output,
+        {**values, "tune-plan.data": plan, "tune-confirm.n_clicks": 1},
+        ["tune-confirm.n_clicks"],
+    )["response"]
+    assert fake.requests_to("PATCH", f"/jobs/{job['id']}/config")[-1].body == plan
+    assert applied["tune-modal"]["is_open"] is False
+    assert "pending until the job applies it" in json.dumps(applied["tune-alert"])
+    assert applied["live-config"]["data"]["pending_versions"] == [0, 1]
+
+
+def test_the_csv_download_comes_through_the_dashboard(served, dependencies, ops):
+    _, fake, job = served
+    output = next(d["output"] for d in dependencies if "history-download.data" in d["output"])
+    response = dispatch(
+        ops,
+        dependencies,
+        output,
+        {
+            "history-download-button.n_clicks": 1,
+            "history-run.value": job["id"],
+            "history-spans.data": [[1_763_700_000.0, 1_763_700_000.0], None],
+            "history-range.value": [0, 1],
+        },
+        ["history-download-button.n_clicks"],
+    )["response"]
+    download = response["history-download"]["data"]
+    assert download["filename"] == f"job-{job['id']}-metrics.csv"
+    assert download["content"].startswith("class_name,seq,t,")
+    with ops.session_transaction() as flask_session:
+        token = flask_session[SESSION_KEY]["token"]
+    assert token not in json.dumps(response)
+    export = fake.requests_to("GET", f"/jobs/{job['id']}/metrics/export")[-1]
+    assert export.headers["authorization"] == f"Bearer {token}"
 
 
 def test_submitting_the_class_form_marks_the_field_the_api_names(dependencies, ops):

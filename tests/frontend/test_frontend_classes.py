@@ -7,9 +7,12 @@ from frontend_tree import find, ids, of_type, text
 from frontend.actions.classes import (
     CLASS_FIELDS,
     DELETE_BUTTON_TYPE,
+    EDIT_BUTTON_TYPE,
     build_create_body,
     delete_class,
     load_classes_table,
+    load_edit_values,
+    save_edit,
     submit_class,
 )
 from frontend.api import ApiClient
@@ -22,12 +25,22 @@ FORM = {
     "tau1": None,
     "tau2": None,
     "tau3": None,
+    "manager": "aloma",
+    "manager_params": "",
+    "reserve_fraction": None,
+    "max_lend_fraction": None,
 }
 
 
 def test_build_body_drops_empty_thresholds_and_flags_missing_fields():
     body, missing = build_create_body({**FORM, "tau1": 0.5, "tau3": ""})
-    assert body == {"name": "fraud", "priority": 6.0, "delay_target_s": 1.5, "tau1": 0.5}
+    assert body == {
+        "name": "fraud",
+        "priority": 6.0,
+        "delay_target_s": 1.5,
+        "tau1": 0.5,
+        "manager": "aloma",
+    }
     assert missing == {}
 
     body, missing = build_create_body({"name": "  ", "priority": None, "delay_target_s": "x"})
@@ -95,7 +108,9 @@ def test_table_lists_classes_with_a_delete_button_each(api, fake_api):
     assert "clicks" in row_text and "0.1" in row_text and "3" in row_text
     buttons = [b.id for b in of_type(table, "Button")]
     assert buttons == [
+        {"type": EDIT_BUTTON_TYPE, "index": fraud["id"]},
         {"type": DELETE_BUTTON_TYPE, "index": fraud["id"]},
+        {"type": EDIT_BUTTON_TYPE, "index": clicks["id"]},
         {"type": DELETE_BUTTON_TYPE, "index": clicks["id"]},
     ]
 
@@ -144,3 +159,96 @@ def test_a_403_shows_the_apis_sentence_and_creates_nothing(viewer_api, fake_api)
     )
     assert fake_api.classes == {}
     assert "needs operator or higher" in text(delete_class(viewer_api, 1))
+
+
+def test_manager_and_parameters_are_sent_and_shown(api, fake_api):
+    outcome = submit_class(
+        api,
+        {
+            **FORM,
+            "manager": "ctrl",
+            "manager_params": "headroom=0.7, pole1=0.4",
+            "reserve_fraction": "0.1",
+            "max_lend_fraction": 0.5,
+        },
+    )
+    assert outcome.created is not None, outcome.feedback_by_field
+    assert fake_api.requests_to("POST", "/classes")[-1].body == {
+        "name": "fraud",
+        "priority": 6.0,
+        "delay_target_s": 1.5,
+        "manager": "ctrl",
+        "manager_params": {"headroom": 0.7, "pole1": 0.4},
+        "reserve_fraction": 0.1,
+        "max_lend_fraction": 0.5,
+    }
+    table, _ = load_classes_table(api)
+    row = text(find(table, f"class-row-{outcome.created['id']}"))
+    assert "ctrl" in row and "headroom=0.7, pole1=0.4" in row and "0.5" in row
+
+
+def test_defaults_are_shown_as_defaults(api, fake_api):
+    fraud = fake_api.add_class("fraud", 6.0, 1.5)
+    table, _ = load_classes_table(api)
+    assert text(find(table, f"class-params-{fraud['id']}")) == "defaults"
+
+
+def test_parameters_not_written_name_value_are_marked_without_a_request(api, fake_api):
+    outcome = submit_class(api, {**FORM, "manager_params": "headroom 0.7"})
+    assert set(outcome.feedback_by_field) == {"manager_params"}
+    assert "'headroom 0.7' is not name=value" in outcome.feedback_by_field["manager_params"]
+    assert fake_api.requests_to("POST", "/classes") == []
+
+
+def test_the_cores_message_about_a_parameter_lands_on_the_parameters(api):
+    outcome = submit_class(api, {**FORM, "manager": "ctrl", "manager_params": "headroom=-1"})
+    assert set(outcome.feedback_by_field) == {"manager_params"}
+    assert outcome.feedback_by_field["manager_params"].startswith("manager_params.headroom=-1")
+    outcome = submit_class(api, {**FORM, "manager_params": "colour=blue"})
+    assert "unknown parameter" in outcome.feedback_by_field["manager_params"]
+
+
+def test_the_edit_dialog_shows_the_stored_values(api, fake_api):
+    clicks = fake_api.add_class(
+        "clicks", 1.0, 5.0, manager="ctrl", manager_params={"headroom": 0.6}
+    )
+    values, alert = load_edit_values(api, clicks["id"])
+    assert alert is None
+    assert values["manager"] == "ctrl" and values["manager_params"] == "headroom=0.6"
+    assert values["delay_target_s"] == 5.0 and values["max_lend_fraction"] == 1.0
+    _, alert = load_edit_values(api, 999)
+    assert "Could not read class #999" in text(alert)
+
+
+def test_editing_sends_only_what_changed(api, fake_api):
+    clicks = fake_api.add_class("clicks", 1.0, 5.0)
+    values, _ = load_edit_values(api, clicks["id"])
+    assert save_edit(api, clicks["id"], values).unchanged
+    assert fake_api.requests_to("PATCH", f"/classes/{clicks['id']}") == []
+
+    outcome = save_edit(
+        api, clicks["id"], {**values, "tau2": 0.7, "manager": "ctrl", "max_lend_fraction": 0.5}
+    )
+    assert outcome.updated is not None
+    assert fake_api.requests_to("PATCH", f"/classes/{clicks['id']}")[-1].body == {
+        "tau2": 0.7,
+        "max_lend_fraction": 0.5,
+        "manager": "ctrl",
+        "manager_params": {},
+    }
+    assert "running jobs of the class get the change" in text(outcome.alert)
+    assert fake_api.classes[clicks["id"]]["manager"] == "ctrl"
+
+
+def test_an_edit_the_core_refuses_is_marked_on_its_field(api, viewer_api, fake_api):
+    clicks = fake_api.add_class("clicks", 1.0, 5.0, manager="ctrl")
+    values, _ = load_edit_values(api, clicks["id"])
+    outcome = save_edit(api, clicks["id"], {**values, "manager_params": "headroom=-1"})
+    assert outcome.updated is None
+    assert outcome.feedback_by_field["manager_params"].startswith("manager_params.headroom=-1")
+    outcome = save_edit(api, clicks["id"], {**values, "tau1": 0.9})
+    assert set(outcome.feedback_by_field) == {"tau2"}  # the ordering rule names tau2
+    outcome = save_edit(api, clicks["id"], {**values, "priority": "high"})
+    assert set(outcome.feedback_by_field) == {"priority"}
+    denied = save_edit(viewer_api, clicks["id"], {**values, "priority": 2})
+    assert "needs operator or higher" in text(denied.alert)

@@ -8,6 +8,8 @@ from frontend.actions.jobs import (
     LOG_BUTTON_TYPE,
     RESTART_BUTTON_TYPE,
     STOP_BUTTON_TYPE,
+    build_start_options,
+    history_href,
     jobs_fingerprint,
     live_href,
     load_class_choices,
@@ -93,7 +95,12 @@ def test_table_shows_status_failure_reason_and_actions(api, fake_api):
         {"type": STOP_BUTTON_TYPE, "index": running["id"]},
     ]
     hrefs = {link.href for link in of_type(table, "Link")}
-    assert hrefs == {live_href(running["id"]), live_href(failed["id"])}
+    assert hrefs == {
+        live_href(running["id"]),
+        live_href(failed["id"]),
+        history_href(running["id"]),
+        history_href(failed["id"]),
+    }
 
 
 def test_stop(api, fake_api):
@@ -249,3 +256,60 @@ def test_log_of_a_running_job_keeps_polling_and_an_empty_log_says_so(api, fake_a
     assert "the log is empty so far" in text(render_log(view))
     missing = load_log(api, 999)
     assert "Could not read the log of job 999" in text(render_log(missing))
+
+
+def test_start_options_become_the_api_fields(api, fake_api):
+    fraud = fake_api.add_class("fraud", 6.0, 1.5)
+    options = {
+        "rate_per_s": 50,
+        "spark_master": " local[2] ",
+        "manager": "ctrl",
+        "recommend_only": True,
+        "policy": "strict",
+        "redistribution_every": "5",
+    }
+    outcome = start_job(api, [fraud["id"]], 120.0, options=options)
+    assert outcome.job is not None
+    assert fake_api.requests_to("POST", "/jobs")[-1].body == {
+        "class_ids": [fraud["id"]],
+        "duration_s": 120.0,
+        "rate_per_s": 50.0,
+        "spark_master": "local[2]",
+        "manager": "ctrl",
+        "recommend_only": True,
+        "policy": "strict",
+        "redistribution_every": 5,
+    }
+
+
+def test_empty_options_are_left_to_the_api():
+    body, feedback = build_start_options(
+        {
+            "rate_per_s": "",
+            "spark_master": "",
+            "manager": "own",
+            "recommend_only": False,
+            "policy": None,
+            "redistribution_every": None,
+        }
+    )
+    assert body == {} and feedback == {}
+
+
+def test_a_bad_option_is_marked_without_a_request(api, fake_api):
+    fraud = fake_api.add_class("fraud", 6.0, 1.5)
+    outcome = start_job(api, [fraud["id"]], None, options={"rate_per_s": "fast"})
+    assert set(outcome.feedback_by_field) == {"rate_per_s"}
+    assert fake_api.requests_to("POST", "/jobs") == []
+
+
+def test_the_cores_message_about_the_manager_lands_on_the_manager(api, fake_api):
+    fraud = fake_api.add_class("fraud", 6.0, 1.5)
+    message = "classes.fraud.manager='nope' is invalid: must be one of aloma, seamless"
+    fake_api.overrides[("POST", "/jobs")] = (
+        422,
+        {"detail": [{"loc": ["body", "classes.fraud.manager"], "msg": message}]},
+    )
+    outcome = start_job(api, [fraud["id"]], None, options={"manager": "nope"})
+    assert outcome.feedback_by_field == {"manager": message}
+    assert outcome.alert is None

@@ -1,22 +1,43 @@
-"""frontend.actions.live against the fake API (what the Live page callbacks do)."""
+"""frontend.actions.live against the fake API (what the Live page's chart callback does)."""
 
 from __future__ import annotations
 
 import pytest
-from frontend_tree import text
+from frontend_tree import find, text
 
 from frontend.actions.live import (
+    JOB_REFRESH_TICKS,
+    LATE_MARGIN_S,
+    LIVE_WINDOW_S,
+    class_bands,
     job_options,
     load_job_choices,
-    metrics_since,
+    new_samples,
     parse_job_id,
+    parse_window,
     pick_job,
-    recent,
     refresh_live,
+    window_options,
 )
 from frontend.api import ApiClient
 
 T0 = 1_763_700_000.0
+FULL = {
+    "response_time_p50_s": 0.3,
+    "response_time_p95_s": 0.7,
+    "response_time_p99_s": 0.9,
+    "shed_count": 20,
+    "load": 0.9,
+    "capacity_share": 0.5,
+    "headroom": 0.8,
+    "capacity_usage": 1.125,
+    "shed_fraction": 0.1,
+    "oracle_shed_fraction": 0.08,
+    "manager": "aloma",
+    "manager_state": "OT",
+    "redistributed": False,
+    "config_version": 0,
+}
 
 
 @pytest.fixture
@@ -26,11 +47,23 @@ def job(fake_api):
     return fake_api.add_job(["fraud", "clicks"], status="running")
 
 
+def metric_queries(fake_api, job_id):
+    return [r.query for r in fake_api.requests_to("GET", f"/jobs/{job_id}/metrics")]
+
+
 @pytest.mark.parametrize(
     ("value", "expected"), [("3", 3), (3, 3), (" 12 ", 12), ("x", None), (None, None), (True, None)]
 )
 def test_parse_job_id(value, expected):
     assert parse_job_id(value) == expected
+
+
+def test_parse_window_takes_only_offered_windows():
+    assert parse_window("60.0") == 60.0
+    assert parse_window(120) == 120.0
+    assert parse_window("7") == LIVE_WINDOW_S
+    assert parse_window(None) == LIVE_WINDOW_S
+    assert [o["value"] for o in window_options()] == ["60.0", "120.0", "300.0", "600.0"]
 
 
 def jobs_with(*statuses):
@@ -54,53 +87,130 @@ def test_job_options_newest_first(api, job):
     ]
 
 
-def test_metrics_since_and_recent_window():
-    assert metrics_since(None, 3, 300.0) is None
-    assert metrics_since({"job_id": 4, "latest_t": T0}, 3, 300.0) is None
-    assert metrics_since({"job_id": 3, "latest_t": None}, 3, 300.0) is None
-    assert metrics_since({"job_id": 3, "latest_t": T0}, 3, 300.0) == T0 - 300.0
-
-    samples = [{"class_name": "fraud", "t": t} for t in (T0, T0 + 5, T0 + 10)]
-    assert [s["t"] for s in recent(samples, 5.0)] == [T0 + 5, T0 + 10]
-    assert recent([], 5.0) == []
-
-
-def test_refresh_draws_samples_and_moves_the_cursor(api, fake_api, job):
+def test_first_refresh_draws_the_newest_window_whole(api, fake_api, job):
     fake_api.add_sample(job["id"], "fraud", T0, response_time_mean_s=0.5)
     fake_api.add_sample(job["id"], "clicks", T0 + 0.5, response_time_mean_s=4.0)
 
     view = refresh_live(api, job["id"], None, window_s=60.0)
-    assert view.cursor == {"job_id": job["id"], "latest_t": T0 + 0.5}
-    assert view.polling
-    names = [t.name for t in view.response_time.data]
-    assert "fraud target 1.5 s" in names and "clicks target 3 s" in names
-    assert [t.name for t in view.throughput.data] == [
-        "fraud arrivals",
+    assert metric_queries(fake_api, job["id"]) == [{"last_s": ["60.0"]}]
+    assert view.extend is None and view.polling
+    names = [t["name"] for t in view.figure["data"]]
+    # Response time (mean, and max for want of p95), then input and output rate per
+    # class; then one legend entry per class.
+    assert names == [
+        "fraud mean",
+        "fraud max",
+        "clicks mean",
+        "clicks max",
+        "fraud input",
         "fraud output",
-        "clicks arrivals",
+        "clicks input",
         "clicks output",
+        "fraud",
+        "clicks",
     ]
-    assert view.response_time.layout.uirevision == job["id"]
+    cursor = view.cursor
+    assert cursor["job_id"] == job["id"] and cursor["newest_t"] == T0 + 0.5
+    assert cursor["last_seq"] == {"fraud": 0, "clicks": 0}
+    assert cursor["shown"] == [T0, T0 + 0.5]
+    assert cursor["plans"]["response_time"][0] == ["series", "fraud", "mean"]
     summary = text(view.summary)
     assert "within target" in summary and "over target" in summary
-    assert fake_api.requests_to("GET", f"/jobs/{job['id']}/metrics")[-1].query == {}
+    assert "newest sample" in summary
 
-    # The next refresh asks for one window before the newest sample only.
-    fake_api.add_sample(job["id"], "fraud", T0 + 1.0)
-    view = refresh_live(api, job["id"], view.cursor, window_s=60.0)
-    assert fake_api.requests_to("GET", f"/jobs/{job['id']}/metrics")[-1].query == {
-        "since": [repr(T0 + 0.5 - 60.0)]
-    }
-    assert view.cursor["latest_t"] == T0 + 1.0
+
+def test_later_refreshes_send_only_the_new_points(api, fake_api, job):
+    fake_api.add_sample(job["id"], "fraud", T0)
+    fake_api.add_sample(job["id"], "clicks", T0)
+    first = refresh_live(api, job["id"], None)
+
+    fake_api.add_sample(job["id"], "fraud", T0 + 1, response_time_mean_s=0.6)
+    view = refresh_live(api, job["id"], first.cursor)
+    assert metric_queries(fake_api, job["id"])[-1] == {"since": [repr(T0 - LATE_MARGIN_S)]}
+    assert view.figure is None
+    update, indices, _limits = view.extend
+    assert indices == [0, 1, 4, 5]  # fraud mean and max, fraud input and output
+    assert update["y"] == [[0.6], [0.93], [200.0], [98.0]]
+    assert view.cursor["last_seq"] == {"fraud": 1, "clicks": 0}
+    assert view.cursor["shown"] == [T0 + 1]
+
+    # A sample of the same period posted later (older than the newest) is still drawn,
+    # and nothing is drawn twice.
+    fake_api.add_sample(job["id"], "clicks", T0 + 0.9)
+    late = refresh_live(api, job["id"], view.cursor)
+    assert late.extend[1] == [2, 3, 6, 7]
+    again = refresh_live(api, job["id"], late.cursor)
+    assert again.extend is None and again.figure is None and again.summary is None
+    assert again.cursor["shown"] == []
+
+
+def test_a_new_metric_or_class_draws_the_charts_again(api, fake_api, job):
+    fake_api.add_sample(job["id"], "fraud", T0)
+    first = refresh_live(api, job["id"], None)
+    assert first.cursor["plans"]["load"] == []
+
+    fake_api.add_sample(job["id"], "fraud", T0 + 1, **FULL)  # the runner now reports more
+    view = refresh_live(api, job["id"], first.cursor)
+    assert view.figure is not None and view.extend is None
+    names = [t["name"] for t in view.figure["data"]]
+    assert "fraud load L" in names and "fraud headroom L_C" in names and "fraud p95" in names
+    assert "OT" in text(view.summary) and "10%" in text(view.summary)
+    assert metric_queries(fake_api, job["id"])[-1] == {"last_s": [repr(LIVE_WINDOW_S)]}
+
+
+def test_bands_come_from_the_live_configuration(api, fake_api, job):
+    config = api.job_config(job["id"])
+    bands = class_bands(api.get_job(job["id"]), config)
+    assert bands["fraud"] == pytest.approx((1.35, 1.5, 1.65))  # ALoMa's default margins
+    without = class_bands(api.get_job(job["id"]), None)
+    assert without["fraud"] == (1.5, 1.5, 1.5)
+
+    fake_api.add_sample(job["id"], "fraud", T0)
+    first = refresh_live(api, job["id"], None, config)
+    same = refresh_live(api, job["id"], first.cursor, config)
+    assert same.figure is None
+    # The delay target is tuned: nothing moves until the job applies the change...
+    pending = api.change_job_config(job["id"], {"classes": {"fraud": {"delay_target_s": 2.0}}})
+    still = refresh_live(api, job["id"], same.cursor, pending)
+    assert still.figure is None
+    # ...then the band moves, so the charts are drawn again.
+    fake_api.ack(job["id"], 1)
+    tuned = api.job_config(job["id"])
+    view = refresh_live(api, job["id"], still.cursor, tuned)
+    assert view.figure is not None
+    shapes = view.figure["layout"]["shapes"]
+    lines = [s["y0"] for s in shapes if s["type"] == "line"]
+    assert 2.0 in lines
+    assert "2" in text(find(view.summary, "live-row-fraud"))
+
+
+def test_new_samples_are_those_above_the_last_seq():
+    samples = [
+        {"class_name": "a", "seq": 3, "t": T0},
+        {"class_name": "a", "seq": 4, "t": T0 + 1},
+        {"class_name": "b", "seq": 0, "t": T0},
+    ]
+    assert [s["seq"] for s in new_samples(samples, {"a": 3})] == [4, 0]
+
+
+def test_the_job_is_read_every_few_refreshes(api, fake_api, job):
+    fake_api.add_sample(job["id"], "fraud", T0)
+    cursor = refresh_live(api, job["id"], None).cursor
+    before = len(fake_api.requests_to("GET", f"/jobs/{job['id']}"))
+    for _ in range(2 * JOB_REFRESH_TICKS):
+        cursor = refresh_live(api, job["id"], cursor).cursor
+    assert len(fake_api.requests_to("GET", f"/jobs/{job['id']}")) - before == 2
 
 
 def test_polling_stops_once_an_ended_job_has_nothing_new(api, fake_api, job):
     fake_api.add_sample(job["id"], "fraud", T0)
+    view = refresh_live(api, job["id"], None)
     fake_api.jobs[job["id"]]["status"] = "stopped"
-    first = refresh_live(api, job["id"], None)
-    assert first.polling  # first sight of the samples: one more look
-    second = refresh_live(api, job["id"], first.cursor)
-    assert not second.polling
+    for _ in range(JOB_REFRESH_TICKS):  # the status is read again within these
+        view = refresh_live(api, job["id"], view.cursor)
+    assert view.polling and "stopped" in text(view.summary)  # one more look
+    last = refresh_live(api, job["id"], view.cursor)
+    assert not last.polling
 
 
 def test_failed_job_shows_its_reason(api, fake_api):
@@ -108,7 +218,7 @@ def test_failed_job_shows_its_reason(api, fake_api):
     failed = fake_api.add_job(["fraud"], status="failed", failure_reason="OOM in executor 2")
     view = refresh_live(api, failed["id"], None)
     assert "OOM in executor 2" in text(view.summary)
-    assert len(view.response_time.data) == 0  # no samples: empty but valid figure
+    assert [t["name"] for t in view.figure["data"]] == ["fraud"]  # only the legend entry
 
 
 def test_no_job_chosen(api):
@@ -117,19 +227,21 @@ def test_no_job_chosen(api):
     assert "No job chosen" in text(view.summary)
 
 
-def test_missing_job_stops_polling_and_unreachable_api_keeps_figures(api, dead_url):
+def test_missing_job_stops_polling_and_unreachable_api_keeps_the_charts(api, dead_url):
     gone = refresh_live(api, 42, None)
-    assert not gone.polling and "404" in text(gone.summary)
+    assert not gone.polling and "404" in text(gone.alert)
 
-    cursor = {"job_id": 42, "latest_t": T0}
+    cursor = {"job_id": 42, "newest_t": T0}
     with ApiClient(dead_url, timeout_s=0.5) as down:
         view = refresh_live(down, 42, cursor)
-    assert view.response_time is None and view.throughput is None  # keep what is on screen
+    assert view.figure is None and view.extend is None  # keep what is on screen
     assert view.polling and view.cursor == cursor
+    assert "Cannot reach the API" in text(view.alert)
 
 
-def test_summary_of_a_period_without_output(api, fake_api, job):
+def test_summary_shows_dashes_for_what_a_job_does_not_report(api, fake_api, job):
     fake_api.add_sample(job["id"], "fraud", T0, response_time_mean_s=None, response_time_max_s=None)
     view = refresh_live(api, job["id"], None)
-    summary = text(view.summary)
-    assert "within target" not in summary and "over target" not in summary
+    row = text(find(view.summary, "live-row-fraud"))
+    assert "within target" not in row and "over target" not in row
+    assert row.count("—") >= 6

@@ -33,6 +33,11 @@ class CaptureServer:
         capture = self
 
         class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                # The live-configuration long poll: never a newer version here.
+                self.send_response(204)
+                self.end_headers()
+
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length", "0"))
                 body = self.rfile.read(length)

@@ -230,7 +230,7 @@ def test_unusable_checkpoint_exits_4(capture_server: CaptureServer, tmp_path: Pa
     assert result.returncode == 4, result.stderr
     [line] = [ln for ln in result.stderr.splitlines() if " CRITICAL " in ln]
     assert "streaming query failed to start" in line
-    assert "ParentNotDirectoryException" in line
+    assert f"checkpoint directory {blocker / 'checkpoint'} is unusable: Not a directory" in line
 
 
 def test_duration_ends_the_job_with_exit_0(capture_server: CaptureServer, tmp_path: Path) -> None:

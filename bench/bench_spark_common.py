@@ -1,0 +1,156 @@
+"""Shared pieces of the Spark runner's benchmarks: scenarios, runs, tables.
+
+Every run is ``python -m headroom run`` in its own process (its own JVM), one after the
+other: the machine has 2 cores, and runs side by side would measure each other.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from spark_runner.sim.report import class_table, render_table  # noqa: E402
+
+__all__ = ["class_table", "render_table"]
+
+CLASSES = (("c1", 6), ("c2", 3), ("c3", 1))
+
+
+def cost_query(stream: str, cost_s: float) -> dict[str, Any]:
+    """filter (90 %) → calibrated CPU map → project: the benchmark's query."""
+    return {
+        "name": "q",
+        "source": stream,
+        "operators": [
+            {"kind": "filter", "predicate": "value < 0.9"},
+            {
+                "kind": "map",
+                "expression": "value * 2",
+                "output": "v2",
+                "cpu_cost_per_tuple_s": cost_s,
+            },
+            {"kind": "project", "columns": ["key", "v2"]},
+        ],
+    }
+
+
+def three_classes(
+    rates: Sequence[float],
+    targets: Sequence[float],
+    *,
+    cost_s: float,
+    period_s: float,
+    mode: str = "dilos",
+    manager: dict[str, Any] | None = None,
+    duration_s: float = 120.0,
+    background: list[dict[str, Any]] | None = None,
+    name: str = "spark-bench",
+) -> dict[str, Any]:
+    """Three classes (priorities 6/3/1), each reading its own stream at ``rates``."""
+    manager = manager or {"kind": "aloma", "params": {"max_shed": 0.99}}
+    return {
+        "version": 1,
+        "name": name,
+        "seed": 42,
+        "duration_s": duration_s,
+        "control": {
+            "period_s": period_s,
+            "mode": mode,
+            "redistribution_every": 10,
+            "common_manager": {"kind": "aloma", "params": {"max_shed": 0.99}},
+        },
+        "streams": [
+            {"name": f"s{i + 1}", "arrival": {"kind": "constant", "rate_per_s": r}}
+            for i, r in enumerate(rates)
+        ],
+        "classes": [
+            {
+                "name": name_,
+                "priority": prio,
+                "delay_target_s": d,
+                "manager": manager,
+                "queries": [cost_query(f"s{i + 1}", cost_s)],
+            }
+            for i, ((name_, prio), d) in enumerate(zip(CLASSES, targets, strict=True))
+        ],
+        "background": background or [],
+    }
+
+
+class RunFailed(RuntimeError):
+    pass
+
+
+def run_spark(
+    doc: dict[str, Any],
+    *,
+    duration_s: float,
+    warmup_s: float,
+    master: str = "local[2]",
+    plain: bool = False,
+    utilization: float = 0.9,
+) -> dict[str, Any]:
+    """Run a scenario document on Spark; returns its results document (plus ``wall_s``)."""
+    with tempfile.TemporaryDirectory(prefix="bench-spark-") as tmp:
+        scenario = Path(tmp) / "scenario.yaml"
+        scenario.write_text(yaml.safe_dump(doc, sort_keys=False))
+        out = Path(tmp) / "results.json"
+        cmd = [
+            sys.executable, "-m", "headroom", "run", str(scenario), "--master", master,
+            "--duration", str(duration_s), "--warmup", str(warmup_s), "--out", str(out),
+            "--utilization", str(utilization), "--log-level", "WARNING",
+        ]  # fmt: skip
+        if plain:
+            cmd.append("--plain")
+        started = time.monotonic()
+        result = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=False)
+        if result.returncode != 0:
+            raise RunFailed(f"exit {result.returncode}: {result.stderr[-3000:]}")
+        results: dict[str, Any] = json.loads(out.read_text())
+        results["wall_s"] = time.monotonic() - started
+        keep = os.environ.get("BENCH_SPARK_KEEP")  # a directory: keep every results file
+        if keep:
+            Path(keep).mkdir(parents=True, exist_ok=True)
+            name = f"{doc['name']}-{doc['control']['mode']}-{int(time.time())}.json"
+            (Path(keep) / name).write_text(out.read_text())
+        return results
+
+
+def load_average() -> str:
+    one, five, fifteen = os.getloadavg()
+    return f"load average {one:.2f} / {five:.2f} / {fifteen:.2f} on {os.cpu_count()} cores"
+
+
+def pct(x: float | None) -> str:
+    return "-" if x is None else f"{100 * x:.2f}"
+
+
+def sec(x: float | None, digits: int = 3) -> str:
+    return "-" if x is None else f"{x:.{digits}f}"
+
+
+def series_values(results: dict[str, Any], key: str, cls: str | None = None) -> list[float]:
+    out = []
+    for s in results["series"]:
+        v = s["classes"][cls][key] if cls else s.get(key)
+        if v is not None:
+            out.append(float(v))
+    return out
+
+
+def median(values: Sequence[float]) -> float:
+    ordered = sorted(values)
+    return ordered[len(ordered) // 2] if ordered else float("nan")

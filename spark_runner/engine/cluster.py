@@ -1,0 +1,112 @@
+"""A Spark standalone cluster on this machine: a master and workers (no Spark import).
+
+For the tests and benchmarks of the distributed engine: ``spark-class`` from the venv
+starts ``org.apache.spark.deploy.master.Master`` and ``...worker.Worker`` processes, each in
+its own session so stopping them reaches their JVMs and nothing else. Start-up waits for
+every worker to register (read from the logs, against a deadline).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def spark_class() -> Path:
+    return Path(sys.executable).parent / "spark-class"
+
+
+class ClusterError(RuntimeError):
+    """The cluster did not come up; the message names the log to read."""
+
+
+@dataclass
+class StandaloneCluster:
+    """``workers`` workers with ``cores`` cores each, logs and work dirs under ``work_dir``."""
+
+    work_dir: Path
+    workers: int = 2
+    cores: int = 1
+    memory: str = "1g"
+    host: str = "127.0.0.1"
+    _processes: list[tuple[subprocess.Popen[bytes], Path]] = field(default_factory=list)
+    master_url: str = ""
+
+    def _launch(self, name: str, *args: str) -> tuple[subprocess.Popen[bytes], Path]:
+        log_path = self.work_dir / f"{name}.log"
+        env = {**os.environ, "SPARK_LOG_DIR": str(self.work_dir), "SPARK_LOCAL_IP": self.host}
+        with log_path.open("wb") as out:
+            process = subprocess.Popen(
+                [str(spark_class()), *args],
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                env=env,
+                start_new_session=True,
+            )
+        self._processes.append((process, log_path))
+        return process, log_path
+
+    def start(self, timeout_s: float = 60.0) -> str:
+        self.work_dir.mkdir(parents=True, exist_ok=True)
+        port = free_port()
+        self.master_url = f"spark://{self.host}:{port}"
+        _, master_log = self._launch(
+            "master",
+            "org.apache.spark.deploy.master.Master",
+            "--host", self.host, "--port", str(port), "--webui-port", str(free_port()),
+        )  # fmt: skip
+        deadline = time.monotonic() + timeout_s
+        self._wait_for(master_log, "I have been elected leader", 1, deadline)
+        for i in range(self.workers):
+            work = self.work_dir / f"worker{i}"
+            work.mkdir(exist_ok=True)
+            self._launch(
+                f"worker{i}",
+                "org.apache.spark.deploy.worker.Worker",
+                "--cores", str(self.cores), "--memory", self.memory,
+                "--webui-port", str(free_port()), "--work-dir", str(work),
+                "--host", self.host, self.master_url,
+            )  # fmt: skip
+        self._wait_for(master_log, "Registering worker", self.workers, deadline)
+        return self.master_url
+
+    def _wait_for(self, log_path: Path, text: str, count: int, deadline: float) -> None:
+        while time.monotonic() < deadline:
+            if log_path.read_text(errors="replace").count(text) >= count:
+                return
+            dead = [p for p, _ in self._processes if p.poll() is not None]
+            if dead:
+                break
+            time.sleep(0.2)
+        raise ClusterError(f"standalone cluster not ready ({text!r} x{count}); see {log_path}")
+
+    def stop(self, timeout_s: float = 15.0) -> None:
+        for process, _ in reversed(self._processes):
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGTERM)
+        for process, _ in reversed(self._processes):
+            try:
+                process.wait(timeout_s)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait(5)
+        self._processes.clear()
+
+    def __enter__(self) -> StandaloneCluster:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

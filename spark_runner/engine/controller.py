@@ -1,0 +1,647 @@
+"""The control loop on the driver: batch accounting → core step → next decision (no Spark).
+
+After every micro-batch (one control period: the trigger interval is the period) the
+runner hands over the batch's record (offsets), its finished outputs and counts, and its
+timing. :meth:`EngineController.on_batch` then
+
+1. computes each output tuple's response time (output instant − arrival instant) and the
+   exact per-class counts: arrived, admitted (processed), shed, waiting;
+2. fits the cost model on the batch's time (:mod:`costs`) and feeds the core's
+   :class:`LoadModel` with measured costs, selectivities, arrival rates before shedding
+   and the queues waiting in the log;
+3. builds one :class:`Observation` per class and steps the control plane — the
+   simulator's: one core manager per class through :class:`DilosController` (``none``,
+   ``per_class``, ``dilos``) or one common manager (``common``);
+4. returns the next :class:`Decision` — quotas, shed fractions (zero in recommend-only
+   mode), the batch budget and each point's cost — plus one :class:`MetricSample` per
+   class and a series entry for the results document.
+
+A new live configuration offered from another thread (:meth:`offer`) is applied at the
+next step, before the managers run, and reported as applied.
+
+Warm-up (``warmup_s`` > 0, for benchmarks): the first batches pay for JIT compilation and
+Python worker start-up (seconds on 2 cores). For ``warmup_s`` the cost model learns but
+the managers do not run (no shedding, quotas at the priority shares); then one decision
+discards every tuple still waiting, and the measured run — series, totals, results —
+starts with the next batch.
+
+Times are epoch seconds handed in by the caller; nothing here reads a clock.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import math
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from spark_runner.core.errors import ParameterError
+from spark_runner.core.load_model import LoadModel
+from spark_runner.core.observation import Observation, ResponseTimeStats
+from spark_runner.engine.costs import DRIVER_ROW_WEIGHT_S, ROW_WEIGHT_S, BatchBudget, Ewma
+from spark_runner.engine.digest import RunDigest, period_stats
+from spark_runner.engine.finish import FinishedBatch
+from spark_runner.engine.live import apply_live_config, scenario_live_config
+from spark_runner.engine.network import NetworkPlan
+from spark_runner.engine.offsets import BatchRecord, Decision
+from spark_runner.engine.stateful import WindowAggregate
+from spark_runner.job.control import LiveConfig
+from spark_runner.job.samples import INT32_MAX, MetricSample
+from spark_runner.scenario.models import MapOp, WindowAggregateOp
+from spark_runner.sim.control import ControlResult, PerClassControl, make_control_plane
+from spark_runner.sim.engine import ClassTotals, background_schedule
+
+log = logging.getLogger(__name__)
+
+INITIAL_ALPHA = 0.6
+"""Wall seconds per weight second before any batch is measured (2 cores, some overhead)."""
+
+
+@dataclass(frozen=True)
+class ControllerOptions:
+    """Attributes:
+    target_utilization: share of a period a batch may take, (0, 1] [0.9].
+    min_budget_fraction: the batch budget never goes below this share of a period [0.1].
+    warmup_s: outputs and periods before this scenario time stay out of the results [0].
+    plain: no class scheduler and no managers: every waiting tuple is taken (the
+        "Spark without the controller" baseline) [False].
+    burn: maps burn their calibrated CPU cost (their weight includes it) [True].
+    """
+
+    target_utilization: float = 0.9
+    min_budget_fraction: float = 0.1
+    warmup_s: float = 0.0
+    plain: bool = False
+    burn: bool = True
+
+
+@dataclass(frozen=True)
+class BatchTiming:
+    """Epoch seconds: ``started_s`` the handler began, ``output_s`` the sink write ended
+    (every output tuple of the batch counts as produced then)."""
+
+    started_s: float
+    output_s: float
+
+
+@dataclass
+class StepOutcome:
+    """What one step decided, for the runner to hand on."""
+
+    decision: Decision
+    samples: list[MetricSample]
+    redistributed: bool = False
+    applied_version: int | None = None
+    changes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Period:
+    """Accumulators between two steps."""
+
+    window_s: float = 0.0
+    response: dict[str, list[np.ndarray]] = field(default_factory=dict)
+    arrived: dict[str, int] = field(default_factory=dict)
+    processed: dict[str, int] = field(default_factory=dict)
+    shed: dict[str, int] = field(default_factory=dict)
+    busy_s: dict[str, float] = field(default_factory=dict)
+    point_arrived: list[int] = field(default_factory=list)
+    point_shed: list[int] = field(default_factory=list)
+    edge_shed: dict[int, int] = field(default_factory=dict)
+    reached: np.ndarray | None = None
+    passed: np.ndarray | None = None
+    idle_s: float = 0.0
+    batches: int = 0
+
+
+class EngineController:
+    """Per-run controller state (see module docstring)."""
+
+    def __init__(
+        self,
+        plan: NetworkPlan,
+        options: ControllerOptions | None = None,
+        live: LiveConfig | None = None,
+        period_s: float | None = None,
+    ) -> None:
+        self.plan = plan
+        self.options = options or ControllerOptions()
+        scenario = plan.scenario
+        self.period_s = period_s or scenario.control.period_s
+        self.names = plan.class_names
+        self.targets = {c.name: c.delay_target_s for c in scenario.classes}
+        self.load_model = LoadModel(plan.graph, plan.priorities)
+        self.control = make_control_plane(scenario, self.load_model)
+        self.live = scenario_live_config(scenario)
+        if live is not None:
+            changes = apply_live_config(self.control, self.live, live)
+            if changes:
+                log.info("launch configuration v%d over the scenario: %s", live.version, changes)
+            self.live = live
+            self._sync_targets()
+        self.outside = Ewma(0.15)
+        o = self.options
+        first = (o.target_utilization * self.period_s - 0.25) / INITIAL_ALPHA
+        self.budget = BatchBudget(
+            self.period_s,
+            o.target_utilization,
+            initial_s=max(first, o.min_budget_fraction * self.period_s),
+        )
+        self._lock = threading.Lock()
+        self._pending: LiveConfig | None = None
+        self._w_in, self._w_out = self._weights()
+        self._owner = np.array([self.names.index(n.owner) for n in plan.nodes], dtype=np.int64)
+        self._class_of_output = {n.index: n.output[0] for n in plan.nodes if n.output is not None}
+        shedding = plan.sharing
+        self._edge_points = {
+            name: [
+                plan.graph.index(op)
+                for op in shedding.shedding_point_ids(name)
+                if plan.nodes[plan.graph.index(op)].point is None
+            ]
+            for name in self.names
+        }
+        self._sel = np.ones(len(plan.nodes))
+        self._quotas = self.control.initial_quotas()
+        self._step = 0
+        self._decision_version = 0
+        self._period = self._new_period()
+        self._last_result: ControlResult | None = None
+        self.background = background_schedule(scenario)
+        # results
+        self.totals = {n: ClassTotals() for n in self.names}
+        self.digests = {n: RunDigest(self.targets[n]) for n in self.names}
+        self._oracle_window = {
+            n: max(1, round(self.targets[n] / self.period_s)) for n in self.names
+        }
+        self._win = {n: [0.0, 0.0, 0] for n in self.names}
+        self.series: list[dict[str, Any]] = []
+        self.redistributions: list[dict[str, Any]] = []
+        self.idle_s = 0.0
+        self.batches = 0
+        self.last_record: BatchRecord | None = None
+        self.phase = "warmup" if self.options.warmup_s > 0 else "running"
+        self.measured_from_s = 0.0 if self.phase == "running" else math.nan
+
+    # --- configuration -----------------------------------------------------------------
+
+    def _weights(self) -> tuple[np.ndarray, np.ndarray]:
+        w_in = np.full(len(self.plan.nodes), ROW_WEIGHT_S)
+        w_out = np.zeros(len(self.plan.nodes))
+        for n in self.plan.nodes:
+            if isinstance(n.model, MapOp) and self.options.burn:
+                w_in[n.index] += n.model.cpu_cost_per_tuple_s
+            elif isinstance(n.model, WindowAggregateOp):
+                w_in[n.index] = DRIVER_ROW_WEIGHT_S * WindowAggregate(n.model).windows_per_tuple
+            elif n.stateful:
+                w_in[n.index] = DRIVER_ROW_WEIGHT_S
+            if n.output is not None:
+                w_out[n.index] = DRIVER_ROW_WEIGHT_S
+        return w_in, w_out
+
+    def _sync_targets(self) -> None:
+        for name, c in self.live.classes.items():
+            self.targets[name] = c.delay_target_s
+            if hasattr(self, "digests"):
+                self.digests[name].delay_target_s = c.delay_target_s
+
+    @property
+    def config_version(self) -> int:
+        return self.live.version
+
+    @property
+    def recommend_only(self) -> bool:
+        return self.live.recommend_only
+
+    def offer(self, config: LiveConfig) -> None:
+        """A newer live configuration (from another thread); applied at the next step."""
+        with self._lock:
+            if config.version > (self._pending or self.live).version:
+                self._pending = config
+
+    def _take_pending(self) -> LiveConfig | None:
+        with self._lock:
+            pending, self._pending = self._pending, None
+        return pending
+
+    def on_progress(self, outside_s: float) -> None:
+        """A batch's time outside ``foreachBatch`` (offset log, planning, commit), s."""
+        self.outside.update(max(0.0, outside_s))
+
+    # --- decisions -----------------------------------------------------------------------
+
+    @property
+    def alpha(self) -> float:
+        """Capacity seconds per weight second: the batch budget is one period of capacity
+        (see :mod:`costs`)."""
+        return self.period_s / self.budget.budget_s
+
+    def budget_s(self) -> float:
+        """The next batch's budget in capacity seconds (one period)."""
+        return self.alpha * self.budget.budget_s
+
+    def initial_decision(self) -> Decision:
+        if self.options.plain:
+            return Decision(version=0, admit_all=True, config_version=self.config_version)
+        self._push_costs()
+        return self._decision({n: 0.0 for n in self.names}, self._quotas)
+
+    def _held_decision(self) -> Decision:
+        """The managers do not run (warm-up): priority quotas, no shedding, fresh costs."""
+        self._decision_version += 1
+        if self.options.plain:
+            return Decision(version=self._decision_version, admit_all=True)
+        self._push_costs()
+        return self._decision({n: 0.0 for n in self.names}, self._quotas)
+
+    def _decision(self, shed: Mapping[str, float], quotas: Mapping[str, float]) -> Decision:
+        applied = {n: 0.0 if self.recommend_only else float(shed[n]) for n in self.names}
+        costs = {
+            self.plan.nodes[p.node].op_id: self.load_model.coefficient(p.op_id)
+            for p in self.plan.points
+        }
+        return Decision(
+            version=self._decision_version,
+            shed=applied,
+            quotas=dict(quotas),
+            budget_s=self.budget_s(),
+            costs_s=costs,
+            admit_all=False,
+            config_version=self.config_version,
+        )
+
+    def _push_costs(self) -> None:
+        alpha = self.alpha
+        cost = alpha * (self._w_in + self._sel * self._w_out)
+        ids = self.plan.graph.ids
+        self.load_model.update(costs={ids[i]: float(c) for i, c in enumerate(cost)})
+
+    # --- batches -----------------------------------------------------------------------
+
+    def _new_period(self) -> _Period:
+        n = len(self.plan.nodes)
+        p = _Period()
+        p.response = {name: [] for name in self.names}
+        for d in (p.arrived, p.processed, p.shed, p.busy_s):
+            d.update({name: 0 for name in self.names})
+        p.point_arrived = [0] * len(self.plan.points)
+        p.point_shed = [0] * len(self.plan.points)
+        p.reached = np.zeros(n, dtype=np.int64)
+        p.passed = np.zeros(n, dtype=np.int64)
+        return p
+
+    def on_batch(
+        self, record: BatchRecord, finished: FinishedBatch, timing: BatchTiming
+    ) -> StepOutcome | None:
+        """Account for one batch; step the control plane (returns None in plain mode)."""
+        self.batches += 1
+        self.last_record = record
+        plan, period = self.plan, self._period
+        counts = finished.counts
+        start_s, end_s = record.window_s
+        window_s = max(end_s - start_s, 1e-6)
+        period.window_s += window_s
+        period.batches += 1
+        for i, out in finished.outputs.items():
+            if len(out):
+                rt = np.maximum(timing.output_s - out.arrival_s, 0.0)
+                period.response[self._class_of_output[i]].append(rt)
+        for p in plan.points:
+            d = record.delta(p.index)
+            period.arrived[p.class_name] += d.arrived
+            period.processed[p.class_name] += d.kept
+            period.shed[p.class_name] += d.shed
+            period.point_arrived[p.index] += d.arrived
+            period.point_shed[p.index] += d.shed
+        for name, nodes in self._edge_points.items():
+            for i in nodes:
+                shed_i = int(counts.shed[i])
+                period.arrived[name] += int(counts.reached[i]) + shed_i
+                period.processed[name] += int(counts.reached[i])
+                period.shed[name] += shed_i
+                period.edge_shed[i] = period.edge_shed.get(i, 0) + shed_i
+        assert period.reached is not None and period.passed is not None
+        period.reached += counts.reached
+        period.passed += counts.passed
+        node_work = counts.reached * self._w_in + counts.passed * self._w_out
+        work = float(node_work.sum())
+        seconds = timing.output_s - timing.started_s
+        cycle = seconds + self.outside.value
+        busy = np.bincount(self._owner, weights=node_work * self.alpha, minlength=len(self.names))
+        self.budget.update(work, cycle)
+        for k, name in enumerate(self.names):
+            period.busy_s[name] += float(busy[k])
+        # capacity is one capacity-second per second: what the batch left unused is idle
+        period.idle_s += max(0.0, window_s - float(busy.sum()))
+        t_s = timing.output_s - record.end.origin_us / 1e6
+        if self.phase == "warmup":
+            self._period = self._new_period()
+            if t_s < self.options.warmup_s:
+                return None if self.options.plain else StepOutcome(self._held_decision(), [])
+            self.phase = "discarding"
+            decision = self._held_decision()
+            log.info("warm-up over at %.1f s: discarding what waits", t_s)
+            return StepOutcome(dataclasses.replace(decision, discard=True), [])
+        if self.phase == "discarding":
+            self._period = self._new_period()
+            self.phase = "running"
+            self.measured_from_s = record.end.t_us / 1e6 - record.end.origin_us / 1e6
+            return None if self.options.plain else StepOutcome(self._held_decision(), [])
+        if self.options.plain:
+            self._record_plain(record, t_s, seconds)
+            return None
+        return self._step_now(record, timing, t_s)
+
+    def _record_plain(self, record: BatchRecord, t_s: float, batch_s: float) -> None:
+        period, self._period = self._period, self._new_period()
+        dout = self._expected_outputs()
+        classes: dict[str, Any] = {}
+        for name in self.names:
+            rt = _concat(period.response[name])
+            stats = period_stats(rt, self.targets[name])
+            self._add_totals(name, period, rt, dout)
+            classes[name] = {
+                "mean_response_time_s": _r(stats.mean_s),
+                "max_response_time_s": _r(stats.max_s),
+                "p95_response_time_s": _r(stats.p95_s),
+                "outputs": stats.count,
+                "arrival_rate_per_s": _r(period.arrived[name] / period.window_s),
+                "headroom": None,
+                "queue_length": self._waiting(record, name),
+                "admitted": period.processed[name],
+                "shed": period.shed[name],
+            }
+        self.idle_s += period.idle_s
+        self.series.append(
+            {
+                "t_s": _r(t_s),
+                "batch": record.batch_id,
+                "batch_s": _r(batch_s),
+                "outside_s": _r(self.outside.value),
+                "classes": classes,
+            }
+        )
+
+    def _waiting(self, record: BatchRecord, name: str) -> int:
+        return sum(
+            record.end.points[p.index].waiting for p in self.plan.points if p.class_name == name
+        )
+
+    def _step_now(self, record: BatchRecord, timing: BatchTiming, t_s: float) -> StepOutcome:
+        period, self._period = self._period, self._new_period()
+        plan = self.plan
+        dt = period.window_s
+        assert period.reached is not None and period.passed is not None
+        seen = period.reached > 0
+        self._sel[seen] = period.passed[seen] / period.reached[seen]
+        ids = plan.graph.ids
+        self._push_costs()
+        self.load_model.update(
+            selectivities={ids[i]: float(self._sel[i]) for i in np.flatnonzero(seen)},
+            source_rates={p.op_id: period.point_arrived[p.index] / dt for p in plan.points},
+            queue_lengths={p.op_id: float(record.end.points[p.index].waiting) for p in plan.points},
+            shed_fractions={n: record.decision.shed.get(n, 0.0) for n in self.names},
+        )
+        applied_version, changes = self._apply_pending()
+        snap = self.load_model.snapshot()
+        observations: dict[str, Observation] = {}
+        responses: dict[str, np.ndarray] = {}
+        for name in self.names:
+            rt = _concat(period.response[name])
+            responses[name] = rt
+            cl = snap[name]
+            rt_stats = (
+                ResponseTimeStats(
+                    mean_s=min(float(rt.mean()), float(rt.max())),
+                    max_s=float(rt.max()),
+                    count=len(rt),
+                )
+                if len(rt)
+                else ResponseTimeStats()
+            )
+            observations[name] = Observation(
+                period_s=dt,
+                load=cl.load,
+                arrival_rate_per_s=cl.arrival_rate_per_s,
+                response_time=rt_stats,
+                queue_length=cl.queue_length,
+                queued_load_s=cl.queued_load_s,
+                arrived_count=period.arrived[name],
+                processed_count=period.processed[name],
+                shed_count=period.shed[name],
+                cost_per_tuple_s=cl.cost_per_tuple_s,
+                transient=bool(cl.transient_operators),
+            )
+        result = self.control.step(observations)
+        self._last_result = result
+        self._quotas = dict(result.quotas)
+        self._step += 1
+        self._decision_version += 1
+        decision = self._decision(result.shed, result.quotas)
+        if result.redistributed:
+            self.redistributions.append({"t_s": _r(t_s), **result.details})
+        samples: list[MetricSample] = []
+        classes: dict[str, Any] = {}
+        dout = self._expected_outputs()
+        self.idle_s += period.idle_s
+        for name in self.names:
+            rt = responses[name]
+            obs = observations[name]
+            d = result.decisions[name]
+            stats = period_stats(rt, self.targets[name])
+            headroom = result.headrooms[name]
+            offered = obs.load * dt
+            received = period.busy_s[name] + period.idle_s
+            oracle = max(0.0, offered - received) / offered if offered > 0 else 0.0
+            waiting = self._waiting(record, name)
+            self._add_totals(name, period, rt, dout)
+            self._add_oracle(name, offered, received)
+            shed_next = decision.shed[name]
+            classes[name] = {
+                "mean_response_time_s": _r(stats.mean_s),
+                "max_response_time_s": _r(stats.max_s),
+                "p95_response_time_s": _r(stats.p95_s),
+                "outputs": stats.count,
+                "arrival_rate_per_s": _r(period.arrived[name] / dt),
+                "load": _r(obs.load),
+                "admitted_load": _r(obs.load * (1.0 - result.shed[name])),
+                "headroom": _r(headroom),
+                "shed_fraction": _r(result.shed[name]),
+                "quota": _r(result.quotas[name]),
+                "queue_length": waiting,
+                "busy_s": _r(period.busy_s[name]),
+                "estimated_delay_s": _r(d.estimated_delay_s),
+                "state": str(d.state),
+                "action": d.action,
+                "admitted": period.processed[name],
+                "shed": period.shed[name],
+                "violation_mean_s": _r(stats.violation_mean_s),
+                "applied_shed_fraction": _r(shed_next),
+            }
+            samples.append(
+                MetricSample(
+                    class_name=name,
+                    seq=min(self._step - 1, INT32_MAX),
+                    t=timing.output_s,
+                    period_s=dt,
+                    arrived_count=min(period.arrived[name], INT32_MAX),
+                    output_count=min(stats.count, INT32_MAX),
+                    arrival_rate=period.arrived[name] / dt,
+                    response_time_mean_s=stats.mean_s,
+                    response_time_max_s=stats.max_s,
+                    response_time_p50_s=stats.p50_s,
+                    response_time_p95_s=stats.p95_s,
+                    response_time_p99_s=stats.p99_s,
+                    violation_mean_s=stats.violation_mean_s,
+                    violation_max_s=stats.violation_max_s,
+                    admitted_count=min(period.processed[name], INT32_MAX),
+                    shed_count=min(period.shed[name], INT32_MAX),
+                    waiting_count=min(waiting, INT32_MAX),
+                    load=_finite(obs.load),
+                    capacity_share=min(max(result.quotas[name], 0.0), 1.0),
+                    headroom=_finite(headroom),
+                    capacity_usage=_finite(obs.load / headroom) if headroom else None,
+                    shed_fraction=min(max(result.shed[name], 0.0), 1.0),
+                    oracle_shed_fraction=min(oracle, 1.0),
+                    manager=d.kind[:20],
+                    manager_state=str(d.state)[:20],
+                    redistributed=result.redistributed,
+                    config_version=self.config_version,
+                )
+            )
+        self.series.append(
+            {
+                "t_s": _r(t_s),
+                "batch": record.batch_id,
+                "background_share": _r(self.background.rate_at(t_s)),
+                "idle_s": _r(period.idle_s),
+                "budget_s": _r(decision.budget_s),
+                "budget_weight_s": _r(self.budget.budget_s),
+                "outside_s": _r(self.outside.value),
+                "batch_s": _r(timing.output_s - timing.started_s),
+                "config_version": self.config_version,
+                "classes": classes,
+            }
+        )
+        return StepOutcome(decision, samples, result.redistributed, applied_version, changes)
+
+    def _apply_pending(self) -> tuple[int | None, list[str]]:
+        pending = self._take_pending()
+        if pending is None or pending.version <= self.live.version:
+            return None, []
+        try:
+            changes = apply_live_config(self.control, self.live, pending)
+        except ParameterError as exc:
+            log.error("live configuration v%d rejected, not applied: %s", pending.version, exc)
+            return None, []
+        self.live = pending
+        self._sync_targets()
+        log.info("live configuration v%d applied: %s", pending.version, changes or "no change")
+        return pending.version, changes
+
+    # --- results -----------------------------------------------------------------------
+
+    def _add_totals(
+        self, name: str, period: _Period, rt: np.ndarray, dout: Sequence[Sequence[float]]
+    ) -> None:
+        """Run totals; ``dout``: per node, expected outputs per class of one tuple entering."""
+        tot = self.totals[name]
+        tot.arrived += period.arrived[name]
+        tot.shed += period.shed[name]
+        self.digests[name].add(rt)
+        k = self.names.index(name)
+        for p in self.plan.points:
+            tot.offered_outputs += period.point_arrived[p.index] * dout[p.node][k]
+            tot.lost_outputs += period.point_shed[p.index] * dout[p.node][k]
+        for i, shed in period.edge_shed.items():
+            tot.lost_outputs += shed * dout[i][k]
+
+    def _add_oracle(self, name: str, offered: float, received: float) -> None:
+        tot = self.totals[name]
+        tot.offered_work_s += offered
+        win = self._win[name]
+        win[0] += offered
+        win[1] += received
+        win[2] += 1
+        if win[2] >= self._oracle_window[name]:
+            tot.oracle_excess_s += max(0.0, win[0] - win[1])
+            self._win[name] = [0.0, 0.0, 0]
+
+    def _expected_outputs(self) -> list[list[float]]:
+        """Per node, the output tuples per class one tuple entering it yields (measured)."""
+        plan, k_count = self.plan, len(self.names)
+        dout = [[0.0] * k_count for _ in plan.nodes]
+        for i in reversed(plan.graph.order):
+            acc = [0.0] * k_count
+            node = plan.nodes[i]
+            sel = float(self._sel[i])
+            if node.output is not None:
+                acc[self.names.index(node.output[0])] += sel
+            for j in plan.graph.children[i]:
+                for k in range(k_count):
+                    acc[k] += sel * dout[j][k]
+            dout[i] = acc
+        return dout
+
+    def class_summaries(self) -> dict[str, ClassTotals]:
+        """Run totals per class, with the response-time digest folded in."""
+        for name, tot in self.totals.items():
+            dig = self.digests[name]
+            tot.outputs = dig.count
+            tot.response_sum_s = dig.sum_s
+            tot.response_max_s = dig.max_s
+            tot.violation_sum_s = dig.violation_sum_s
+            tot.violation_max_s = dig.violation_max_s
+            tot.histogram = dig.histogram.tolist()
+            win = self._win[name]
+            if win[2]:
+                tot.oracle_excess_s += max(0.0, win[0] - win[1])
+                self._win[name] = [0.0, 0.0, 0]
+        return self.totals
+
+    def backlog(self) -> tuple[dict[str, int], dict[str, float]]:
+        """Tuples still waiting per class at the last batch, and the oldest one's age (s)."""
+        record = self.last_record
+        if record is None:
+            return {n: 0 for n in self.names}, {n: 0.0 for n in self.names}
+        now_s = record.end.t_us / 1e6
+        tuples: dict[str, int] = {}
+        ages: dict[str, float] = {}
+        for name in self.names:
+            points = [p for p in self.plan.points if p.class_name == name]
+            tuples[name] = sum(record.end.points[p.index].waiting for p in points)
+            waiting_heads = [
+                record.end.points[p.index].head_s
+                for p in points
+                if record.end.points[p.index].waiting > 0
+            ]
+            ages[name] = max(0.0, now_s - min(waiting_heads)) if waiting_heads else 0.0
+        return tuples, ages
+
+    @property
+    def is_per_class(self) -> bool:
+        return isinstance(self.control, PerClassControl)
+
+
+def _concat(parts: Sequence[np.ndarray]) -> np.ndarray:
+    return np.concatenate(parts) if parts else np.empty(0)
+
+
+def _finite(value: float | None) -> float | None:
+    if value is None or not math.isfinite(value):
+        return None
+    return max(0.0, value)
+
+
+def _r(value: float | None) -> float | None:
+    """Round for the results file (6 significant digits)."""
+    if value is None:
+        return None
+    if value == 0 or not math.isfinite(value):
+        return value
+    return float(f"{value:.6g}")

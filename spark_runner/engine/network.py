@@ -1,0 +1,362 @@
+"""The scenario's operator network as the Spark engine runs it (no Spark import).
+
+The network is the simulator's (:func:`spark_runner.sim.network.build_network`): the same
+operator ids, the same source operator per (class, stream) pair — a *point*, where the
+class's tuples enter and where it sheds —, the same shared segments owned by the
+highest-priority class that reads them (the core's :class:`SharingPlan`). This module adds
+what execution needs:
+
+- each node's operator model, its *depth* (stateless operators run in layers: layer ℓ
+  applies every operator at depth ℓ, then routes its tuples on), and its *routes*: the
+  edges to the operators it feeds, with the side of a join and the class that sheds on
+  the edge (a lower class reading a higher class's segment sheds where it starts);
+- the extra columns map operators create (``key``, ``value``, ``seq`` and ``arrival_s``
+  are always there).
+
+Rules of the Spark engine beyond the scenario format (:func:`engine_issues`): window
+aggregates and window joins are the last operator of a query and do not appear in shared
+segments (their state lives on the driver, see :mod:`stateful`), and a map may not
+overwrite ``seq`` or ``arrival_s`` (the tuple's identity and arrival instant).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from spark_runner.core.operator_graph import OperatorGraph
+from spark_runner.core.sharing import SharingPlan
+from spark_runner.scenario.errors import Issue, ScenarioError
+from spark_runner.scenario.models import (
+    FilterOp,
+    MapOp,
+    ProjectOp,
+    Scenario,
+    WindowAggregateOp,
+    WindowJoinOp,
+)
+from spark_runner.sim.network import build_network
+
+OperatorModel = FilterOp | ProjectOp | MapOp | WindowAggregateOp | WindowJoinOp
+
+STATELESS_KINDS = ("filter", "project", "map")
+STATEFUL_KINDS = ("window_aggregate", "window_join")
+BASE_COLUMNS = ("key", "value")
+"""Payload columns of every tuple besides ``seq`` and ``arrival_s``."""
+PROTECTED_COLUMNS = ("seq", "arrival_s")
+
+# Row status in the Spark pipeline (column ``status``).
+ACTIVE = 0
+"""At an operator whose operation has not run yet."""
+FILTERED = 1
+"""Dropped by the filter of the node it is at."""
+SHED = 2
+"""Shed on the edge into the node it is at (a lower class after a shared segment)."""
+OUTPUT = 3
+"""An output tuple of the query whose last operator is the node."""
+PARKED = 4
+"""Input of a window operator, finished on the driver."""
+
+LEFT, RIGHT = 0, 1
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    """An edge a tuple takes after its node's operation.
+
+    Attributes:
+        child: index of the node it goes to (itself for an output).
+        side: ``LEFT``/``RIGHT`` when ``child`` is a join, else ``LEFT``.
+        shed_class: index (in ``NetworkPlan.class_names``) of the class that sheds on
+            this edge, or -1.
+        status: the row's status at ``child`` (``ACTIVE``, ``PARKED`` or ``OUTPUT``).
+    """
+
+    child: int
+    side: int
+    shed_class: int
+    status: int
+
+
+@dataclass(frozen=True, slots=True)
+class PlanNode:
+    """One operator of the network.
+
+    Attributes:
+        index: position in ``NetworkPlan.nodes`` (also the core graph's index).
+        op_id: the operator id (the simulator's and the core's).
+        kind: ``source`` or an operator kind.
+        owner: the class that owns the node (runs it in its quota).
+        model: the scenario operator (``None`` for a source).
+        depth: 0 for sources; a stateless node runs in layer ``depth``.
+        routes: where its tuples go after its operation.
+        output: ``(class, query)`` when it is a query's last operator.
+        point: the point index of a source node.
+        left, right: a join's two input nodes.
+    """
+
+    index: int
+    op_id: str
+    kind: str
+    owner: str
+    model: OperatorModel | None
+    depth: int
+    routes: tuple[Route, ...]
+    output: tuple[str, str] | None = None
+    point: int | None = None
+    left: int | None = None
+    right: int | None = None
+
+    @property
+    def stateful(self) -> bool:
+        return self.kind in STATEFUL_KINDS
+
+
+@dataclass(frozen=True, slots=True)
+class Point:
+    """Where one class reads one stream: its source node, and its shedding point."""
+
+    index: int
+    node: int
+    op_id: str
+    class_name: str
+    stream: str
+
+
+@dataclass(frozen=True)
+class NetworkPlan:
+    """The compiled network of a scenario (see module docstring)."""
+
+    scenario: Scenario
+    nodes: tuple[PlanNode, ...]
+    points: tuple[Point, ...]
+    class_names: tuple[str, ...]
+    """Highest priority first (ties by name): the core's order."""
+    extra_columns: tuple[str, ...]
+    graph: OperatorGraph
+    sharing: SharingPlan
+    layers: int
+    """Stateless layers after the source layer (the deepest stateless node's depth)."""
+
+    @property
+    def priorities(self) -> dict[str, float]:
+        return {c.name: c.priority for c in self.scenario.classes}
+
+    def class_index(self, name: str) -> int:
+        return self.class_names.index(name)
+
+    def nodes_at(self, depth: int) -> list[PlanNode]:
+        """Stateless nodes whose operation runs in layer ``depth``."""
+        return [n for n in self.nodes if n.depth == depth and n.kind in STATELESS_KINDS]
+
+    @property
+    def outputs(self) -> list[PlanNode]:
+        return [n for n in self.nodes if n.output is not None]
+
+    def point_of_node(self, index: int) -> Point | None:
+        node = self.nodes[index]
+        return self.points[node.point] if node.point is not None else None
+
+
+class EngineScenarioError(ScenarioError):
+    """The scenario is valid but uses something the Spark engine does not run."""
+
+
+def engine_issues(scenario: Scenario) -> list[Issue]:
+    """Rules the Spark engine adds to the scenario format (see module docstring)."""
+    issues: list[Issue] = []
+    stateful = (WindowAggregateOp, WindowJoinOp)
+    for i, seg in enumerate(scenario.shared_segments):
+        for j, op in enumerate(seg.operators):
+            if isinstance(op, stateful):
+                issues.append(
+                    Issue(
+                        f"shared_segments[{i}].operators[{j}]",
+                        f"{op.kind} in a shared segment: the Spark engine runs window "
+                        "operators only as a query's last operator",
+                    )
+                )
+            issues.extend(_map_issues(f"shared_segments[{i}].operators[{j}]", op))
+    for i, qc in enumerate(scenario.classes):
+        for j, query in enumerate(qc.queries):
+            last = len(query.operators) - 1
+            for k, op in enumerate(query.operators):
+                path = f"classes[{i}].queries[{j}].operators[{k}]"
+                if isinstance(op, stateful) and k != last:
+                    issues.append(
+                        Issue(
+                            path,
+                            f"{op.kind} followed by {len(query.operators) - 1 - k} more "
+                            "operator(s): the Spark engine runs window operators only as a "
+                            "query's last operator",
+                        )
+                    )
+                issues.extend(_map_issues(path, op))
+    return issues
+
+
+def _map_issues(path: str, op: OperatorModel) -> list[Issue]:
+    if isinstance(op, MapOp) and op.output in PROTECTED_COLUMNS:
+        return [
+            Issue(
+                f"{path}.output",
+                f"{op.output!r} would overwrite the tuple's "
+                f"{'identity' if op.output == 'seq' else 'arrival instant'}; "
+                "choose another output column",
+            )
+        ]
+    return []
+
+
+def compile_network(scenario: Scenario) -> NetworkPlan:
+    """The executable network of a validated scenario (``EngineScenarioError`` if the
+    Spark engine cannot run it)."""
+    issues = engine_issues(scenario)
+    if issues:
+        raise EngineScenarioError(issues, scenario.name)
+    net = build_network(scenario)
+    graph = net.graph
+    priorities = net.priorities
+    sharing = SharingPlan.build(graph, priorities)
+    class_names = net.class_order
+    class_index = {name: k for k, name in enumerate(class_names)}
+    models, inputs = _operator_models(scenario, priorities)
+
+    n = len(net.nodes)
+    depth = [0] * n
+    for i in graph.order:
+        parents = graph.parents[i]
+        if parents:
+            depth[i] = max(depth[p] for p in parents) + 1
+    points: list[Point] = []
+    point_of: dict[int, int] = {}
+    for i, node in enumerate(net.nodes):
+        if node.kind == "source":
+            assert node.stream is not None
+            point_of[i] = len(points)
+            points.append(Point(len(points), i, node.op_id, sharing.owner[i], node.stream))
+
+    nodes: list[PlanNode] = []
+    for i, node in enumerate(net.nodes):
+        model = models.get(node.op_id)
+        left_id, right_id = inputs.get(node.op_id, (None, None))
+        left = graph.index(left_id) if left_id is not None else None
+        right = graph.index(right_id) if right_id is not None else None
+        routes: list[Route] = []
+        if node.output is not None and node.kind not in STATEFUL_KINDS:
+            routes.append(Route(i, LEFT, -1, OUTPUT))
+        for j in graph.children[i]:
+            child = net.nodes[j]
+            shed_class = (
+                class_index[sharing.owner[j]] if sharing.owner[j] != sharing.owner[i] else -1
+            )
+            status = PARKED if child.kind in STATEFUL_KINDS else ACTIVE
+            if child.kind == "window_join":
+                c_left, c_right = inputs[child.op_id]
+                if c_left == node.op_id:
+                    routes.append(Route(j, LEFT, shed_class, status))
+                if c_right == node.op_id:
+                    routes.append(Route(j, RIGHT, shed_class, status))
+            else:
+                routes.append(Route(j, LEFT, shed_class, status))
+        nodes.append(
+            PlanNode(
+                index=i,
+                op_id=node.op_id,
+                kind=node.kind,
+                owner=sharing.owner[i],
+                model=model,
+                depth=depth[i],
+                routes=tuple(routes),
+                output=node.output,
+                point=point_of.get(i),
+                left=left,
+                right=right,
+            )
+        )
+    stateless_depths = [nd.depth for nd in nodes if nd.kind in STATELESS_KINDS]
+    extra = sorted(
+        {
+            nd.model.output
+            for nd in nodes
+            if isinstance(nd.model, MapOp) and nd.model.output not in BASE_COLUMNS
+        }
+    )
+    return NetworkPlan(
+        scenario=scenario,
+        nodes=tuple(nodes),
+        points=tuple(points),
+        class_names=tuple(class_names),
+        extra_columns=tuple(extra),
+        graph=graph,
+        sharing=sharing,
+        layers=max(stateless_depths, default=0),
+    )
+
+
+def _operator_models(
+    scenario: Scenario, priorities: dict[str, float]
+) -> tuple[dict[str, OperatorModel], dict[str, tuple[str | None, str | None]]]:
+    """Operator id → model, and a join's id → (left input id, right input id).
+
+    Ids follow ``build_network``'s rule: the operator's ``name`` or
+    ``<class>.<query>.<i>.<kind>`` / ``seg.<segment>.<i>.<kind>``; a class reads a
+    stream through ``src:<owner>:<stream>``.
+    """
+    streams = {s.name for s in scenario.streams}
+    segments = {s.name: s for s in scenario.shared_segments}
+    seg_classes: dict[str, set[str]] = {name: set() for name in segments}
+
+    def mark(name: str, cls: str) -> None:
+        if name not in segments or cls in seg_classes[name]:
+            return
+        seg_classes[name].add(cls)
+        mark(segments[name].source, cls)
+
+    for qc in scenario.classes:
+        for query in qc.queries:
+            mark(query.source, qc.name)
+            for op in query.operators:
+                if isinstance(op, WindowJoinOp):
+                    mark(op.right, qc.name)
+
+    models: dict[str, OperatorModel] = {}
+    inputs: dict[str, tuple[str | None, str | None]] = {}
+    seg_last: dict[str, str] = {}
+
+    def owner_of(classes: set[str]) -> str:
+        return min(classes, key=lambda c: (-priorities[c], c))
+
+    def input_id(name: str, owner: str) -> str:
+        if name in streams:
+            return f"src:{owner}:{name}"
+        return segment_last(name)
+
+    def chain(prefix: str, ops: Sequence[OperatorModel], upstream: str, owner: str) -> str:
+        up = upstream
+        for i, op in enumerate(ops):
+            op_id = op.name or f"{prefix}.{i}.{op.kind}"
+            models[op_id] = op
+            right = input_id(op.right, owner) if isinstance(op, WindowJoinOp) else None
+            inputs[op_id] = (up, right)
+            up = op_id
+        return up
+
+    def segment_last(name: str) -> str:
+        if name not in seg_last:
+            seg = segments[name]
+            owner = owner_of(seg_classes[name])
+            seg_last[name] = chain(
+                f"seg.{name}", list(seg.operators), input_id(seg.source, owner), owner
+            )
+        return seg_last[name]
+
+    for qc in scenario.classes:
+        for query in qc.queries:
+            chain(
+                f"{qc.name}.{query.name}",
+                list(query.operators),
+                input_id(query.source, qc.name),
+                qc.name,
+            )
+    return models, inputs

@@ -1,0 +1,245 @@
+"""What the sources write into Spark's offset log, and the decisions they apply (no Spark).
+
+The end offset of every micro-batch records, per point, cumulative counters — tuples
+arrived, taken from the log, kept (processed) and shed, the shed carry, the log cursor —
+and the :class:`Decision` that applied to the batch. Spark writes the offset to its
+write-ahead offset log before the batch runs, so:
+
+- a batch replayed after a failure reads exactly the same tuples and drops exactly the
+  same ones (the partitions follow from the start and end offsets alone);
+- the driver learns the batch's exact counts by reading the two offsets
+  (:func:`read_offset_log`), with no extra Spark job.
+
+The driver hands decisions to the source through a small JSON file, replaced atomically
+(:func:`write_decision` / :func:`read_decision`); the source reads it at every
+``latestOffset`` (when Spark plans the next batch).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What the class scheduler and the shedders apply to the next batch.
+
+    Attributes:
+        version: increases with every controller step (0: before the first step).
+        shed: per class, the fraction of taken tuples to drop (after recommend-only).
+        quotas: per class, the share of the batch budget (sum 1).
+        budget_s: seconds of work one batch may take.
+        costs_s: per point op id, work per kept tuple (s).
+        admit_all: take every waiting tuple (no class scheduler: the "plain" engine).
+        config_version: live configuration version in force.
+        discard: drop every tuple waiting now without processing it, once (the end of a
+            warm-up: what arrived while the JVM and the workers warmed up is not part of
+            the measured run).
+    """
+
+    version: int = 0
+    shed: Mapping[str, float] = field(default_factory=dict)
+    quotas: Mapping[str, float] = field(default_factory=dict)
+    budget_s: float = 0.0
+    costs_s: Mapping[str, float] = field(default_factory=dict)
+    admit_all: bool = True
+    config_version: int = 0
+    discard: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "v": self.version,
+            "f": {k: round(v, 9) for k, v in self.shed.items()},
+            "q": {k: round(v, 9) for k, v in self.quotas.items()},
+            "B": round(self.budget_s, 9),
+            "c": {k: float(f"{v:.6g}") for k, v in self.costs_s.items()},
+            "all": self.admit_all,
+            "cv": self.config_version,
+            **({"x": True} if self.discard else {}),
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Decision:
+        return cls(
+            version=int(data.get("v", 0)),
+            shed={str(k): float(v) for k, v in dict(data.get("f", {})).items()},
+            quotas={str(k): float(v) for k, v in dict(data.get("q", {})).items()},
+            budget_s=float(data.get("B", 0.0)),
+            costs_s={str(k): float(v) for k, v in dict(data.get("c", {})).items()},
+            admit_all=bool(data.get("all", True)),
+            config_version=int(data.get("cv", 0)),
+            discard=bool(data.get("x", False)),
+        )
+
+
+ADMIT_ALL = Decision()
+"""Before the controller's first decision: take everything, shed nothing."""
+
+
+@dataclass(frozen=True, slots=True)
+class PointState:
+    """Cumulative counters of one point since the run started.
+
+    Attributes:
+        arrived: tuples that arrived in the log.
+        taken: tuples taken from the log (``kept + shed``); ``arrived − taken`` wait.
+        kept: tuples processed.
+        shed: tuples dropped by the shedder.
+        carry: fractional shed remainder.
+        head_s: arrival instant (epoch s) of the oldest waiting tuple, or of the end of
+            the window when none waits.
+        cursor: broker streams only: id of the last entry taken.
+        base: broker streams only: entries the stream held before the run.
+    """
+
+    arrived: int = 0
+    taken: int = 0
+    kept: int = 0
+    shed: int = 0
+    carry: float = 0.0
+    head_s: float = 0.0
+    cursor: str | None = None
+    base: int = 0
+
+    @property
+    def waiting(self) -> int:
+        return self.arrived - self.taken
+
+    def to_json(self) -> list[Any]:
+        row: list[Any] = [
+            self.arrived,
+            self.taken,
+            self.kept,
+            self.shed,
+            round(self.carry, 9),
+            round(self.head_s, 6),
+        ]
+        if self.cursor is not None:
+            row += [self.cursor, self.base]
+        return row
+
+    @classmethod
+    def from_json(cls, row: Sequence[Any]) -> PointState:
+        cursor = str(row[6]) if len(row) > 6 else None
+        base = int(row[7]) if len(row) > 7 else 0
+        return cls(
+            int(row[0]),
+            int(row[1]),
+            int(row[2]),
+            int(row[3]),
+            float(row[4]),
+            float(row[5]),
+            cursor,
+            base,
+        )
+
+
+@dataclass(frozen=True)
+class SourceOffset:
+    """One offset of the headroom source.
+
+    Attributes:
+        origin_us: the run's origin (epoch µs): scenario time 0.
+        t_us: the instant the offset was taken (epoch µs); tuples arrived before it.
+        points: per point (in ``NetworkPlan.points`` order), its counters.
+        decision: the decision applied to the batch that ends here (``None`` for the
+            initial offset).
+    """
+
+    origin_us: int
+    t_us: int
+    points: tuple[PointState, ...]
+    decision: Decision | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "origin_us": self.origin_us,
+            "t_us": self.t_us,
+            "p": [p.to_json() for p in self.points],
+        }
+        if self.decision is not None:
+            out["d"] = self.decision.to_json()
+        return out
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> SourceOffset:
+        decision = data.get("d")
+        return cls(
+            origin_us=int(data["origin_us"]),
+            t_us=int(data["t_us"]),
+            points=tuple(PointState.from_json(r) for r in data["p"]),
+            decision=Decision.from_json(decision) if decision is not None else None,
+        )
+
+
+@dataclass(frozen=True)
+class BatchRecord:
+    """One micro-batch as the offset log records it: its start and end offsets.
+
+    ``delta(i)`` gives the batch's counts at point ``i``: arrived during the window,
+    taken, kept and shed.
+    """
+
+    batch_id: int
+    start: SourceOffset
+    end: SourceOffset
+
+    @property
+    def decision(self) -> Decision:
+        return self.end.decision or ADMIT_ALL
+
+    @property
+    def window_s(self) -> tuple[float, float]:
+        return self.start.t_us / 1e6, self.end.t_us / 1e6
+
+    def delta(self, i: int) -> PointState:
+        a, b = self.start.points[i], self.end.points[i]
+        return PointState(
+            arrived=b.arrived - a.arrived,
+            taken=b.taken - a.taken,
+            kept=b.kept - a.kept,
+            shed=b.shed - a.shed,
+            carry=b.carry,
+            head_s=b.head_s,
+        )
+
+
+def read_offset_log(checkpoint_dir: str | Path, batch_id: int) -> SourceOffset:
+    """The headroom source's offset in Spark's offset log entry ``batch_id``.
+
+    An entry is ``v1``, a metadata line, then one JSON line per source; the query has
+    one source.
+    """
+    path = Path(checkpoint_dir) / "offsets" / str(batch_id)
+    lines = path.read_text(encoding="utf-8").splitlines()
+    if len(lines) < 3 or not lines[0].startswith("v"):
+        raise ValueError(f"{path}: not a Spark offset log entry ({len(lines)} lines)")
+    return SourceOffset.from_json(json.loads(lines[2]))
+
+
+def write_decision(path: str | Path, decision: Decision) -> None:
+    """Replace the decision file atomically (readers never see half a file)."""
+    target = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=".decision-", dir=target.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(decision.to_json(), f, separators=(",", ":"))
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def read_decision(path: str | Path) -> Decision:
+    """The newest decision, or :data:`ADMIT_ALL` when none was written yet."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return ADMIT_ALL
+    return Decision.from_json(json.loads(text))

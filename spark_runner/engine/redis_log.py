@@ -1,0 +1,167 @@
+"""Redis Streams as the log the sources read, and the producer that fills them (no Spark).
+
+Every scenario stream is one Redis stream (key ``<prefix>:<stream>``); an entry carries
+``seq``, ``key`` and ``value``, and its id (``<ms>-<n>``, given by the server when it was
+appended) is its arrival instant. Each class reads a stream through its own cursor kept in
+the offsets (no consumer groups): the source takes what the class scheduler admits, the
+rest waits in the stream.
+
+Counting needs no scan: ``XINFO STREAM`` reports ``entries-added`` (Redis >= 7), so the
+tuples that arrived since the run started are ``entries-added − base``. Entries must not be
+trimmed while a run reads them.
+
+:class:`Producer` replays a scenario's streams into Redis in real time, tuple by tuple at
+their scheduled instants (``headroom produce``), with the same keys and values as the
+generated source.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import redis
+
+from spark_runner.engine.admission import kept_positions
+from spark_runner.engine.feed import FeedSpec, Slice
+from spark_runner.engine.offsets import PointState
+from spark_runner.engine.streams import StreamSpec
+
+DEFAULT_PREFIX = "headroom"
+
+
+def stream_key(prefix: str, stream: str) -> str:
+    return f"{prefix}:{stream}"
+
+
+def id_seconds(entry_id: str) -> float:
+    """The append instant (epoch s) of an entry id ``<ms>-<n>``."""
+    return int(entry_id.split("-", 1)[0]) / 1000.0
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+class RedisLog:
+    """Points reading Redis streams (the :class:`~spark_runner.engine.feed.Log` protocol)."""
+
+    def __init__(self, spec: FeedSpec, client: redis.Redis | None = None) -> None:
+        self._spec = spec
+        self._client = client or redis.Redis.from_url(spec.redis_url)
+        self._keys = [spec.redis_keys[p.stream] for p in spec.points]
+
+    def _info(self, key: str) -> tuple[int, str]:
+        try:
+            info = self._client.xinfo_stream(key)
+        except redis.ResponseError:  # no such key yet
+            return 0, "0-0"
+        return int(info["entries-added"]), _text(info["last-generated-id"])
+
+    def initial(self, point: int, now_us: int) -> PointState:
+        added, last = self._info(self._keys[point])
+        return PointState(head_s=now_us / 1e6, cursor=last, base=added)
+
+    def arrived(self, point: int, state: PointState, now_us: int) -> int:
+        added, _ = self._info(self._keys[point])
+        return max(state.arrived, added - state.base)
+
+    def take(self, point: int, state: PointState, count: int) -> str | None:
+        entries = self._client.xrange(self._keys[point], f"({state.cursor}", "+", count=count)
+        return _text(entries[-1][0]) if entries else state.cursor
+
+    def head_s(self, point: int, state: PointState, now_us: int) -> float:
+        entries = self._client.xrange(self._keys[point], f"({state.cursor}", "+", count=1)
+        return id_seconds(_text(entries[0][0])) if entries else now_us / 1e6
+
+    def rows(self, piece: Slice) -> dict[str, np.ndarray]:
+        """The kept entries of ``piece`` as columns (``point, seq, key, value, arrival_s``)."""
+        entries: list[Any] = (
+            self._client.xrange(
+                self._keys[piece.point],
+                f"({piece.cursor_before}",
+                piece.cursor_after or "+",
+                count=piece.taken,
+            )
+            or []
+        )
+        keep = kept_positions(len(entries), min(piece.kept, len(entries)), piece.j0, piece.j1)
+        chosen = [entries[int(k)] for k in keep]
+        return {
+            "point": np.full(len(chosen), piece.point, dtype=np.int32),
+            "seq": np.array([int(f[b"seq"]) for _, f in chosen], dtype=np.int64),
+            "key": np.array([int(f[b"key"]) for _, f in chosen], dtype=np.int64),
+            "value": np.array([float(f[b"value"]) for _, f in chosen], dtype=np.float64),
+            "arrival_s": np.array([id_seconds(_text(i)) for i, _ in chosen], dtype=np.float64),
+        }
+
+
+@dataclass
+class ProducerStats:
+    """Entries appended per stream."""
+
+    appended: dict[str, int]
+
+
+class Producer:
+    """Appends each stream's tuples to Redis at their scheduled instants.
+
+    ``step(now_s)`` appends every tuple due by ``now_s`` (scenario seconds) in one
+    pipeline; ``run`` calls it every ``tick_s`` until ``duration_s`` or ``should_stop``.
+    """
+
+    def __init__(
+        self,
+        client: redis.Redis,
+        streams: Mapping[str, StreamSpec],
+        prefix: str = DEFAULT_PREFIX,
+        max_per_step: int = 50_000,
+    ) -> None:
+        self._client = client
+        self._streams = dict(streams)
+        self._prefix = prefix
+        self._max_per_step = max_per_step
+        self.appended = {name: 0 for name in streams}
+
+    def keys(self) -> dict[str, str]:
+        return {name: stream_key(self._prefix, name) for name in self._streams}
+
+    def step(self, now_s: float) -> int:
+        pipe = self._client.pipeline(transaction=False)
+        added = 0
+        for name, spec in self._streams.items():
+            due = min(spec.arrived_before(now_s), self.appended[name] + self._max_per_step)
+            if due <= self.appended[name]:
+                continue
+            seqs = np.arange(self.appended[name], due, dtype=np.int64)
+            keys, values = spec.keys_of(seqs), spec.values_of(seqs)
+            key = stream_key(self._prefix, name)
+            for s, k, v in zip(seqs.tolist(), keys.tolist(), values.tolist(), strict=True):
+                pipe.xadd(key, {"seq": s, "key": k, "value": repr(v)})
+            added += len(seqs)
+            self.appended[name] = due
+        if added:
+            pipe.execute()
+        return added
+
+    def run(
+        self,
+        duration_s: float,
+        *,
+        tick_s: float = 0.005,
+        should_stop: Callable[[], bool] = lambda: False,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> ProducerStats:
+        started = clock()
+        while not should_stop():
+            now_s = clock() - started
+            if now_s >= duration_s:
+                self.step(duration_s)
+                break
+            self.step(now_s)
+            sleep(tick_s)
+        return ProducerStats(dict(self.appended))

@@ -1,0 +1,61 @@
+"""The results document of a Spark run: the simulator's format, so both engines compare.
+
+:func:`build_spark_results` shapes the controller's run totals and series into the
+simulator's :class:`~spark_runner.sim.engine.SimOutput` and renders it with
+:func:`spark_runner.sim.results.build_results` — same fields, same table
+(:mod:`spark_runner.sim.report`). Spark-specific facts go under ``"engine"``:
+master, batches, the measured cost model, the burn calibration, warm-up, wall time.
+Series samples carry a few more fields than the simulator's (``admitted``, ``shed``,
+``violation_mean_s``, ``applied_shed_fraction``, and per sample ``budget_s``, ``alpha``,
+``overhead_s``, ``config_version``, ``batch``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from spark_runner.engine.controller import EngineController
+from spark_runner.sim.engine import SimOutput
+from spark_runner.sim.network import build_network
+from spark_runner.sim.results import build_results
+
+
+def build_spark_results(
+    controller: EngineController, duration_s: float, engine: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The results document (``format: headroom-sim-results``) of a finished run."""
+    plan = controller.plan
+    backlog, ages = controller.backlog()
+    out = SimOutput(
+        scenario=plan.scenario,
+        network=build_network(plan.scenario),
+        class_order=plan.class_names,
+        totals=dict(controller.class_summaries()),
+        series=controller.series,
+        redistributions=controller.redistributions,
+        backlog=backlog,
+        backlog_age_s=ages,
+        idle_s=controller.idle_s,
+        end_s=max(duration_s - _measured_from(controller), 1e-9),
+        turns=controller.batches,
+    )
+    results = build_results(out)
+    results["scenario"]["duration_s"] = duration_s - _measured_from(controller)
+    if controller.options.plain:
+        results["scenario"]["mode"] = "plain"
+    results["engine"] = {
+        "name": "spark",
+        "batches": controller.batches,
+        "batch_budget_weight_s": controller.budget.budget_s,
+        "batch_outside_s": controller.outside.value,
+        "warmup_s": controller.options.warmup_s,
+        **engine,
+    }
+    return results
+
+
+def _measured_from(controller: EngineController) -> float:
+    start = controller.measured_from_s
+    return 0.0 if math.isnan(start) else start  # NaN: the warm-up never ended

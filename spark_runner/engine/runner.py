@@ -1,0 +1,335 @@
+"""One run of a scenario on Spark: the streaming query and its per-batch hand-over.
+
+:class:`EngineRun` sets a run up in its checkpoint directory (``<checkpoint>/headroom/``
+holds the feed specification the source reads and the decision file the controller
+writes), starts the query — the headroom source, the compiled stateless operators, a
+``foreachBatch`` handler on a processing-time trigger of one control period — and then
+hands every batch over to Spark-free code:
+
+    handler(batch_df, batch_id):
+        record   = offsets log entries batch_id − 1 and batch_id     (offsets.py)
+        table    = batch_df.toArrow()                                (the batch's one job)
+        finished = window operators + exact counts                   (finish.py)
+        sink.write(outputs); output instant = now
+        outcome  = controller.on_batch(record, finished, timing)     (controller.py)
+        write the next decision; push the samples; acknowledge an applied configuration
+
+A listener passes each batch's time outside the handler (offset log, planning, commit)
+to the controller's budget.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pyspark.sql import SparkSession
+from pyspark.sql.streaming.listener import (
+    QueryIdleEvent,
+    QueryProgressEvent,
+    QueryStartedEvent,
+    QueryTerminatedEvent,
+    StreamingQueryListener,
+)
+from pyspark.sql.streaming.query import StreamingQuery
+
+from spark_runner.engine.background import BackgroundLoad
+from spark_runner.engine.controller import (
+    BatchTiming,
+    ControllerOptions,
+    EngineController,
+)
+from spark_runner.engine.expressions import compile_pipeline
+from spark_runner.engine.feed import REDIS, FeedPoint, FeedSpec
+from spark_runner.engine.finish import BatchFinisher, output_table
+from spark_runner.engine.network import NetworkPlan
+from spark_runner.engine.offsets import (
+    BatchRecord,
+    PointState,
+    SourceOffset,
+    read_offset_log,
+    write_decision,
+)
+from spark_runner.engine.pipeline import apply_pipeline, collect_batch, measure_repetition_s
+from spark_runner.engine.redis_log import stream_key
+from spark_runner.engine.results import build_spark_results
+from spark_runner.engine.sink import Sink, SinkError, make_sink
+from spark_runner.engine.source import OPTION_SPEC, SOURCE_NAME, FeedSource
+from spark_runner.engine.streams import stream_specs
+from spark_runner.job.control import LiveConfig
+from spark_runner.job.samples import MetricSample
+from spark_runner.scenario.models import MapOp
+
+log = logging.getLogger(__name__)
+
+SampleSink = Callable[[list[MetricSample]], None]
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """What a run needs besides its scenario.
+
+    Attributes:
+        name: the query's name.
+        checkpoint_dir: Spark's checkpoint location (local path) for this run.
+        period_s: control period = trigger interval, s.
+        source, redis_url, redis_prefix: where tuples wait.
+        sink, sink_path: where output tuples go.
+        partitions: tasks per batch (None: Spark's default parallelism).
+        options: the controller's options.
+        aliases: scenario class name → the name reported in metric samples.
+    """
+
+    name: str
+    checkpoint_dir: str
+    period_s: float
+    source: str = "generator"
+    redis_url: str = ""
+    redis_prefix: str = "headroom"
+    sink: str = "none"
+    sink_path: str | None = None
+    partitions: int | None = None
+    options: ControllerOptions = field(default_factory=ControllerOptions)
+    aliases: Mapping[str, str] = field(default_factory=dict)
+
+
+class HandlerError(RuntimeError):
+    """A batch failed in the driver's part of the work; ``kind`` names where."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+class EngineRun:
+    """A scenario running on one SparkSession (see module docstring)."""
+
+    def __init__(
+        self,
+        plan: NetworkPlan,
+        settings: RunSettings,
+        live: LiveConfig | None = None,
+        samples: SampleSink | None = None,
+        acknowledge: Callable[[int], None] | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.plan = plan
+        self.settings = settings
+        self.controller = EngineController(plan, settings.options, live, settings.period_s)
+        self.finisher = BatchFinisher(plan)
+        self.sink: Sink = make_sink(settings.sink, settings.sink_path)
+        self._samples = samples
+        self._acknowledge = acknowledge
+        self._clock = clock
+        self.work_dir = Path(settings.checkpoint_dir) / "headroom"
+        self.decision_path = self.work_dir / "decision.json"
+        self.background = BackgroundLoad(plan.scenario)
+        self.failure: HandlerError | None = None
+        self.origin_us = 0
+        self.started_s = 0.0
+        self.repetition_s: float | None = None
+        self.query: StreamingQuery | None = None
+        self.listener: _OverheadListener | None = None
+        self._previous: SourceOffset | None = None
+        self._last_id = -1
+        self.last_batch_s = 0.0
+
+    # --- start -------------------------------------------------------------------------
+
+    def start(self, spark: SparkSession, gate_batch: Callable[[], Any]) -> StreamingQuery:
+        """Calibrate, write the feed specification and the first decision, start the query.
+
+        ``gate_batch`` is a context-manager factory every batch runs inside (the job's
+        stop gate).
+        """
+        settings, plan = self.settings, self.plan
+        parallelism = settings.partitions or spark.sparkContext.defaultParallelism
+        try:
+            self.work_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise RuntimeError(
+                f"checkpoint directory {settings.checkpoint_dir} is unusable: {exc.strerror}"
+            ) from exc
+        burning = settings.options.burn and any(
+            isinstance(n.model, MapOp) and n.model.cpu_cost_per_tuple_s > 0 for n in plan.nodes
+        )
+        if burning:
+            self.repetition_s = measure_repetition_s(spark, parallelism)
+            log.info("CPU burn: one repetition costs %.1f ns", self.repetition_s * 1e9)
+        compiled = compile_pipeline(plan, self.repetition_s)
+        self.origin_us = time.time_ns() // 1_000
+        self.started_s = self.origin_us / 1e6
+        streams = stream_specs(plan.scenario)
+        spec = FeedSpec(
+            kind=settings.source,
+            origin_us=self.origin_us,
+            points=tuple(FeedPoint(p.op_id, p.class_name, p.stream) for p in plan.points),
+            streams=streams,
+            decision_path=str(self.decision_path),
+            partitions=parallelism,
+            redis_url=settings.redis_url,
+            redis_keys={n: stream_key(settings.redis_prefix, n) for n in streams},
+            edge_classes=tuple((k, plan.class_names[k]) for k in compiled.edge_classes),
+        )
+        spec_path = self.work_dir / "feed.json"
+        spec.dump(spec_path)
+        write_decision(self.decision_path, self.controller.initial_decision())
+        spark.dataSource.register(FeedSource)
+        self.listener = _OverheadListener(settings.name, self.controller)
+        spark.streams.addListener(self.listener)
+        stream = spark.readStream.format(SOURCE_NAME).option(OPTION_SPEC, str(spec_path)).load()
+        handler = _BatchHandler(self, gate_batch)
+        self.query = (
+            apply_pipeline(stream, compiled)
+            .writeStream.queryName(settings.name)
+            .foreachBatch(handler)
+            .trigger(processingTime=f"{max(1, round(settings.period_s * 1000))} milliseconds")
+            .option("checkpointLocation", settings.checkpoint_dir)
+            .start()
+        )
+        end_s = plan.scenario.duration_s * 10
+        self.background.start(self.started_s, end_s)
+        log.info(
+            "run %s started: %d classes, %d operators, %d points, %s source, sink %s, "
+            "parallelism %d, edge-shedding classes %s",
+            settings.name,
+            len(plan.class_names),
+            len(plan.nodes),
+            len(plan.points),
+            settings.source,
+            settings.sink,
+            parallelism,
+            [plan.class_names[k] for k in compiled.edge_classes],
+        )
+        return self.query
+
+    # --- batches -----------------------------------------------------------------------
+
+    def _record(self, batch_id: int) -> BatchRecord:
+        checkpoint = self.settings.checkpoint_dir
+        end = read_offset_log(checkpoint, batch_id)
+        if batch_id == 0:
+            start = SourceOffset(
+                end.origin_us, end.origin_us, tuple(PointState() for _ in end.points)
+            )
+        elif self._previous is not None and self._last_id == batch_id - 1:
+            start = self._previous
+        else:
+            start = read_offset_log(checkpoint, batch_id - 1)
+        self._previous, self._last_id = end, batch_id
+        return BatchRecord(batch_id, start, end)
+
+    def handle(self, batch_df: Any, batch_id: int) -> None:
+        started = self._clock()
+        record = self._record(batch_id)
+        table = collect_batch(batch_df)
+        finished = self.finisher.finish(table, record)
+        if self.sink.wants_rows:
+            rows = output_table(self.plan, batch_id, finished.outputs, self._clock())
+            try:
+                self.sink.write(batch_id, rows)
+            except SinkError as exc:
+                self.failure = HandlerError("sink", str(exc))
+                raise self.failure from exc
+        output_s = self._clock()
+        outcome = self.controller.on_batch(record, finished, BatchTiming(started, output_s))
+        if outcome is not None:
+            write_decision(self.decision_path, outcome.decision)
+            if self._samples is not None:
+                aliases = self.settings.aliases
+                self._samples(
+                    [
+                        s.model_copy(update={"class_name": aliases.get(s.class_name, s.class_name)})
+                        if s.class_name in aliases
+                        else s
+                        for s in outcome.samples
+                    ]
+                )
+            if outcome.applied_version is not None and self._acknowledge is not None:
+                self._acknowledge(outcome.applied_version)
+        self.last_batch_s = self._clock()
+        log.debug(
+            "batch %d: %d rows, %d outputs, %.0f ms (collect+finish %.0f ms)",
+            batch_id,
+            table.num_rows,
+            sum(len(o) for o in finished.outputs.values()),
+            1000 * (self.last_batch_s - started),
+            1000 * (output_s - started),
+        )
+
+    # --- end ---------------------------------------------------------------------------
+
+    def stop_background(self) -> None:
+        self.background.stop()
+
+    def close(self, spark: SparkSession) -> None:
+        """Stop the query if it still runs, the background load, and the listener."""
+        if self.query is not None and self.query.isActive:
+            self.query.stop()
+        self.background.stop()
+        if self.listener is not None:
+            spark.streams.removeListener(self.listener)
+            self.listener = None
+
+    def results(self, wall_s: float, master: str) -> dict[str, Any]:
+        """The results document of what ran so far."""
+        scenario_s = (
+            (self.controller.last_record.end.t_us - self.origin_us) / 1e6
+            if self.controller.last_record is not None
+            else 0.0
+        )
+        return build_spark_results(
+            self.controller,
+            scenario_s,
+            {
+                "master": master,
+                "source": self.settings.source,
+                "sink": self.settings.sink,
+                "wall_s": wall_s,
+                "burn_repetition_ns": self.repetition_s * 1e9 if self.repetition_s else None,
+                "redis": self.settings.source == REDIS,
+            },
+        )
+
+
+class _BatchHandler:
+    """The ``foreachBatch`` function: the stop gate, then :meth:`EngineRun.handle`."""
+
+    def __init__(self, run: EngineRun, gate_batch: Callable[[], Any]) -> None:
+        self._run = run
+        self._gate_batch = gate_batch
+
+    def __call__(self, batch_df: Any, batch_id: int) -> None:
+        with self._gate_batch():
+            self._run.handle(batch_df, batch_id)
+
+
+class _OverheadListener(StreamingQueryListener):
+    """Gives the controller each batch's time outside ``foreachBatch``."""
+
+    def __init__(self, query_name: str, controller: EngineController) -> None:
+        self._name = query_name
+        self._controller = controller
+
+    def onQueryStarted(self, event: QueryStartedEvent) -> None:
+        pass
+
+    def onQueryProgress(self, event: QueryProgressEvent) -> None:
+        progress = event.progress
+        if progress.name != self._name:
+            return
+        durations = progress.durationMs
+        total, inside = durations.get("triggerExecution"), durations.get("addBatch")
+        if total is not None and inside is not None:
+            self._controller.on_progress((total - inside) / 1000.0)
+        log.debug("batch %d progress: %s", progress.batchId, dict(durations))
+
+    def onQueryIdle(self, event: QueryIdleEvent) -> None:
+        pass
+
+    def onQueryTerminated(self, event: QueryTerminatedEvent) -> None:
+        pass

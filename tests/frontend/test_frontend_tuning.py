@@ -1,0 +1,223 @@
+"""frontend.actions.tuning against the fake API, which validates with the QoS core's own
+rules (what the live tuning panel does)."""
+
+from __future__ import annotations
+
+import pytest
+from frontend_tree import find, of_type, text
+
+from frontend.actions.tuning import (
+    TUNE_FIELDS,
+    apply_change,
+    class_names,
+    config_fingerprint,
+    form_values,
+    in_force,
+    load_config,
+    pick_class,
+    plan_change,
+    prefill_key,
+    render_changes,
+    render_status,
+    render_versions,
+)
+
+
+@pytest.fixture
+def job(fake_api):
+    fake_api.add_class("fraud", 6.0, 1.5)
+    fake_api.add_class("ads", 1.0, 3.0)
+    return fake_api.add_job(["fraud", "ads"], status="running")
+
+
+@pytest.fixture
+def config(api, job):
+    loaded = load_config(api, job["id"])
+    assert loaded.alert is None
+    return loaded.config
+
+
+def form(config, class_name="ads", **changes):
+    values = form_values(config, class_name)
+    values.update(changes)
+    return values
+
+
+def test_the_form_is_prefilled_with_the_values_in_force(config, job):
+    assert class_names(config) == ["fraud", "ads"]
+    assert pick_class(config, None) == "fraud"
+    assert pick_class(config, "ads") == "ads"
+    assert pick_class(config, "gone") == "fraud"
+    values = form_values(config, "ads")
+    assert values == {
+        "delay_target_s": 3.0,
+        "priority": 1.0,
+        "tau0": 0.2,
+        "tau1": 0.4,
+        "tau2": 0.8,
+        "tau3": 0.95,
+        "manager": "aloma",
+        "manager_params": "",
+        "recommend_only": False,
+        "policy": "relative",
+        "redistribution_every": 10,
+    }
+    assert set(values) == set(TUNE_FIELDS)
+    assert prefill_key(config, "ads") == [job["id"], "ads", 0]
+    assert prefill_key(None, "ads") is None
+
+
+def test_only_what_differs_is_sent(config):
+    assert plan_change(config, "ads", form(config)).body == {}
+    change = plan_change(config, "ads", form(config, tau2=0.7, recommend_only=True))
+    assert change.body == {"classes": {"ads": {"tau2": 0.7}}, "recommend_only": True}
+    assert change.changes == [("ads · τ2", "0.8", "0.7"), ("recommend only", "off", "on")]
+    shown = text(render_changes(change.changes))
+    assert "ads · τ2" in shown and "0.8 → 0.7" in shown
+
+    change = plan_change(config, "ads", form(config, policy="strict", redistribution_every="5"))
+    assert change.body == {"policy": "strict", "redistribution_every": 5}
+
+
+def test_manager_and_its_parameters(config):
+    change = plan_change(config, "ads", form(config, manager_params="initial_headroom=0.6"))
+    assert change.body == {"classes": {"ads": {"manager_params": {"initial_headroom": 0.6}}}}
+
+    # Another manager starts from its own defaults unless parameters are written for it.
+    change = plan_change(config, "ads", form(config, manager="ctrl"))
+    assert change.body == {"classes": {"ads": {"manager": "ctrl", "manager_params": {}}}}
+    change = plan_change(config, "ads", form(config, manager="ctrl", manager_params="pole1=0.3"))
+    assert change.body["classes"]["ads"]["manager_params"] == {"pole1": 0.3}
+
+
+def test_what_the_dashboard_cannot_send_is_marked_without_a_request(config, fake_api, job):
+    change = plan_change(config, "ads", form(config, tau2="abc", manager_params="oops"))
+    assert change.body == {}
+    assert set(change.feedback_by_field) == {"tau2", "manager_params"}
+    assert "is not name=value" in change.feedback_by_field["manager_params"]
+    assert fake_api.requests_to("PATCH", f"/jobs/{job['id']}/config") == []
+
+
+def test_a_change_goes_from_pending_to_applied(api, fake_api, job, config):
+    body = plan_change(config, "ads", form(config, tau2=0.7)).body
+    outcome = apply_change(api, job["id"], body)
+    assert fake_api.requests_to("PATCH", f"/jobs/{job['id']}/config")[-1].body == body
+    assert "Stored configuration version 1: pending until the job applies it" in text(outcome.alert)
+    pending = render_status(outcome.config)
+    assert "pending: version 1" in text(find(pending, "tune-pending"))
+    versions = render_versions(outcome.config)
+    assert "ads.tau2: 0.8 → 0.7" in text(find(versions, "tune-version-1"))
+    assert "pending" in text(find(versions, "tune-version-1"))
+
+    fake_api.ack(job["id"], 1)
+    applied = load_config(api, job["id"]).config
+    status = render_status(applied)
+    assert "In force: version 1 (applied 06:40:05 UTC)" in text(status)
+    assert "up to date" in text(find(status, "tune-up-to-date"))
+    assert "applied" in text(find(render_versions(applied), "tune-version-1"))
+    assert config_fingerprint(applied) != config_fingerprint(outcome.config)
+    assert prefill_key(applied, "ads")[2] == 1
+
+
+def test_the_cores_message_lands_on_the_field_it_names(api, job, config):
+    outcome = apply_change(api, job["id"], {"classes": {"ads": {"tau2": 0.3}}})
+    assert outcome.config is None
+    assert set(outcome.feedback_by_field) == {"tau2"}
+    assert outcome.feedback_by_field["tau2"].startswith("classes.ads.tau2=0.3 is invalid")
+    assert "see the marked fields" in text(outcome.alert)
+
+    outcome = apply_change(
+        api, job["id"], {"classes": {"ads": {"manager_params": {"initial_headroom": -1}}}}
+    )
+    assert set(outcome.feedback_by_field) == {"manager_params"}
+    assert "initial_headroom=-1" in outcome.feedback_by_field["manager_params"]
+
+    outcome = apply_change(api, job["id"], {"classes": {"ads": {"manager": "nope"}}})
+    assert "must be one of" in outcome.feedback_by_field["manager"]
+
+
+def test_refusals_that_are_not_about_a_field(api, viewer_api, fake_api, job, config):
+    noop = apply_change(api, job["id"], {"classes": {"ads": {"tau2": 0.8}}})
+    assert "leaves the configuration as it is" in text(noop.alert)
+    denied = apply_change(viewer_api, job["id"], {"recommend_only": True})
+    assert "needs operator or higher" in text(denied.alert)
+    fake_api.jobs[job["id"]]["status"] = "stopped"
+    stopped = apply_change(api, job["id"], {"recommend_only": True})
+    assert "a stopped or failed job takes no new configuration" in text(stopped.alert)
+
+
+def test_a_job_without_configuration_and_an_unreachable_api(api, dead_url):
+    from frontend.api import ApiClient
+
+    assert load_config(api, 999).config is None
+    assert load_config(api, None).config is None
+    with ApiClient(dead_url, timeout_s=0.5) as down:
+        loaded = load_config(down, 1)
+    assert loaded.config is None and "Cannot reach" in text(loaded.alert)
+    assert "no live configuration" in text(render_status(None))
+
+
+def test_the_launch_version_is_in_force_without_an_acknowledgement(config):
+    status = text(render_status(config))
+    assert "In force: version 0 (the launch configuration)" in status
+    assert "up to date" in status
+
+
+def test_versions_list_newest_first_and_the_launch_version(api, job, config):
+    apply_change(api, job["id"], {"recommend_only": True})
+    apply_change(api, job["id"], {"classes": {"fraud": {"priority": 8}}})
+    table = render_versions(load_config(api, job["id"]).config)
+    rows = [getattr(row, "id", None) for row in of_type(table, "Tr")][1:]
+    assert rows == ["tune-version-2", "tune-version-1", "tune-version-0"]
+    assert "launch configuration" in text(find(table, "tune-version-0"))
+    assert "at launch" in text(find(table, "tune-version-0"))
+    assert "recommend_only: off → on" in text(find(table, "tune-version-1"))
+
+
+def test_in_force_takes_back_what_the_job_has_not_applied(api, fake_api, job, config):
+    apply_change(api, job["id"], {"classes": {"ads": {"tau2": 0.7}}})
+    apply_change(
+        api,
+        job["id"],
+        {"classes": {"ads": {"manager_params": {"initial_headroom": 0.6}}}, "policy": "strict"},
+    )
+    fake_api.ack(job["id"], 1)
+    latest = load_config(api, job["id"]).config
+    assert latest["config"]["policy"] == "strict"
+    force = in_force(latest)
+    assert force["classes"]["ads"]["tau2"] == 0.7  # version 1: applied
+    assert force["classes"]["ads"]["manager_params"] == {}  # version 2: not yet
+    assert force["policy"] == "relative"
+    assert latest["config"]["classes"]["ads"]["manager_params"] == {"initial_headroom": 0.6}
+    fake_api.ack(job["id"], 2)
+    assert (
+        in_force(load_config(api, job["id"]).config) == load_config(api, job["id"]).config["config"]
+    )
+
+
+def test_in_force_finds_classes_whose_names_have_dots():
+    config = {
+        "job_id": 1,
+        "latest_version": 1,
+        "applied_version": None,
+        "pending_versions": [0, 1],
+        "config": {
+            "version": 1,
+            "recommend_only": False,
+            "policy": "relative",
+            "redistribution_every": 10,
+            "redistribution_enabled": True,
+            "classes": {"a": {"tau2": 0.9}, "a.b": {"tau2": 0.7}},
+        },
+        "versions": [
+            {"version": 0, "changes": [], "created_by": None, "created_at": "", "applied_at": None},
+            {
+                "version": 1,
+                "changes": [{"path": "classes.a.b.tau2", "old": 0.8, "new": 0.7}],
+                "created_by": None,
+                "created_at": "",
+                "applied_at": None,
+            },
+        ],
+    }
+    assert in_force(config)["classes"] == {"a": {"tau2": 0.9}, "a.b": {"tau2": 0.8}}

@@ -1,0 +1,63 @@
+"""Fixtures of the Spark runner's tests: scenarios as text, compiled."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from spark_runner.scenario import Scenario, load_scenario, parse_scenario
+
+ROOT = Path(__file__).resolve().parents[2]
+SCENARIOS = ROOT / "scenarios"
+
+
+def scenario_text(body: str) -> Scenario:
+    return parse_scenario(body)
+
+
+TWO_CLASSES = """
+version: 1
+name: two
+seed: 3
+duration_s: 60
+control: {period_s: 1.0, mode: dilos}
+streams:
+  - {name: a, arrival: {kind: constant, rate_per_s: 100}}
+  - name: b
+    arrival: {kind: step, steps: [{at_s: 0, rate_per_s: 50}, {at_s: 10, rate_per_s: 200}]}
+classes:
+  - name: gold
+    priority: 6
+    delay_target_s: 2
+    queries:
+      - name: q
+        source: a
+        operators:
+          - {kind: filter, predicate: "value < 0.5"}
+          - {kind: project, columns: [key, value]}
+  - name: bronze
+    priority: 1
+    delay_target_s: 3
+    queries:
+      - name: q
+        source: b
+        operators:
+          - {kind: map, expression: "value * 10", output: v10, cpu_cost_per_tuple_s: 0.0001}
+          - {kind: window_aggregate, window: {size_s: 2}, function: sum, column: v10}
+"""
+
+
+@pytest.fixture
+def two_classes() -> Scenario:
+    return parse_scenario(TWO_CLASSES)
+
+
+@pytest.fixture
+def sharing() -> Scenario:
+    return load_scenario(SCENARIOS / "thesis" / "qn_a_sdc_sharing.yaml")
+
+
+@pytest.fixture
+def demo() -> Scenario:
+    return load_scenario(SCENARIOS / "demo.yaml")

@@ -1,0 +1,167 @@
+"""A Spark-free stand-in for the engine, in simulated time, for testing the control loop.
+
+Each period the trigger fires: the real source logic (:func:`feed.next_offset` on the
+generated log) admits tuples by the controller's decision; the batch "runs" for
+``overhead_s + alpha × Σ map costs`` seconds; every kept tuple of a one-map query is an
+output at the end of the batch; the real :class:`BatchFinisher` and
+:class:`EngineController` take it from there. Nothing sleeps.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+
+from spark_runner.engine.controller import (
+    BatchTiming,
+    ControllerOptions,
+    EngineController,
+    StepOutcome,
+)
+from spark_runner.engine.feed import (
+    FeedPoint,
+    FeedSpec,
+    GeneratedLog,
+    initial_offset,
+    next_offset,
+    plan_partitions,
+)
+from spark_runner.engine.finish import BatchFinisher
+from spark_runner.engine.network import OUTPUT, compile_network
+from spark_runner.engine.offsets import BatchRecord, Decision, SourceOffset
+from spark_runner.engine.streams import stream_specs
+from spark_runner.job.control import LiveConfig
+from spark_runner.scenario import Scenario, parse_scenario
+from spark_runner.scenario.models import MapOp
+
+ORIGIN_US = 1_800_000_000_000_000
+
+
+def one_map_scenario(
+    rates: dict[str, float],
+    targets: dict[str, float],
+    cost_s: float,
+    period_s: float = 1.0,
+    mode: str = "dilos",
+) -> Scenario:
+    priorities = [6, 3, 1]
+    streams = "\n".join(
+        f"  - {{name: s_{n}, arrival: {{kind: constant, rate_per_s: {r}}}}}"
+        for n, r in rates.items()
+    )
+    classes = "\n".join(
+        f"""  - name: {n}
+    priority: {priorities[i]}
+    delay_target_s: {targets[n]}
+    manager: {{kind: aloma, params: {{max_shed: 0.99}}}}
+    queries:
+      - name: q
+        source: s_{n}
+        operators:
+          - {{kind: map, expression: "value", output: v, cpu_cost_per_tuple_s: {cost_s}}}"""
+        for i, n in enumerate(rates)
+    )
+    return parse_scenario(
+        f"""
+version: 1
+name: plant
+seed: 1
+duration_s: 1000
+control: {{period_s: {period_s}, mode: {mode}}}
+streams:
+{streams}
+classes:
+{classes}
+"""
+    )
+
+
+@dataclass
+class Plant:
+    scenario: Scenario
+    tmp: Path
+    overhead_s: float = 0.3
+    alpha: float = 0.5
+    options: ControllerOptions = field(default_factory=ControllerOptions)
+    live: LiveConfig | None = None
+
+    def __post_init__(self) -> None:
+        self.plan = compile_network(self.scenario)
+        self.spec = FeedSpec(
+            kind="generator",
+            origin_us=ORIGIN_US,
+            points=tuple(FeedPoint(p.op_id, p.class_name, p.stream) for p in self.plan.points),
+            streams=stream_specs(self.scenario),
+            decision_path=str(self.tmp / "decision.json"),
+        )
+        self.log = GeneratedLog(self.spec)
+        self.period_s = self.scenario.control.period_s
+        self.controller = EngineController(self.plan, self.options, self.live)
+        self.controller.on_progress(self.overhead_s - 0.05)
+        self.finisher = BatchFinisher(self.plan)
+        self.decision: Decision = self.controller.initial_decision()
+        self.offset: SourceOffset = initial_offset(self.spec, self.log, ORIGIN_US)
+        self.now_us = ORIGIN_US
+        self.batch_id = 0
+        self.outcomes: list[StepOutcome] = []
+        self._cost = np.zeros(len(self.plan.nodes))
+        for n in self.plan.nodes:
+            if isinstance(n.model, MapOp):
+                self._cost[n.index] = n.model.cpu_cost_per_tuple_s
+        self._output = {
+            p.index: next(r.child for r in self.plan.nodes[p.node].routes) for p in self.plan.points
+        }
+
+    def run(self, periods: int) -> list[StepOutcome]:
+        for _ in range(periods):
+            self.step()
+        return self.outcomes
+
+    def step(self) -> StepOutcome | None:
+        self.now_us += round(self.period_s * 1e6)
+        end = next_offset(self.spec, self.log, self.offset, self.decision, self.now_us)
+        record = BatchRecord(self.batch_id, self.offset, end)
+        cols: dict[str, list[np.ndarray]] = {
+            k: [] for k in ("point", "seq", "key", "value", "arrival_s", "node")
+        }
+        for group in plan_partitions(self.spec, self.offset, end, self.decision.costs_s):
+            for piece in group:
+                rows = self.log.rows(piece)
+                for k in ("point", "seq", "key", "value", "arrival_s"):
+                    cols[k].append(rows[k])
+                cols["node"].append(
+                    np.full(len(rows["seq"]), self._output[piece.point], dtype=np.int32)
+                )
+        data = {k: np.concatenate(v) if v else np.empty(0) for k, v in cols.items()}
+        n = len(data["seq"])
+        table = pa.table(
+            {
+                "point": data["point"].astype(np.int32),
+                "seq": data["seq"].astype(np.int64),
+                "key": data["key"].astype(np.int64),
+                "value": data["value"].astype(float),
+                "v": data["value"].astype(float),
+                "arrival_s": data["arrival_s"].astype(float),
+                "node": data["node"].astype(np.int32),
+                "side": np.zeros(n, dtype=np.int32),
+                "status": np.full(n, OUTPUT, dtype=np.int32),
+            }
+        )
+        work = float(self._cost[data["node"].astype(np.int64)].sum()) if n else 0.0
+        started_s = self.now_us / 1e6
+        inside_s = (self.overhead_s - 0.25) + self.alpha * work  # 0.25 s outside, as reported
+        finished = self.finisher.finish(table, record)
+        outcome = self.controller.on_batch(
+            record, finished, BatchTiming(started_s, started_s + inside_s)
+        )
+        self.offset = end
+        self.batch_id += 1
+        # a batch longer than the period delays the next trigger
+        self.now_us += max(0, round((inside_s + 0.25 - self.period_s) * 1e6))
+        if outcome is not None:
+            self.decision = outcome.decision
+            self.outcomes.append(outcome)
+        return outcome

@@ -1,0 +1,93 @@
+"""Running the engine in the test process on a shared local SparkSession."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from pyspark.sql import SparkSession
+
+from spark_runner.engine.controller import ControllerOptions
+from spark_runner.engine.network import compile_network
+from spark_runner.engine.runner import EngineRun, RunSettings
+from spark_runner.job.control import LiveConfig
+from spark_runner.job.lifecycle import BatchGate, close_gate_when_quiet
+from spark_runner.job.samples import MetricSample
+from spark_runner.scenario import Scenario
+
+
+def wait_until(predicate: Callable[[], bool], timeout_s: float, interval_s: float = 0.2) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(interval_s)
+    return predicate()
+
+
+class Run:
+    """One engine run; ``samples`` collects what the controller reports."""
+
+    def __init__(
+        self,
+        spark: SparkSession,
+        scenario: Scenario,
+        tmp_path: Path,
+        *,
+        options: ControllerOptions | None = None,
+        live: LiveConfig | None = None,
+        **settings: Any,
+    ) -> None:
+        self.spark = spark
+        self.samples: list[MetricSample] = []
+        self.gate = BatchGate()
+        self.engine = EngineRun(
+            compile_network(scenario),
+            RunSettings(
+                name=f"test_{tmp_path.name}"[:60],
+                checkpoint_dir=str(tmp_path / "checkpoint"),
+                period_s=scenario.control.period_s,
+                options=options or ControllerOptions(),
+                **settings,
+            ),
+            live,
+            samples=self.samples.extend,
+        )
+
+    def start(self) -> Run:
+        self.engine.start(self.spark, self.gate.batch)
+        return self
+
+    def of(self, name: str) -> list[MetricSample]:
+        return [s for s in list(self.samples) if s.class_name == name]
+
+    def measured_periods(self) -> int:
+        return len({s.seq for s in list(self.samples)})
+
+    def failed(self) -> str | None:
+        query = self.engine.query
+        if query is not None and not query.isActive:
+            return str(query.exception())
+        return None
+
+    def until(self, predicate: Callable[[], bool], timeout_s: float) -> None:
+        def check() -> bool:
+            failure = self.failed()
+            assert failure is None, failure
+            return predicate()
+
+        assert wait_until(check, timeout_s), f"not reached within {timeout_s} s"
+
+    def stop(self) -> None:
+        query = self.engine.query
+        if query is not None and query.isActive:
+            close_gate_when_quiet(
+                self.gate,
+                trigger_active=lambda: bool(query.status["isTriggerActive"]),
+                unreported_batches=list,
+                quiet_wait_s=3.0,
+                timeout_s=20.0,
+            )
+        self.engine.close(self.spark)

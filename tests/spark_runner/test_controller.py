@@ -1,0 +1,120 @@
+"""The control loop (source admission → batch → controller → decision) in simulated time."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from spark_runner.engine.controller import ControllerOptions
+from spark_runner.engine.live import scenario_live_config
+
+from .plant import Plant, one_map_scenario
+
+RATES = {"gold": 100.0, "bronze": 1000.0}
+TARGETS = {"gold": 2.0, "bronze": 3.0}
+
+
+def last(plant: Plant, name: str, field: str, n: int = 20) -> list[float]:
+    return [
+        getattr(s, field) or 0.0
+        for o in plant.outcomes[-n:]
+        for s in o.samples
+        if s.class_name == name
+    ]
+
+
+@pytest.fixture
+def overloaded(tmp_path: Path) -> Plant:
+    # capacity ≈ (0.9 − 0.3) / 0.5 = 1.2 s of map work per 1 s period = 600 tuples/s;
+    # gold offers 100/s, bronze 1000/s: 1.8× the capacity, all of the excess bronze's
+    return Plant(one_map_scenario(RATES, TARGETS, cost_s=0.002), tmp_path)
+
+
+def test_overloaded_class_sheds_and_keeps_its_target_unloaded_class_sheds_nothing(
+    overloaded: Plant,
+) -> None:
+    overloaded.run(120)
+    gold_shed = last(overloaded, "gold", "shed_count", 60)
+    assert sum(gold_shed) == 0
+    assert max(last(overloaded, "gold", "response_time_max_s", 60)) <= TARGETS["gold"]
+    bronze_shed = sum(last(overloaded, "bronze", "shed_count", 60))
+    bronze_arrived = sum(last(overloaded, "bronze", "arrived_count", 60))
+    assert 0.3 < bronze_shed / bronze_arrived < 0.7  # the oracle: (1000 − 500) / 1000
+    assert max(last(overloaded, "bronze", "response_time_max_s", 60)) <= 1.2 * TARGETS["bronze"]
+    waiting = last(overloaded, "bronze", "waiting_count", 60)
+    assert max(waiting[-10:]) <= 2 * RATES["bronze"]  # bounded: under 2 s of arrivals
+    assert max(waiting[-10:]) <= 1.1 * max(waiting[:10]) + 100  # and not growing
+
+
+def test_samples_carry_the_controller_state(overloaded: Plant) -> None:
+    outcome = overloaded.run(15)[-1]
+    sample = next(s for s in outcome.samples if s.class_name == "bronze")
+    for field in (
+        "response_time_p50_s", "response_time_p95_s", "response_time_p99_s", "violation_mean_s",
+        "violation_max_s", "admitted_count", "shed_count", "waiting_count", "load",
+        "capacity_share", "headroom", "capacity_usage", "shed_fraction", "oracle_shed_fraction",
+        "manager", "manager_state", "config_version",
+    ):  # fmt: skip
+        assert getattr(sample, field) is not None, field
+    assert sample.manager == "aloma"
+    assert [s.seq for s in outcome.samples] == [14, 14]
+
+
+def test_a_live_configuration_applies_at_the_next_step(overloaded: Plant) -> None:
+    overloaded.run(30)
+    live = scenario_live_config(overloaded.scenario)
+    gold = live.classes["gold"].model_copy(
+        update={"manager": "aurora", "manager_params": {"headroom": 0.0001, "max_shed": 0.9}}
+    )
+    new = live.model_copy(update={"version": 1, "classes": {**live.classes, "gold": gold}})
+    overloaded.controller.offer(new)
+    outcome = overloaded.step()
+    assert outcome is not None and outcome.applied_version == 1
+    assert outcome.decision.shed["gold"] == pytest.approx(0.9)
+    assert {s.config_version for s in outcome.samples} == {1}
+    assert next(s for s in outcome.samples if s.class_name == "gold").manager == "aurora"
+    # and the next batch sheds gold at the source
+    overloaded.step()
+    assert last(overloaded, "gold", "shed_count", 1)[0] > 0
+
+
+def test_recommend_only_reports_decisions_but_sheds_nothing(overloaded: Plant) -> None:
+    live = scenario_live_config(overloaded.scenario).model_copy(
+        update={"version": 1, "recommend_only": True}
+    )
+    overloaded.controller.offer(live)
+    overloaded.run(60)
+    assert sum(last(overloaded, "bronze", "shed_count", 40)) == 0
+    assert max(last(overloaded, "bronze", "shed_fraction", 40)) > 0.3
+    assert all(o.decision.shed == {"gold": 0.0, "bronze": 0.0} for o in overloaded.outcomes[1:])
+    # the class scheduler still admits by quota: bronze waits instead
+    assert last(overloaded, "bronze", "waiting_count", 1)[0] > 5000
+
+
+def test_an_invalid_live_configuration_changes_nothing(overloaded: Plant) -> None:
+    live = scenario_live_config(overloaded.scenario)
+    bad = live.model_copy(
+        update={"version": 1, "classes": {**live.classes, "ghost": live.classes["gold"]}}
+    )
+    overloaded.controller.offer(bad)
+    outcome = overloaded.step()
+    assert outcome is not None and outcome.applied_version is None
+    assert overloaded.controller.config_version == 0
+
+
+def test_warm_up_holds_the_managers_then_discards_what_waits(tmp_path: Path) -> None:
+    plant = Plant(
+        one_map_scenario(RATES, TARGETS, cost_s=0.002),
+        tmp_path,
+        options=ControllerOptions(warmup_s=5.0),
+    )
+    plant.run(4)
+    assert all(o.samples == [] and not o.decision.discard for o in plant.outcomes)
+    assert all(o.decision.shed == {"gold": 0.0, "bronze": 0.0} for o in plant.outcomes)
+    plant.run(2)
+    assert [o.decision.discard for o in plant.outcomes[-2:]] == [True, False]
+    assert plant.offset.points[1].waiting == 0
+    plant.run(3)
+    measured = [o for o in plant.outcomes if o.samples]
+    assert measured[0].samples[0].seq == 0  # the measured run starts here

@@ -1,0 +1,67 @@
+"""Operator compilation to SQL, and the scenario of a job launched without one."""
+
+from __future__ import annotations
+
+from spark_runner.engine.expressions import burn_sql, compile_pipeline
+from spark_runner.engine.network import compile_network
+from spark_runner.job.config import ClassSnapshot, JobSnapshot
+from spark_runner.job.derive import derived_scenario
+from spark_runner.scenario import Scenario
+from spark_runner.scenario.loader import scenario_from_dict
+
+
+def test_layers_and_what_each_computes(two_classes: Scenario) -> None:
+    plan = compile_network(two_classes)
+    compiled = compile_pipeline(plan, repetition_s=1e-7)
+    # start (place rows at their source), route, then per layer: apply + route; final
+    assert len(compiled.stages) == 1 + 2 + plan.layers * 3 + 1
+    apply = " ".join(compiled.stages[3])
+    assert "(value < 0.5)" in apply  # gold's filter, as written in the scenario
+    assert "CAST((value * 10) AS DOUBLE)" in apply  # bronze's map into v10
+    # bronze's map burns 1e-4 s per tuple at 1e-7 s per repetition
+    assert compiled.burn_repetitions == {plan.graph.index("bronze.q.0.map"): 1000}
+    assert burn_sql("CASE node WHEN 4 THEN 1000 END") in apply
+    assert compiled.edge_classes == ()
+    assert compiled.stages[-1][-3:] == ("node", "side", "status")
+
+
+def test_projection_nulls_what_it_drops_and_edge_classes_get_a_column(sharing: Scenario) -> None:
+    plan = compile_network(sharing)
+    compiled = compile_pipeline(plan)
+    assert compiled.edge_classes == (plan.class_names.index("class3"),)
+    route = " ".join(compiled.stages[2])
+    assert "shed_2" in route and "xxhash64(seq, point, r.c)" in route
+    assert compiled.burn_repetitions == {}
+
+
+def snapshot(**overrides: object) -> JobSnapshot:
+    fields: dict[str, object] = {
+        "job_id": 5,
+        "api_url": "",
+        "checkpoint_dir": "/tmp/x",
+        "control_period_s": 0.5,
+        "duration_s": 30.0,
+        "classes": (
+            ClassSnapshot(
+                name="gold", priority=6, delay_target_s=2, rate_per_s=50, selectivity=0.5
+            ),
+            ClassSnapshot(
+                name="9lives", priority=1, delay_target_s=4, rate_per_s=10, selectivity=0.25
+            ),
+        ),
+    }
+    fields.update(overrides)
+    return JobSnapshot(**fields)  # type: ignore[arg-type]
+
+
+def test_derived_scenario_runs_the_skeletons_queries() -> None:
+    document, aliases = derived_scenario(snapshot())
+    scenario = scenario_from_dict(document)
+    assert aliases == {"gold": "gold", "class1_9lives": "9lives"}
+    assert [c.name for c in scenario.classes] == ["gold", "class1_9lives"]
+    assert scenario.control.period_s == 0.5 and scenario.duration_s == 30.0
+    gold = scenario.classes[0].queries[0]
+    assert [op.kind for op in gold.operators] == ["filter", "project"]
+    assert gold.operators[0].predicate == "value < 0.5"  # type: ignore[union-attr]
+    assert scenario.stream(gold.source).arrival.rate_per_s == 50  # type: ignore[union-attr]
+    compile_network(scenario)

@@ -1,0 +1,230 @@
+"""The engine on a real local Spark (one session for the module): shedding under overload,
+a live update, and the Redis source end to end.
+
+Every wait polls against a deadline. Start-up of the JVM, the Python workers and the
+first batches takes seconds; the runs use a short warm-up (discarded) before they count.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import redis
+from pyspark.sql import SparkSession
+
+from spark_runner.engine.controller import ControllerOptions
+from spark_runner.engine.live import scenario_live_config
+from spark_runner.engine.redis_log import Producer, id_seconds, stream_key
+from spark_runner.engine.sink import MemorySink
+from spark_runner.engine.streams import stream_specs
+from spark_runner.job.config import ClassSnapshot, JobSnapshot
+from spark_runner.job.session import start_spark
+from spark_runner.scenario import parse_scenario
+
+from .control_plane import ControlPlaneServer
+from .spark_helpers import Run, wait_until
+
+pytestmark = [pytest.mark.spark, pytest.mark.timeout(300)]
+
+
+@pytest.fixture(scope="module")
+def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkSession]:
+    snapshot = JobSnapshot(
+        job_id=0,
+        api_url="",
+        spark_master="local[2]",
+        checkpoint_dir=str(tmp_path_factory.mktemp("unused")),
+        classes=(ClassSnapshot(name="x", priority=1, delay_target_s=1),),
+    )
+    handle = start_spark(snapshot)
+    try:
+        yield handle.spark
+    finally:
+        handle.stop()
+
+
+OVERLOAD = """
+version: 1
+name: overload
+seed: 11
+duration_s: 600
+control: {{period_s: 1.0, mode: {mode}}}
+streams:
+  - {{name: small, arrival: {{kind: constant, rate_per_s: 40}}}}
+  - {{name: flood, arrival: {{kind: constant, rate_per_s: {flood}}}}}
+classes:
+  - name: gold
+    priority: 6
+    delay_target_s: 5
+    manager: {{kind: aloma, params: {{max_shed: 0.99}}}}
+    queries:
+      - name: q
+        source: small
+        operators:
+          - {{kind: filter, predicate: "value < 0.8"}}
+          - {{kind: project, columns: [key, value]}}
+  - name: bronze
+    priority: 1
+    delay_target_s: 3
+    manager: {{kind: aloma, params: {{max_shed: 0.99}}}}
+    queries:
+      - name: q
+        source: flood
+        operators:
+          - {{kind: map, expression: "value * 2", output: v2, cpu_cost_per_tuple_s: 0.0005}}
+          - {{kind: project, columns: [key, v2]}}
+"""
+
+
+def overload(mode: str = "dilos", flood: int = 4000) -> str:
+    # bronze asks for 4000 × 0.5 ms = 2 s of CPU per second: on 2 cores, with a batch's
+    # fixed cost, well over what the engine can do; gold's 40 tuples/s cost nothing
+    return OVERLOAD.format(mode=mode, flood=flood)
+
+
+def test_overloaded_class_sheds_and_holds_its_response_time_unloaded_class_sheds_nothing(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    run = Run(spark, parse_scenario(overload()), tmp_path, options=ControllerOptions(warmup_s=6.0))
+    try:
+        run.start().until(lambda: run.measured_periods() >= 20, timeout_s=120)
+    finally:
+        run.stop()
+    gold, bronze = run.of("gold"), run.of("bronze")
+    assert sum(s.shed_count or 0 for s in gold) == 0
+    assert sum(s.output_count for s in gold) > 0
+    shed = sum(s.shed_count or 0 for s in bronze)
+    arrived = sum(s.arrived_count for s in bronze)
+    assert shed > 0.2 * arrived, (shed, arrived)
+    # without shedding the backlog would grow by more than a second every second;
+    # shed, bronze's response time stays bounded near its 3 s target
+    settled = bronze[len(bronze) // 2 :]
+    assert max(s.response_time_max_s or 0 for s in settled) < 2 * 3.0
+    waiting = [s.waiting_count or 0 for s in settled]
+    assert waiting[-1] < 2 * 4000, waiting
+    # counts are exact and consistent: what arrived was admitted, shed or still waits
+    admitted = sum(s.admitted_count or 0 for s in bronze)
+    assert admitted + shed <= arrived + waiting[0] + 4000
+
+
+def test_a_live_update_takes_effect_within_two_batches(spark: SparkSession, tmp_path: Path) -> None:
+    """Recommend-only switched on while bronze sheds: from the second batch after the
+    control plane hands the new version over, nothing is shed (decisions still reported)."""
+    from spark_runner.engine.control_client import ControlPoller
+
+    scenario = parse_scenario(overload())
+    plane = ControlPlaneServer()
+    plane.start()
+    run = Run(spark, scenario, tmp_path, options=ControllerOptions(warmup_s=4.0))
+    poller = ControlPoller(
+        plane.base_url, 1, run.engine.controller.offer, token=plane.token, wait_s=2.0
+    )
+    run.engine._acknowledge = poller.ack
+    poller.start()
+    try:
+        run.start().until(lambda: sum(s.shed_count or 0 for s in run.of("bronze")) > 0, 90)
+        live = scenario_live_config(scenario)
+        plane.publish(
+            live.model_copy(update={"version": 1, "recommend_only": True}).model_dump(mode="json")
+        )
+        run.until(lambda: 1 in plane.delivered_at, timeout_s=10)
+        delivered = plane.delivered_at[1]
+        run.until(lambda: len([s for s in run.of("bronze") if s.t > delivered]) >= 3, 30)
+    finally:
+        run.stop()
+        poller.close()
+        plane.stop()
+    after = [s for s in run.of("bronze") if s.t > delivered]
+    assert after[0].config_version == 1  # applied at the first step after delivery
+    assert after[1].shed_count == 0 and after[2].shed_count == 0  # took effect
+    assert (after[1].shed_fraction or 0) > 0  # the manager still recommends shedding
+    assert plane.acks[-1] == 1
+    assert all(s.config_version == 0 for s in run.of("bronze") if s.t <= delivered)
+
+
+REDIS_SCENARIO = """
+version: 1
+name: redis-e2e
+seed: 5
+duration_s: 120
+control: {period_s: 1.0, mode: dilos}
+streams:
+  - {name: orders, arrival: {kind: constant, rate_per_s: 200}}
+  - {name: clicks, arrival: {kind: constant, rate_per_s: 300}}
+classes:
+  - name: gold
+    priority: 6
+    delay_target_s: 4
+    queries:
+      - name: big
+        source: orders
+        operators:
+          - {kind: filter, predicate: "value < 0.5"}
+  - name: bronze
+    priority: 1
+    delay_target_s: 6
+    queries:
+      - name: per_key
+        source: clicks
+        operators:
+          - {kind: window_aggregate, window: {size_s: 2}, function: count}
+"""
+
+
+@pytest.mark.services
+def test_redis_source_end_to_end(spark: SparkSession, tmp_path: Path, redis_url: str) -> None:
+    scenario = parse_scenario(REDIS_SCENARIO)
+    prefix = f"test-{uuid.uuid4().hex[:8]}"
+    client = redis.Redis.from_url(redis_url)
+    producer = Producer(client, stream_specs(scenario), prefix)
+    stop = threading.Event()
+    feeder = threading.Thread(
+        target=producer.run, args=(600.0,), kwargs={"should_stop": stop.is_set}, daemon=True
+    )
+    run = Run(
+        spark,
+        scenario,
+        tmp_path,
+        source="redis",
+        redis_url=redis_url,
+        redis_prefix=prefix,
+        sink="memory",
+    )
+    try:
+        run.start()
+        feeder.start()
+        run.until(lambda: run.measured_periods() >= 8, timeout_s=90)
+    finally:
+        run.stop()
+        stop.set()
+        feeder.join(5)
+    try:
+        record = run.engine.controller.last_record
+        assert record is not None
+        for point, state in zip(run.engine.plan.points, record.end.points, strict=True):
+            # exact: the samples' arrivals add up to what the log holds past the start
+            key = stream_key(prefix, point.stream)
+            assert state.arrived <= int(client.xinfo_stream(key)["entries-added"]) - state.base
+            reported = sum(s.arrived_count for s in run.of(point.class_name))
+            assert reported == state.arrived
+            assert state.taken == state.kept + state.shed
+        sink = run.engine.sink
+        assert isinstance(sink, MemorySink)
+        rows = sink.table().to_pylist()
+        gold = [r for r in rows if r["class"] == "gold"]
+        assert gold and {r["query"] for r in rows} == {"big", "per_key"}
+        # a gold output's arrival instant is its entry's append instant (the id)
+        entries = client.xrange(stream_key(prefix, "orders"), count=5000)
+        appended = {int(f[b"seq"]): id_seconds(i.decode()) for i, f in entries}
+        by_value = {round(float(f[b"value"]), 12): int(f[b"seq"]) for _, f in entries}
+        for r in gold[:50]:
+            assert r["arrival_s"] == appended[by_value[round(r["value"], 12)]]
+            assert 0 < r["output_s"] - r["arrival_s"] < 10
+    finally:
+        client.delete(*(stream_key(prefix, s.name) for s in scenario.streams))
+        client.close()
+    assert wait_until(lambda: not run.engine.query or not run.engine.query.isActive, 5)
