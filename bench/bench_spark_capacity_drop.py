@@ -17,7 +17,15 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from bench_spark_common import load_average, pct, render_table, run_spark, sec, three_classes
+from bench_spark_common import (
+    calibrate_burn_ns,
+    load_average,
+    pct,
+    render_table,
+    run_spark,
+    sec,
+    three_classes,
+)
 
 SHARES = (0.6, 0.3, 0.1)
 
@@ -66,7 +74,11 @@ def main() -> None:
     parser.add_argument(
         "--load", type=float, default=0.9, help="offered load as a share of capacity"
     )
+    parser.add_argument("--burn-ns", type=float, default=None, help="skip calibrating the burn")
     args = parser.parse_args()
+    if args.burn_ns is None:
+        args.burn_ns = calibrate_burn_ns()
+    print(f"CPU burn: {args.burn_ns:.1f} ns per repetition (one value for every run)")
     targets = [float(t) for t in args.targets.split(",")]
     rates = [round(args.load * args.capacity * f) for f in (0.3, 0.3, 0.4)]
     hog_at = args.warmup + args.hog_at  # the scenario clock includes the warm-up
@@ -89,7 +101,9 @@ def main() -> None:
         if name == "ctrl":
             for c, share in zip(doc["classes"], SHARES, strict=True):
                 c["manager"] = {"kind": "ctrl", "params": {"max_shed": 0.99, "headroom": share}}
-        runs[name] = run_spark(doc, duration_s=args.duration, warmup_s=args.warmup)
+        runs[name] = run_spark(
+            doc, duration_s=args.duration, warmup_s=args.warmup, burn_ns=args.burn_ns
+        )
         print(f"  {name} done ({runs[name]['wall_s']:.0f} s wall, {load_average()})", flush=True)
     headers = [
         "config",

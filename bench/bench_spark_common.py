@@ -102,6 +102,7 @@ def run_spark(
     master: str = "local[2]",
     plain: bool = False,
     utilization: float = 0.9,
+    burn_ns: float | None = None,
 ) -> dict[str, Any]:
     """Run a scenario document on Spark; returns its results document (plus ``wall_s``)."""
     with tempfile.TemporaryDirectory(prefix="bench-spark-") as tmp:
@@ -115,12 +116,16 @@ def run_spark(
         ]  # fmt: skip
         if plain:
             cmd.append("--plain")
+        if burn_ns is not None:
+            cmd += ["--burn-ns", str(burn_ns)]
         started = time.monotonic()
         result = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=False)
         if result.returncode != 0:
             raise RunFailed(f"exit {result.returncode}: {result.stderr[-3000:]}")
         results: dict[str, Any] = json.loads(out.read_text())
         results["wall_s"] = time.monotonic() - started
+        if results["engine"]["batches"] < 5:
+            raise RunFailed(f"only {results['engine']['batches']} batches ran: {results['engine']}")
         keep = os.environ.get("BENCH_SPARK_KEEP")  # a directory: keep every results file
         if keep:
             Path(keep).mkdir(parents=True, exist_ok=True)
@@ -154,3 +159,15 @@ def series_values(results: dict[str, Any], key: str, cls: str | None = None) -> 
 def median(values: Sequence[float]) -> float:
     ordered = sorted(values)
     return ordered[len(ordered) // 2] if ordered else float("nan")
+
+
+def calibrate_burn_ns(rounds: int = 3) -> float:
+    """The CPU burn's cost per repetition on this machine, ns: the smallest of ``rounds``
+    start-up measurements (other processes only ever make one look slower). Every run of
+    a benchmark then burns the same amount per tuple."""
+    doc = three_classes([50, 50, 50], [5, 5, 5], cost_s=0.0001, period_s=1.0)
+    values = []
+    for _ in range(rounds):
+        r = run_spark(doc, duration_s=4.0, warmup_s=2.0)
+        values.append(float(r["engine"]["burn_repetition_ns"]))
+    return min(values)

@@ -29,6 +29,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from bench_spark_common import (
+    calibrate_burn_ns,
     load_average,
     pct,
     render_table,
@@ -47,7 +48,9 @@ def capacity(args: argparse.Namespace, targets: list[float]) -> float:
     doc = three_classes(
         [4000, 4000, 4000], targets, cost_s=args.cost, period_s=args.period, mode="none"
     )
-    r = run_spark(doc, duration_s=args.capacity_duration, warmup_s=args.warmup)
+    r = run_spark(
+        doc, duration_s=args.capacity_duration, warmup_s=args.warmup, burn_ns=args.burn_ns
+    )
     admitted = sum(sum(series_values(r, "admitted", c)) for c in r["classes"])
     seconds = r["series"][-1]["t_s"] - r["series"][0]["t_s"] + args.period
     return float(admitted / seconds)
@@ -88,7 +91,11 @@ def main() -> None:
     parser.add_argument("--only", default="none,common,per_class,dilos,aurora,ctrl")
     parser.add_argument("--capacity", type=float, default=None, help="skip measuring it")
     parser.add_argument("--quick", action="store_true", help="shorter runs (40 s)")
+    parser.add_argument("--burn-ns", type=float, default=None, help="skip calibrating the burn")
     args = parser.parse_args()
+    if args.burn_ns is None:
+        args.burn_ns = calibrate_burn_ns()
+    print(f"CPU burn: {args.burn_ns:.1f} ns per repetition (one value for every run)")
     if args.quick:
         args.duration, args.sweep_duration, args.capacity_duration = 40.0, 30.0, 30.0
     targets = [float(t) for t in args.targets.split(",")]
@@ -112,6 +119,7 @@ def main() -> None:
                 configuration("aurora", rates, targets, args, h),
                 duration_s=args.sweep_duration,
                 warmup_s=args.warmup,
+                burn_ns=args.burn_ns,
             )
             worst, loss = summary(r)
             sweep.append((h, worst, loss))
@@ -129,6 +137,7 @@ def main() -> None:
             configuration(name, rates, targets, args, best_h),
             duration_s=args.duration,
             warmup_s=args.warmup,
+            burn_ns=args.burn_ns,
         )
         print(f"  {name} done ({runs[name]['wall_s']:.0f} s wall, {load_average()})", flush=True)
     headers = [

@@ -156,6 +156,9 @@ def run(
         False, help="No controller: admit every waiting tuple (the 'plain Spark' baseline)."
     ),
     utilization: float = typer.Option(0.9, help="Share of a control period a batch may take."),
+    burn_ns: float | None = typer.Option(
+        None, help="CPU cost of one burn repetition, ns (default: measured at start-up)."
+    ),
     log_level: str = typer.Option("WARNING", help="Job log level: DEBUG, INFO, WARNING, ERROR."),
 ) -> None:
     """Run SCENARIO on Spark (or the simulator) and print the per-class table."""
@@ -199,6 +202,7 @@ def run(
                 target_utilization=utilization,
                 warmup_s=warmup,
                 plain=plain,
+                burn_repetition_ns=burn_ns,
             )
         except ValueError as exc:
             typer.echo(f"invalid option: {exc}", err=True)

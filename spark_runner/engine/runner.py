@@ -80,6 +80,7 @@ class RunSettings:
         source, redis_url, redis_prefix: where tuples wait.
         sink, sink_path: where output tuples go.
         partitions: tasks per batch (None: Spark's default parallelism).
+        burn_repetition_s: cost of one burn repetition (None: measured at start-up).
         options: the controller's options.
         aliases: scenario class name → the name reported in metric samples.
     """
@@ -93,6 +94,7 @@ class RunSettings:
     sink: str = "none"
     sink_path: str | None = None
     partitions: int | None = None
+    burn_repetition_s: float | None = None
     options: ControllerOptions = field(default_factory=ControllerOptions)
     aliases: Mapping[str, str] = field(default_factory=dict)
 
@@ -138,6 +140,10 @@ class EngineRun:
         self._last_id = -1
         self.last_batch_s = 0.0
 
+    def set_acknowledge(self, acknowledge: Callable[[int], None]) -> None:
+        """Where to report a live configuration version once applied."""
+        self._acknowledge = acknowledge
+
     # --- start -------------------------------------------------------------------------
 
     def start(self, spark: SparkSession, gate_batch: Callable[[], Any]) -> StreamingQuery:
@@ -158,7 +164,9 @@ class EngineRun:
             isinstance(n.model, MapOp) and n.model.cpu_cost_per_tuple_s > 0 for n in plan.nodes
         )
         if burning:
-            self.repetition_s = measure_repetition_s(spark, parallelism)
+            self.repetition_s = settings.burn_repetition_s or measure_repetition_s(
+                spark, parallelism
+            )
             log.info("CPU burn: one repetition costs %.1f ns", self.repetition_s * 1e9)
         compiled = compile_pipeline(plan, self.repetition_s)
         self.origin_us = time.time_ns() // 1_000

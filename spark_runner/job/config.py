@@ -55,6 +55,12 @@ class EngineSettings(BaseModel):
         description="No controller: every waiting tuple enters every batch (a baseline).",
     )
     burn: bool = Field(default=True, description="Maps burn their calibrated CPU cost.")
+    burn_repetition_ns: float | None = Field(
+        default=None,
+        gt=0,
+        description="CPU cost of one burn repetition on the executors, ns (None: measured at "
+        "start-up). Runs meant to be compared should share one value.",
+    )
     partitions: int | None = Field(
         default=None, gt=0, description="Tasks per batch (default: Spark's parallelism)."
     )

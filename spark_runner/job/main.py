@@ -248,6 +248,7 @@ def _run_query(
         sink=engine.sink,
         sink_path=engine.sink_path,
         partitions=engine.partitions,
+        burn_repetition_s=engine.burn_repetition_ns * 1e-9 if engine.burn_repetition_ns else None,
         options=ControllerOptions(
             target_utilization=engine.target_utilization,
             warmup_s=engine.warmup_s,
@@ -278,7 +279,7 @@ def _run_query(
             token=snapshot.ingest_token,
             after_version=run.controller.config_version,
         )
-        run._acknowledge = poller.ack
+        run.set_acknowledge(poller.ack)
         poller.start()
     started = time.monotonic()
     try:
