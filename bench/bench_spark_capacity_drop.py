@@ -18,7 +18,6 @@ import argparse
 from typing import Any
 
 from bench_spark_common import (
-    calibrate_burn_ns,
     load_average,
     pct,
     render_table,
@@ -74,11 +73,10 @@ def main() -> None:
     parser.add_argument(
         "--load", type=float, default=0.9, help="offered load as a share of capacity"
     )
-    parser.add_argument("--burn-ns", type=float, default=None, help="skip calibrating the burn")
+    parser.add_argument(
+        "--burn-ns", type=float, default=None, help="hash burn only (no JDK): ns per repetition"
+    )
     args = parser.parse_args()
-    if args.burn_ns is None:
-        args.burn_ns = calibrate_burn_ns()
-    print(f"CPU burn: {args.burn_ns:.1f} ns per repetition (one value for every run)")
     targets = [float(t) for t in args.targets.split(",")]
     rates = [round(args.load * args.capacity * f) for f in (0.3, 0.3, 0.4)]
     hog_at = args.warmup + args.hog_at  # the scenario clock includes the warm-up

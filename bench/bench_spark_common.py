@@ -159,15 +159,3 @@ def series_values(results: dict[str, Any], key: str, cls: str | None = None) -> 
 def median(values: Sequence[float]) -> float:
     ordered = sorted(values)
     return ordered[len(ordered) // 2] if ordered else float("nan")
-
-
-def calibrate_burn_ns(rounds: int = 3) -> float:
-    """The CPU burn's cost per repetition on this machine, ns: the smallest of ``rounds``
-    start-up measurements (other processes only ever make one look slower). Every run of
-    a benchmark then burns the same amount per tuple."""
-    doc = three_classes([50, 50, 50], [5, 5, 5], cost_s=0.0001, period_s=1.0)
-    values = []
-    for _ in range(rounds):
-        r = run_spark(doc, duration_s=4.0, warmup_s=2.0)
-        values.append(float(r["engine"]["burn_repetition_ns"]))
-    return min(values)

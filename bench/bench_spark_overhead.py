@@ -22,7 +22,6 @@ import argparse
 from typing import Any
 
 from bench_spark_common import (
-    calibrate_burn_ns,
     load_average,
     median,
     render_table,
@@ -81,11 +80,10 @@ def main() -> None:
     parser.add_argument("--low", type=float, default=300.0, help="per stream, tuples/s")
     parser.add_argument("--high", type=float, default=4000.0, help="per stream, tuples/s")
     parser.add_argument("--steps", type=int, default=5)
-    parser.add_argument("--burn-ns", type=float, default=None, help="skip calibrating the burn")
+    parser.add_argument(
+        "--burn-ns", type=float, default=None, help="hash burn only (no JDK): ns per repetition"
+    )
     args = parser.parse_args()
-    if args.burn_ns is None:
-        args.burn_ns = calibrate_burn_ns()
-    print(f"CPU burn: {args.burn_ns:.1f} ns per repetition (one value for every run)")
     print(f"overhead benchmark, {load_average()} at start")
     plain, plain_rows = bisect("plain", args, plain=True)
     ctrl, ctrl_rows = bisect("controller (utilization 1.0)", args, plain=False, utilization=1.0)

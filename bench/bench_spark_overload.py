@@ -29,7 +29,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from bench_spark_common import (
-    calibrate_burn_ns,
     load_average,
     pct,
     render_table,
@@ -87,15 +86,14 @@ def main() -> None:
     parser.add_argument("--cost", type=float, default=0.0002)
     parser.add_argument("--capacity-duration", type=float, default=40.0)
     parser.add_argument("--sweep-duration", type=float, default=45.0)
-    parser.add_argument("--sweep", default="0.6,0.8,1.0,1.2")
+    parser.add_argument("--sweep", default="0.8,1.0,1.2,1.5,2.0")
     parser.add_argument("--only", default="none,common,per_class,dilos,aurora,ctrl")
     parser.add_argument("--capacity", type=float, default=None, help="skip measuring it")
     parser.add_argument("--quick", action="store_true", help="shorter runs (40 s)")
-    parser.add_argument("--burn-ns", type=float, default=None, help="skip calibrating the burn")
+    parser.add_argument(
+        "--burn-ns", type=float, default=None, help="hash burn only (no JDK): ns per repetition"
+    )
     args = parser.parse_args()
-    if args.burn_ns is None:
-        args.burn_ns = calibrate_burn_ns()
-    print(f"CPU burn: {args.burn_ns:.1f} ns per repetition (one value for every run)")
     if args.quick:
         args.duration, args.sweep_duration, args.capacity_duration = 40.0, 30.0, 30.0
     targets = [float(t) for t in args.targets.split(",")]

@@ -53,13 +53,10 @@ from spark_runner.engine.stateful import WindowAggregate
 from spark_runner.job.control import LiveConfig
 from spark_runner.job.samples import INT32_MAX, MetricSample
 from spark_runner.scenario.models import MapOp, WindowAggregateOp
-from spark_runner.sim.control import ControlResult, PerClassControl, make_control_plane
+from spark_runner.sim.control import ControlResult, make_control_plane
 from spark_runner.sim.engine import ClassTotals, background_schedule
 
 log = logging.getLogger(__name__)
-
-INITIAL_ALPHA = 0.6
-"""Wall seconds per weight second before any batch is measured (2 cores, some overhead)."""
 
 
 @dataclass(frozen=True)
@@ -71,6 +68,7 @@ class ControllerOptions:
     plain: no class scheduler and no managers: every waiting tuple is taken (the
         "Spark without the controller" baseline) [False].
     burn: maps burn their calibrated CPU cost (their weight includes it) [True].
+    parallelism: task slots a batch runs on [2].
     """
 
     target_utilization: float = 0.9
@@ -78,6 +76,7 @@ class ControllerOptions:
     warmup_s: float = 0.0
     plain: bool = False
     burn: bool = True
+    parallelism: int = 2
 
 
 @dataclass(frozen=True)
@@ -135,6 +134,7 @@ class EngineController:
         self.period_s = period_s or scenario.control.period_s
         self.names = plan.class_names
         self.targets = {c.name: c.delay_target_s for c in scenario.classes}
+        self.digests = {n: RunDigest(self.targets[n]) for n in self.names}
         self.load_model = LoadModel(plan.graph, plan.priorities)
         self.control = make_control_plane(scenario, self.load_model)
         self.live = scenario_live_config(scenario)
@@ -145,12 +145,11 @@ class EngineController:
             self.live = live
             self._sync_targets()
         self.outside = Ewma(0.15)
-        o = self.options
-        first = (o.target_utilization * self.period_s - 0.25) / INITIAL_ALPHA
         self.budget = BatchBudget(
             self.period_s,
-            o.target_utilization,
-            initial_s=max(first, o.min_budget_fraction * self.period_s),
+            self.options.target_utilization,
+            alpha=1.0 / max(1, self.options.parallelism),
+            floor_fraction=self.options.min_budget_fraction,
         )
         self._lock = threading.Lock()
         self._pending: LiveConfig | None = None
@@ -171,11 +170,9 @@ class EngineController:
         self._step = 0
         self._decision_version = 0
         self._period = self._new_period()
-        self._last_result: ControlResult | None = None
         self.background = background_schedule(scenario)
         # results
         self.totals = {n: ClassTotals() for n in self.names}
-        self.digests = {n: RunDigest(self.targets[n]) for n in self.names}
         self._oracle_window = {
             n: max(1, round(self.targets[n] / self.period_s)) for n in self.names
         }
@@ -207,8 +204,7 @@ class EngineController:
     def _sync_targets(self) -> None:
         for name, c in self.live.classes.items():
             self.targets[name] = c.delay_target_s
-            if hasattr(self, "digests"):
-                self.digests[name].delay_target_s = c.delay_target_s
+            self.digests[name].delay_target_s = c.delay_target_s
 
     @property
     def config_version(self) -> int:
@@ -234,6 +230,16 @@ class EngineController:
         self.outside.update(max(0.0, outside_s))
 
     # --- decisions -----------------------------------------------------------------------
+
+    def set_parallelism(self, parallelism: int) -> None:
+        """The task slots a batch runs on (known once Spark runs): the budget's scale."""
+        self.budget = BatchBudget(
+            self.period_s,
+            self.options.target_utilization,
+            alpha=1.0 / max(1, parallelism),
+            fixed_s=self.budget.fixed_s,
+            floor_fraction=self.options.min_budget_fraction,
+        )
 
     @property
     def alpha(self) -> float:
@@ -437,8 +443,7 @@ class EngineController:
                 cost_per_tuple_s=cl.cost_per_tuple_s,
                 transient=bool(cl.transient_operators),
             )
-        result = self.control.step(observations)
-        self._last_result = result
+        result: ControlResult = self.control.step(observations)
         self._quotas = dict(result.quotas)
         self._step += 1
         self._decision_version += 1
@@ -522,6 +527,7 @@ class EngineController:
                 "idle_s": _r(period.idle_s),
                 "budget_s": _r(decision.budget_s),
                 "budget_weight_s": _r(self.budget.budget_s),
+                "fixed_s": _r(self.budget.fixed_s),
                 "outside_s": _r(self.outside.value),
                 "batch_s": _r(timing.output_s - timing.started_s),
                 "config_version": self.config_version,
@@ -622,10 +628,6 @@ class EngineController:
             ]
             ages[name] = max(0.0, now_s - min(waiting_heads)) if waiting_heads else 0.0
         return tuples, ages
-
-    @property
-    def is_per_class(self) -> bool:
-        return isinstance(self.control, PerClassControl)
 
 
 def _concat(parts: Sequence[np.ndarray]) -> np.ndarray:

@@ -4,20 +4,20 @@ Spark fuses a batch's operators into one job, so no operator's own time can be r
 is measured is the batch: its *cycle* ``C`` (time inside ``foreachBatch`` — collect,
 window operators, sink — plus the time outside it: offset log, planning, commit, from the
 query progress) and the exact number of tuples every operator took in. Each operator has
-a prior *weight* ``w`` (s/tuple): ``ROW_WEIGHT_S`` per tuple for every operator, plus the
-calibrated CPU cost of a map, plus the driver's work per tuple for window operators; a
-batch's weighted work is ``W = Σ_o n_o × w_o``.
+a *weight* ``w`` (s/tuple of CPU): ``ROW_WEIGHT_S`` per tuple for every operator, plus the
+exact CPU cost of a calibrated map, plus the driver's work per tuple for window operators;
+a batch's weighted work is ``W = Σ_o n_o × w_o``. The cycle is modelled as
 
-**Budget** (:class:`BatchBudget`): the class scheduler may admit ``B`` weight-seconds per
-batch. After a batch that used its budget (or overran), ``B`` moves toward the value that
-makes the cycle take ``utilization × T``::
+    C = o + α × W        α = 1 / parallelism (the work spreads over the task slots)
 
-    B ← B × clamp(utilization × T / C, 1/max_step, max_step) ** gain
-
-With ``C = o + αW`` the fixed point ``C = utilization × T`` is stable (the slope of the
-map there is ``1 − gain × (1 − o / (utilization × T)) < 1``), whatever the true ``o`` and
-``α``: no model of the machine is needed, and another process taking a core shows as a
-longer cycle and a smaller budget within a few batches.
+**Budget** (:class:`BatchBudget`): after every batch the fixed time is re-estimated,
+``o ← o + weight × ((C − αW) − o)``, and the next batch may take
+``B = (utilization × T − o) / α`` weight-seconds. Every batch teaches ``o``, full or not,
+so the budget does not depend on the demand; another process taking a core shows as longer
+cycles, a larger ``o`` and a smaller budget within a few batches. If the true scale is
+``α'`` rather than ``α``, saturated batches still converge to the right budget
+``(uT − o) / α'`` (the error moves into ``o``; the smoothed iteration is stable for
+``α' < 10 α``).
 
 **Costs**: the budget is one period of processing capacity, so an operator's cost is its
 weight in *capacity seconds*, ``w × T / B``: the share of the engine's processing capacity
@@ -26,12 +26,12 @@ class's initial headroom of ``0.8 × its share`` is right — and the class load
 load model rise when the machine slows down (the budget shrinks), as measured costs do in
 the thesis.
 
-Why not fit wall seconds per weight second from ``P = o + αW``: under overload admission
-fills every batch to the same budget, so batches cannot tell ``o`` from ``α``; an
-estimate ``(P − o) / W`` absorbs ``(o_true − o) / W``, which grows as admission shrinks ``W``
-— and a larger ``α`` shrinks ``W`` further (seen: α ran away to 17 and starved every class).
-And a class whose load is underestimated relative to the capacity its manager assumes is
-judged to have capacity to spare, which DILoS then lends away from it.
+Two designs that failed here, for the record: fitting ``o`` and ``α`` jointly (least
+squares, or ``α = (C − o) / W``): under overload every batch carries the same work, the
+fit cannot tell ``o`` from ``α``, and ``α`` absorbed ``(o_true − o) / W``, which grows as
+admission shrinks ``W`` (it ran away to 17 and starved every class); and correcting the
+budget only from batches that used it: when the managers shed, batches are not full and an
+early underestimate (start-up noise) stayed for 80 s, during which DILoS over-shed.
 """
 
 from __future__ import annotations
@@ -50,61 +50,51 @@ class BatchBudget:
     Args:
         period_s: the control period = trigger interval T, s.
         utilization: share of T a batch cycle should take, (0, 1].
-        initial_s: starting budget, weight-seconds.
-        gain: exponent of each correction, (0, 1].
-        max_step: largest factor of one correction (> 1).
-        fill: a batch that used this share of its budget was limited by it.
-        min_s: the budget never goes below this, weight-seconds.
-        floor_fraction: nor below this share of the largest budget it had: when the
-            engine's fixed cost per batch alone exceeds the target (a loaded machine),
-            batches run late but keep doing work instead of shrinking to nothing.
+        alpha: wall seconds per weight second (1 / parallelism).
+        fixed_s: prior of the fixed time o of a batch cycle, s.
+        weight: weight of the newest batch in the estimate of o, (0, 1].
+        floor_fraction: the budget never goes below this share of ``utilization × T / α``
+            (when the fixed time alone exceeds the target on a loaded machine, batches run
+            late but keep doing work).
     """
 
     def __init__(
         self,
         period_s: float,
         utilization: float = 0.9,
-        initial_s: float = 0.1,
-        gain: float = 0.5,
-        max_step: float = 1.5,
-        fill: float = 0.85,
-        min_s: float = 1e-4,
-        floor_fraction: float = 0.2,
+        alpha: float = 0.5,
+        fixed_s: float = 0.3,
+        weight: float = 0.2,
+        floor_fraction: float = 0.1,
     ) -> None:
         if not 0 < utilization <= 1:
             raise ValueError(f"utilization is {utilization}; it must be within (0, 1]")
         if not period_s > 0:
             raise ValueError(f"period_s is {period_s}; it must be > 0")
+        if not alpha > 0:
+            raise ValueError(f"alpha is {alpha}; it must be > 0")
         self.period_s = period_s
         self.utilization = utilization
-        self.budget_s = max(initial_s, min_s)
-        self._gain = gain
-        self._max_step = max_step
-        self._fill = fill
-        self._min_s = min_s
-        self._floor_fraction = floor_fraction
-        self._max_s = self.budget_s
-        self.updates = 0
+        self.alpha = alpha
+        self.fixed_s = fixed_s
+        self._weight = weight
+        self._floor = floor_fraction * self.target_s / alpha
 
     @property
     def target_s(self) -> float:
         """The cycle a batch should take, s."""
         return self.utilization * self.period_s
 
+    @property
+    def budget_s(self) -> float:
+        """Weighted work the next batch may take, weight-seconds."""
+        return max(self._floor, (self.target_s - self.fixed_s) / self.alpha)
+
     def update(self, work_s: float, cycle_s: float) -> float:
         """A batch with weighted work ``work_s`` took ``cycle_s``; returns the new budget."""
-        if not (math.isfinite(work_s) and math.isfinite(cycle_s)) or cycle_s <= 0:
-            return self.budget_s
-        limited = work_s >= self._fill * self.budget_s
-        overran = cycle_s > self.target_s
-        if not (limited or overran):
-            return self.budget_s
-        ratio = min(max(self.target_s / cycle_s, 1 / self._max_step), self._max_step)
-        base = self.budget_s if limited else max(work_s, self._min_s)
-        floor = max(self._min_s, self._floor_fraction * self._max_s)
-        self.budget_s = max(floor, base * ratio**self._gain)
-        self._max_s = max(self._max_s, self.budget_s)
-        self.updates += 1
+        if math.isfinite(work_s) and math.isfinite(cycle_s) and cycle_s > 0 and work_s >= 0:
+            fixed = max(0.0, cycle_s - self.alpha * work_s)
+            self.fixed_s += self._weight * (fixed - self.fixed_s)
         return self.budget_s
 
 

@@ -9,7 +9,6 @@ report p95 the same way.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -91,9 +90,3 @@ class RunDigest:
     @property
     def violation_mean_s(self) -> float:
         return self.violation_sum_s / self.count if self.count else 0.0
-
-
-def finite_or_none(value: float | None) -> float | None:
-    if value is None or not math.isfinite(value):
-        return None
-    return value

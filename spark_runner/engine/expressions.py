@@ -21,17 +21,20 @@ once per run on the streaming DataFrame:
 Rows whose node is a query's last operator become outputs (``status`` 3); rows reaching a
 window operator are parked (``status`` 4) for the driver.
 
-The CPU burn: ``length(sha2(repeat(lpad(seq, 16, '0'), N), 256)) < 0`` hashes ``16 × N``
-bytes (never true, never skipped). Its cost is linear in ``N`` (measured: 20 µs at
-N = 100, 120 µs at 1 000, 480 µs at 4 000 on this machine); the runner measures the cost of
-one repetition on the executors at start-up and sets ``N = cost / that``.
+The CPU burn of a map: the Java UDF ``headroom_burn(ns)`` (:mod:`jvm_burn`), which spins on
+its thread's CPU clock for exactly the map's cost; without a JDK,
+``length(sha2(repeat(lpad(seq, 16, '0'), N), 256)) < 0``, which hashes ``16 × N`` bytes (never
+true, never skipped), with ``N = cost / (cost of one repetition)`` measured at start-up.
+The hash's cost per repetition drifts with the JIT compiler (measured here: 300 ns with
+C1 only, 20–40 ns once C2 has compiled it), hence the UDF.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from spark_runner.engine.jvm_burn import burn_udf_sql
 from spark_runner.engine.network import (
     ACTIVE,
     FILTERED,
@@ -74,19 +77,23 @@ class CompiledPipeline:
     stages: tuple[tuple[str, ...], ...]
     edge_classes: tuple[int, ...]
     burn_repetitions: dict[int, int]
+    """Per burning map node: nanoseconds (UDF burn) or hash repetitions."""
 
 
-def compile_pipeline(plan: NetworkPlan, repetition_s: float | None = None) -> CompiledPipeline:
-    """The projections of ``plan``; ``repetition_s`` is the measured cost of one burn
-    repetition (None: maps burn nothing)."""
+def compile_pipeline(
+    plan: NetworkPlan, repetition_s: float | None = None, *, udf: bool = False
+) -> CompiledPipeline:
+    """The projections of ``plan``. Maps burn their cost through the UDF when ``udf``,
+    else through the hash with ``repetition_s`` per repetition (None: they burn nothing)."""
     edge = sorted({r.shed_class for n in plan.nodes for r in n.routes if r.shed_class >= 0})
     payload = ("key", "value", *plan.extra_columns, "arrival_s")
     carried = (*payload, *(shed_column(k) for k in edge))
     burn: dict[int, int] = {}
-    if repetition_s is not None and repetition_s > 0:
+    unit = 1e-9 if udf else repetition_s
+    if unit is not None and unit > 0:
         for n in plan.nodes:
             if isinstance(n.model, MapOp) and n.model.cpu_cost_per_tuple_s > 0:
-                burn[n.index] = max(1, round(n.model.cpu_cost_per_tuple_s / repetition_s))
+                burn[n.index] = max(1, round(n.model.cpu_cost_per_tuple_s / unit))
     routes = _routes_literal(plan.nodes)
     point_nodes = "array(" + ", ".join(str(p.node) for p in plan.points) + ")"
     extras = [f"CAST(NULL AS DOUBLE) AS `{c}`" for c in plan.extra_columns]
@@ -105,7 +112,7 @@ def compile_pipeline(plan: NetworkPlan, repetition_s: float | None = None) -> Co
     stages: list[tuple[str, ...]] = [start, *_route(carried, routes, edge)]
     for depth in range(1, plan.layers + 1):
         nodes = plan.nodes_at(depth)
-        stages.append(_apply(payload, carried, nodes, burn))
+        stages.append(_apply(payload, carried, nodes, burn, burn_udf_sql if udf else burn_sql))
         stages.extend(_route(carried, routes, edge))
     stages.append(("point", "seq", *(f"`{c}`" for c in payload), "node", "side", "status"))
     return CompiledPipeline(tuple(stages), tuple(edge), burn)
@@ -149,6 +156,7 @@ def _apply(
     carried: Sequence[str],
     nodes: Sequence[PlanNode],
     burn: dict[int, int],
+    burn_expr: Callable[[str], str],
 ) -> tuple[str, ...]:
     live = f"status = {ACTIVE}"
     out: list[str] = ["point", "seq"]
@@ -184,6 +192,6 @@ def _apply(
     if burning:
         ids = ", ".join(str(i) for i, _ in burning)
         reps = "CASE node " + " ".join(f"WHEN {i} THEN {r}" for i, r in burning) + " END"
-        whens.append(f"WHEN {live} AND node IN ({ids}) AND {burn_sql(reps)} THEN {FILTERED}")
+        whens.append(f"WHEN {live} AND node IN ({ids}) AND {burn_expr(reps)} THEN {FILTERED}")
     out.append(f"CASE {' '.join(whens)} ELSE status END AS status" if whens else "status")
     return tuple(out)

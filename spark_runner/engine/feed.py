@@ -27,7 +27,6 @@ from spark_runner.engine.streams import StreamSpec
 
 GENERATOR = "generator"
 REDIS = "redis"
-SOURCE_KINDS = (GENERATOR, REDIS)
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from spark_runner.engine.expressions import BURN_BYTES_PER_REPETITION, CompiledPipeline, burn_sql
+from spark_runner.engine.expressions import CompiledPipeline, burn_sql
 
 log = logging.getLogger(__name__)
 
@@ -88,7 +88,6 @@ def measure_repetition_s(
 
 
 __all__ = [
-    "BURN_BYTES_PER_REPETITION",
     "apply_pipeline",
     "collect_batch",
     "measure_repetition_s",

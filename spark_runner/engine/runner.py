@@ -36,6 +36,7 @@ from pyspark.sql.streaming.listener import (
     StreamingQueryListener,
 )
 from pyspark.sql.streaming.query import StreamingQuery
+from pyspark.sql.types import BooleanType
 
 from spark_runner.engine.background import BackgroundLoad
 from spark_runner.engine.controller import (
@@ -46,6 +47,7 @@ from spark_runner.engine.controller import (
 from spark_runner.engine.expressions import compile_pipeline
 from spark_runner.engine.feed import REDIS, FeedPoint, FeedSpec
 from spark_runner.engine.finish import BatchFinisher, output_table
+from spark_runner.engine.jvm_burn import CLASS_NAME, UDF_NAME
 from spark_runner.engine.network import NetworkPlan
 from spark_runner.engine.offsets import (
     BatchRecord,
@@ -134,6 +136,7 @@ class EngineRun:
         self.origin_us = 0
         self.started_s = 0.0
         self.repetition_s: float | None = None
+        self.burn = "none"
         self.query: StreamingQuery | None = None
         self.listener: _OverheadListener | None = None
         self._previous: SourceOffset | None = None
@@ -154,6 +157,7 @@ class EngineRun:
         """
         settings, plan = self.settings, self.plan
         parallelism = settings.partitions or spark.sparkContext.defaultParallelism
+        self.controller.set_parallelism(parallelism)
         try:
             self.work_dir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -163,12 +167,17 @@ class EngineRun:
         burning = settings.options.burn and any(
             isinstance(n.model, MapOp) and n.model.cpu_cost_per_tuple_s > 0 for n in plan.nodes
         )
-        if burning:
+        self.burn = "none"
+        if burning and _register_burn_udf(spark):
+            self.burn = "udf"
+            log.info("CPU burn: the %s UDF (exact thread CPU time)", UDF_NAME)
+        elif burning:
+            self.burn = "hash"
             self.repetition_s = settings.burn_repetition_s or measure_repetition_s(
                 spark, parallelism
             )
-            log.info("CPU burn: one repetition costs %.1f ns", self.repetition_s * 1e9)
-        compiled = compile_pipeline(plan, self.repetition_s)
+            log.info("CPU burn: hash, one repetition costs %.1f ns", self.repetition_s * 1e9)
+        compiled = compile_pipeline(plan, self.repetition_s, udf=self.burn == "udf")
         self.origin_us = time.time_ns() // 1_000
         self.started_s = self.origin_us / 1e6
         streams = stream_specs(plan.scenario)
@@ -298,10 +307,21 @@ class EngineRun:
                 "source": self.settings.source,
                 "sink": self.settings.sink,
                 "wall_s": wall_s,
+                "burn": self.burn,
                 "burn_repetition_ns": self.repetition_s * 1e9 if self.repetition_s else None,
                 "redis": self.settings.source == REDIS,
             },
         )
+
+
+def _register_burn_udf(spark: SparkSession) -> bool:
+    """Register the exact burn UDF if its class is on the JVM's class path."""
+    try:
+        spark.udf.registerJavaFunction(UDF_NAME, CLASS_NAME, BooleanType())
+    except Exception as exc:  # py4j raises whatever the JVM threw
+        log.info("burn UDF unavailable (%s)", str(exc).splitlines()[0][:200])
+        return False
+    return True
 
 
 class _BatchHandler:

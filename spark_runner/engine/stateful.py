@@ -37,16 +37,6 @@ from spark_runner.scenario.models import WindowAggregateOp, WindowJoinOp
 
 Columns = Mapping[str, np.ndarray]
 
-OUTPUT_COLUMNS = (
-    "key",
-    "value",
-    "value2",
-    "group",
-    "window_start_s",
-    "window_end_s",
-    "arrival_s",
-)
-
 
 @dataclass
 class Outputs:

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import zipfile
+from pathlib import Path
+
+import pytest
+
 from spark_runner.engine.expressions import burn_sql, compile_pipeline
+from spark_runner.engine.jvm_burn import burn_jar
 from spark_runner.engine.network import compile_network
 from spark_runner.job.config import ClassSnapshot, JobSnapshot
 from spark_runner.job.derive import derived_scenario
@@ -23,6 +29,28 @@ def test_layers_and_what_each_computes(two_classes: Scenario) -> None:
     assert burn_sql("CASE node WHEN 4 THEN 1000 END") in apply
     assert compiled.edge_classes == ()
     assert compiled.stages[-1][-3:] == ("node", "side", "status")
+
+
+def test_the_exact_burn_is_the_udf_in_nanoseconds(two_classes: Scenario) -> None:
+    plan = compile_network(two_classes)
+    compiled = compile_pipeline(plan, udf=True)
+    node = plan.graph.index("bronze.q.0.map")
+    assert compiled.burn_repetitions == {node: 100_000}
+    assert f"headroom_burn(CAST(CASE node WHEN {node} THEN 100000 END AS BIGINT))" in " ".join(
+        compiled.stages[3]
+    )
+
+
+def test_the_burn_udf_builds_with_the_jdk(tmp_path: Path) -> None:
+    import pyspark
+
+    jars = Path(pyspark.__file__).resolve().parent / "jars"
+    jar = burn_jar(jars, cache_dir=tmp_path)
+    if jar is None:
+        pytest.skip("no JDK (javac, jar) on this machine: the engine uses the hash burn")
+    with zipfile.ZipFile(jar) as z:
+        assert "headroom/Burn.class" in z.namelist()
+    assert burn_jar(jars, cache_dir=tmp_path) == jar  # cached
 
 
 def test_projection_nulls_what_it_drops_and_edge_classes_get_a_column(sharing: Scenario) -> None:
