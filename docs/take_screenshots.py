@@ -1,8 +1,9 @@
 """Save screenshots of the dashboard to docs/screenshots/*.png (1400 px wide).
 
 Runs the real product (API + dashboard processes over a fresh SQLite database, the
-same harness as tests/browser), fills it through the API with three classes and a few
-jobs, and photographs the pages in headless Debian Chromium:
+same harness as tests/browser), fills it through the API with three classes, their
+continuous queries and a few jobs, and photographs the pages in headless Debian
+Chromium:
 
     .venv/bin/python docs/take_screenshots.py
 
@@ -81,6 +82,47 @@ FAILED_LOG = [
     '  File "spark_runner/job/main.py", line 88, in run',
     "py4j.protocol.Py4JJavaError: An error occurred while calling o112.awaitTermination.",
 ]
+QUERIES = {  # class name → its continuous queries (POST /classes/{id}/queries bodies)
+    "fraud": (
+        {
+            "name": "big-trades",
+            "source": "trades",
+            "operators": [
+                {"kind": "filter", "predicate": "value > 0.9"},
+                {
+                    "kind": "window_aggregate",
+                    "window": {"type": "tumbling", "size_s": 5},
+                    "function": "count",
+                },
+            ],
+        },
+        {
+            "name": "clean-trades",
+            "source": "trades",
+            "shared": True,
+            "operators": [{"kind": "project", "columns": ["key", "value"]}],
+        },
+    ),
+    "payments": (
+        {
+            "name": "hot-keys",
+            "source": "query:clean-trades",
+            "operators": [{"kind": "filter", "predicate": "key < 10"}],
+        },
+    ),
+}
+# Typed into the editor to show the API's answer: the projection drops the join column.
+BAD_QUERY_SPEC = """\
+name: trade-clicks
+source: trades
+operators:
+- kind: project
+  columns: [value]
+- kind: window_join
+  right: clicks
+  window: {size_s: 2}
+  sim: {selectivity: 0.5}
+"""
 HISTORY_S = 240  # seconds of samples each played run has before the pictures
 # The played classes run the managers the classes above are given.
 SYNTHETIC = tuple(
@@ -143,6 +185,8 @@ def seed(product: Product) -> tuple[PlayedJob, PlayedJob]:
             created = api.post("/classes", json=body)
             created.raise_for_status()
             ids.append(created.json()["id"])
+            for query in QUERIES.get(str(body["name"]), ()):
+                api.post(f"/classes/{ids[-1]}/queries", json=query).raise_for_status()
         failed = api.post("/jobs", json={"class_ids": ids, "duration_s": 600}).json()
         mark_failed(
             product.settings, failed["id"], "the job process exited with code 1", FAILED_LOG
@@ -199,6 +243,21 @@ def main() -> None:
             browser.wait_text("classes-table", "clicks")
             browser.wait_text("api-health", "API ok")
             shoot(browser, "classes")
+
+            # A class's queries, and the API's answer to a join on a dropped column.
+            browser.page_size(1400, 1100)
+            browser.wait_text("queries-table", "big-trades")
+            browser.fill("query-spec", BAD_QUERY_SPEC)
+            browser.click("//button[@id='query-apply']")
+            browser.wait_text("query-operators", "Right input")
+            browser.click("//button[@id='query-save']")
+            browser.wait_text("query-spec-feedback", "join column")
+            browser.driver.execute_script(
+                "document.getElementById('queries-section').scrollIntoView();"
+            )
+            time.sleep(0.5)
+            shoot(browser, "class_queries")
+            browser.page_size()
 
             browser.click("//a[@href='/jobs']")
             browser.wait_text("jobs-table", "queued for a worker")

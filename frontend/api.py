@@ -74,6 +74,23 @@ class QueryClassCreate(TypedDict):
     max_lend_fraction: NotRequired[float]
 
 
+class QuerySpecBody(TypedDict):
+    """``POST``/``PUT /classes/{id}/queries``: a continuous query in the scenario format's
+    operator vocabulary (docs/scenario-format.md); the API validates every operator."""
+
+    name: str
+    source: str  # a stream, or query:<name> to read a shared query's output
+    operators: list[dict[str, Any]]
+    shared: NotRequired[bool]
+
+
+class ContinuousQuery(QuerySpecBody):
+    id: int
+    class_id: int
+    created_at: str
+    updated_at: str
+
+
 class JobCreate(TypedDict, total=False):
     """``POST /jobs``: everything is optional; the API fills its defaults."""
 
@@ -438,6 +455,27 @@ class ApiClient:
 
     def delete_class(self, class_id: int) -> None:
         self._request("DELETE", f"/classes/{class_id}")
+
+    def list_queries(self, class_id: int) -> list[ContinuousQuery]:
+        return cast(list[ContinuousQuery], self._request("GET", f"/classes/{class_id}/queries"))
+
+    def get_query(self, class_id: int, query_id: int) -> ContinuousQuery:
+        path = f"/classes/{class_id}/queries/{query_id}"
+        return cast(ContinuousQuery, self._request("GET", path))
+
+    def create_query(self, class_id: int, body: Mapping[str, Any]) -> ContinuousQuery:
+        """``body`` goes as given (a spec the user wrote): the API judges every part."""
+        path = f"/classes/{class_id}/queries"
+        return cast(ContinuousQuery, self._request("POST", path, json=body))
+
+    def replace_query(
+        self, class_id: int, query_id: int, body: Mapping[str, Any]
+    ) -> ContinuousQuery:
+        path = f"/classes/{class_id}/queries/{query_id}"
+        return cast(ContinuousQuery, self._request("PUT", path, json=body))
+
+    def delete_query(self, class_id: int, query_id: int) -> None:
+        self._request("DELETE", f"/classes/{class_id}/queries/{query_id}")
 
     def list_jobs(self) -> list[Job]:
         return cast(list[Job], self._request("GET", "/jobs"))

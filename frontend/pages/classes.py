@@ -2,7 +2,8 @@
 
 Everyone signed in sees the classes; the create form and the Delete buttons are only
 offered to operators and admins (a viewer sees a hint instead). Callbacks only collect
-values and hand over to ``frontend.actions.classes``.
+values and hand over to ``frontend.actions.classes``. Below the classes, each class's
+continuous queries and their editor (``frontend.query_panel``).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from dash import ALL, Input, Output, State, callback, ctx, dcc, html
 from dash.development.base_component import Component
 from dash.exceptions import PreventUpdate
 
-from frontend import session
+from frontend import query_panel, session
 from frontend.actions import classes as actions
 from frontend.api import Role
 from frontend.auth import CHANGE_ROLE, can_change, needs_role_hint
@@ -258,6 +259,7 @@ def layout_for(role: Role | None) -> html.Div:
             dcc.Store(id="classes-created", data=0),
             dcc.Store(id="classes-deleted", data=0),
             *create,
+            query_panel.section_for(role),
         ]
     )
 

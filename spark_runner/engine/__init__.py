@@ -11,9 +11,10 @@ Data flow of one micro-batch (one control period)::
     → Spark (pipeline.py): the scenario's stateless operators, compiled once
       (network.py, expressions.py) into a few row-wise layers over one scan: routing
       to every query that reads a point, filter, project, SQL map with a calibrated CPU
-      burn (burn.py); tuples dropped by a filter or shed on a shared segment's edge are
+      burn (a Java UDF on the thread's CPU clock, jvm_burn.py); tuples dropped by a
+      filter or shed on a shared segment's edge are
       kept as marker rows so every operator's in/out count is exact; one collect per batch
-    → driver (stateful.py, accounting.py): window aggregates and window joins merged
+    → driver (stateful.py, finish.py): window aggregates and window joins merged
       into window state, per-operator counts, output rows to the sink (sink.py),
       response time of every output tuple = output instant − arrival instant
     → controller (controller.py): load model, cost model (costs.py), one core manager

@@ -19,7 +19,11 @@ value gets the real message and location (``classes.ads.tau2``); ``FakeApi.ack``
 plays the job acknowledging a version. ``/jobs/{id}/summary`` and ``/runs/compare``
 summarise the stored samples with the real summariser (``backend.history.summary``);
 ``/jobs/{id}/metrics/export`` answers CSV. Class creation validates manager and
-parameters with the core too (``manager_params.<name>`` locations).
+parameters with the core too (``manager_params.<name>`` locations). A class's continuous
+queries (``/classes/{id}/queries``) are checked the way the real API checks them: composed
+into a scenario with the backend's own ``compose`` and validated by the scenario loader,
+each broken rule at its path in the spec (``operators[1].on_column``); reading a shared
+query (``query:<name>``) is not modelled.
 
 Authentication follows the contract too: every endpoint but ``GET /health`` and
 ``POST /auth/login`` needs ``Authorization: Bearer <token>`` (401 without a known
@@ -42,9 +46,12 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from backend.history.summary import summarize
+from backend.queries.compose import ClassPart, QueryPart, compose
 from spark_runner.core.errors import ParameterError
 from spark_runner.job.control import ClassControl, LiveConfig
 from spark_runner.job.samples import MetricSample
+from spark_runner.scenario.errors import ScenarioError
+from spark_runner.scenario.loader import scenario_from_dict
 
 PREFIX = "/api/v1"
 PASSWORD = "correct horse battery"
@@ -75,6 +82,7 @@ class FakeApi:
     url: str = ""
     classes: dict[int, dict[str, Any]] = field(default_factory=dict)
     jobs: dict[int, dict[str, Any]] = field(default_factory=dict)
+    queries: dict[int, dict[str, Any]] = field(default_factory=dict)  # by id
     samples: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
     configs: dict[int, list[dict[str, Any]]] = field(default_factory=dict)  # versions per job
     logs: dict[int, list[str]] = field(default_factory=dict)
@@ -294,6 +302,8 @@ class FakeApi:
                 return 200, cls
             case "PATCH", ["classes", class_id] if class_id.isdigit():
                 return self._update_class(int(class_id), body)
+            case _, ["classes", class_id, "queries", *rest] if class_id.isdigit():
+                return self._queries(method, int(class_id), rest, body)
             case "DELETE", ["classes", class_id] if class_id.isdigit():
                 if self.classes.pop(int(class_id), None) is None:
                     return 404, {"detail": f"Class {class_id} does not exist."}
@@ -491,6 +501,99 @@ class FakeApi:
         )
         return 201, cls
 
+    def add_query(self, class_id: int, name: str, source: str, operators: list[Any], **extra):
+        query = {
+            "id": self.next_id(),
+            "class_id": class_id,
+            "name": name,
+            "source": source,
+            "operators": operators,
+            "shared": bool(extra.get("shared", False)),
+            "created_at": NOW,
+            "updated_at": NOW,
+        }
+        self.queries[query["id"]] = query
+        return query
+
+    def _queries(self, method: str, class_id: int, rest: list[str], body: Any):
+        cls = self.classes.get(class_id)
+        if cls is None:
+            return 404, {"detail": f"query class {class_id} does not exist"}
+        own = sorted(
+            (q for q in self.queries.values() if q["class_id"] == class_id), key=lambda q: q["id"]
+        )
+        match method, rest:
+            case "GET", []:
+                return 200, own
+            case "POST", []:
+                return self._save_query(cls, own, body, None)
+        query_id = int(rest[0]) if rest and rest[0].isdigit() else -1
+        query = next((q for q in own if q["id"] == query_id), None)
+        if query is None or len(rest) != 1:
+            return 404, {
+                "detail": f"query {rest[0] if rest else ''} of class {class_id} does not exist"
+            }
+        match method:
+            case "GET":
+                return 200, query
+            case "PUT":
+                return self._save_query(cls, own, body, query)
+            case "DELETE":
+                del self.queries[query_id]
+                return 204, None
+        return 405, {"detail": "Method Not Allowed"}
+
+    def _save_query(self, cls, own, body: Any, query: dict[str, Any] | None):
+        if not isinstance(body, dict):
+            return 422, {
+                "detail": [_error("body", "Input should be a valid dictionary", "x", body)]
+            }
+        unknown = set(body) - {"name", "source", "operators", "shared"}
+        errors = [
+            _error(
+                key, f"{key}={body[key]!r} is invalid: Extra inputs are not permitted", "x", None
+            )
+            for key in sorted(unknown)
+        ] + [
+            _error(key, f"{key}=None is invalid: Field required", "missing", None)
+            for key in ("name", "source", "operators")
+            if key not in body
+        ]
+        if errors:
+            return 422, {"detail": errors}
+        if any(q["name"] == body["name"] and q is not query for q in own):
+            return 409, {"detail": f"name={body['name']!r} is taken in class {cls['name']!r}"}
+        part = ClassPart(
+            cls["name"],
+            cls["priority"],
+            cls["delay_target_s"],
+            "aloma",
+            {},
+            (cls["tau0"], cls["tau1"], cls["tau2"], cls["tau3"]),
+            0.05,
+            1.0,
+        )
+        document = compose(
+            [(part, [QueryPart(body["name"], body["source"], list(body["operators"]))])],
+            [],
+            rate_per_s=1.0,
+            period_s=1.0,
+            duration_s=10.0,
+        )
+        try:
+            scenario_from_dict(document)
+        except ScenarioError as error:
+            prefix = "classes[0].queries[0]."
+            items = []
+            for issue in error.issues:
+                path = issue.path.removeprefix(prefix)
+                items.append(_error(path, f"{path}: {issue.message}", "value_error", None))
+            return 422, {"detail": items}
+        if query is None:
+            return 201, self.add_query(cls["id"], **body)
+        query.update(body, updated_at=APPLIED)
+        return 200, query
+
     def _update_class(self, class_id: int, body: Any):
         cls = self.classes.get(class_id)
         if cls is None:
@@ -628,6 +731,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_PATCH(self) -> None:
         self._serve("PATCH")
+
+    def do_PUT(self) -> None:
+        self._serve("PUT")
 
     def log_message(self, format: str, *args: Any) -> None:  # keep test output quiet
         pass

@@ -12,6 +12,7 @@ import json
 
 import dash
 import pytest
+import yaml
 from frontend_fake_api import PASSWORD, RunningFakeApi
 
 from backend.settings import Settings, get_settings
@@ -29,6 +30,12 @@ PAGES = {  # ids each page shows to an operator
         "class-manager",
         "class-manager_params-feedback",
         "class-edit-modal",
+        "queries-class",
+        "queries-table",
+        "query-editor",
+        "query-spec",
+        "query-spec-feedback",
+        "query-operators",
     ],
     "/jobs": ["jobs-table", "jobs-interval", "job-start-form", "job-class-ids", "job-log-modal"],
     "/live": [
@@ -274,6 +281,8 @@ def test_a_viewer_gets_hints_instead_of_change_controls(served, dependencies):
     classes, _ = render(viewer, dependencies, "/")
     assert '"id": "class-form"' not in classes and '"id": "classes-role-hint"' in classes
     assert "you are signed in as viewer" in classes
+    assert '"id": "query-editor"' not in classes and '"id": "queries-role-hint"' in classes
+    assert '"id": "queries-table"' in classes  # queries are for everyone
     jobs, _ = render(viewer, dependencies, "/jobs")
     assert '"id": "job-start-form"' not in jobs and '"id": "jobs-role-hint"' in jobs
     assert '"id": "job-log-modal"' in jobs  # logs are for everyone
@@ -540,3 +549,117 @@ def test_a_role_changed_by_an_admin_is_picked_up(served, dependencies):
             assert flask_session[SESSION_KEY]["role"] == "viewer"
     finally:
         fake.users["ops"]["role"] = "operator"
+
+
+QUERY_FIELDS = '{"field":["ALL"],"index":["ALL"],"type":"query-op-field"}.value'
+QUERY_FIELD_IDS = '{"field":["ALL"],"index":["ALL"],"type":"query-op-field"}.id'
+QUERY_KINDS = '{"index":["ALL"],"type":"query-op-kind"}.value'
+
+
+def _pattern(type_name, index, prop, value, **keys):
+    return {"id": {"index": index, "type": type_name, **keys}, "property": prop, "value": value}
+
+
+def test_the_query_form_writes_the_spec(dependencies, ops):
+    output = next(d["output"] for d in dependencies if d["output"].startswith("query-spec.value@"))
+    fields = [
+        _pattern("query-op-field", 0, "value", "clicks", field="right"),
+        _pattern("query-op-field", 0, "value", 2, field="window.size_s"),
+        _pattern("query-op-field", 0, "value", "value > 1", field="predicate"),  # hidden
+    ]
+    response = dispatch(
+        ops,
+        dependencies,
+        output,
+        {
+            "query-name.value": "hot",
+            "query-source.value": "trades",
+            "query-shared.value": True,
+            QUERY_KINDS: [_pattern("query-op-kind", 0, "value", "window_join")],
+            QUERY_FIELDS: fields,
+            QUERY_FIELD_IDS: [
+                {**field, "property": "id", "value": field["id"]} for field in fields
+            ],
+            '{"index":["ALL"],"type":"query-op-extra"}.data': [
+                _pattern("query-op-extra", 0, "data", {"sim": {"selectivity": 1}})
+            ],
+        },
+        ["query-name.value"],
+    )["response"]
+    spec = yaml.safe_load(response["query-spec"]["value"])
+    assert spec == {
+        "name": "hot",
+        "source": "trades",
+        "shared": True,
+        "operators": [
+            {
+                "kind": "window_join",
+                "right": "clicks",
+                "window": {"size_s": 2},
+                "sim": {"selectivity": 1},
+            }
+        ],
+    }
+
+
+def test_saving_a_query_spec_marks_the_control_the_api_names(served, dependencies):
+    app, fake, _ = served
+    ops, _ = sign_in(app, dependencies, "ops")  # the module's session may be revoked by now
+    fraud = next(c for c in fake.classes.values() if c["name"] == "fraud")
+    output = next(d["output"] for d in dependencies if "query-spec-feedback" in d["output"])
+    spec = (
+        "name: joined\nsource: trades\noperators:\n"
+        "  - {kind: project, columns: [value]}\n"
+        "  - {kind: window_join, right: clicks, window: {size_s: 2}, sim: {selectivity: 1}}\n"
+    )
+    response = dispatch(
+        ops,
+        dependencies,
+        output,
+        {
+            "query-save.n_clicks": 1,
+            "queries-class.value": str(fraud["id"]),
+            "query-spec.value": spec,
+            "queries-changed.data": 0,
+        },
+        ["query-save.n_clicks"],
+    )["response"]
+    rows = json.dumps(response["query-operators"]["children"])
+    assert "operators[1].on_column: join column 'key'" in rows
+    assert response["query-spec"]["invalid"] is True
+    assert "operators[1].on_column" in json.dumps(response["query-spec-feedback"])
+    assert "queries-changed" not in response  # nothing saved: the table is not reloaded
+    assert not any(q["name"] == "joined" for q in fake.queries.values())
+
+
+def test_removing_an_operator_row_rewrites_the_rows_and_the_spec(dependencies, ops):
+    output = next(d["output"] for d in dependencies if "query-editing.data" in d["output"])
+    fields = [
+        _pattern("query-op-field", 0, "value", "value > 0.5", field="predicate"),
+        _pattern("query-op-field", 1, "value", "key, value", field="columns"),
+    ]
+    response = dispatch(
+        ops,
+        dependencies,
+        output,
+        {
+            '{"index":["ALL"],"type":"query-op-remove"}.n_clicks': [
+                _pattern("query-op-remove", 0, "n_clicks", 1),
+                _pattern("query-op-remove", 1, "n_clicks", None),
+            ],
+            "query-name.value": "q",
+            "query-source.value": "trades",
+            QUERY_KINDS: [
+                _pattern("query-op-kind", 0, "value", "filter"),
+                _pattern("query-op-kind", 1, "value", "project"),
+            ],
+            QUERY_FIELDS: fields,
+            QUERY_FIELD_IDS: [{**f, "property": "id", "value": f["id"]} for f in fields],
+            "queries-changed.data": 0,
+        },
+        ['{"index":0,"type":"query-op-remove"}.n_clicks'],
+    )["response"]
+    spec = yaml.safe_load(response["query-spec"]["value"])
+    assert spec["operators"] == [{"kind": "project", "columns": ["key", "value"]}]
+    assert len(response["query-operators"]["children"]) == 1
+    assert response["query-editor-title"]["children"] == "New query"
