@@ -92,14 +92,18 @@ def _readable(errors: Any) -> list[dict[str, Any]]:
     for error in errors:
         loc = [str(part) for part in error.get("loc", ())]
         field = loc[-1] if loc else "request"
-        value = "***" if field in SECRET_FIELDS else error.get("input")
+        # A missing field's "input" is the whole enclosing object: the field has no value.
+        value = None if error.get("type") == "missing" else error.get("input")
+        value = "***" if field in SECRET_FIELDS else value
         rule = str(error.get("msg", "invalid"))
         rule = rule.removeprefix("Value error, ")
         cause = error.get("ctx", {}).get("error")
         if isinstance(cause, ParameterError):
-            # A model-level rule (e.g. threshold ordering): point at the field it names.
+            # A model-level rule (e.g. threshold ordering): point at the field it names,
+            # and echo that field's value rather than the whole object.
             loc = [*loc, cause.field] if loc[-1:] != [cause.field] else loc
             msg = str(cause)
+            value = "***" if cause.field in SECRET_FIELDS else cause.value
         else:
             msg = f"{field}={_short(value)} is invalid: {rule}"
         items.append(

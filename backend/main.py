@@ -13,6 +13,7 @@ from backend.db import make_engine, make_session_factory
 from backend.errors import install_error_handlers
 from backend.history import routes as history
 from backend.jobs import routes as jobs
+from backend.managers import routes as managers
 from backend.metrics import routes as metrics
 from backend.monitoring import prometheus
 from backend.monitoring.prometheus import Monitor
@@ -54,6 +55,7 @@ def create_app(settings: Settings | None = None, dispatcher: Dispatcher | None =
         users.auth_router,
         users.users_router,
         classes.router,
+        managers.router,
         jobs.router,
         metrics.router,
         tuning.router,

@@ -7,10 +7,11 @@ Celery broker and local Spark, all under ``data_dir``, so the product runs with 
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 from functools import lru_cache
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import AliasChoices, Field, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
@@ -18,6 +19,14 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 def _env(name: str) -> AliasChoices:
     return AliasChoices(name, name.lower())
+
+
+def _pyspark_spark_submit() -> str:
+    """``bin/spark-submit`` of the installed pyspark wheel (found, not imported)."""
+    spec = importlib.util.find_spec("pyspark")
+    if spec is None or not spec.submodule_search_locations:
+        return "spark-submit"
+    return str(Path(next(iter(spec.submodule_search_locations))) / "bin" / "spark-submit")
 
 
 class Settings(BaseSettings):
@@ -68,6 +77,19 @@ class Settings(BaseSettings):
         default=sys.executable,
         validation_alias=_env("HEADROOM_JOB_PYTHON"),
         description="Python interpreter that runs Spark jobs (driver and Python workers).",
+    )
+    launch_mode: Literal["python", "spark-submit"] = Field(
+        default="python",
+        validation_alias=_env("HEADROOM_LAUNCH_MODE"),
+        description="How jobs are started: 'python' runs `<job_python> -m spark_runner.job`, "
+        "whose session launches its own JVM; 'spark-submit' runs `spark-submit --master "
+        "<job's master> --deploy-mode client` with the job's Spark properties.",
+    )
+    spark_submit: str = Field(
+        default_factory=_pyspark_spark_submit,
+        validation_alias=_env("HEADROOM_SPARK_SUBMIT"),
+        description="The spark-submit used in the 'spark-submit' launch mode; default: the "
+        "one shipped in the pyspark package (<pyspark>/bin/spark-submit).",
     )
     control_period_s: float = Field(
         default=1.0,

@@ -50,6 +50,8 @@ class Stack:
                 "HEADROOM_DASHBOARD_HOST": settings.dashboard_host,
                 "HEADROOM_DASHBOARD_PORT": str(settings.dashboard_port),
                 "HEADROOM_JOB_PYTHON": settings.job_python,
+                "HEADROOM_LAUNCH_MODE": settings.launch_mode,
+                "HEADROOM_SPARK_SUBMIT": settings.spark_submit,
             }
         )
         env.update(extra_env or {})

@@ -25,6 +25,7 @@ import httpx
 API_PREFIX = "/api/v1"
 DEFAULT_TIMEOUT_S = 3.0
 LOGIN_PATH = "/auth/login"
+TRUNCATED_HEADER = "x-headroom-truncated"
 
 JobStatus = Literal["pending", "starting", "running", "stopping", "stopped", "failed"]
 Role = Literal["viewer", "operator", "admin"]
@@ -110,6 +111,40 @@ class JobClass(TypedDict):
     name: str
     priority: float
     delay_target_s: float
+    rate_per_s: NotRequired[float | None]  # generated arrivals/s (0: a scenario's workload)
+    manager: NotRequired[str | None]  # the load manager it was launched with
+
+
+class JobEngine(TypedDict, total=False):
+    """How the Spark engine ran the job: its snapshot's engine settings as stored (a
+    newer engine may add settings; an older snapshot may lack some)."""
+
+    source: str | None  # generator or redis
+    redis_url: str | None  # without its password
+    redis_prefix: str | None
+    sink: str | None
+    sink_path: str | None
+    target_utilization: float | None
+    warmup_s: float | None
+    plain: bool | None
+    burn: bool | None
+    burn_repetition_ns: float | None
+    partitions: int | None
+
+
+class JobLaunch(TypedDict):
+    """The options a job was started with, from its immutable snapshot."""
+
+    scenario_id: int | None  # the stored scenario it ran; None: the registered classes
+    scenario_name: str | None
+    rate_per_s: float | None  # generated rate per class; None: the scenario's workload
+    duration_s: float | None  # None: until stopped
+    manager: str | None  # the one manager asked for every class; None: each class's own
+    mode: Literal["dilos", "per_class"]
+    recommend_only: bool
+    policy: str
+    redistribution_every: int
+    engine: JobEngine
 
 
 class Job(TypedDict):
@@ -127,6 +162,33 @@ class Job(TypedDict):
     stopped_at: str | None
     control_period_s: float
     classes: list[JobClass]
+    launch: NotRequired[JobLaunch]  # older APIs (and the fake in tests) may leave it out
+
+
+class ManagerParam(TypedDict):
+    """One parameter of a load manager (``GET /managers``), as the core validates it."""
+
+    name: str
+    type: Literal["float", "int", "bool", "str"]
+    default: ParamValue
+    description: str
+    unit: str | None  # e.g. "s/s"
+    rules: list[str]  # each worded as the API's 422 states it, e.g. "must be > 0 s/s"
+    minimum: float | None  # inclusive bounds; None: unbounded
+    exclusive_minimum: float | None
+    maximum: float | None
+    exclusive_maximum: float | None
+    choices: list[str] | None  # the allowed values of a text parameter
+
+
+class Manager(TypedDict):
+    """A selectable load manager (``GET /managers``)."""
+
+    kind: str  # what a class's ``manager`` takes
+    label: str
+    summary: str
+    default: bool  # the manager a new class gets when it names none
+    parameters: list[ManagerParam]  # what ``manager_params`` takes (not the delay target)
 
 
 class JobLog(TypedDict):
@@ -203,17 +265,25 @@ class MetricSample(TypedDict):
 class JobMetrics(TypedDict):
     job_id: int
     samples: list[MetricSample]
+    # More results matched than ``limit``: with last_s the oldest were left out, else
+    # the newest. Older APIs leave it out.
+    truncated: NotRequired[bool]
 
 
 class MetricsQuery(TypedDict, total=False):
-    """Parameters of ``GET /jobs/{id}/metrics`` (and its CSV export); epoch seconds."""
+    """Parameters of ``GET /jobs/{id}/metrics`` (and its CSV export); epoch seconds.
+
+    The window selects samples, ``step_s`` merges them into buckets, then ``limit`` keeps
+    at most that many results: the newest with ``last_s``, else the oldest. The CSV export
+    without ``limit`` streams every sample of the window.
+    """
 
     since: float  # only t > since
     until: float  # only t <= until
     last_s: float  # only the newest last_s seconds of the job's samples
     class_name: str
-    step_s: float  # downsample into buckets of this many seconds
-    limit: int
+    step_s: float  # downsample into buckets of this many seconds (before limit)
+    limit: int  # at most 100000
 
 
 class ClassConfig(TypedDict):
@@ -254,6 +324,16 @@ class ConfigVersion(TypedDict):
     applied_at: str | None  # None: the job has not acknowledged it yet
 
 
+class ConfigAtVersion(TypedDict):
+    """One version's whole configuration and when the job applied it."""
+
+    version: int
+    config: LiveConfig
+    created_by: str | None
+    created_at: str
+    applied_at: str | None  # None: not acknowledged yet
+
+
 class JobConfig(TypedDict):
     """``GET /jobs/{id}/config``: the newest configuration and its audit trail."""
 
@@ -261,8 +341,12 @@ class JobConfig(TypedDict):
     latest_version: int
     applied_version: int | None
     pending_versions: list[int]
-    config: LiveConfig
+    config: LiveConfig  # the newest (= latest["config"])
     versions: list[ConfigVersion]
+    # Older APIs leave these out: the newest version, and the one the job runs now
+    # (None until it acknowledges its launch configuration).
+    latest: NotRequired[ConfigAtVersion]
+    applied: NotRequired[ConfigAtVersion | None]
 
 
 class ClassSummary(TypedDict):
@@ -289,6 +373,17 @@ class ClassSummary(TypedDict):
 class RunSummary(TypedDict):
     job: Job
     classes: list[ClassSummary]
+    first_sample_t: NotRequired[float | None]  # origin of since_s/until_s (epoch s)
+
+
+class RunRange(TypedDict, total=False):
+    """Part of a run: epoch seconds (``since`` exclusive, ``until``) or seconds after the
+    run's first sample (``since_s``, ``until_s``, both inclusive), not both."""
+
+    since: float
+    until: float
+    since_s: float
+    until_s: float
 
 
 class RunComparison(TypedDict):
@@ -299,6 +394,7 @@ class RunComparison(TypedDict):
 class CsvExport(TypedDict):
     filename: str
     content: str
+    truncated: bool  # only with a limit: rows were left out (X-Headroom-Truncated)
 
 
 class ApiError(Exception):
@@ -533,7 +629,15 @@ class ApiClient:
         path = f"/jobs/{job_id}/metrics/export"
         response = self._send("GET", path, params=_query_params(dict(query or {})))
         filename = _attachment_name(response.headers.get("content-disposition", ""))
-        return {"filename": filename or f"job-{job_id}-metrics.csv", "content": response.text}
+        return {
+            "filename": filename or f"job-{job_id}-metrics.csv",
+            "content": response.text,
+            "truncated": response.headers.get(TRUNCATED_HEADER, "false") == "true",
+        }
+
+    def list_managers(self) -> list[Manager]:
+        """The selectable load managers with their parameters, defaults and rules."""
+        return cast(list[Manager], self._request("GET", "/managers"))
 
     def job_config(self, job_id: int) -> JobConfig:
         return cast(JobConfig, self._request("GET", f"/jobs/{job_id}/config"))
@@ -548,8 +652,10 @@ class ApiClient:
         params = _query_params({"since": since, "until": until})
         return cast(RunSummary, self._request("GET", f"/jobs/{job_id}/summary", params=params))
 
-    def compare_runs(self, a: int, b: int) -> RunComparison:
-        params = {"a": str(a), "b": str(b)}
+    def compare_runs(self, a: int, b: int, within: RunRange | None = None) -> RunComparison:
+        """Both runs' summaries, over ``within`` when given (offsets ``since_s``/``until_s``
+        count from each run's own first sample)."""
+        params = _query_params({"a": a, "b": b, **(within or {})})
         return cast(RunComparison, self._request("GET", "/runs/compare", params=params))
 
     # -- plumbing --------------------------------------------------------------------

@@ -1,9 +1,12 @@
 """Load managers and DILoS policies as the forms offer them, and manager parameters as text.
 
-The kinds, the policies and each kind's default parameters come from the pure QoS core
-(``spark_runner.core``: no Spark, no I/O), the same code the API validates with, so the
-forms cannot offer a choice the API would not know. The API stays the judge: nothing
-here validates a value, it only turns form text into a mapping and back.
+The managers, their parameters, defaults and rules are the API's answer to
+``GET /managers`` (``ApiClient.list_managers``): every function here that needs them
+takes that answer as ``managers``. Without one they use :func:`builtin_managers`, the
+same answer computed in-process from the same core code the API describes (a test
+holds the two equal), for what is built before any request can reach the API (page
+layouts checked at start-up). The API stays the judge: nothing here validates a value,
+it only turns the answer into form fields and form text into a mapping and back.
 
 Parameters are written ``name=value`` separated by commas or new lines, e.g.
 ``headroom=0.7, max_shed=0.9``; ``true``/``false`` are booleans, numbers are numbers,
@@ -12,62 +15,156 @@ anything else is a string (an enumerated option such as ``response_statistic=max
 
 from __future__ import annotations
 
+import copy
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from functools import cache
+from typing import Literal, TypedDict
 
-from frontend.api import ParamValue
-from spark_runner.core.managers.registry import MANAGER_KINDS as _CORE_KINDS
-from spark_runner.core.managers.registry import MANAGER_TYPES
-from spark_runner.core.params import params_as_dict
+from frontend.api import Manager, ManagerParam, ParamValue
+from spark_runner.core.managers.catalogue import describe_managers
 from spark_runner.core.redistribution import POLICIES as _CORE_POLICIES
 
-MANAGER_KINDS: tuple[str, ...] = tuple(_CORE_KINDS)
+DEFAULT_MANAGER = "aloma"  # what the API gives a class that names none (GET /managers)
 POLICIES: tuple[str, ...] = tuple(_CORE_POLICIES)
-DEFAULT_MANAGER = "aloma"
 DEFAULT_POLICY = "relative"
-MANAGER_LABELS: dict[str, str] = {
-    "aloma": "ALoMa (adaptive, default)",
-    "seamless": "SEaMLeSS",
-    "ctrl": "CTRL (feedback control)",
-    "aurora": "Aurora",
-    "none": "none (never sheds)",
-    "linear": "linear (threshold based)",
-}
-# The delay target belongs to the class, not to its manager's parameters.
-CLASS_LEVEL_PARAMS = frozenset({"delay_target_s"})
 _SEPARATORS = re.compile(r"[,\n;]+")
 
 
-def manager_options() -> list[dict[str, str]]:
-    """Dropdown options for every manager kind."""
-    return [{"label": MANAGER_LABELS.get(kind, kind), "value": kind} for kind in MANAGER_KINDS]
+class ParamField(TypedDict):
+    """One form field for a manager parameter (what a page renders as an input)."""
+
+    name: str
+    label: str
+    input: Literal["number", "switch", "select", "text"]
+    value: ParamValue  # the default
+    min: float | None  # the API's inclusive or exclusive lower bound (the API judges)
+    max: float | None
+    step: float | Literal["any"]
+    options: list[dict[str, str]] | None  # for "select"
+    unit: str | None
+    help: str  # the description, then the rules
 
 
-def default_params(kind: str) -> dict[str, ParamValue]:
+@cache
+def _builtin() -> tuple[Manager, ...]:
+    return tuple(
+        Manager(
+            kind=info.kind,
+            label=info.label,
+            summary=info.summary,
+            default=info.kind == DEFAULT_MANAGER,
+            parameters=[
+                ManagerParam(
+                    name=p.name,
+                    type=p.type,  # type: ignore[typeddict-item]  # one of the four names
+                    default=p.default,
+                    description=p.description,
+                    unit=p.unit,
+                    rules=list(p.rules),
+                    minimum=p.minimum,
+                    exclusive_minimum=p.exclusive_minimum,
+                    maximum=p.maximum,
+                    exclusive_maximum=p.exclusive_maximum,
+                    choices=list(p.choices) if p.choices is not None else None,
+                )
+                for p in info.parameters
+            ],
+        )
+        for info in describe_managers()
+    )
+
+
+def builtin_managers() -> list[Manager]:
+    """``GET /managers`` as this code base answers it, computed without a request (a
+    fresh copy: the caller may change it)."""
+    return copy.deepcopy(list(_builtin()))
+
+
+MANAGER_KINDS: tuple[str, ...] = tuple(m["kind"] for m in _builtin())
+
+
+def find_manager(kind: str | None, managers: Sequence[Manager] | None = None) -> Manager | None:
+    """The manager of ``kind`` in ``managers`` (the built-in answer by default)."""
+    return next((m for m in _catalogue(managers) if m["kind"] == kind), None)
+
+
+def default_manager(managers: Sequence[Manager] | None = None) -> str:
+    """The kind a new class gets when it names none."""
+    catalogue = _catalogue(managers)
+    return next((m["kind"] for m in catalogue if m["default"]), DEFAULT_MANAGER)
+
+
+def manager_options(managers: Sequence[Manager] | None = None) -> list[dict[str, str]]:
+    """Dropdown options for every manager kind, in the API's order."""
+    return [{"label": m["label"] or m["kind"], "value": m["kind"]} for m in _catalogue(managers)]
+
+
+def default_params(kind: str, managers: Sequence[Manager] | None = None) -> dict[str, ParamValue]:
     """The parameters ``kind`` uses when none are given (``{}`` for an unknown kind)."""
-    manager = MANAGER_TYPES.get(kind)
-    if manager is None:
-        return {}
-    values = params_as_dict(manager.params_type())
-    return {
-        name: value
-        for name, value in values.items()
-        if name not in CLASS_LEVEL_PARAMS and isinstance(value, float | int | str | bool)
-    }
+    manager = find_manager(kind, managers)
+    return {p["name"]: p["default"] for p in manager["parameters"]} if manager else {}
 
 
-def effective_params(kind: str, params: Mapping[str, ParamValue]) -> dict[str, ParamValue]:
+def effective_params(
+    kind: str, params: Mapping[str, ParamValue], managers: Sequence[Manager] | None = None
+) -> dict[str, ParamValue]:
     """The defaults of ``kind`` with ``params`` on top (what the manager runs with)."""
-    return {**default_params(kind), **params}
+    return {**default_params(kind, managers), **params}
 
 
-def params_hint(kind: str) -> str:
+def params_hint(kind: str, managers: Sequence[Manager] | None = None) -> str:
     """A line naming the parameters of ``kind`` and their defaults."""
-    defaults = default_params(kind)
+    defaults = default_params(kind, managers)
     if not defaults:
         return f"{kind} has no parameters."
     return f"{kind} parameters (defaults): {format_params(defaults)}"
+
+
+def param_fields(manager: Manager) -> list[ParamField]:
+    """The API's description of one manager → one form field per parameter, in order.
+
+    Numbers get their bounds (an exclusive bound is given as the input's ``min``/``max``;
+    the API refuses the bound itself and says so), integers a step of 1; a text
+    parameter with choices becomes a select, a boolean a switch. The help text is the
+    core's description followed by every rule.
+    """
+    return [_field(param) for param in manager["parameters"]]
+
+
+def _field(param: ManagerParam) -> ParamField:
+    numeric = param["type"] in ("float", "int")
+    choices = param["choices"]
+    kind: Literal["number", "switch", "select", "text"] = "text"
+    if numeric:
+        kind = "number"
+    elif param["type"] == "bool":
+        kind = "switch"
+    elif choices:
+        kind = "select"
+    rules = "; ".join(param["rules"])
+    help_parts = [param["description"].strip(), f"Rules: {rules}." if rules else ""]
+    return ParamField(
+        name=param["name"],
+        label=param["name"].replace("_", " "),
+        input=kind,
+        value=param["default"],
+        min=_first(param["minimum"], param["exclusive_minimum"]) if numeric else None,
+        max=_first(param["maximum"], param["exclusive_maximum"]) if numeric else None,
+        step=1 if param["type"] == "int" else "any",
+        options=[{"label": c, "value": c} for c in choices or []] if kind == "select" else None,
+        unit=param["unit"],
+        help=" ".join(part for part in help_parts if part),
+    )
+
+
+def _first(*values: float | None) -> float | None:
+    return next((v for v in values if v is not None), None)
+
+
+def _catalogue(managers: Sequence[Manager] | None) -> Sequence[Manager]:
+    return _builtin() if managers is None else managers
 
 
 def format_params(params: Mapping[str, ParamValue]) -> str:
@@ -115,13 +212,16 @@ def parse_value(raw: str) -> ParamValue:
 
 
 def delay_band(
-    delay_target_s: float, kind: str | None, params: Mapping[str, ParamValue]
+    delay_target_s: float,
+    kind: str | None,
+    params: Mapping[str, ParamValue],
+    managers: Sequence[Manager] | None = None,
 ) -> tuple[float, float, float]:
     """``(low, target, high)`` seconds: the band around the delay target D within which
     the manager counts the response time as on target. ALoMa's response-time monitor
     calls it significantly below under ``(1 − below_margin) D`` and critically above over
     ``(1 + above_margin) D``; a manager without those margins has a band of width 0."""
-    values = effective_params(kind or "", params)
+    values = effective_params(kind or "", params, managers)
     above = _fraction(values.get("above_margin"))
     below = _fraction(values.get("below_margin"))
     return (delay_target_s * (1.0 - below), delay_target_s, delay_target_s * (1.0 + above))

@@ -157,7 +157,9 @@ def run(
     ),
     utilization: float = typer.Option(0.9, help="Share of a control period a batch may take."),
     burn_ns: float | None = typer.Option(
-        None, help="CPU cost of one burn repetition, ns (default: measured at start-up)."
+        None,
+        help="Hash burn only (no JDK to build the exact burn UDF): CPU cost of one repetition, "
+        "ns (default: measured at start-up).",
     ),
     log_level: str = typer.Option("WARNING", help="Job log level: DEBUG, INFO, WARNING, ERROR."),
 ) -> None:

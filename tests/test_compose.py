@@ -67,3 +67,11 @@ def test_ports_agree_with_settings() -> None:
 def test_shared_data_volume_for_job_logs() -> None:
     for name in ("api", "worker"):
         assert "headroom-data:/data" in SERVICES[name]["volumes"]
+
+
+def test_worker_submits_jobs_to_the_compose_spark_master() -> None:
+    settings = Settings.model_validate(SERVICES["worker"]["environment"])
+    assert settings.launch_mode == "spark-submit"
+    assert urlsplit(settings.spark_master).hostname == "spark-master"
+    # spark-submit's client-mode driver runs in the worker, so it waits for the master.
+    assert "spark-master" in SERVICES["worker"]["depends_on"]

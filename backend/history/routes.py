@@ -7,11 +7,9 @@ from fastapi import APIRouter, Query
 from backend.api.auth import ViewerDep
 from backend.api.deps import IdPath, SessionDep
 from backend.history import service
-from backend.history.service import RunComparison, RunSummary
+from backend.history.schemas import CompareQuery, RunComparison, RunRange, RunSummary
 
 router = APIRouter(tags=["history"])
-
-RunId = Annotated[int, Query(ge=1, le=2_147_483_647)]
 
 
 @router.get("/jobs/{job_id}/summary", response_model=RunSummary)
@@ -19,15 +17,20 @@ def run_summary(
     session: SessionDep,
     _user: ViewerDep,
     job_id: IdPath,
-    since: Annotated[float | None, Query(allow_inf_nan=False)] = None,
-    until: Annotated[float | None, Query(allow_inf_nan=False)] = None,
+    window: Annotated[RunRange, Query()],
 ) -> RunSummary:
     """Per-class QoS (response time vs target, violations) and QoD (loss, shed rate,
-    oracle gap) of one run, optionally within a time range."""
-    return service.run_summary(session, job_id, since, until)
+    oracle gap) of one run, optionally within a time range: epoch seconds
+    (``since``/``until``) or seconds after the run's first sample (``since_s``/``until_s``)."""
+    return service.run_summary(session, job_id, window)
 
 
 @router.get("/runs/compare", response_model=RunComparison)
-def compare_runs(session: SessionDep, _user: ViewerDep, a: RunId, b: RunId) -> RunComparison:
-    """Two runs' summaries side by side."""
-    return service.compare(session, a, b)
+def compare_runs(
+    session: SessionDep, _user: ViewerDep, query: Annotated[CompareQuery, Query()]
+) -> RunComparison:
+    """Two runs' summaries side by side, optionally over the same range: epoch seconds
+    (``since``/``until``, the same instants for both) or seconds after each run's own
+    first sample (``since_s``/``until_s``, so runs started at different times line up)."""
+    window = RunRange.model_validate(query.model_dump(exclude={"a", "b"}))
+    return service.compare(session, query.a, query.b, window)

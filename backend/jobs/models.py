@@ -19,6 +19,12 @@ class Job(Base):
     status: Mapped[str] = mapped_column(String(16), default=JobStatus.PENDING.value, index=True)
     spark_master: Mapped[str] = mapped_column(String(200))
     config: Mapped[dict[str, Any]] = mapped_column(JSON, doc="The JobSnapshot given to the job.")
+    launch_request: Mapped[dict[str, Any] | None] = mapped_column(
+        JSON,
+        default=None,
+        doc="The accepted POST /jobs body (JobCreate): the choices the snapshot does not "
+        "keep, e.g. the stored scenario's id. None for jobs older than this column.",
+    )
     idempotency_key: Mapped[str | None] = mapped_column(String(200), unique=True, default=None)
     restart_of: Mapped[int | None] = mapped_column(
         ForeignKey("jobs.id", ondelete="SET NULL"), default=None

@@ -1,11 +1,14 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from backend.jobs.states import JobStatus
+from spark_runner.job.config import JobSnapshot
+from spark_runner.job.control import LiveConfig
 from spark_runner.job.samples import INT32_MAX
 
 
@@ -48,6 +51,60 @@ class JobClass(BaseModel):
     name: str
     priority: float
     delay_target_s: float
+    rate_per_s: float | None = Field(
+        default=None,
+        description="Generated arrival rate of the class's stream, tuples/s (0 when a "
+        "stored scenario's workload feeds it).",
+    )
+    manager: str | None = Field(
+        default=None, description="The load manager the class was launched with."
+    )
+
+
+class EngineRead(BaseModel):
+    """How the Spark engine ran the job: the snapshot's engine settings as stored (a
+    setting a newer engine adds is passed through; one an older snapshot lacks is None)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    source: str | None = Field(default=None, description="generator or redis.")
+    redis_url: str | None = Field(default=None, description="Without its password.")
+    redis_prefix: str | None = None
+    sink: str | None = None
+    sink_path: str | None = None
+    target_utilization: float | None = None
+    warmup_s: float | None = None
+    plain: bool | None = None
+    burn: bool | None = None
+    burn_repetition_ns: float | None = None
+    partitions: int | None = None
+
+
+class JobLaunch(BaseModel):
+    """The options the job was started with, read from its immutable snapshot (and, for
+    what the snapshot does not keep, from the accepted launch request)."""
+
+    scenario_id: int | None = Field(
+        description="The stored scenario the job ran (as it was at launch: the snapshot "
+        "holds its document); None: the registered classes, one generated stream each."
+    )
+    scenario_name: str | None = Field(description="That scenario's name.")
+    rate_per_s: float | None = Field(
+        description="Generated arrival rate per class; None when a scenario's workload ran."
+    )
+    duration_s: float | None = Field(description="Stop after this long; None: until stopped.")
+    manager: str | None = Field(
+        description="The one load manager requested for every class; None: each class's own "
+        "(see ``classes[].manager``)."
+    )
+    mode: Literal["dilos", "per_class"] = Field(
+        description="dilos: per-class managers plus capacity redistribution; per_class: "
+        "per-class managers on fixed quotas."
+    )
+    recommend_only: bool = Field(description="Decisions computed and reported, nothing shed.")
+    policy: str = Field(description="DILoS redistribution policy.")
+    redistribution_every: int = Field(description="Control periods between redistributions.")
+    engine: EngineRead
 
 
 class JobRead(BaseModel):
@@ -65,6 +122,7 @@ class JobRead(BaseModel):
     stopped_at: datetime | None
     control_period_s: float
     classes: list[JobClass]
+    launch: JobLaunch
 
     @model_validator(mode="before")
     @classmethod
@@ -72,6 +130,8 @@ class JobRead(BaseModel):
         config = getattr(value, "config", None)
         if config is None:
             return value
+        snapshot = JobSnapshot.model_validate(config)
+        control = snapshot.initial_control()
         return {
             "id": value.id,
             "status": value.status,
@@ -85,9 +145,60 @@ class JobRead(BaseModel):
             "started_at": value.started_at,
             "stop_requested_at": value.stop_requested_at,
             "stopped_at": value.stopped_at,
-            "control_period_s": config["control_period_s"],
-            "classes": config["classes"],
+            "control_period_s": snapshot.control_period_s,
+            "classes": [
+                JobClass(
+                    name=c.name,
+                    priority=c.priority,
+                    delay_target_s=c.delay_target_s,
+                    rate_per_s=c.rate_per_s,
+                    manager=control.classes[c.name].manager if c.name in control.classes else None,
+                )
+                for c in snapshot.classes
+            ],
+            "launch": _launch(snapshot, control, value.launch_request),
         }
+
+
+def _launch(
+    snapshot: JobSnapshot, control: LiveConfig, request: dict[str, Any] | None
+) -> JobLaunch:
+    """The launch options of a job from its snapshot and its accepted request (``None``
+    for jobs older than the stored request: what only the request knew is then inferred
+    from the snapshot)."""
+    scenario_id = request.get("scenario_id") if request else None
+    from_scenario = scenario_id is not None
+    if request is not None:
+        rate_per_s = None if from_scenario else float(request["rate_per_s"])
+        manager = request.get("manager")
+    else:
+        rates = {c.rate_per_s for c in snapshot.classes}
+        rate_per_s = rates.pop() if len(rates) == 1 else None
+        manager = None
+    engine = snapshot.engine.model_dump(mode="json")
+    if isinstance(engine.get("redis_url"), str):
+        engine["redis_url"] = _without_password(engine["redis_url"])
+    return JobLaunch(
+        scenario_id=scenario_id,
+        scenario_name=(snapshot.scenario or {}).get("name") if from_scenario else None,
+        rate_per_s=rate_per_s,
+        duration_s=snapshot.duration_s,
+        manager=manager,
+        mode="dilos" if control.redistribution_enabled else "per_class",
+        recommend_only=control.recommend_only,
+        policy=control.policy,
+        redistribution_every=control.redistribution_every,
+        engine=EngineRead.model_validate(engine),
+    )
+
+
+def _without_password(url: str) -> str:
+    """``redis://user:secret@host:6379/0`` → ``redis://user:***@host:6379/0``."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    _credentials, _, host = parts.netloc.rpartition("@")
+    return urlunsplit(parts._replace(netloc=f"{parts.username or ''}:***@{host}"))
 
 
 class JobLog(BaseModel):

@@ -98,6 +98,7 @@ def create_job(
                 Job(
                     spark_master=data.spark_master or settings.spark_master,
                     config={},
+                    launch_request=data.model_dump(mode="json"),
                     created_by=created_by,
                     idempotency_key=idempotency_key,
                 )
@@ -247,7 +248,13 @@ def restart(
             f"status={old.status!r}: only a stopped or failed job can be restarted; stop it first"
         )
     new = JobRepository(session).add(
-        Job(spark_master=old.spark_master, config={}, restart_of=old.id, created_by=created_by)
+        Job(
+            spark_master=old.spark_master,
+            config={},
+            launch_request=old.launch_request,
+            restart_of=old.id,
+            created_by=created_by,
+        )
     )
     control = tuning.latest_config(session, old.id).model_copy(update={"version": 0})
     snapshot = JobSnapshot.model_validate(old.config).model_copy(
@@ -289,6 +296,7 @@ def launch(session: Session, settings: Settings, job_id: int) -> bool:
         return job.state not in TERMINAL
     directory = job_dir(settings, job.id)
     directory.mkdir(parents=True, exist_ok=True)
+    launcher.forget_previous_run(directory)
     config_path = directory / "config.json"
     log_path = directory / "job.log"
     job.log_path = str(log_path)
@@ -301,7 +309,8 @@ def launch(session: Session, settings: Settings, job_id: int) -> bool:
     snapshot.dump(config_path)
     check_move(job.state, JobStatus.STARTING)
     try:
-        job.pid = launcher.start_job_process(settings.job_python, config_path, log_path)
+        command = launcher.launch_command(settings, snapshot, config_path)
+        job.pid = launcher.start_job_process(command, log_path)
     except OSError as error:
         _fail(job, f"could not start the job process: {error}")
         return False
@@ -311,10 +320,10 @@ def launch(session: Session, settings: Settings, job_id: int) -> bool:
     return True
 
 
-def send_stop(session: Session, job_id: int) -> None:
+def send_stop(session: Session, settings: Settings, job_id: int) -> None:
     job = get_job(session, job_id)
     if job.pid is not None and job.state is JobStatus.STOPPING:
-        launcher.request_stop(job.pid)
+        launcher.request_stop(job.pid, job_dir(settings, job.id))
 
 
 def watch(session: Session, settings: Settings, job_id: int) -> bool:
@@ -336,7 +345,7 @@ def watch(session: Session, settings: Settings, job_id: int) -> bool:
             if _stopping_for(job) > STOP_GRACE:
                 launcher.kill_group(job.pid)
             elif _stopping_for(job) > STOP_RESEND:
-                launcher.request_stop(job.pid)
+                launcher.request_stop(job.pid, job_dir(settings, job.id))
         return True
     launcher.kill_group(job.pid)  # The driver is gone; its JVM must not outlive it.
     job.exit_code = state.exit_code

@@ -49,8 +49,9 @@ def launch_job(job_id: int) -> None:
     time_limit=60,
 )
 def stop_job(job_id: int) -> None:
+    settings = get_settings()
     with session_scope(worker_session_factory()) as session:
-        service.send_stop(session, job_id)
+        service.send_stop(session, settings, job_id)
 
 
 @celery_app.task(name="jobs.sweep", soft_time_limit=30, time_limit=60)

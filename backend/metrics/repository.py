@@ -1,13 +1,16 @@
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Generator, Sequence
 from typing import Any
 
-from sqlalchemy import Insert, func, select
+from sqlalchemy import Insert, Select, func, literal, select, tuple_
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
 from backend.metrics.models import MetricSampleRow
+
+PageCursor = tuple[float, str, int]
+"""Where a keyset page ends: the last row's ``(t, class_name, id)``."""
 
 
 class MetricRepository:
@@ -42,21 +45,90 @@ class MetricRepository:
         class_name: str | None = None,
         after_id: int | None = None,
         limit: int = 10_000,
+        since_inclusive: bool = False,
     ) -> Sequence[MetricSampleRow]:
-        """Samples of a job ordered by time, oldest first, within the given bounds."""
-        stmt = select(MetricSampleRow).where(MetricSampleRow.job_id == job_id)
-        if since is not None:
-            stmt = stmt.where(MetricSampleRow.t > since)
-        if until is not None:
-            stmt = stmt.where(MetricSampleRow.t <= until)
-        if class_name is not None:
-            stmt = stmt.where(MetricSampleRow.class_name == class_name)
+        """Samples of a job ordered by time, oldest first, within the given bounds
+        (``t > since``, or ``t >= since`` with ``since_inclusive``; ``t <= until``)."""
+        stmt = self._window(job_id, since, until, class_name, since_inclusive=since_inclusive)
         if after_id is not None:
             stmt = stmt.where(MetricSampleRow.id > after_id)
             stmt = stmt.order_by(MetricSampleRow.id).limit(limit)
         else:
             stmt = stmt.order_by(MetricSampleRow.t, MetricSampleRow.class_name).limit(limit)
         return self.session.scalars(stmt).all()
+
+    def iter_window(
+        self,
+        job_id: int,
+        *,
+        since: float | None = None,
+        until: float | None = None,
+        class_name: str | None = None,
+        newest_first: bool = False,
+        batch_size: int = 1000,
+    ) -> Generator[MetricSampleRow]:
+        """Samples in ``(t, class_name)`` order (descending with ``newest_first``), fetched
+        ``batch_size`` rows at a time; close the iterator to stop reading early."""
+        stmt = self._window(job_id, since, until, class_name)
+        if newest_first:
+            stmt = stmt.order_by(
+                MetricSampleRow.t.desc(),
+                MetricSampleRow.class_name.desc(),
+                MetricSampleRow.id.desc(),
+            )
+        else:
+            stmt = stmt.order_by(MetricSampleRow.t, MetricSampleRow.class_name, MetricSampleRow.id)
+        result = self.session.scalars(stmt.execution_options(yield_per=batch_size))
+        try:
+            yield from result
+        finally:
+            result.close()
+
+    def page(
+        self,
+        job_id: int,
+        *,
+        since: float | None = None,
+        until: float | None = None,
+        class_name: str | None = None,
+        after: PageCursor | None = None,
+        limit: int = 1000,
+    ) -> Sequence[MetricSampleRow]:
+        """Up to ``limit`` samples after ``after`` in ``(t, class_name, id)`` order: keyset
+        pages, so a long export can read each page in a short transaction of its own."""
+        stmt = self._window(job_id, since, until, class_name)
+        if after is not None:
+            stmt = stmt.where(
+                tuple_(MetricSampleRow.t, MetricSampleRow.class_name, MetricSampleRow.id)
+                > tuple_(literal(after[0]), literal(after[1]), literal(after[2]))
+            )
+        stmt = stmt.order_by(MetricSampleRow.t, MetricSampleRow.class_name, MetricSampleRow.id)
+        return self.session.scalars(stmt.limit(limit)).all()
+
+    @staticmethod
+    def _window(
+        job_id: int,
+        since: float | None,
+        until: float | None,
+        class_name: str | None,
+        *,
+        since_inclusive: bool = False,
+    ) -> Select[MetricSampleRow]:
+        stmt = select(MetricSampleRow).where(MetricSampleRow.job_id == job_id)
+        if since is not None:
+            stmt = stmt.where(
+                MetricSampleRow.t >= since if since_inclusive else MetricSampleRow.t > since
+            )
+        if until is not None:
+            stmt = stmt.where(MetricSampleRow.t <= until)
+        if class_name is not None:
+            stmt = stmt.where(MetricSampleRow.class_name == class_name)
+        return stmt
+
+    def oldest_t(self, job_id: int) -> float | None:
+        stmt = select(func.min(MetricSampleRow.t)).where(MetricSampleRow.job_id == job_id)
+        value = self.session.scalar(stmt)
+        return float(value) if value is not None else None
 
     def newest_t(self, job_id: int) -> float | None:
         stmt = select(func.max(MetricSampleRow.t)).where(MetricSampleRow.job_id == job_id)

@@ -3,7 +3,7 @@ from __future__ import annotations
 import asyncio
 import csv
 import io
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterable, Iterator
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Request, status
@@ -13,13 +13,20 @@ from fastapi.responses import StreamingResponse
 from backend.api.auth import JobCallerDep, ViewerDep
 from backend.api.deps import IdPath, ReadSessionsDep, SessionDep
 from backend.metrics import service
-from backend.metrics.schemas import IngestResult, MetricSeries, SeriesQuery
+from backend.metrics.schemas import (
+    WINDOW_RULES,
+    ExportQuery,
+    IngestResult,
+    MetricSeries,
+    SeriesQuery,
+)
 from spark_runner.job.samples import MetricBatch, MetricSample
 
 router = APIRouter(prefix="/jobs/{job_id}/metrics", tags=["metrics"])
 
 STREAM_POLL_S = 0.2
 STREAM_HEARTBEAT_S = 10.0
+TRUNCATED_HEADER = "X-Headroom-Truncated"
 
 
 @router.post("", response_model=IngestResult, status_code=status.HTTP_202_ACCEPTED)
@@ -32,45 +39,67 @@ def ingest(
     return IngestResult(job_id=job.job_id, received=len(body.samples))
 
 
-@router.get("", response_model=MetricSeries)
+@router.get(
+    "",
+    response_model=MetricSeries,
+    description="Per-class samples, oldest first; ``last_s`` for the newest window, "
+    "``step_s`` to downsample on the server, ``limit`` (after downsampling) to bound the "
+    "answer. " + WINDOW_RULES,
+)
 def series(
     session: SessionDep,
     _user: ViewerDep,
     job_id: IdPath,
     window: Annotated[SeriesQuery, Query()],
 ) -> MetricSeries:
-    """Per-class samples, oldest first; ``last_s`` for the newest window, ``step_s`` to
-    downsample on the server."""
-    return MetricSeries(job_id=job_id, samples=service.series(session, job_id, window))
+    result = service.series(session, job_id, window)
+    return MetricSeries(job_id=job_id, samples=result.samples, truncated=result.truncated)
 
 
 @router.get(
     "/export",
     response_class=StreamingResponse,
-    responses={200: {"content": {"text/csv": {}}, "description": "One row per sample."}},
+    description="The samples of the window as CSV: a header row, then one row per class "
+    "and period (or bucket, with step_s), oldest first. Without limit every sample of the "
+    "window is streamed (nothing is cut). " + WINDOW_RULES,
+    responses={
+        200: {
+            "content": {"text/csv": {}},
+            "description": "One row per sample.",
+            "headers": {
+                TRUNCATED_HEADER: {
+                    "description": "true when limit left rows out (only with limit); "
+                    "leave limit out to export every row.",
+                    "schema": {"type": "string", "enum": ["true", "false"]},
+                }
+            },
+        }
+    },
 )
 def export_csv(
-    session: SessionDep,
+    read_sessions: ReadSessionsDep,
     _user: ViewerDep,
     job_id: IdPath,
-    window: Annotated[SeriesQuery, Query()],
+    window: Annotated[ExportQuery, Query()],
 ) -> StreamingResponse:
-    """The same samples as CSV (a header row, then one row per class and period)."""
-    samples = service.series(session, job_id, window)
+    rows, truncated = service.export(read_sessions, job_id, window)
     return StreamingResponse(
-        _csv_rows(samples),
+        _csv_rows(rows),
         media_type="text/csv",
-        headers={"Content-Disposition": f'attachment; filename="job-{job_id}-metrics.csv"'},
+        headers={
+            "Content-Disposition": f'attachment; filename="job-{job_id}-metrics.csv"',
+            TRUNCATED_HEADER: "true" if truncated else "false",
+        },
     )
 
 
-def _csv_rows(samples: list[MetricSample]) -> Iterator[str]:
+def _csv_rows(samples: Iterable[MetricSample]) -> Iterator[str]:
     columns = list(MetricSample.model_fields)
     buffer = io.StringIO()
     writer = csv.writer(buffer)
     writer.writerow(columns)
     for sample in samples:
-        writer.writerow(["" if v is None else v for v in sample.model_dump().values()])
+        writer.writerow(["" if v is None else v for v in (getattr(sample, c) for c in columns)])
         if buffer.tell() > 64_000:
             yield buffer.getvalue()
             buffer.seek(0)

@@ -4,6 +4,19 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from spark_runner.job.samples import MetricSample
 
+MAX_LIMIT = 100_000
+# Finer buckets than this would only split samples; far finer ones overflow the bucket
+# index (epoch seconds / step).
+MIN_STEP_S = 0.001
+
+WINDOW_RULES = (
+    "Order of operations: the window (since, until, last_s, class_name) selects samples; "
+    "step_s merges them into buckets; limit then keeps at most that many results (buckets "
+    "when downsampled). With last_s, limit keeps the NEWEST results (the window's end); "
+    "without it, the OLDEST (the window's start), so since + limit pages forward. The "
+    "results are always ordered oldest first."
+)
+
 
 class SeriesQuery(BaseModel):
     """A time window over a job's samples."""
@@ -20,21 +33,47 @@ class SeriesQuery(BaseModel):
         default=None,
         gt=0,
         allow_inf_nan=False,
-        description="Only the newest last_s seconds of the job's samples.",
+        description="Only the newest last_s seconds of the job's samples (t > newest t − "
+        "last_s); limit then keeps the newest results.",
     )
     class_name: str | None = Field(default=None, max_length=100)
     step_s: float | None = Field(
         default=None,
-        gt=0,
+        ge=MIN_STEP_S,
         allow_inf_nan=False,
-        description="Downsample into buckets of this many seconds.",
+        description="Downsample into buckets of this many seconds (at least 0.001), per "
+        "class; applied before limit (limit counts buckets).",
     )
-    limit: int = Field(default=10_000, ge=1, le=100_000)
+    limit: int = Field(
+        default=10_000,
+        ge=1,
+        le=MAX_LIMIT,
+        description="At most this many results, after downsampling: the newest with "
+        "last_s, else the oldest. ``truncated`` says whether any were left out.",
+    )
+
+
+class ExportQuery(SeriesQuery):
+    """The CSV export's window: without ``limit`` every sample in it is streamed."""
+
+    limit: int | None = Field(  # type: ignore[assignment]
+        default=None,
+        ge=1,
+        le=MAX_LIMIT,
+        description="At most this many rows, chosen as for the JSON series (the newest "
+        "with last_s, else the oldest); the header X-Headroom-Truncated says whether any "
+        "were left out. Default: no limit, every sample of the window is streamed.",
+    )
 
 
 class MetricSeries(BaseModel):
     job_id: int
     samples: list[MetricSample]
+    truncated: bool = Field(
+        description="More results matched than ``limit``: with last_s the oldest were left "
+        "out, else the newest. Narrow the window, raise limit (at most 100000), use step_s, "
+        "or export the window as CSV (which streams every sample)."
+    )
 
 
 class IngestResult(BaseModel):

@@ -3,18 +3,23 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager, closing
+from dataclasses import dataclass
 
 from sqlalchemy.orm import Session
 
 from backend.errors import Conflict
 from backend.jobs import service as jobs
 from backend.jobs.states import TERMINAL
-from backend.metrics.downsample import downsample
+from backend.metrics.downsample import downsample_stream, newest_buckets, oldest_buckets, take
 from backend.metrics.models import MetricSampleRow
-from backend.metrics.repository import MetricRepository
-from backend.metrics.schemas import SeriesQuery
+from backend.metrics.repository import MetricRepository, PageCursor
+from backend.metrics.schemas import MAX_LIMIT, ExportQuery, SeriesQuery
 from spark_runner.job.samples import MetricBatch, MetricSample
+
+ReadSessions = Callable[[], AbstractContextManager[Session]]
+EXPORT_PAGE_ROWS = 1000  # rows per keyset page (and per short read transaction) of an export
 
 
 def ingest(session: Session, job_id: int, batch: MetricBatch) -> dict[str, float]:
@@ -40,24 +45,105 @@ def require_job(session: Session, job_id: int) -> None:
     jobs.get_job(session, job_id)
 
 
-def series(session: Session, job_id: int, window: SeriesQuery) -> list[MetricSample]:
-    """Samples of a job in a time window, optionally downsampled into ``step_s`` buckets."""
+@dataclass(frozen=True)
+class Series:
+    samples: list[MetricSample]
+    truncated: bool  # more results matched than the limit
+
+
+def series(session: Session, job_id: int, window: SeriesQuery) -> Series:
+    """Samples of a job in a time window, optionally downsampled into ``step_s`` buckets,
+    at most ``window.limit`` results (see ``WINDOW_RULES``). Memory holds at most
+    ``limit`` results plus one open bucket per class."""
     require_job(session, job_id)
     repo = MetricRepository(session)
-    since = window.since
-    if window.last_s is not None:
-        newest = repo.newest_t(job_id)
-        if newest is not None:
-            since = max(since or -math.inf, newest - window.last_s)
-    rows = repo.query(
+    since = _window_start(repo, job_id, window)
+    limit = window.limit if window.limit is not None else MAX_LIMIT
+    newest_first = window.last_s is not None
+    rows = repo.iter_window(
         job_id,
         since=since,
         until=window.until,
         class_name=window.class_name,
-        limit=window.limit,
+        newest_first=newest_first,
     )
-    samples = [MetricSample.model_validate(row, from_attributes=True) for row in rows]
-    return downsample(samples, window.step_s) if window.step_s else samples
+    with closing(rows):
+        samples = (MetricSample.model_validate(row, from_attributes=True) for row in rows)
+        if window.step_s is not None:
+            pick = newest_buckets if newest_first else oldest_buckets
+            kept, truncated = pick(samples, window.step_s, limit)
+        else:
+            kept, truncated = take(samples, limit)
+            if newest_first:
+                kept.reverse()
+    return Series(kept, truncated)
+
+
+def export(
+    read_sessions: ReadSessions, job_id: int, window: ExportQuery
+) -> tuple[Iterable[MetricSample], bool]:
+    """``(rows, truncated)`` of a CSV export; a missing job raises before any row is read.
+
+    Without a limit, every sample of the window, streamed (see ``export_samples``): never
+    truncated. With one, the same results as the JSON series, held in memory (at most
+    ``limit``)."""
+    with read_sessions() as session:
+        if window.limit is not None:
+            result = series(session, job_id, window)
+            return result.samples, result.truncated
+        require_job(session, job_id)
+    return export_samples(read_sessions, job_id, window), False
+
+
+def export_samples(
+    read_sessions: ReadSessions, job_id: int, window: ExportQuery, page_size: int | None = None
+) -> Iterator[MetricSample]:
+    """Every sample of the window, oldest first (merged into buckets with ``step_s``),
+    read in keyset pages of ``page_size``, each page in a short read-only session of its
+    own: memory and open transactions stay bounded however long the export runs."""
+    with read_sessions() as session:
+        since = _window_start(MetricRepository(session), job_id, window)
+    samples = _paged(read_sessions, job_id, window, since, page_size or EXPORT_PAGE_ROWS)
+    if window.step_s is not None:
+        return downsample_stream(samples, window.step_s)
+    return samples
+
+
+def _paged(
+    read_sessions: ReadSessions,
+    job_id: int,
+    window: ExportQuery,
+    since: float | None,
+    page_size: int,
+) -> Iterator[MetricSample]:
+    cursor: PageCursor | None = None
+    while True:
+        with read_sessions() as session:
+            rows = MetricRepository(session).page(
+                job_id,
+                since=since,
+                until=window.until,
+                class_name=window.class_name,
+                after=cursor,
+                limit=page_size,
+            )
+            page = [MetricSample.model_validate(row, from_attributes=True) for row in rows]
+            if rows:
+                cursor = (rows[-1].t, rows[-1].class_name, rows[-1].id)
+        yield from page
+        if len(page) < page_size:
+            return
+
+
+def _window_start(repo: MetricRepository, job_id: int, window: SeriesQuery) -> float | None:
+    """The window's exclusive lower bound in epoch seconds: ``since``, tightened to the
+    newest ``last_s`` seconds of the job's samples."""
+    since = window.since
+    if window.last_s is not None:
+        newest = repo.newest_t(job_id)
+        if newest is not None:
+            since = max(since if since is not None else -math.inf, newest - window.last_s)
+    return since
 
 
 def rows_after(

@@ -50,6 +50,19 @@ class VersionRead(BaseModel):
         return self.applied_at is None
 
 
+class ConfigAtVersion(BaseModel):
+    """One version's whole configuration, who stored it and when the job applied it."""
+
+    version: int
+    config: LiveConfig
+    created_by: str | None
+    created_at: datetime
+    applied_at: datetime | None = Field(
+        description="When the job acknowledged this version (or a later one, which "
+        "supersedes it); None: not applied yet."
+    )
+
+
 class JobConfigRead(BaseModel):
     """The newest configuration, what the job has applied, and the history of versions."""
 
@@ -57,7 +70,14 @@ class JobConfigRead(BaseModel):
     latest_version: int
     applied_version: int | None
     pending_versions: list[int]
-    config: LiveConfig
+    config: LiveConfig = Field(description="The newest configuration (= ``latest.config``).")
+    latest: ConfigAtVersion = Field(
+        description="The newest version: what the job runs once it applies it."
+    )
+    applied: ConfigAtVersion | None = Field(
+        description="The newest version the job has acknowledged: what it runs now; None "
+        "until it acknowledges its launch configuration (version 0)."
+    )
     versions: list[VersionRead]
 
 

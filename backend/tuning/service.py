@@ -19,7 +19,7 @@ from backend.jobs.models import Job
 from backend.jobs.states import TERMINAL
 from backend.tuning.models import ConfigVersion
 from backend.tuning.repository import ConfigVersionRepository
-from backend.tuning.schemas import JobConfigRead, VersionRead
+from backend.tuning.schemas import ConfigAtVersion, JobConfigRead, VersionRead
 from spark_runner.job.control import CLASS_FIELDS, LiveConfig
 
 
@@ -107,14 +107,28 @@ def describe(session: Session, job_id: int) -> JobConfigRead:
     versions = ConfigVersionRepository(session).for_job(job_id)
     if not versions:
         raise NotFound(f"job {job_id} has no configuration")
-    applied = [v.version for v in versions if v.applied_at is not None]
+    latest = _at_version(versions[-1])
+    applied_rows = [v for v in versions if v.applied_at is not None]
+    applied = _at_version(applied_rows[-1]) if applied_rows else None
     return JobConfigRead(
         job_id=job_id,
-        latest_version=versions[-1].version,
-        applied_version=max(applied) if applied else None,
+        latest_version=latest.version,
+        applied_version=applied.version if applied else None,
         pending_versions=[v.version for v in versions if v.applied_at is None],
-        config=LiveConfig.model_validate(versions[-1].config),
+        config=latest.config,
+        latest=latest,
+        applied=applied,
         versions=[VersionRead.model_validate(v) for v in versions],
+    )
+
+
+def _at_version(row: ConfigVersion) -> ConfigAtVersion:
+    return ConfigAtVersion(
+        version=row.version,
+        config=LiveConfig.model_validate(row.config),
+        created_by=row.created_by,
+        created_at=row.created_at,
+        applied_at=row.applied_at,
     )
 
 

@@ -40,7 +40,7 @@ from frontend.managers import delay_band
 
 Span = tuple[float, float]  # first and last sample time of a run, epoch seconds
 SERIES_POINTS = 300  # about this many points per class in the percentile chart
-EXPORT_LIMIT = 100_000  # the API's largest page
+SERIES_LIMIT = 100_000  # the API's largest answer (buckets, after downsampling)
 SINCE_SLACK_S = 1e-6  # ``since`` is exclusive: start just before the first sample
 
 
@@ -163,7 +163,7 @@ def load_comparison(
 
 
 def _series_query(span: Span | None, since: float | None, until: float | None) -> MetricsQuery:
-    query: MetricsQuery = {"limit": EXPORT_LIMIT}
+    query: MetricsQuery = {"limit": SERIES_LIMIT}
     if until is not None:
         query["until"] = until
     if span is not None:
@@ -178,10 +178,10 @@ def _series_query(span: Span | None, since: float | None, until: float | None) -
 def export_csv(
     api: ApiClient, job_id: int, span: Span | None, offsets: Sequence[float] | None
 ) -> tuple[dict[str, Any] | None, Component | None]:
-    """``(download, alert)``: the run's samples in the chosen range as CSV, for
-    ``dcc.Download``; or ``None`` and why not."""
+    """``(download, alert)``: every sample of the run in the chosen range as CSV, for
+    ``dcc.Download`` (no limit: the API streams them all); or ``None`` and why not."""
     since, until = time_range(span, offsets)
-    query: MetricsQuery = {"limit": EXPORT_LIMIT}
+    query: MetricsQuery = {}
     if since is not None:
         query["since"] = since
     if until is not None:

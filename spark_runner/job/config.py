@@ -66,6 +66,11 @@ class EngineSettings(BaseModel):
     )
 
 
+EXIT_CODE_FILE = "exit_code"
+"""Beside the config file, the job writes its exit code here on its way out (a watcher that
+is not the job's parent cannot read the code otherwise)."""
+
+
 class JobSnapshot(BaseModel):
     """Everything a job needs; it reads nothing else (no environment, no database)."""
 

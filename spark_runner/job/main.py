@@ -42,7 +42,7 @@ from pydantic import ValidationError
 
 from spark_runner.core.errors import ParameterError
 from spark_runner.engine.network import NetworkPlan
-from spark_runner.job.config import JobSnapshot
+from spark_runner.job.config import EXIT_CODE_FILE, JobSnapshot
 from spark_runner.job.control import LiveConfig
 from spark_runner.job.lifecycle import (
     BatchGate,
@@ -72,7 +72,9 @@ TRACE_BASE = Path(__file__).resolve().parents[2] / "scenarios"
 """Relative trace paths of a stored scenario resolve here (as the control plane's do)."""
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, *, submitted: bool = False) -> int:
+    """Run the job of ``--config``; ``submitted``: started by spark-submit, whose JVM it uses
+    (see ``spark_runner.job.submit_entry``). Returns the exit code."""
     parser = argparse.ArgumentParser(
         prog="python -m spark_runner.job",
         description="Run a headroom streaming job from its configuration snapshot.",
@@ -89,14 +91,30 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:  # argparse has printed the usage line
         return exc.code if isinstance(exc.code, int) else EXIT_BAD_CONFIG
     configure_logging(args.log_level)
+    code = _load_and_run(args.config, submitted)
+    _record_exit_code(args.config, code)
+    return code
 
+
+def _load_and_run(config: Path, submitted: bool) -> int:
     try:
-        snapshot = JobSnapshot.load(args.config)
+        snapshot = JobSnapshot.load(config)
     except OSError as exc:
-        return _fail(EXIT_BAD_CONFIG, f"cannot read config {args.config}: {exc.strerror}")
+        return _fail(EXIT_BAD_CONFIG, f"cannot read config {config}: {exc.strerror}")
     except ValidationError as exc:
-        return _fail(EXIT_BAD_CONFIG, f"invalid config {args.config}: {_summarize(exc)}")
-    return run(snapshot)
+        return _fail(EXIT_BAD_CONFIG, f"invalid config {config}: {_summarize(exc)}")
+    return run(snapshot, submitted=submitted)
+
+
+def _record_exit_code(config: Path, code: int) -> None:
+    """Write ``code`` to ``EXIT_CODE_FILE`` beside the config (atomically; best effort)."""
+    target = config.parent / EXIT_CODE_FILE
+    partial = target.with_name(f".{EXIT_CODE_FILE}.partial")
+    try:
+        partial.write_text(f"{code}\n", encoding="ascii")
+        partial.replace(target)
+    except OSError as exc:
+        log.warning("cannot record the exit code in %s: %s", target, exc.strerror)
 
 
 @dataclass(frozen=True)
@@ -153,7 +171,7 @@ def scenario_config(config: LiveConfig, reverse: dict[str, str]) -> LiveConfig:
     )
 
 
-def run(snapshot: JobSnapshot) -> int:
+def run(snapshot: JobSnapshot, *, submitted: bool = False) -> int:
     try:
         prepared = prepare(snapshot)
     except (ScenarioError, ParameterError) as exc:
@@ -174,7 +192,7 @@ def run(snapshot: JobSnapshot) -> int:
         )
         reporter.start()
     try:
-        return _run_spark(snapshot, prepared, stop, reporter)
+        return _run_spark(snapshot, prepared, stop, reporter, submitted=submitted)
     finally:
         if reporter is not None:
             reporter.close(REPORTER_CLOSE_TIMEOUT_S)
@@ -191,7 +209,12 @@ def run(snapshot: JobSnapshot) -> int:
 
 
 def _run_spark(
-    snapshot: JobSnapshot, prepared: Prepared, stop: StopSignal, reporter: MetricsReporter | None
+    snapshot: JobSnapshot,
+    prepared: Prepared,
+    stop: StopSignal,
+    reporter: MetricsReporter | None,
+    *,
+    submitted: bool,
 ) -> int:
     from spark_runner.job.session import start_spark
 
@@ -208,7 +231,7 @@ def _run_spark(
         reporter.url if reporter is not None else "nowhere (local run)",
     )
     try:
-        handle = start_spark(snapshot)
+        handle = start_spark(snapshot, submitted=submitted)
     except Exception as exc:
         log.error("Spark start-up failed", exc_info=True)
         return _fail(

@@ -11,6 +11,10 @@ Two choices that are not Spark's defaults:
   current batch and then the JVM, in that order. Were the JVM in the group, its shutdown
   hook would tear the SparkContext down under the running batch. The JVM still cannot
   outlive this process: it exits when its stdin (a pipe from here) closes.
+
+Under ``spark-submit`` (``spark_runner/job/submit_entry.py``) the JVM is spark-submit's and
+this process its child: the session attaches to that JVM, and the launcher sends its stop
+signal to this process, not the JVM, for the same reason.
 """
 
 from __future__ import annotations
@@ -20,67 +24,34 @@ import os
 import subprocess
 import sys
 from dataclasses import dataclass
-from pathlib import Path
 
-import pyspark
 from pyspark import SparkConf, SparkContext
 from pyspark.java_gateway import launch_gateway
 from pyspark.sql import SparkSession
 
-import spark_runner
-from spark_runner.engine.jvm_burn import burn_jar
 from spark_runner.job.config import JobSnapshot
+from spark_runner.job.sparkconf import job_burn_jar, package_root, spark_properties
 
 log = logging.getLogger(__name__)
 
-SHUFFLE_PARTITIONS = 2
-# The JVM's default tiered JIT (C1 then C2). The walking skeleton ran C1 only, which
-# started the first batch ~1.5 s sooner; with CPU-heavy operators on the JVM (the
-# calibrated burn of map operators hashes in the executors) C2 code is 3-6x faster per
-# tuple and Spark's per-batch planning is faster too, which matters more.
-DRIVER_JAVA_OPTIONS = ""
-STREAMING_STOP_TIMEOUT_S = 30
 JVM_EXIT_TIMEOUT_S = 15.0
 
 # Inherited from a parent PySpark process these would attach us to its JVM or change how
-# ours is launched; the snapshot alone configures the job.
+# ours is launched; the snapshot alone configures the job. (Under spark-submit the first
+# two are how the job reaches the JVM spark-submit started, and are kept.)
 _INHERITED_SPARK_ENV = ("PYSPARK_GATEWAY_PORT", "PYSPARK_GATEWAY_SECRET", "PYSPARK_SUBMIT_ARGS")
 
 
-def package_root() -> Path:
-    """The directory that contains the ``spark_runner`` package."""
-    return Path(spark_runner.__file__).resolve().parent.parent
-
-
 def spark_conf(snapshot: JobSnapshot) -> SparkConf:
-    root = str(package_root())
-    conf = (
-        SparkConf()
-        .setMaster(snapshot.spark_master)
-        .setAppName(f"headroom-job-{snapshot.job_id}")
-        .set("spark.driver.extraJavaOptions", DRIVER_JAVA_OPTIONS)
-        .set("spark.ui.enabled", "false")
-        .set("spark.ui.showConsoleProgress", "false")
-        .set("spark.sql.shuffle.partitions", str(SHUFFLE_PARTITIONS))
-        # Streaming disables AQE anyway; saying so here silences a warning per query.
-        .set("spark.sql.adaptive.enabled", "false")
-        .set("spark.sql.streaming.stopTimeout", f"{STREAMING_STOP_TIMEOUT_S}s")
-        .set("spark.pyspark.python", sys.executable)
-        .set("spark.pyspark.driver.python", sys.executable)
-        .set("spark.executorEnv.PYTHONPATH", root)
-    )
-    # The exact CPU burn of calibrated map operators (a Java UDF), when a JDK can build it.
-    jar = burn_jar(Path(pyspark.__file__).resolve().parent / "jars")
-    if jar is not None:
-        conf.set("spark.driver.extraClassPath", str(jar))
-        conf.set("spark.executor.extraClassPath", str(jar))
-    return conf
+    properties = spark_properties(snapshot, python=sys.executable, jar=job_burn_jar())
+    return SparkConf().setAll(list(properties.items()))
 
 
-def _prepare_process_env() -> None:
+def _prepare_process_env(*, submitted: bool) -> None:
     """Environment inherited by the JVM and, through it, by every Python worker."""
-    for name in _INHERITED_SPARK_ENV:
-        os.environ.pop(name, None)
+    if not submitted:
+        for name in _INHERITED_SPARK_ENV:
+            os.environ.pop(name, None)
     os.environ["PYSPARK_PYTHON"] = sys.executable
     os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
     # The package must be importable by the data-source runner on the driver, which does
@@ -105,10 +76,18 @@ class SparkHandle:
         _end_jvm(self.jvm)
 
 
-def start_spark(snapshot: JobSnapshot) -> SparkHandle:
-    """Launch the JVM and the session; raises whatever Spark raises when it cannot start."""
+def start_spark(snapshot: JobSnapshot, *, submitted: bool = False) -> SparkHandle:
+    """Launch the JVM and the session; raises whatever Spark raises when it cannot start.
+
+    ``submitted``: this process is the Python application of ``spark-submit``, whose JVM
+    already runs (PySpark reaches it through ``PYSPARK_GATEWAY_PORT``/``_SECRET``) and
+    was started with these same properties (``backend.jobs.launcher``); the session
+    attaches to it instead of launching one, and leaves its exit to spark-submit.
+    """
     conf = spark_conf(snapshot)
-    _prepare_process_env()
+    _prepare_process_env(submitted=submitted)
+    if submitted:
+        return SparkHandle(spark=SparkSession(SparkContext(conf=conf)), jvm=None)
     gateway = launch_gateway(conf, popen_kwargs={"start_new_session": True})  # type: ignore[no-untyped-call]
     jvm: subprocess.Popen[bytes] | None = gateway.proc
     try:

@@ -81,3 +81,83 @@ def test_summary_and_compare_endpoints(client: TestClient, db_session: Session) 
     compared = client.get("/api/v1/runs/compare", params={"a": first, "b": second}).json()
     assert compared["a"]["job"]["id"] == first and compared["b"]["job"]["id"] == second
     assert client.get("/api/v1/runs/compare", params={"a": first, "b": 999}).status_code == 404
+
+
+@pytest.fixture
+def two_runs(client: TestClient, db_session: Session) -> tuple[int, int]:
+    """Two runs of one class, 5 periods each, the second started 1000 s after the first."""
+    client.app.state.dispatcher = RecordingDispatcher()  # type: ignore[attr-defined]
+    client.post("/api/v1/classes", json={"name": "fraud", "priority": 6, "delay_target_s": 1.5})
+    runs = []
+    for shift in (0.0, 1000.0):
+        job_id = client.post("/api/v1/jobs", json={}).json()["id"]
+        samples = [{**_sample(seq), "t": 1_763_700_000.0 + seq + shift} for seq in range(5)]
+        client.post(
+            f"/api/v1/jobs/{job_id}/metrics",
+            json={"samples": samples},
+            headers=_job_token(db_session, job_id),
+        )
+        runs.append(job_id)
+    return runs[0], runs[1]
+
+
+def test_compare_over_seconds_into_each_run(client: TestClient, two_runs) -> None:
+    a, b = two_runs
+    params = {"a": a, "b": b, "since_s": 1, "until_s": 2}
+    compared = client.get("/api/v1/runs/compare", params=params)
+    assert compared.status_code == 200, compared.text
+    for side, first_t in (("a", 1_763_700_000.0), ("b", 1_763_701_000.0)):
+        assert compared.json()[side]["first_sample_t"] == first_t
+        assert compared.json()[side]["classes"][0]["periods"] == 2  # offsets 1 and 2
+    whole = client.get("/api/v1/runs/compare", params={"a": a, "b": b}).json()
+    assert [whole[s]["classes"][0]["periods"] for s in "ab"] == [5, 5]
+    from_start = client.get("/api/v1/runs/compare", params={"a": a, "b": b, "until_s": 0}).json()
+    assert [from_start[s]["classes"][0]["periods"] for s in "ab"] == [1, 1]  # the first sample
+
+
+def test_compare_over_absolute_times(client: TestClient, two_runs) -> None:
+    a, b = two_runs
+    params = {"a": a, "b": b, "since": 1_763_700_000.5, "until": 1_763_700_003.0}
+    compared = client.get("/api/v1/runs/compare", params=params).json()
+    assert compared["a"]["classes"][0]["periods"] == 3  # t = +1, +2, +3
+    assert compared["b"]["classes"][0]["periods"] == 0  # run b is later
+    summary = client.get(f"/api/v1/jobs/{a}/summary", params={"since_s": 3}).json()
+    assert summary["classes"][0]["periods"] == 2
+
+
+@pytest.mark.parametrize(
+    ("params", "field", "words"),
+    [
+        ({"since": 10, "since_s": 1}, "since_s", "not both"),
+        ({"until": 10, "until_s": 1}, "until_s", "not both"),
+        ({"since": 10, "until": 10}, "until", "must be > since=10.0"),
+        ({"since_s": 5, "until_s": 1}, "until_s", "must be >= since_s=5.0"),
+        ({"since_s": -1}, "since_s", "greater than or equal to 0"),
+        ({"until_s": "nan"}, "until_s", "finite"),
+        ({"since": "soon"}, "since", "valid number"),
+        ({"bogus": 1}, "bogus", "Extra inputs"),
+    ],
+)
+def test_bad_range_is_a_422_naming_the_field(
+    client: TestClient, two_runs, params, field, words
+) -> None:
+    a, b = two_runs
+    for url, extra in (
+        ("/api/v1/runs/compare", {"a": a, "b": b}),
+        (f"/api/v1/jobs/{a}/summary", {}),
+    ):
+        response = client.get(url, params={**extra, **params})
+        assert response.status_code == 422, response.text
+        [item] = response.json()["detail"]
+        assert item["loc"][-1] == field, item
+        assert field in item["msg"] and words in item["msg"], item
+        assert not isinstance(item["input"], dict), item  # the field's value, not the query
+
+
+def test_compare_needs_two_valid_run_ids(client: TestClient) -> None:
+    missing = client.get("/api/v1/runs/compare", params={"a": 1})
+    [item] = missing.json()["detail"]
+    assert missing.status_code == 422 and item["loc"][-1] == "b"
+    assert item["msg"] == "b=None is invalid: Field required" and item["input"] is None
+    zero = client.get("/api/v1/runs/compare", params={"a": 0, "b": 1})
+    assert zero.status_code == 422 and zero.json()["detail"][0]["loc"][-1] == "a"

@@ -66,7 +66,15 @@ def test_create_job_snapshots_classes_and_enqueues_after_commit(
     job = response.json()
     assert job["status"] == "pending"
     assert job["created_at"].endswith(("Z", "+00:00"))
-    assert job["classes"] == [{"name": "fraud", "priority": 6.0, "delay_target_s": 1.5}]
+    assert job["classes"] == [
+        {
+            "name": "fraud",
+            "priority": 6.0,
+            "delay_target_s": 1.5,
+            "rate_per_s": 200.0,
+            "manager": "aloma",
+        }
+    ]
     assert dispatcher.launched == [job["id"]]
 
     # The snapshot is frozen: editing the class later does not change the job.
@@ -160,3 +168,72 @@ def test_state_machine(current: JobStatus, target: JobStatus, ok: bool) -> None:
     if not ok:
         with pytest.raises(Conflict, match=f"status='{current.value}' cannot move"):
             check_move(current, target)
+
+
+def test_job_shows_the_options_it_was_launched_with(
+    client: TestClient, dispatcher: RecordingDispatcher, db_session: Session
+) -> None:
+    client.post("/api/v1/classes", json={"name": "fraud", "priority": 6, "delay_target_s": 1.5})
+    options = {
+        "duration_s": 30,
+        "rate_per_s": 50,
+        "spark_master": "local[2]",
+        "manager": "ctrl",
+        "recommend_only": True,
+        "policy": "strict",
+        "redistribution_every": 5,
+        "redistribution_enabled": False,
+    }
+    job = client.post("/api/v1/jobs", json=options).json()
+    assert job["spark_master"] == "local[2]"
+    assert job["classes"][0] | {"priority": None} == {
+        "name": "fraud",
+        "priority": None,
+        "delay_target_s": 1.5,
+        "rate_per_s": 50.0,
+        "manager": "ctrl",
+    }
+    launch = job["launch"]
+    assert launch | {"engine": None} == {
+        "scenario_id": None,
+        "scenario_name": None,
+        "rate_per_s": 50.0,
+        "duration_s": 30.0,
+        "manager": "ctrl",
+        "mode": "per_class",
+        "recommend_only": True,
+        "policy": "strict",
+        "redistribution_every": 5,
+        "engine": None,
+    }
+    assert launch["engine"]["source"] == "generator" and launch["engine"]["sink"] == "none"
+    assert client.get(f"/api/v1/jobs/{job['id']}").json()["launch"] == launch
+
+    # A restart runs the same snapshot: the same options (and a later live change).
+    client.patch(f"/api/v1/jobs/{job['id']}/config", json={"recommend_only": False})
+    db_session.get(Job, job["id"]).status = "stopped"  # type: ignore[union-attr]
+    db_session.commit()
+    again = client.post(f"/api/v1/jobs/{job['id']}/restart").json()
+    assert again["restart_of"] == job["id"]
+    assert again["launch"] == launch | {"recommend_only": False}
+
+
+def test_job_from_a_scenario_names_it(client: TestClient, dispatcher: RecordingDispatcher) -> None:
+    from tests.backend.test_scenarios_api import DEMO
+
+    scenario = client.post("/api/v1/scenarios", json={"yaml": DEMO}).json()
+    job = client.post("/api/v1/jobs", json={"scenario_id": scenario["id"]}).json()
+    launch = job["launch"]
+    assert (launch["scenario_id"], launch["scenario_name"]) == (scenario["id"], "demo")
+    assert launch["rate_per_s"] is None and launch["manager"] is None
+    assert launch["mode"] == "dilos" and launch["duration_s"] == 40
+    assert {c["manager"] for c in job["classes"]} <= {"aloma", "seamless", "ctrl", "aurora"}
+
+
+def test_engine_urls_are_shown_without_their_password() -> None:
+    from backend.jobs.schemas import _without_password
+
+    assert _without_password("redis://u:secret@h:6379/0") == "redis://u:***@h:6379/0"
+    assert _without_password("redis://:secret@h/0") == "redis://:***@h/0"
+    assert _without_password("redis://h:6379/0") == "redis://h:6379/0"
+    assert _without_password("") == ""

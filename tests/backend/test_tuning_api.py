@@ -162,3 +162,26 @@ def test_class_manager_fields_are_validated(client: TestClient) -> None:
     )
     assert bad.status_code == 422
     assert bad.json()["detail"][0]["loc"][-1] == "manager_params.no_such_knob"
+
+
+def test_config_shows_the_latest_and_the_applied_content(client: TestClient, job) -> None:
+    job_id, job_auth = job
+    launched = client.get(f"/api/v1/jobs/{job_id}/config").json()
+    assert launched["applied"] is None  # the job has not acknowledged version 0 yet
+    assert launched["latest"]["version"] == 0 and launched["latest"]["applied_at"] is None
+    assert launched["latest"]["config"] == launched["config"]
+
+    client.post(f"/api/v1/jobs/{job_id}/control/ack", json={"version": 0}, headers=job_auth)
+    client.patch(f"/api/v1/jobs/{job_id}/config", json={"classes": {"ads": {"tau2": 0.7}}})
+    pending = client.get(f"/api/v1/jobs/{job_id}/config").json()
+    latest, applied = pending["latest"], pending["applied"]
+    assert (latest["version"], applied["version"]) == (1, 0)
+    assert latest["config"]["classes"]["ads"]["tau2"] == 0.7  # what the job will run
+    assert applied["config"]["classes"]["ads"]["tau2"] == 0.8  # what it runs now
+    assert latest["created_by"] == "ops" and latest["applied_at"] is None
+    assert applied["applied_at"] is not None and applied["created_at"] <= latest["created_at"]
+    assert pending["pending_versions"] == [1] and pending["applied_version"] == 0
+
+    client.post(f"/api/v1/jobs/{job_id}/control/ack", json={"version": 1}, headers=job_auth)
+    done = client.get(f"/api/v1/jobs/{job_id}/config").json()
+    assert done["applied"]["version"] == 1 and done["applied"]["config"] == done["config"]

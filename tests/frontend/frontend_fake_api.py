@@ -18,7 +18,8 @@ rules (``spark_runner.job.control``, the code the real API validates with), so a
 value gets the real message and location (``classes.ads.tau2``); ``FakeApi.ack``
 plays the job acknowledging a version. ``/jobs/{id}/summary`` and ``/runs/compare``
 summarise the stored samples with the real summariser (``backend.history.summary``);
-``/jobs/{id}/metrics/export`` answers CSV. Class creation validates manager and
+``/jobs/{id}/metrics/export`` answers CSV (every sample unless ``limit``), and
+``/managers`` answers with the backend's own catalogue. Class creation validates manager and
 parameters with the core too (``manager_params.<name>`` locations). A class's continuous
 queries (``/classes/{id}/queries``) are checked the way the real API checks them: composed
 into a scenario with the backend's own ``compose`` and validated by the scenario loader,
@@ -46,6 +47,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from backend.history.summary import summarize
+from backend.managers.service import list_managers
 from backend.queries.compose import ClassPart, QueryPart, compose
 from spark_runner.core.errors import ParameterError
 from spark_runner.job.control import ClassControl, LiveConfig
@@ -272,6 +274,8 @@ class FakeApi:
                 return 204, None
             case "GET", ["auth", "me"]:
                 return 200, _public(user)
+            case "GET", ["managers"]:
+                return 200, [m.model_dump(mode="json") for m in list_managers()]
             case "GET", ["users"]:
                 return 200, [_public(u) for u in sorted(self.users.values(), key=lambda u: u["id"])]
             case "POST", ["users"]:
@@ -322,13 +326,13 @@ class FakeApi:
             case "GET", ["jobs", job_id, "metrics"] if job_id.isdigit():
                 if int(job_id) not in self.jobs:
                     return 404, {"detail": f"Job {job_id} does not exist."}
-                return 200, {"job_id": int(job_id), "samples": self.series(int(job_id), query)}
+                samples, truncated = self.window(int(job_id), query)
+                return 200, {"job_id": int(job_id), "samples": samples, "truncated": truncated}
             case "GET", ["jobs", job_id, "metrics", "export"] if job_id.isdigit():
                 if int(job_id) not in self.jobs:
                     return 404, {"detail": f"job {job_id} does not exist"}
-                return 200, CsvBody(
-                    _csv(self.series(int(job_id), query)), f"job-{job_id}-metrics.csv"
-                )
+                rows, truncated = self.window(int(job_id), {"limit": ["1000000000"], **query})
+                return 200, CsvBody(_csv(rows), f"job-{job_id}-metrics.csv", truncated)
             case "GET", ["jobs", job_id, "config"] if job_id.isdigit():
                 if int(job_id) not in self.jobs:
                     return 404, {"detail": f"job {job_id} does not exist"}
@@ -344,11 +348,22 @@ class FakeApi:
                 for job_id in (a, b):
                     if job_id not in self.jobs:
                         return 404, {"detail": f"job {job_id} does not exist"}
-                return 200, {"a": self.summary(a, {}), "b": self.summary(b, {})}
+                within = {k: v for k, v in query.items() if k not in ("a", "b")}
+                return 200, {"a": self.summary(a, within), "b": self.summary(b, within)}
         return 404, {"detail": "Not Found"}
 
+    def window(self, job_id: int, query: dict[str, list[str]]) -> tuple[list[dict[str, Any]], bool]:
+        """The metrics query of the contract (``step_s`` is accepted, not applied): at
+        most ``limit`` samples, the newest with ``last_s``, else the oldest; and whether
+        any were left out."""
+        samples = self.series(job_id, {**query, "limit": ["1000000000"]})
+        limit = int(query.get("limit", ["10000"])[0])
+        kept = samples[-limit:] if "last_s" in query else samples[:limit]
+        return kept, len(samples) > limit
+
     def series(self, job_id: int, query: dict[str, list[str]]) -> list[dict[str, Any]]:
-        """The metrics query of the contract (``step_s`` is accepted, not applied)."""
+        """The samples of the window, the oldest ``limit`` of them (``step_s`` is
+        accepted, not applied)."""
         samples = self.samples[job_id]
         if "last_s" in query and samples:
             newest = max(s["t"] for s in samples)
@@ -362,11 +377,20 @@ class FakeApi:
         return samples[: int(query.get("limit", ["10000"])[0])]
 
     def summary(self, job_id: int, query: dict[str, list[str]]) -> dict[str, Any]:
+        """A run's summary over ``since``/``until`` or ``since_s``/``until_s`` (seconds
+        after the run's first sample, both inclusive)."""
         job = self.jobs[job_id]
-        models = [MetricSample(**s) for s in self.series(job_id, {**query, "limit": ["1000000"]})]
+        first_t = self.samples[job_id][0]["t"] if self.samples[job_id] else None
+        rows = self.series(job_id, {**query, "limit": ["1000000"]})
+        if first_t is not None and "since_s" in query:
+            rows = [s for s in rows if s["t"] - first_t >= float(query["since_s"][0])]
+        if first_t is not None and "until_s" in query:
+            rows = [s for s in rows if s["t"] - first_t <= float(query["until_s"][0])]
+        models = [MetricSample(**s) for s in rows]
         targets = {c["name"]: c["delay_target_s"] for c in job["classes"]}
         return {
             "job": job,
+            "first_sample_t": first_t,
             "classes": [c.model_dump() for c in summarize(models, targets)],
         }
 
@@ -651,6 +675,7 @@ class CsvBody:
 
     text: str
     filename: str
+    truncated: bool = False
 
 
 def _csv(samples: list[dict[str, Any]]) -> str:
@@ -708,6 +733,7 @@ class _Handler(BaseHTTPRequestHandler):
             data = payload.text.encode()
             self.send_header("Content-Type", "text/csv; charset=utf-8")
             self.send_header("Content-Disposition", f'attachment; filename="{payload.filename}"')
+            self.send_header("X-Headroom-Truncated", "true" if payload.truncated else "false")
         elif isinstance(payload, str):
             data = payload.encode()
             self.send_header("Content-Type", "text/plain")

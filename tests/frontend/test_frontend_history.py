@@ -162,8 +162,31 @@ def test_csv_download_goes_through_the_dashboard(api, fake_api, runs):
     assert len(rows) == 20 and rows[0]["class_name"] == "fraud"
     assert rows[0]["shed_fraction"] == "0.1" and rows[0]["manager_state"] == ""
     request = fake_api.requests_to("GET", f"/jobs/{first['id']}/metrics/export")[-1]
-    assert request.query["limit"] == ["100000"]
+    assert "limit" not in request.query  # every sample of the range, however many
     assert request.headers["authorization"].startswith("Bearer ")
 
     download, alert = export_csv(api, 999, None, None)
     assert download is None and "Could not export job 999" in text(alert)
+
+
+def test_the_client_compares_runs_over_seconds_into_each(api, fake_api, runs):
+    first, second = runs
+    both = api.compare_runs(first["id"], second["id"], {"since_s": 5.0, "until_s": 30.0})
+    assert fake_api.requests_to("GET", "/runs/compare")[-1].query == {
+        "a": [str(first["id"])],
+        "b": [str(second["id"])],
+        "since_s": ["5.0"],
+        "until_s": ["30.0"],
+    }
+    for side in ("a", "b"):
+        assert both[side]["first_sample_t"] == T0
+        fraud = next(c for c in both[side]["classes"] if c["class_name"] == "fraud")
+        assert fraud["periods"] == 26  # offsets 5 to 30, both included
+
+
+def test_the_client_says_when_a_window_was_cut(api, runs):
+    first, _ = runs
+    assert api.export_metrics(first["id"])["truncated"] is False
+    assert api.export_metrics(first["id"], {"limit": 3})["truncated"] is True
+    newest = api.job_metrics(first["id"], query={"last_s": 1000.0, "limit": 2})
+    assert newest["truncated"] is True and [s["t"] for s in newest["samples"]] == [T0 + 119] * 2

@@ -1,16 +1,22 @@
-"""frontend.managers: manager parameters as form text, and the delay-target band."""
+"""frontend.managers: the API's manager catalogue as form fields, manager parameters as
+form text, and the delay-target band."""
 
 from __future__ import annotations
 
 import pytest
 
+from frontend.api import Manager
 from frontend.managers import (
     MANAGER_KINDS,
     POLICIES,
+    builtin_managers,
+    default_manager,
     default_params,
     delay_band,
+    find_manager,
     format_params,
     manager_options,
+    param_fields,
     params_hint,
     parse_params,
     parse_value,
@@ -65,3 +71,122 @@ def test_the_band_is_alomas_margins_around_the_target():
     assert delay_band(2.0, "ctrl", {}) == (2.0, 2.0, 2.0)  # no margins: a line
     assert delay_band(2.0, None, {}) == (2.0, 2.0, 2.0)
     assert delay_band(2.0, "aloma", {"above_margin": "wide"}) == pytest.approx((1.8, 2.0, 2.0))
+
+
+# -- from the API's answer (GET /managers) ---------------------------------------------
+
+PROBE: Manager = {
+    "kind": "probe",
+    "label": "Probe (from a newer API)",
+    "summary": "A manager this dashboard was not built with.",
+    "default": True,
+    "parameters": [
+        {
+            "name": "headroom",
+            "type": "float",
+            "default": 0.8,
+            "description": "the fixed headroom H, s/s (> 0) [0.8].",
+            "unit": "s/s",
+            "rules": ["must be > 0 s/s"],
+            "minimum": None,
+            "exclusive_minimum": 0.0,
+            "maximum": None,
+            "exclusive_maximum": None,
+            "choices": None,
+        },
+        {
+            "name": "window_periods",
+            "type": "int",
+            "default": 10,
+            "description": "",
+            "unit": None,
+            "rules": ["must be an integer >= 1"],
+            "minimum": 1,
+            "exclusive_minimum": None,
+            "maximum": 50,
+            "exclusive_maximum": None,
+            "choices": None,
+        },
+        {
+            "name": "statistic",
+            "type": "str",
+            "default": "max",
+            "description": "which response time counts.",
+            "unit": None,
+            "rules": ["must be one of max, mean"],
+            "minimum": None,
+            "exclusive_minimum": None,
+            "maximum": None,
+            "exclusive_maximum": None,
+            "choices": ["max", "mean"],
+        },
+        {
+            "name": "verbose",
+            "type": "bool",
+            "default": False,
+            "description": "log every decision.",
+            "unit": None,
+            "rules": [],
+            "minimum": None,
+            "exclusive_minimum": None,
+            "maximum": None,
+            "exclusive_maximum": None,
+            "choices": None,
+        },
+    ],
+}
+
+
+def test_the_api_answer_becomes_form_fields():
+    headroom, window, statistic, verbose = param_fields(PROBE)
+    assert headroom == {
+        "name": "headroom",
+        "label": "headroom",
+        "input": "number",
+        "value": 0.8,
+        "min": 0.0,
+        "max": None,
+        "step": "any",
+        "options": None,
+        "unit": "s/s",
+        "help": "the fixed headroom H, s/s (> 0) [0.8]. Rules: must be > 0 s/s.",
+    }
+    assert (window["input"], window["min"], window["max"], window["step"]) == ("number", 1, 50, 1)
+    assert window["label"] == "window periods" and window["help"] == (
+        "Rules: must be an integer >= 1."
+    )
+    assert statistic["input"] == "select" and statistic["value"] == "max"
+    assert statistic["options"] == [
+        {"label": "max", "value": "max"},
+        {"label": "mean", "value": "mean"},
+    ]
+    assert (statistic["min"], statistic["max"]) == (None, None)
+    assert verbose["input"] == "switch" and verbose["help"] == "log every decision."
+    assert param_fields({**PROBE, "parameters": []}) == []
+
+
+def test_the_forms_follow_the_api_answer():
+    managers = [PROBE, *builtin_managers()]
+    assert manager_options(managers)[0] == {"label": "Probe (from a newer API)", "value": "probe"}
+    assert default_manager(managers) == "probe" and default_manager() == "aloma"
+    assert default_params("probe", managers) == {
+        "headroom": 0.8,
+        "window_periods": 10,
+        "statistic": "max",
+        "verbose": False,
+    }
+    assert params_hint("probe").startswith("probe has no parameters")  # not built in
+    assert params_hint("probe", managers).startswith("probe parameters (defaults): headroom=0.8")
+    assert find_manager("aloma", managers) == builtin_managers()[0]
+    assert find_manager("nope", managers) is None
+
+
+def test_the_built_in_catalogue_is_the_apis_answer(api):
+    """The fallback used before any request equals ``GET /managers`` (the fake serves the
+    backend's own catalogue) and the backend's answer itself."""
+    from backend.managers.service import list_managers
+
+    assert builtin_managers() == [m.model_dump(mode="json") for m in list_managers()]
+    assert api.list_managers() == builtin_managers()
+    for manager in builtin_managers():
+        assert [f["name"] for f in param_fields(manager)] == list(default_params(manager["kind"]))

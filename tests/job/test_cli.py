@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 
 import spark_runner
+from backend.jobs import launcher
+from spark_runner.job.config import EXIT_CODE_FILE
 
 # ``python -m`` finds the package from the working directory (it is not pip-installed).
 PACKAGE_ROOT = Path(spark_runner.__file__).resolve().parent.parent
@@ -62,6 +64,20 @@ def test_malformed_json(tmp_path: Path) -> None:
     result = run_job("--config", str(config))
     assert result.returncode == 2
     assert len(critical_lines(result.stderr)) == 1
+
+
+def test_the_exit_code_is_recorded_beside_the_config_for_a_watcher_that_is_not_the_parent(
+    tmp_path: Path,
+) -> None:
+    config = tmp_path / "config.json"
+    config.write_text("{not json")
+    (tmp_path / EXIT_CODE_FILE).write_text("0\n")  # a previous process's: overwritten
+    result = run_job("--config", str(config))
+    assert result.returncode == 2
+    assert (tmp_path / EXIT_CODE_FILE).read_text() == "2\n"
+    assert launcher.process_state(2**22 + 54321, tmp_path).exit_code == 2
+    launcher.forget_previous_run(tmp_path)
+    assert not (tmp_path / EXIT_CODE_FILE).exists()
 
 
 def test_missing_argument_is_a_usage_error() -> None:

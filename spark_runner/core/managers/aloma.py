@@ -77,6 +77,7 @@ are late (or about to be) or the class's queue never emptied in a period:
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -92,14 +93,7 @@ from spark_runner.core.managers.base import (
 )
 from spark_runner.core.managers.response_monitor import MonitorReading, ResponseTimeMonitor
 from spark_runner.core.observation import Decision, LoadState, Observation
-from spark_runner.core.params import (
-    require_at_least,
-    require_choice,
-    require_greater,
-    require_in_closed,
-    require_in_half_open,
-    require_positive,
-)
+from spark_runner.core.params import Rule
 
 RESPONSE_STATISTICS = ("max", "mean")
 _EPS = 1e-9  # relative tolerance: an admitted load pinned at L_C must not count as above it
@@ -163,6 +157,16 @@ class AlomaParams(ManagerParams):
             time is its wait in the queues plus its own way through the operators.
     """
 
+    RULES: ClassVar[Mapping[str, tuple[Rule, ...]]] = {
+        "initial_headroom": (Rule.positive(" s/s"),),
+        "ut_factor": (Rule.greater(1.0),),
+        "o_point_refresh_periods": (Rule.at_least(1),),
+        "above_margin": (Rule.half_open(0.0, 1.0),),
+        "below_margin": (Rule.half_open(0.0, 1.0),),
+        "response_statistic": (Rule.one_of(RESPONSE_STATISTICS),),
+        "drain_target": (Rule.closed(0.0, 1.0), Rule.positive()),
+    }
+
     initial_headroom: float = DEFAULT_HEADROOM
     ut_factor: float = 2.0
     o_point_refresh_periods: int = 100
@@ -171,22 +175,12 @@ class AlomaParams(ManagerParams):
     response_statistic: str = "max"
     drain_target: float = 0.8
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        require_positive("initial_headroom", self.initial_headroom, " s/s")
-        require_greater("ut_factor", self.ut_factor, 1.0)
-        require_at_least("o_point_refresh_periods", self.o_point_refresh_periods, 1)
-        require_in_half_open("above_margin", self.above_margin, 0.0, 1.0)
-        require_in_half_open("below_margin", self.below_margin, 0.0, 1.0)
-        require_choice("response_statistic", self.response_statistic, RESPONSE_STATISTICS)
-        require_in_closed("drain_target", self.drain_target, 0.0, 1.0)
-        require_positive("drain_target", self.drain_target)
-
 
 class AlomaManager(LoadManager[AlomaParams]):
     """ALoMa (Algorithm 1). See the module docstring for the exact reading."""
 
     kind: ClassVar[str] = "aloma"
+    label: ClassVar[str] = "ALoMa (adaptive)"
     params_type: ClassVar[type[ManagerParams]] = AlomaParams
 
     def reset(self) -> None:

@@ -7,6 +7,7 @@ violation).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -18,7 +19,7 @@ from spark_runner.core.managers.base import (
     display_state,
 )
 from spark_runner.core.observation import Decision, Observation
-from spark_runner.core.params import require_positive
+from spark_runner.core.params import Rule
 
 
 def aurora_shed_fraction(load: float, headroom: float) -> float:
@@ -30,19 +31,22 @@ def aurora_shed_fraction(load: float, headroom: float) -> float:
 
 @dataclass(frozen=True)
 class AuroraParams(ManagerParams):
-    """Attributes: headroom: the fixed headroom H, s/s (> 0) [0.8]."""
+    """Aurora's parameters.
+
+    Attributes:
+        headroom: the fixed headroom H, s/s (> 0) [0.8].
+    """
+
+    RULES: ClassVar[Mapping[str, tuple[Rule, ...]]] = {"headroom": (Rule.positive(" s/s"),)}
 
     headroom: float = DEFAULT_HEADROOM
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        require_positive("headroom", self.headroom, " s/s")
 
 
 class AuroraManager(LoadManager[AuroraParams]):
     """Aurora: shed the excess over a fixed headroom."""
 
     kind: ClassVar[str] = "aurora"
+    label: ClassVar[str] = "Aurora (fixed headroom)"
     params_type: ClassVar[type[ManagerParams]] = AuroraParams
 
     def reset(self) -> None:

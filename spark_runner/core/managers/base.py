@@ -19,9 +19,10 @@ from typing import ClassVar, Generic, TypeVar
 from spark_runner.core.observation import Decision, LoadState, Observation
 from spark_runner.core.params import (
     ParamValue,
+    Rule,
     build_params,
+    check_rules,
     params_as_dict,
-    require_in_half_open,
     require_positive,
 )
 
@@ -44,12 +45,17 @@ class ManagerParams:
         max_shed: largest shed fraction returned, in [0, 1).
     """
 
+    RULES: ClassVar[Mapping[str, tuple[Rule, ...]]] = {
+        "delay_target_s": (Rule.positive(" seconds"),),
+        "max_shed": (Rule.half_open(0.0, 1.0),),
+    }
+    """Each field's rules (subclasses declare their own fields'; see ``param_rules``)."""
+
     delay_target_s: float = DEFAULT_DELAY_TARGET_S
     max_shed: float = DEFAULT_MAX_SHED
 
     def __post_init__(self) -> None:
-        require_positive("delay_target_s", self.delay_target_s, " seconds")
-        require_in_half_open("max_shed", self.max_shed, 0.0, 1.0)
+        check_rules(self)
 
 
 P_co = TypeVar("P_co", bound=ManagerParams, covariant=True)
@@ -113,6 +119,8 @@ class LoadManager(ABC, Generic[P_co]):
     """
 
     kind: ClassVar[str]
+    label: ClassVar[str] = ""
+    """A short human name for forms (the kind when empty)."""
     params_type: ClassVar[type[ManagerParams]]
 
     def __init__(self, params: P_co | None = None) -> None:

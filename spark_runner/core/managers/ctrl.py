@@ -16,6 +16,7 @@ tuned by hand, and a capacity change makes it wrong (001 Fig. 16).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -32,7 +33,7 @@ from spark_runner.core.managers.delay_controller import (
     gains_from_poles,
 )
 from spark_runner.core.observation import Decision, Observation
-from spark_runner.core.params import require_in_half_open, require_non_negative, require_positive
+from spark_runner.core.params import Rule
 
 
 @dataclass(frozen=True)
@@ -46,23 +47,24 @@ class CtrlParams(ManagerParams):
         pole1, pole2: closed-loop poles of the controller, in [0, 1) [0.5, 0.5].
     """
 
+    RULES: ClassVar[Mapping[str, tuple[Rule, ...]]] = {
+        "headroom": (Rule.positive(" s/s"),),
+        "cost_per_tuple_s": (Rule.non_negative(" s/tuple"),),
+        "pole1": (Rule.half_open(0.0, 1.0),),
+        "pole2": (Rule.half_open(0.0, 1.0),),
+    }
+
     headroom: float = DEFAULT_HEADROOM
     cost_per_tuple_s: float = 0.0
     pole1: float = DEFAULT_POLES[0]
     pole2: float = DEFAULT_POLES[1]
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        require_positive("headroom", self.headroom, " s/s")
-        require_non_negative("cost_per_tuple_s", self.cost_per_tuple_s, " s/tuple")
-        require_in_half_open("pole1", self.pole1, 0.0, 1.0)
-        require_in_half_open("pole2", self.pole2, 0.0, 1.0)
 
 
 class CtrlManager(LoadManager[CtrlParams]):
     """CTRL; see the module docstring."""
 
     kind: ClassVar[str] = "ctrl"
+    label: ClassVar[str] = "CTRL (feedback control)"
     params_type: ClassVar[type[ManagerParams]] = CtrlParams
 
     def reset(self) -> None:

@@ -6,6 +6,7 @@ With utilisation ``τ = L / H`` (load over capacity): ``SF = 0`` for ``τ < τ2`
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -17,8 +18,10 @@ from spark_runner.core.managers.base import (
     display_state,
 )
 from spark_runner.core.observation import Decision, Observation
-from spark_runner.core.params import require_in_closed, require_positive
-from spark_runner.core.thresholds import validate_thresholds
+from spark_runner.core.params import Rule
+from spark_runner.core.thresholds import THRESHOLD_RULE, validate_thresholds
+
+TAUS = ("tau0", "tau1", "tau2", "tau3")
 
 
 def linear_shed_factor(utilisation: float, tau2: float, base: float) -> float:
@@ -39,6 +42,12 @@ class LinearParams(ManagerParams):
         base: shed factor B at ``τ = τ2``, in [0, 1] [0].
     """
 
+    RULES: ClassVar[Mapping[str, tuple[Rule, ...]]] = {
+        "headroom": (Rule.positive(" s/s"),),
+        **{tau: (Rule.checked_elsewhere(THRESHOLD_RULE),) for tau in TAUS},
+        "base": (Rule.closed(0.0, 1.0),),
+    }
+
     headroom: float = DEFAULT_HEADROOM
     tau0: float = 0.2
     tau1: float = 0.4
@@ -48,15 +57,14 @@ class LinearParams(ManagerParams):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        require_positive("headroom", self.headroom, " s/s")
         validate_thresholds(self.tau0, self.tau1, self.tau2, self.tau3)
-        require_in_closed("base", self.base, 0.0, 1.0)
 
 
 class LinearManager(LoadManager[LinearParams]):
     """Shed a linear function of utilisation above τ2."""
 
     kind: ClassVar[str] = "linear"
+    label: ClassVar[str] = "linear (threshold based)"
     params_type: ClassVar[type[ManagerParams]] = LinearParams
 
     def reset(self) -> None:

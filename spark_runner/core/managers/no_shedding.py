@@ -18,6 +18,7 @@ class NoSheddingManager(LoadManager[NoSheddingParams]):
     """Never sheds."""
 
     kind: ClassVar[str] = "none"
+    label: ClassVar[str] = "none (never sheds)"
     params_type: ClassVar[type[ManagerParams]] = NoSheddingParams
 
     def reset(self) -> None:

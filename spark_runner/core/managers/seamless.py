@@ -21,6 +21,7 @@ scheduler the low class's delay is underestimated.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -37,12 +38,7 @@ from spark_runner.core.managers.delay_controller import (
     gains_from_poles,
 )
 from spark_runner.core.observation import Decision, Observation
-from spark_runner.core.params import (
-    require_at_least,
-    require_greater,
-    require_in_half_open,
-    require_positive,
-)
+from spark_runner.core.params import Rule
 
 
 @dataclass(frozen=True)
@@ -56,25 +52,26 @@ class SeamlessParams(ManagerParams):
         pole1, pole2: closed-loop poles of the Eq. 4.3 controller, in [0, 1) [0.5, 0.5].
     """
 
+    RULES: ClassVar[Mapping[str, tuple[Rule, ...]]] = {
+        "initial_headroom": (Rule.positive(" s/s"),),
+        "adjust_periods": (Rule.at_least(1),),
+        "max_adjust_factor": (Rule.greater(1.0),),
+        "pole1": (Rule.half_open(0.0, 1.0),),
+        "pole2": (Rule.half_open(0.0, 1.0),),
+    }
+
     initial_headroom: float = DEFAULT_HEADROOM
     adjust_periods: int = 30
     max_adjust_factor: float = 2.0
     pole1: float = DEFAULT_POLES[0]
     pole2: float = DEFAULT_POLES[1]
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        require_positive("initial_headroom", self.initial_headroom, " s/s")
-        require_at_least("adjust_periods", self.adjust_periods, 1)
-        require_greater("max_adjust_factor", self.max_adjust_factor, 1.0)
-        require_in_half_open("pole1", self.pole1, 0.0, 1.0)
-        require_in_half_open("pole2", self.pole2, 0.0, 1.0)
-
 
 class SeamlessManager(LoadManager[SeamlessParams]):
     """SEaMLeSS; see the module docstring."""
 
     kind: ClassVar[str] = "seamless"
+    label: ClassVar[str] = "SEaMLeSS"
     params_type: ClassVar[type[ManagerParams]] = SeamlessParams
 
     def reset(self) -> None:

@@ -1,0 +1,87 @@
+from __future__ import annotations
+
+from typing import Self
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from backend.history.summary import ClassSummary
+from backend.jobs.schemas import JobRead
+from spark_runner.core.errors import ParameterError
+from spark_runner.job.samples import INT32_MAX
+
+MAX_OFFSET_S = 10 * 365 * 86_400.0
+
+
+class RunRange(BaseModel):
+    """Part of a run: absolute times (``since``/``until``, epoch seconds) or offsets from
+    the run's first sample (``since_s``/``until_s``), not both; nothing: the whole run."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    since: float | None = Field(
+        default=None, allow_inf_nan=False, description="Only samples with t > since (epoch s)."
+    )
+    until: float | None = Field(
+        default=None, allow_inf_nan=False, description="Only samples with t <= until (epoch s)."
+    )
+    since_s: float | None = Field(
+        default=None,
+        ge=0,
+        le=MAX_OFFSET_S,
+        allow_inf_nan=False,
+        description="Seconds after the run's first sample: only samples with "
+        "t − t_first >= since_s (0 includes the first sample).",
+    )
+    until_s: float | None = Field(
+        default=None,
+        ge=0,
+        le=MAX_OFFSET_S,
+        allow_inf_nan=False,
+        description="Seconds after the run's first sample: only samples with "
+        "t − t_first <= until_s.",
+    )
+
+    @model_validator(mode="after")
+    def _one_kind_and_ordered(self) -> Self:
+        absolute = self.since is not None or self.until is not None
+        if absolute and (self.since_s is not None or self.until_s is not None):
+            field, value = (
+                ("since_s", self.since_s) if self.since_s is not None else ("until_s", self.until_s)
+            )
+            raise ParameterError(
+                field,
+                value,
+                "give the range either in epoch seconds (since/until) or in seconds into "
+                "the run (since_s/until_s), not both",
+            )
+        if self.since is not None and self.until is not None and not self.until > self.since:
+            raise ParameterError("until", self.until, f"must be > since={self.since}")
+        if self.since_s is not None and self.until_s is not None and self.until_s < self.since_s:
+            raise ParameterError("until_s", self.until_s, f"must be >= since_s={self.since_s}")
+        return self
+
+    @property
+    def relative(self) -> bool:
+        return self.since_s is not None or self.until_s is not None
+
+
+class CompareQuery(RunRange):
+    """Two runs and one range, applied to each run (relative offsets from each run's own
+    first sample, so runs that started at different times line up)."""
+
+    a: int = Field(ge=1, le=INT32_MAX, description="The first run (job id).")
+    b: int = Field(ge=1, le=INT32_MAX, description="The second run (job id).")
+
+
+class RunSummary(BaseModel):
+    job: JobRead
+    first_sample_t: float | None = Field(
+        description="The run's first sample time, epoch s: the origin of since_s/until_s "
+        "(None: no samples yet)."
+    )
+    classes: list[ClassSummary]
+
+
+class RunComparison(BaseModel):
+    a: RunSummary
+    b: RunSummary
