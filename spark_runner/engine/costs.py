@@ -10,14 +10,16 @@ a batch's weighted work is ``W = Σ_o n_o × w_o``. The cycle is modelled as
 
     C = o + α × W        α = 1 / parallelism (the work spreads over the task slots)
 
-**Budget** (:class:`BatchBudget`): after every batch the fixed time is re-estimated,
-``o ← o + weight × ((C − αW) − o)``, and the next batch may take
+**Budget** (:class:`BatchBudget`): after every batch the fixed time ``o`` moves toward the
+median of ``C − αW`` over the last few batches (one slow batch moves nothing: a single
+GC pause must not make every class's load jump and the top class shed), and the next
+batch may take
 ``B = (utilization × T − o) / α`` weight-seconds. Every batch teaches ``o``, full or not,
 so the budget does not depend on the demand; another process taking a core shows as longer
 cycles, a larger ``o`` and a smaller budget within a few batches. If the true scale is
 ``α'`` rather than ``α``, saturated batches still converge to the right budget
 ``(uT − o) / α'`` (the error moves into ``o``; the smoothed iteration is stable for
-``α' < 10 α``).
+``α' < 5 α``).
 
 **Costs**: the budget is one period of processing capacity, so an operator's cost is its
 weight in *capacity seconds*, ``w × T / B``: the share of the engine's processing capacity
@@ -37,6 +39,8 @@ early underestimate (start-up noise) stayed for 80 s, during which DILoS over-sh
 from __future__ import annotations
 
 import math
+import statistics
+from collections import deque
 
 ROW_WEIGHT_S = 1e-6
 """Prior weight of one tuple through one operator (JVM projection + transfer), s."""
@@ -51,8 +55,12 @@ class BatchBudget:
         period_s: the control period = trigger interval T, s.
         utilization: share of T a batch cycle should take, (0, 1].
         alpha: wall seconds per weight second (1 / parallelism).
-        fixed_s: prior of the fixed time o of a batch cycle, s.
-        weight: weight of the newest batch in the estimate of o, (0, 1].
+        fixed_s: prior of the fixed time o of a batch cycle, s (until a batch is measured).
+        window: o follows the median of the last ``window`` batches' fixed times: one slow
+            batch (a GC pause, a scheduling hiccup) moves nothing, a machine that stays
+            slower moves it after ``window // 2 + 1`` batches.
+        weight: weight of each new median in ``o``, (0, 1] (the smoothing keeps the
+            iteration stable when the true scale is up to about 5 × ``alpha``).
         floor_fraction: the budget never goes below this share of ``utilization × T / α``
             (when the fixed time alone exceeds the target on a loaded machine, batches run
             late but keep doing work).
@@ -64,7 +72,8 @@ class BatchBudget:
         utilization: float = 0.9,
         alpha: float = 0.5,
         fixed_s: float = 0.3,
-        weight: float = 0.2,
+        window: int = 5,
+        weight: float = 0.3,
         floor_fraction: float = 0.1,
     ) -> None:
         if not 0 < utilization <= 1:
@@ -73,10 +82,13 @@ class BatchBudget:
             raise ValueError(f"period_s is {period_s}; it must be > 0")
         if not alpha > 0:
             raise ValueError(f"alpha is {alpha}; it must be > 0")
+        if window < 1:
+            raise ValueError(f"window is {window}; it must be >= 1")
         self.period_s = period_s
         self.utilization = utilization
         self.alpha = alpha
         self.fixed_s = fixed_s
+        self._recent: deque[float] = deque(maxlen=window)
         self._weight = weight
         self._floor = floor_fraction * self.target_s / alpha
 
@@ -93,8 +105,8 @@ class BatchBudget:
     def update(self, work_s: float, cycle_s: float) -> float:
         """A batch with weighted work ``work_s`` took ``cycle_s``; returns the new budget."""
         if math.isfinite(work_s) and math.isfinite(cycle_s) and cycle_s > 0 and work_s >= 0:
-            fixed = max(0.0, cycle_s - self.alpha * work_s)
-            self.fixed_s += self._weight * (fixed - self.fixed_s)
+            self._recent.append(max(0.0, cycle_s - self.alpha * work_s))
+            self.fixed_s += self._weight * (statistics.median(self._recent) - self.fixed_s)
         return self.budget_s
 
 

@@ -38,15 +38,17 @@ def config(version: int) -> LiveConfig:
 
 def test_newer_versions_are_delivered_and_acknowledged(plane: ControlPlaneServer) -> None:
     got: list[LiveConfig] = []
-    poller = ControlPoller(plane.base_url, 1, got.append, token=plane.token, wait_s=1.0)
+    # A long poll far longer than the deadlines below: acknowledgements must not wait for it.
+    poller = ControlPoller(plane.base_url, 1, got.append, token=plane.token, wait_s=30.0)
     poller.start()
     try:
+        assert wait_for(lambda: plane.acks == [0], timeout_s=2.0)  # the launch configuration
         assert wait_for(lambda: plane.polls >= 1)
         plane.publish(config(1).model_dump(mode="json"))
-        assert wait_for(lambda: len(got) == 1)
+        assert wait_for(lambda: len(got) == 1, timeout_s=2.0)
         assert got[0].version == 1
         poller.ack(1)
-        assert wait_for(lambda: plane.acks == [1])
+        assert wait_for(lambda: plane.acks == [0, 1], timeout_s=1.0)
         plane.publish(config(2).model_dump(mode="json"))
         assert wait_for(lambda: [c.version for c in got] == [1, 2])
     finally:

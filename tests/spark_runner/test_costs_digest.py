@@ -15,7 +15,9 @@ def cycle(work: float, overhead: float, alpha: float, rng: random.Random) -> flo
     return (overhead + alpha * work) * rng.uniform(0.9, 1.1)
 
 
-@pytest.mark.parametrize(("overhead", "alpha"), [(0.3, 0.5), (0.1, 0.9), (0.45, 0.35)])
+@pytest.mark.parametrize(
+    ("overhead", "alpha"), [(0.3, 0.5), (0.1, 0.9), (0.45, 0.35), (0.2, 1.0), (0.1, 1.5)]
+)
 def test_budget_fills_the_period_whatever_the_machine(overhead: float, alpha: float) -> None:
     """Saturated batches converge to the budget that fills the target, even when the
     true scale differs from the assumed 1/parallelism (0.5 here)."""
@@ -46,6 +48,17 @@ def test_a_slower_machine_shrinks_the_budget_within_a_few_batches() -> None:
         budget.update(budget.budget_s, cycle(budget.budget_s, 0.3, 1.0, rng))
         batches += 1
     assert batches <= 6
+
+
+def test_one_slow_batch_moves_nothing() -> None:
+    """A GC pause or a scheduling hiccup must not shrink the budget (every class's load
+    would jump with it and the top class shed)."""
+    budget = BatchBudget(period_s=1.0, utilization=0.9, alpha=0.5)
+    for _ in range(20):
+        budget.update(budget.budget_s, 0.3 + 0.5 * budget.budget_s)
+    before = budget.budget_s
+    budget.update(before, 2 * (0.3 + 0.5 * before))
+    assert budget.budget_s == pytest.approx(before)
 
 
 def test_a_fixed_cost_above_the_target_leaves_a_floor() -> None:
