@@ -407,11 +407,19 @@ class EngineController:
         self._sel[seen] = period.passed[seen] / period.reached[seen]
         ids = plan.graph.ids
         self._push_costs()
+        shed_in_force = {n: record.decision.shed.get(n, 0.0) for n in self.names}
+        # Tuples wait in the log *before* their class sheds (the source drops its share as
+        # they leave it), so the work a queue holds — what a tuple admitted now waits
+        # behind, Eq. 4.1's qL — is its length times the share that will be kept. (In the
+        # simulator shedding comes first and its queues hold only admitted tuples.)
         self.load_model.update(
             selectivities={ids[i]: float(self._sel[i]) for i in np.flatnonzero(seen)},
             source_rates={p.op_id: period.point_arrived[p.index] / dt for p in plan.points},
-            queue_lengths={p.op_id: float(record.end.points[p.index].waiting) for p in plan.points},
-            shed_fractions={n: record.decision.shed.get(n, 0.0) for n in self.names},
+            queue_lengths={
+                p.op_id: record.end.points[p.index].waiting * (1.0 - shed_in_force[p.class_name])
+                for p in plan.points
+            },
+            shed_fractions=shed_in_force,
         )
         applied_version, changes = self._apply_pending()
         snap = self.load_model.snapshot()

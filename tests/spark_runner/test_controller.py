@@ -44,7 +44,7 @@ def test_overloaded_class_sheds_and_keeps_its_target_unloaded_class_sheds_nothin
     assert max(last(overloaded, "bronze", "response_time_max_s", 60)) <= 1.2 * TARGETS["bronze"]
     waiting = last(overloaded, "bronze", "waiting_count", 60)
     assert max(waiting[-10:]) <= 2 * RATES["bronze"]  # bounded: under 2 s of arrivals
-    assert max(waiting[-10:]) <= 1.1 * max(waiting[:10]) + 100  # and not growing
+    assert max(waiting[-10:]) <= 1.05 * min(waiting[-20:-10]) + 50  # settled, not growing
 
 
 def test_samples_carry_the_controller_state(overloaded: Plant) -> None:
