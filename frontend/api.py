@@ -93,8 +93,14 @@ class ContinuousQuery(QuerySpecBody):
 
 
 class JobCreate(TypedDict, total=False):
-    """``POST /jobs``: everything is optional; the API fills its defaults."""
+    """``POST /jobs``: everything is optional; the API fills its defaults.
 
+    The workload is either the chosen classes, each fed a generated stream at
+    ``rate_per_s``, or a stored scenario (``scenario_id``: its classes, queries and
+    workload), in which case the API ignores ``class_ids`` and ``rate_per_s``.
+    """
+
+    scenario_id: int
     class_ids: list[int]
     duration_s: float | None
     rate_per_s: float
@@ -103,6 +109,15 @@ class JobCreate(TypedDict, total=False):
     recommend_only: bool
     policy: str
     redistribution_every: int
+
+
+class ScenarioSummary(TypedDict):
+    """A stored scenario as ``GET /scenarios`` lists it (without its document)."""
+
+    id: int
+    name: str
+    description: str
+    updated_at: str
 
 
 class JobClass(TypedDict):
@@ -572,6 +587,10 @@ class ApiClient:
 
     def delete_query(self, class_id: int, query_id: int) -> None:
         self._request("DELETE", f"/classes/{class_id}/queries/{query_id}")
+
+    def list_scenarios(self) -> list[ScenarioSummary]:
+        """The stored scenarios a job can run, by id."""
+        return cast(list[ScenarioSummary], self._request("GET", "/scenarios"))
 
     def list_jobs(self) -> list[Job]:
         return cast(list[Job], self._request("GET", "/jobs"))

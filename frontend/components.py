@@ -55,3 +55,22 @@ def format_timestamp(value: str | None) -> str:
 def format_number(value: float | None) -> str:
     """Compact number for tables: ``6.0`` → ``6``, ``0.95`` → ``0.95``."""
     return "—" if value is None else f"{value:g}"
+
+
+def edit_delete_buttons(edit_type: str, delete_type: str, index: int) -> list[Component]:
+    """A table row's Edit and Delete buttons (pattern-matching ids ``{type, index}``)."""
+    return [
+        dbc.Button(
+            "Edit",
+            id={"type": edit_type, "index": index},
+            color="outline-primary",
+            size="sm",
+            class_name="me-2",
+        ),
+        dbc.Button(
+            "Delete",
+            id={"type": delete_type, "index": index},
+            color="outline-danger",
+            size="sm",
+        ),
+    ]

@@ -28,7 +28,13 @@ from frontend.api import (
     error_text,
     form_field,
 )
-from frontend.components import error_alert, format_number, format_timestamp, success_alert
+from frontend.components import (
+    edit_delete_buttons,
+    error_alert,
+    format_number,
+    format_timestamp,
+    success_alert,
+)
 from frontend.managers import format_params, parse_params
 
 TAU_FIELDS: tuple[str, ...] = ("tau0", "tau1", "tau2", "tau3")
@@ -281,21 +287,7 @@ def render_classes_table(classes: Sequence[QueryClass], *, can_delete: bool = Tr
                 html.Td(format_number(cls.get("max_lend_fraction"))),
                 html.Td(format_timestamp(cls["updated_at"])),
                 html.Td(
-                    [
-                        dbc.Button(
-                            "Edit",
-                            id={"type": EDIT_BUTTON_TYPE, "index": cls["id"]},
-                            color="outline-primary",
-                            size="sm",
-                            class_name="me-2",
-                        ),
-                        dbc.Button(
-                            "Delete",
-                            id={"type": DELETE_BUTTON_TYPE, "index": cls["id"]},
-                            color="outline-danger",
-                            size="sm",
-                        ),
-                    ]
+                    edit_delete_buttons(EDIT_BUTTON_TYPE, DELETE_BUTTON_TYPE, cls["id"])
                     if can_delete
                     else None,
                     className="text-nowrap",

@@ -1,5 +1,10 @@
-"""Jobs page: start a streaming job for chosen classes, watch it start, stop, restart it,
-and read its log.
+"""Jobs page: start a streaming job, watch it start, stop, restart it, and read its log.
+
+A job runs a workload: either the chosen classes, each fed a generated stream at a
+constant rate, or a stored scenario (its own classes, queries and arrivals). The start
+form mirrors ``POST /jobs`` (``JobCreate``): with a scenario the class choice and the
+rate do not apply (the API ignores them), and an empty duration, policy or
+redistribution period means the scenario's own (see ``workload_form``).
 
 A job goes pending (queued for a worker) → starting (Spark is coming up) → running
 (its first metrics arrived); the table shows where it is on that way with a progress
@@ -16,7 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -31,6 +36,7 @@ from frontend.api import (
     ApiError,
     Job,
     JobCreate,
+    ScenarioSummary,
     error_text,
     form_field,
 )
@@ -41,6 +47,7 @@ from frontend.components import (
     status_badge,
     success_alert,
 )
+from frontend.managers import DEFAULT_POLICY, POLICIES
 
 OPTION_FIELDS: tuple[str, ...] = (
     "rate_per_s",
@@ -50,8 +57,19 @@ OPTION_FIELDS: tuple[str, ...] = (
     "policy",
     "redistribution_every",
 )
-START_FIELDS: tuple[str, ...] = ("class_ids", "duration_s", *OPTION_FIELDS)
+START_FIELDS: tuple[str, ...] = ("workload", "class_ids", "duration_s", *OPTION_FIELDS)
 OWN_MANAGER = "own"  # the manager choice meaning "each class keeps its own"
+DEFAULT_POLICY_CHOICE = "default"  # the policy choice: the API's default, or the scenario's
+GENERATED = "generated"  # the workload: the chosen classes, one constant-rate stream each
+GENERATED_CHOICE: dict[str, str] = {
+    "label": "generated: constant rate per class",
+    "value": GENERATED,
+}
+SCENARIO_PREFIX = "scenario:"  # a workload value "scenario:<id>": that stored scenario
+# What JobCreate ignores when a scenario runs: the scenario brings its classes and arrivals.
+GENERATED_ONLY: frozenset[str] = frozenset({"class_ids", "rate_per_s"})
+# API field names that the form shows under another name.
+API_FIELD_ALIASES: dict[str, str] = {"scenario_id": "workload"}
 NUMBER_MESSAGES: dict[str, str] = {
     "duration_s": "Enter a duration in seconds (a number), or leave it empty.",
     "rate_per_s": "Enter an arrival rate in rows per second (a number), or leave it empty.",
@@ -62,6 +80,7 @@ RESTART_BUTTON_TYPE = "job-restart"
 LOG_BUTTON_TYPE = "job-log"
 LOG_TAIL_LINES = 200
 LOG_TAIL_MARKER = "--- log tail ---"  # how the API appends the log to a failure reason
+TABLE_COLUMNS = 9  # of the jobs table (a failure row spans them all)
 
 # The way to "running": (step, label) out of STARTUP_STEPS.
 STARTUP_STEPS = 3
@@ -78,6 +97,44 @@ class ClassChoices:
     options: list[dict[str, Any]] = field(default_factory=list)
     selected: list[int] = field(default_factory=list)
     alert: Component | None = None
+
+
+@dataclass(frozen=True)
+class WorkloadChoices:
+    """Select options for the workload (generated first, then each stored scenario), the
+    scenarios as listed (for their descriptions), an alert when they could not be read."""
+
+    options: list[dict[str, str]]
+    scenarios: list[ScenarioSummary] = field(default_factory=list)
+    alert: Component | None = None
+
+
+@dataclass(frozen=True)
+class WorkloadForm:
+    """How the start form looks for one workload: what applies, what an empty field means.
+
+    Mirrors ``JobCreate``: a scenario brings its classes and arrivals (``class_ids`` and
+    ``rate_per_s`` are ignored, so the form hides the classes and disables the rate), and
+    its own duration, control settings and policy fill what the operator leaves empty.
+    """
+
+    scenario_id: int | None
+    applies: frozenset[str]  # the START_FIELDS the request carries for this workload
+    hint: str
+    classes_note: str | None  # shown instead of the class checklist (None: show it)
+    rate_hint: str
+    duration_placeholder: str
+    duration_hint: str
+    redistribution_placeholder: str
+    policy_options: list[dict[str, str]]
+
+    @property
+    def classes_hidden(self) -> bool:
+        return "class_ids" not in self.applies
+
+    @property
+    def rate_disabled(self) -> bool:
+        return "rate_per_s" not in self.applies
 
 
 @dataclass(frozen=True)
@@ -136,19 +193,140 @@ def load_class_choices(api: ApiClient) -> ClassChoices:
     return ClassChoices(options=options, selected=[cls["id"] for cls in classes])
 
 
-def build_start_options(values: Mapping[str, Any]) -> tuple[JobCreate, dict[str, str]]:
+# -- the workload -------------------------------------------------------------------------
+
+
+def scenario_value(scenario_id: int) -> str:
+    """The workload choice that runs stored scenario ``scenario_id``."""
+    return f"{SCENARIO_PREFIX}{scenario_id}"
+
+
+def scenario_of(workload: str | None) -> int | None:
+    """The stored scenario a workload choice runs; ``None`` for the generated workload
+    (and for anything that is not ``scenario:<id>``, see ``workload_feedback``)."""
+    if not isinstance(workload, str) or not workload.startswith(SCENARIO_PREFIX):
+        return None
+    number = workload.removeprefix(SCENARIO_PREFIX)
+    return int(number) if number.isascii() and number.isdigit() and int(number) > 0 else None
+
+
+def workload_feedback(workload: str | None) -> str | None:
+    """A message when ``workload`` is neither the generated one nor a scenario; ``None``
+    (the generated workload) stands for a form without the choice."""
+    if workload is None or workload == GENERATED or scenario_of(workload) is not None:
+        return None
+    return "Choose a workload: generated streams or a stored scenario."
+
+
+def load_workload_choices(api: ApiClient) -> WorkloadChoices:
+    """The generated workload, then every stored scenario (``GET /scenarios``). When the
+    scenarios cannot be read, the generated workload stays available, with an alert."""
+    generated = [dict(GENERATED_CHOICE)]
+    try:
+        scenarios = api.list_scenarios()
+    except ApiError as err:
+        return WorkloadChoices(
+            options=generated,
+            alert=error_alert(f"Stored scenarios could not be loaded: {error_text(err)}"),
+        )
+    options = generated + [
+        {"label": f"scenario: {s['name']} (#{s['id']})", "value": scenario_value(s["id"])}
+        for s in scenarios
+    ]
+    return WorkloadChoices(options=options, scenarios=list(scenarios))
+
+
+def keep_workload(current: str | None, options: Sequence[Mapping[str, str]]) -> str:
+    """The workload to keep selected once the choices are (re)loaded: the current one
+    while it is still offered (a scenario may have been deleted), else generated."""
+    return current if current in {o["value"] for o in options} else GENERATED
+
+
+def workload_form(workload: str | None, scenarios: Sequence[ScenarioSummary] = ()) -> WorkloadForm:
+    """What the start form shows and sends for ``workload`` (``scenarios``: the listed
+    ones, for the chosen scenario's name and description)."""
+    scenario_id = scenario_of(workload)
+    policies = [{"label": policy, "value": policy} for policy in POLICIES]
+    if scenario_id is None:
+        return WorkloadForm(
+            scenario_id=None,
+            applies=frozenset(START_FIELDS),
+            hint="Each chosen class gets one generated stream at the arrival rate below.",
+            classes_note=None,
+            rate_hint="The generated input of each class.",
+            duration_placeholder="until stopped",
+            duration_hint="Leave empty to run until you stop it.",
+            redistribution_placeholder="10",
+            policy_options=[
+                {"label": f"default ({DEFAULT_POLICY})", "value": DEFAULT_POLICY_CHOICE},
+                *policies,
+            ],
+        )
+    listed = next((s for s in scenarios if s["id"] == scenario_id), None)
+    name = f"{listed['name']!r}" if listed else f"#{scenario_id}"
+    description = f" {listed['description'].strip()}" if listed and listed["description"] else ""
+    return WorkloadForm(
+        scenario_id=scenario_id,
+        applies=frozenset(START_FIELDS) - GENERATED_ONLY,
+        hint=f"Runs scenario {name}: its classes, queries and arrivals.{description}",
+        classes_note=f"The classes of scenario {name} run (the class choice does not apply).",
+        rate_hint="Does not apply: the scenario's streams feed its classes.",
+        duration_placeholder="the scenario's",
+        duration_hint="Leave empty to run the scenario's duration.",
+        redistribution_placeholder="the scenario's",
+        policy_options=[
+            {"label": "the scenario's own", "value": DEFAULT_POLICY_CHOICE},
+            *policies,
+        ],
+    )
+
+
+def build_start_request(
+    workload: str | None,
+    class_ids: Sequence[int] | None,
+    duration_s: float | None,
+    options: Mapping[str, Any] | None = None,
+) -> tuple[JobCreate, dict[str, str]]:
+    """The whole start form → the ``POST /jobs`` body, plus a message for each field
+    that cannot be sent as it is (keyed by ``START_FIELDS``).
+
+    Only the fields that apply to the workload are sent (``workload_form``): a scenario
+    sends ``scenario_id`` and no classes or rate; the generated workload always sends
+    the ticked ids (an empty checklist is an error here rather than the API's "all
+    classes" default, so what runs is what the operator ticked). ``duration_s`` goes as
+    given (``None``: until stopped, or the scenario's duration); the API judges it.
+    """
+    form = workload_form(workload)
+    body, feedback = build_start_options(options or {}, applies=form.applies)
+    wrong_workload = workload_feedback(workload)
+    if wrong_workload is not None:
+        feedback["workload"] = wrong_workload
+    elif form.scenario_id is not None:
+        body["scenario_id"] = form.scenario_id
+    elif not class_ids:
+        feedback["class_ids"] = "Choose at least one class (create classes on the Classes page)."
+    else:
+        body["class_ids"] = list(class_ids)
+    body["duration_s"] = duration_s
+    return body, feedback
+
+
+def build_start_options(
+    values: Mapping[str, Any], applies: Collection[str] = START_FIELDS
+) -> tuple[JobCreate, dict[str, str]]:
     """The optional fields of the start form → the matching ``POST /jobs`` fields, plus a
     message for each one that is not a number where a number belongs.
 
     Empty fields are left out, so the API applies its defaults (its Spark master, each
-    class's own manager, the relative policy, ...). A manager chosen here overrides the
-    manager of every class of the job.
+    class's own manager, the relative policy or the scenario's, ...); so are the fields
+    not in ``applies`` (the rate, when a scenario runs). A manager chosen here overrides
+    the manager of every class of the job.
     """
     options: dict[str, Any] = {}
     feedback: dict[str, str] = {}
     for key in ("rate_per_s", "redistribution_every"):
         raw = values.get(key)
-        if _blank(raw):
+        if _blank(raw) or key not in applies:
             continue
         number = _number(raw)
         if number is None:
@@ -157,9 +335,12 @@ def build_start_options(values: Mapping[str, Any]) -> tuple[JobCreate, dict[str,
             options[key] = int(number)
         else:
             options[key] = number
+    # The choices that mean "leave it to the API" (each class's own manager, the
+    # default or the scenario's policy).
+    unset = {"manager": OWN_MANAGER, "policy": DEFAULT_POLICY_CHOICE}
     for key in ("spark_master", "manager", "policy"):
         raw = values.get(key)
-        if isinstance(raw, str) and raw.strip() and not (key == "manager" and raw == OWN_MANAGER):
+        if isinstance(raw, str) and raw.strip() and raw != unset.get(key):
             options[key] = raw.strip()
     if values.get("recommend_only"):
         options["recommend_only"] = True
@@ -172,28 +353,28 @@ def start_job(
     duration_s: float | None,
     idempotency_key: str | None = None,
     options: Mapping[str, Any] | None = None,
+    workload: str | None = None,
 ) -> StartOutcome:
-    """Launch a job for ``class_ids``; ``duration_s=None`` runs it until stopped.
+    """Launch a job running ``workload`` (``None`` or ``GENERATED``: the ``class_ids``
+    with generated streams; ``scenario:<id>``: that stored scenario).
 
-    The ids are always sent explicitly: an empty checklist is an error here rather than
-    the API's "all classes" default, so what runs is what the operator ticked. The
+    ``duration_s=None`` runs it until stopped (a scenario: for its duration). The
     ``idempotency_key`` (one per filled-in form) makes a double submit start one job.
-    ``options`` are the other form values (see ``build_start_options``).
+    ``options`` are the other form values; see ``build_start_request`` for what is sent.
+    The API's 422 messages come back keyed by the form field they name.
     """
-    body, feedback = build_start_options(options or {})
-    if not class_ids:
-        feedback["class_ids"] = "Choose at least one class (create classes on the Classes page)."
+    body, feedback = build_start_request(workload, class_ids, duration_s, options)
     if feedback:
         return StartOutcome(feedback_by_field=feedback)
+    ids = body.pop("class_ids", None)
+    duration = body.pop("duration_s", None)
     try:
-        job = api.start_job(
-            list(class_ids or ()), duration_s, idempotency_key=idempotency_key, options=body
-        )
+        job = api.start_job(ids, duration, idempotency_key=idempotency_key, options=body)
     except ApiError as err:
         by_field = err.field_errors
         on_form: dict[str, str] = {}
         for key, msg in by_field.items():
-            target = form_field(key, START_FIELDS)
+            target = start_field(key)
             if target is not None:
                 on_form[target] = f"{on_form[target]}; {msg}" if target in on_form else msg
         if on_form and len(on_form) == len(by_field):
@@ -203,6 +384,11 @@ def start_job(
             alert=error_alert(f"Could not start the job: {error_text(err)}"),
         )
     return StartOutcome(alert=_started_alert(f"Started job {job['id']}", job), job=job)
+
+
+def start_field(key: str) -> str | None:
+    """The start form field an API error key belongs to (``scenario_id`` → workload)."""
+    return API_FIELD_ALIASES.get(key) or form_field(key, START_FIELDS)
 
 
 def stop_job(api: ApiClient, job_id: int) -> Component:
@@ -297,6 +483,42 @@ def split_failure(reason: str | None) -> tuple[str, list[str]]:
     return headline.strip() or "no reason given", [line for line in tail.splitlines() if line]
 
 
+def workload_label(job: Job) -> str:
+    """Which workload a job runs, from its ``launch`` block (``—`` when the API gives
+    none): the stored scenario by name and id, or the generated rate per class."""
+    launch = job.get("launch")
+    if launch is None:
+        return "—"
+    if launch["scenario_id"] is not None:
+        name = launch["scenario_name"] or "unnamed"
+        return f"scenario {name} (#{launch['scenario_id']})"
+    if launch["rate_per_s"] is None:
+        return "generated"
+    return f"generated, {format_number(launch['rate_per_s'])} rows/s per class"
+
+
+def launch_details(job: Job) -> list[str]:
+    """The other launch options worth a glance: manager, mode, shedding, duration and
+    where it runs (the Spark master, and the source when it is not the generator)."""
+    launch = job.get("launch")
+    if launch is None:
+        return [job["spark_master"]]
+    details = [f"manager {launch['manager']}" if launch["manager"] else "each class's manager"]
+    if launch["mode"] == "dilos":
+        details.append(f"DILoS {launch['policy']}, every {launch['redistribution_every']}")
+    else:
+        details.append("per-class quotas")
+    if launch["recommend_only"]:
+        details.append("recommend only")
+    duration = launch["duration_s"]
+    details.append("until stopped" if duration is None else f"{format_number(duration)} s")
+    details.append(job["spark_master"])
+    source = launch["engine"].get("source")
+    if source and source != "generator":
+        details.append(f"{source} source")
+    return details
+
+
 def render_jobs_table(jobs: Sequence[Job], *, can_control: bool = True) -> Component:
     if not jobs:
         hint = "Start one below." if can_control else "An operator can start one."
@@ -309,6 +531,7 @@ def render_jobs_table(jobs: Sequence[Job], *, can_control: bool = True) -> Compo
                     "ID",
                     "Status",
                     "Classes",
+                    "Workload",
                     "By",
                     "Created (UTC)",
                     "Started (UTC)",
@@ -339,7 +562,7 @@ def _failure_row(job: Job) -> Component:
                 f"Job {job['id']} failed: {headline}{facts}. ",
                 html.Span("Open its log for the last lines.", className="text-muted"),
             ],
-            colSpan=8,
+            colSpan=TABLE_COLUMNS,
             className="text-danger small border-top-0 pt-0",
         ),
         id=f"job-failure-{job['id']}",
@@ -417,6 +640,13 @@ def _job_row(job: Job, *, can_control: bool) -> Component:
             html.Td(id_cell),
             html.Td(status_cell(job)),
             html.Td(classes),
+            html.Td(
+                [
+                    html.Div(workload_label(job)),
+                    html.Div(" · ".join(launch_details(job)), className="small text-muted"),
+                ],
+                id=f"job-workload-{job['id']}",
+            ),
             html.Td(job.get("created_by") or "—"),
             html.Td(format_timestamp(job["created_at"]), className="text-nowrap"),
             html.Td(format_timestamp(job["started_at"]), className="text-nowrap"),

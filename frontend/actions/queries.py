@@ -19,7 +19,7 @@ from dash import html
 from dash.development.base_component import Component
 
 from frontend.api import ApiClient, ApiError, ContinuousQuery, detail_text, error_text
-from frontend.components import error_alert, format_timestamp, success_alert
+from frontend.components import edit_delete_buttons, error_alert, format_timestamp, success_alert
 from frontend.query_errors import QueryFeedback, error_items, place
 from frontend.query_spec import (
     QueryForm,
@@ -268,21 +268,7 @@ def render_queries_table(queries: Sequence[ContinuousQuery], *, can_change: bool
 
 def _query_row(query: ContinuousQuery, *, can_change: bool) -> Component:
     buttons = (
-        [
-            dbc.Button(
-                "Edit",
-                id={"type": EDIT_BUTTON_TYPE, "index": query["id"]},
-                color="outline-primary",
-                size="sm",
-                class_name="me-2",
-            ),
-            dbc.Button(
-                "Delete",
-                id={"type": DELETE_BUTTON_TYPE, "index": query["id"]},
-                color="outline-danger",
-                size="sm",
-            ),
-        ]
+        edit_delete_buttons(EDIT_BUTTON_TYPE, DELETE_BUTTON_TYPE, query["id"])
         if can_change
         else None
     )

@@ -1,4 +1,5 @@
-"""Jobs page: start a job for chosen classes, watch it start, stop, restart, read its log.
+"""Jobs page: start a job (chosen classes with generated streams, or a stored scenario),
+watch it start, stop, restart, read its log.
 
 Everyone signed in sees the jobs and their logs; the start form and the Stop/Restart
 buttons are only offered to operators and admins. Callbacks only collect values and
@@ -21,7 +22,7 @@ from frontend.actions import jobs as actions
 from frontend.api import Role
 from frontend.auth import CHANGE_ROLE, can_change, needs_role_hint
 from frontend.context import api_client
-from frontend.managers import DEFAULT_POLICY, POLICIES, manager_options
+from frontend.managers import manager_options
 
 dash.register_page(  # type: ignore[no-untyped-call]  # unannotated in dash
     __name__, path="/jobs", name="Jobs", title="headroom · jobs"
@@ -31,26 +32,32 @@ REFRESH_INTERVAL_MS = 1_500
 LOG_REFRESH_MS = 2_000
 
 
+# What the start form looks like before the workload choices arrive.
+_GENERATED_FORM = actions.workload_form(actions.GENERATED)
+
+
 def _number_field(field: str, label: str, placeholder: str, hint: str) -> dbc.Col:
     return dbc.Col(
         [
             dbc.Label(label, html_for=f"job-{field}"),
             dbc.Input(id=f"job-{field}", type="number", step="any", placeholder=placeholder),
             dbc.FormFeedback(id=f"job-{field}-feedback", type="invalid"),
-            dbc.FormText(hint),
+            dbc.FormText(hint, id=f"job-{field}-hint"),
         ],
         md=3,
     )
 
 
-def _select_field(field: str, label: str, options: list[dict[str, str]], value: str) -> dbc.Col:
+def _select_field(
+    field: str, label: str, options: list[dict[str, str]], value: str, md: int = 3
+) -> dbc.Col:
     return dbc.Col(
         [
             dbc.Label(label, html_for=f"job-{field}"),
             dbc.Select(id=f"job-{field}", options=options, value=value),
             dbc.FormFeedback(id=f"job-{field}-feedback", type="invalid"),
         ],
-        md=3,
+        md=md,
     )
 
 
@@ -59,25 +66,44 @@ def _start_form() -> dbc.Form:
         {"label": "each class's own manager", "value": actions.OWN_MANAGER},
         *manager_options(),
     ]
+    form = _GENERATED_FORM
     return dbc.Form(
         [
-            dbc.Label("Classes", html_for="job-class-ids"),
-            dbc.Checklist(id="job-class-ids", options=[], value=[]),
-            # A checklist is not an <input>, so its message is always displayed (d-block).
-            html.Div(id="job-class-ids-feedback", className="invalid-feedback d-block"),
+            dbc.Row(
+                _select_field(
+                    "workload",
+                    "Workload",
+                    [actions.GENERATED_CHOICE],
+                    actions.GENERATED,
+                    md=6,
+                ),
+                class_name="g-3",
+            ),
+            dbc.FormText(form.hint, id="job-workload-hint"),
+            dcc.Store(id="job-scenarios", data=[]),
+            html.Div(
+                [
+                    dbc.Label("Classes", html_for="job-class-ids", class_name="mt-2"),
+                    dbc.Checklist(id="job-class-ids", options=[], value=[]),
+                    # A checklist is not an <input>: its message is always displayed (d-block).
+                    html.Div(id="job-class-ids-feedback", className="invalid-feedback d-block"),
+                ],
+                id="job-classes-section",
+            ),
+            html.P(id="job-classes-note", className="text-muted mt-2 mb-0", hidden=True),
             dbc.Row(
                 [
                     _number_field(
                         "duration_s",
                         "Duration (s)",
-                        "until stopped",
-                        "Leave empty to run until you stop it.",
+                        form.duration_placeholder,
+                        form.duration_hint,
                     ),
                     _number_field(
                         "rate_per_s",
                         "Arrival rate (rows/s per class)",
                         "200",
-                        "The generated input of each class.",
+                        form.rate_hint,
                     ),
                     dbc.Col(
                         [
@@ -101,13 +127,13 @@ def _start_form() -> dbc.Form:
                     _select_field(
                         "policy",
                         "Redistribution policy",
-                        [{"label": policy, "value": policy} for policy in POLICIES],
-                        DEFAULT_POLICY,
+                        form.policy_options,
+                        actions.DEFAULT_POLICY_CHOICE,
                     ),
                     _number_field(
                         "redistribution_every",
                         "Redistribute every (periods)",
-                        "10",
+                        form.redistribution_placeholder,
                         "Control periods between capacity redistributions.",
                     ),
                     dbc.Col(
@@ -174,6 +200,7 @@ def layout_for(role: Role | None) -> html.Div:
         start: list[Component] = [
             html.H4("Start a job", className="mt-4"),
             html.Div(id="job-classes-alert"),
+            html.Div(id="job-workload-alert"),
             html.Div(id="job-start-alert"),
             dcc.Store(id="job-classes-reload", data=0),
             _start_form(),
@@ -236,6 +263,56 @@ def _load_class_choices(_reload: int) -> tuple[list[dict[str, Any]], list[int], 
     return choices.options, choices.selected, choices.alert
 
 
+@callback(
+    Output("job-workload", "options"),
+    Output("job-workload", "value"),
+    Output("job-scenarios", "data"),
+    Output("job-workload-alert", "children"),
+    Input("job-classes-reload", "data"),  # fires when the page is shown
+    State("job-workload", "value"),
+)
+def _load_workload_choices(_reload: int, current: str | None) -> tuple[Any, ...]:
+    with api_client() as api:
+        choices = actions.load_workload_choices(api)
+    value = actions.keep_workload(current, choices.options)
+    return choices.options, value, choices.scenarios, choices.alert
+
+
+@callback(
+    output={
+        "hint": Output("job-workload-hint", "children"),
+        "classes_hidden": Output("job-classes-section", "hidden"),
+        "note": Output("job-classes-note", "children"),
+        "note_hidden": Output("job-classes-note", "hidden"),
+        "rate_disabled": Output("job-rate_per_s", "disabled"),
+        "rate_hint": Output("job-rate_per_s-hint", "children"),
+        "duration_placeholder": Output("job-duration_s", "placeholder"),
+        "duration_hint": Output("job-duration_s-hint", "children"),
+        "every_placeholder": Output("job-redistribution_every", "placeholder"),
+        "policy_options": Output("job-policy", "options"),
+    },
+    inputs={
+        "workload": Input("job-workload", "value"),
+        "scenarios": Input("job-scenarios", "data"),
+    },
+)
+def _apply_workload(workload: str | None, scenarios: list[Any] | None) -> dict[str, Any]:
+    """Hide or disable what does not apply to the chosen workload (as the API ignores it)."""
+    form = actions.workload_form(workload, scenarios or [])
+    return {
+        "hint": form.hint,
+        "classes_hidden": form.classes_hidden,
+        "note": form.classes_note,
+        "note_hidden": form.classes_note is None,
+        "rate_disabled": form.rate_disabled,
+        "rate_hint": form.rate_hint,
+        "duration_placeholder": form.duration_placeholder,
+        "duration_hint": form.duration_hint,
+        "every_placeholder": form.redistribution_placeholder,
+        "policy_options": form.policy_options,
+    }
+
+
 # Fields with an <input> or <select> that can be marked invalid.
 _MARKABLE = tuple(f for f in actions.START_FIELDS if f not in ("class_ids", "recommend_only"))
 
@@ -252,6 +329,7 @@ _MARKABLE = tuple(f for f in actions.START_FIELDS if f not in ("class_ids", "rec
     },
     inputs={
         "n_submit": Input("job-start-form", "n_submit"),
+        "workload": State("job-workload", "value"),
         "class_ids": State("job-class-ids", "value"),
         "duration_s": State("job-duration_s", "value"),
         "options": {f: State(f"job-{f}", "value") for f in actions.OPTION_FIELDS},
@@ -262,6 +340,7 @@ _MARKABLE = tuple(f for f in actions.START_FIELDS if f not in ("class_ids", "rec
 )
 def _start(
     n_submit: int | None,
+    workload: str | None,
     class_ids: list[int] | None,
     duration_s: float | None,
     options: dict[str, Any],
@@ -270,7 +349,7 @@ def _start(
 ) -> dict[str, Any]:
     with api_client() as api:
         outcome = actions.start_job(
-            api, class_ids, duration_s, idempotency_key=key, options=options
+            api, class_ids, duration_s, idempotency_key=key, options=options, workload=workload
         )
     feedback = outcome.feedback_by_field
     done = outcome.job is not None

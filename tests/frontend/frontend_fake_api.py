@@ -31,6 +31,14 @@ Authentication follows the contract too: every endpoint but ``GET /health`` and
 token), changes need operator or higher and ``/users`` needs admin (403 with the API's
 sentence). Users ``admin``, ``ops`` and ``viewer`` exist with password ``PASSWORD``;
 ``FakeApi.token_for(username)`` mints a token without a login request.
+
+Stored scenarios (``FakeApi.add_scenario``) are validated by the backend's own
+``backend.scenarios.service.validate`` and listed by ``GET /scenarios`` in the backend's
+``ScenarioSummary`` shape. ``POST /jobs`` checks its body with the backend's
+``JobCreate`` (422 items worded by the backend's own handler); with a ``scenario_id`` the
+job runs that scenario's classes (404 for an unknown one, a manager override checked by
+the core), and every job it starts carries the ``launch`` block of ``JobRead`` (the
+backend's ``JobLaunch``).
 """
 
 from __future__ import annotations
@@ -46,9 +54,16 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from pydantic import ValidationError
+
+from backend.errors import _readable as readable_422
 from backend.history.summary import summarize
+from backend.jobs.schemas import EngineRead, JobCreate, JobLaunch
 from backend.managers.service import list_managers
 from backend.queries.compose import ClassPart, QueryPart, compose
+from backend.scenarios.schemas import EXAMPLE, ScenarioSummary
+from backend.scenarios.service import TRACE_BASE
+from backend.scenarios.service import validate as validate_scenario
 from spark_runner.core.errors import ParameterError
 from spark_runner.job.control import ClassControl, LiveConfig
 from spark_runner.job.samples import MetricSample
@@ -85,6 +100,7 @@ class FakeApi:
     classes: dict[int, dict[str, Any]] = field(default_factory=dict)
     jobs: dict[int, dict[str, Any]] = field(default_factory=dict)
     queries: dict[int, dict[str, Any]] = field(default_factory=dict)  # by id
+    scenarios: dict[int, dict[str, Any]] = field(default_factory=dict)  # by id
     samples: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
     configs: dict[int, list[dict[str, Any]]] = field(default_factory=dict)  # versions per job
     logs: dict[int, list[str]] = field(default_factory=dict)
@@ -140,13 +156,39 @@ class FakeApi:
         self.classes[cls["id"]] = cls
         return cls
 
+    def add_scenario(self, name: str, yaml_text: str | None = None):
+        """Store a scenario the way the API does (validated by the backend's own rules);
+        without ``yaml_text`` the API's example document, named ``name``."""
+        text = yaml_text or EXAMPLE.replace("name: two-classes", f"name: {name}", 1)
+        document = validate_scenario(text)
+        scenario = {
+            "id": self.next_id(),
+            "name": str(document["name"]),
+            "description": str(document.get("description", "")),
+            "document": document,
+            "created_by": "ops",
+            "created_at": NOW,
+            "updated_at": NOW,
+        }
+        self.scenarios[scenario["id"]] = scenario
+        return scenario
+
     def add_job(
         self,
         class_names: list[str],
         status: str = "running",
         failure_reason: str | None = None,
+        *,
+        classes: list[dict[str, Any]] | None = None,
+        launch: dict[str, Any] | None = None,
     ):
+        """A job of registered classes (``class_names``), or of ``classes`` given whole
+        (name, priority, delay target and any class control field: a scenario's); with
+        ``launch`` it carries that ``launch`` block."""
         by_name = {c["name"]: c for c in self.classes.values()}
+        by_name.update({c["name"]: c for c in classes or []})
+        if classes is not None:
+            class_names = [c["name"] for c in classes]
         job = {
             "id": self.next_id(),
             "status": status,
@@ -166,10 +208,14 @@ class FakeApi:
                     "name": n,
                     "priority": by_name[n]["priority"],
                     "delay_target_s": by_name[n]["delay_target_s"],
+                    # JobClass: a scenario's classes were launched with these.
+                    **({"rate_per_s": 0.0, "manager": by_name[n]["manager"]} if classes else {}),
                 }
                 for n in class_names
             ],
         }
+        if launch is not None:
+            job["launch"] = launch
         self.jobs[job["id"]] = job
         self.samples[job["id"]] = []
         self.logs[job["id"]] = []
@@ -274,6 +320,11 @@ class FakeApi:
                 return 204, None
             case "GET", ["auth", "me"]:
                 return 200, _public(user)
+            case "GET", ["scenarios"]:
+                return 200, [
+                    ScenarioSummary.model_validate(self.scenarios[i]).model_dump(mode="json")
+                    for i in sorted(self.scenarios)
+                ]
             case "GET", ["managers"]:
                 return 200, [m.model_dump(mode="json") for m in list_managers()]
             case "GET", ["users"]:
@@ -470,7 +521,13 @@ class FakeApi:
                 "detail": f"status={old['status']!r}: only a stopped or failed job can be "
                 "restarted; stop it first"
             }
-        job = self.add_job([c["name"] for c in old["classes"]], status="pending")
+        job = self.add_job(
+            [c["name"] for c in old["classes"]],
+            status="pending",
+            # A scenario's classes are not registered classes: take them from the old run.
+            classes=old["classes"] if old.get("launch", {}).get("scenario_id") else None,
+            launch=old.get("launch"),
+        )
         job.update(restart_of=job_id, created_by=username)
         return 201, job
 
@@ -637,11 +694,12 @@ class FakeApi:
     def _start_job(self, body: Any, idempotency_key: str | None = None, username: str = "ops"):
         if idempotency_key in self.idempotent:
             return 200, self.jobs[self.idempotent[idempotency_key]]
+        from_scenario = body.get("scenario_id") is not None
         class_ids = body.get("class_ids")
         if class_ids is None:
             class_ids = list(self.classes)
         unknown = [i for i in class_ids if i not in self.classes]
-        if unknown:
+        if unknown and not from_scenario:  # a scenario's job ignores class_ids
             return 422, {
                 "detail": [
                     _error("class_ids", f"Unknown class ids: {unknown}", "value_error", unknown)
@@ -659,7 +717,27 @@ class FakeApi:
                     )
                 ]
             }
-        job = self.add_job([self.classes[i]["name"] for i in class_ids], status="pending")
+        try:
+            data = JobCreate.model_validate(body)
+        except ValidationError as error:
+            items = [{**e, "loc": ("body", *e["loc"])} for e in error.errors()]
+            return 422, {"detail": readable_422(items)}
+        if data.scenario_id is not None:
+            stored = self.scenarios.get(data.scenario_id)
+            if stored is None:
+                return 404, {"detail": f"scenario {data.scenario_id} does not exist"}
+            try:
+                job = self._add_scenario_job(stored, data)
+            except ParameterError as error:
+                return 422, {
+                    "detail": [_error(error.field, str(error), "value_error", error.value)]
+                }
+        else:
+            job = self.add_job(
+                [self.classes[i]["name"] for i in class_ids],
+                status="pending",
+                launch=_launch(data, rate_per_s=data.rate_per_s),
+            )
         job["created_by"] = username
         self.job_options[job["id"]] = {
             k: v for k, v in body.items() if k not in ("class_ids", "duration_s")
@@ -667,6 +745,76 @@ class FakeApi:
         if idempotency_key:
             self.idempotent[idempotency_key] = job["id"]
         return 201, job
+
+    def _add_scenario_job(self, stored: dict[str, Any], data: JobCreate) -> dict[str, Any]:
+        """A pending job of a stored scenario, as ``backend.jobs.service`` plans it: the
+        scenario's classes and control settings, what the request sets overriding them."""
+        scenario = scenario_from_dict(stored["document"], base_dir=TRACE_BASE)
+        classes = []
+        for c in scenario.classes:
+            manager = data.manager or c.manager.kind
+            classes.append(
+                {
+                    "name": c.name,
+                    "priority": c.priority,
+                    "delay_target_s": c.delay_target_s,
+                    "tau0": c.thresholds.tau0,
+                    "tau1": c.thresholds.tau1,
+                    "tau2": c.thresholds.tau2,
+                    "tau3": c.thresholds.tau3,
+                    "manager": manager,
+                    "manager_params": dict(c.manager.params) if manager == c.manager.kind else {},
+                    "reserve_fraction": c.reserve_fraction,
+                    "max_lend_fraction": c.max_lend_fraction,
+                }
+            )
+        controls = {
+            c["name"]: ClassControl(**{k: v for k, v in c.items() if k != "name"}) for c in classes
+        }
+        LiveConfig(classes=controls).validate_rules()  # e.g. classes.gold.manager
+        chosen = data.model_fields_set
+        doc = scenario.control
+        launch = _launch(
+            data,
+            scenario_id=stored["id"],
+            scenario_name=stored["name"],
+            duration_s=data.duration_s or scenario.duration_s,
+            policy=data.policy if "policy" in chosen else doc.policy,
+            redistribution_every=data.redistribution_every
+            if "redistribution_every" in chosen
+            else doc.redistribution_every,
+            dilos=data.redistribution_enabled
+            if "redistribution_enabled" in chosen
+            else doc.mode == "dilos",
+        )
+        return self.add_job([], status="pending", classes=classes, launch=launch)
+
+
+def _launch(
+    data: JobCreate,
+    *,
+    rate_per_s: float | None = None,
+    scenario_id: int | None = None,
+    scenario_name: str | None = None,
+    duration_s: float | None = None,
+    policy: str | None = None,
+    redistribution_every: int | None = None,
+    dilos: bool | None = None,
+) -> dict[str, Any]:
+    """The ``launch`` block of ``JobRead`` for an accepted request (what the request does
+    not set: the scenario's, else the request's defaults)."""
+    return JobLaunch(
+        scenario_id=scenario_id,
+        scenario_name=scenario_name,
+        rate_per_s=rate_per_s,
+        duration_s=duration_s if duration_s is not None else data.duration_s,
+        manager=data.manager,
+        mode="dilos" if (data.redistribution_enabled if dilos is None else dilos) else "per_class",
+        recommend_only=data.recommend_only,
+        policy=policy or data.policy,
+        redistribution_every=redistribution_every or data.redistribution_every,
+        engine=EngineRead(source="generator"),
+    ).model_dump(mode="json")
 
 
 @dataclass(frozen=True)

@@ -37,7 +37,16 @@ PAGES = {  # ids each page shows to an operator
         "query-spec-feedback",
         "query-operators",
     ],
-    "/jobs": ["jobs-table", "jobs-interval", "job-start-form", "job-class-ids", "job-log-modal"],
+    "/jobs": [
+        "jobs-table",
+        "jobs-interval",
+        "job-start-form",
+        "job-workload",
+        "job-workload-feedback",
+        "job-classes-section",
+        "job-class-ids",
+        "job-log-modal",
+    ],
     "/live": [
         "live-job",
         "live-interval",
@@ -444,6 +453,54 @@ def test_submitting_the_class_form_marks_the_field_the_api_names(dependencies, o
     assert response["class-name"]["invalid"] is False
     assert response["class-tau2-feedback"]["children"].startswith("tau2=0.3 is invalid")
     assert "classes-created" not in response  # nothing created: the table is not reloaded
+
+
+def test_the_start_form_follows_the_workload_and_starts_a_scenario(served, dependencies, ops):
+    _, fake, _ = served
+    scenario = fake.add_scenario("app-nightly")
+    output = next(d["output"] for d in dependencies if "job-scenarios.data" in d["output"])
+    loaded = dispatch(
+        ops,
+        dependencies,
+        output,
+        {"job-classes-reload.data": 0, "job-workload.value": "generated"},
+        ["job-classes-reload.data"],
+    )["response"]
+    chosen = f"scenario:{scenario['id']}"
+    assert chosen in [o["value"] for o in loaded["job-workload"]["options"]]
+    assert loaded["job-workload"]["value"] == "generated"
+
+    output = next(d["output"] for d in dependencies if "job-classes-section.hidden" in d["output"])
+    values = {"job-workload.value": chosen, "job-scenarios.data": loaded["job-scenarios"]["data"]}
+    form = dispatch(ops, dependencies, output, values, ["job-workload.value"])["response"]
+    assert form["job-classes-section"]["hidden"] is True
+    assert form["job-classes-note"]["hidden"] is False
+    assert form["job-rate_per_s"]["disabled"] is True
+    assert "app-nightly" in form["job-workload-hint"]["children"]
+
+    output = next(d["output"] for d in dependencies if "job-start-key.data" in d["output"])
+    submit = {
+        "job-start-form.n_submit": 1,
+        "job-workload.value": chosen,
+        "job-class-ids.value": [],
+        "job-rate_per_s.value": 999,
+        "job-manager.value": "own",
+        "job-policy.value": "default",
+        "job-recommend_only.value": False,
+        "jobs-started.data": 0,
+        "job-start-key.data": "app-scenario-1",
+    }
+    started = dispatch(ops, dependencies, output, submit, ["job-start-form.n_submit"])["response"]
+    assert "Started job" in json.dumps(started["job-start-alert"])
+    assert fake.requests_to("POST", "/jobs")[-1].body == {
+        "scenario_id": scenario["id"],
+        "duration_s": None,
+    }
+
+    submit.update({"job-workload.value": "scenario:3000000000", "job-start-key.data": "app-2"})
+    refused = dispatch(ops, dependencies, output, submit, ["job-start-form.n_submit"])["response"]
+    assert refused["job-workload"]["invalid"] is True
+    assert refused["job-workload-feedback"]["children"].startswith("scenario_id=3000000000")
 
 
 def click(client, dependencies, button_type, job_id):
