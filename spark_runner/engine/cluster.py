@@ -8,6 +8,7 @@ every worker to register (read from the logs, against a deadline).
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import signal
 import socket
@@ -28,6 +29,17 @@ def spark_class() -> Path:
     return Path(sys.executable).parent / "spark-class"
 
 
+def spark_home() -> str:
+    """The pip-installed PySpark's directory (jars, scripts), found without importing it.
+
+    ``spark-class`` would otherwise look for it with whichever ``python3`` is first on
+    the PATH, which need not be this environment's."""
+    spec = importlib.util.find_spec("pyspark")
+    if spec is None or spec.origin is None:
+        raise ClusterError("pyspark is not installed in this environment")
+    return str(Path(spec.origin).parent)
+
+
 class ClusterError(RuntimeError):
     """The cluster did not come up; the message names the log to read."""
 
@@ -46,7 +58,13 @@ class StandaloneCluster:
 
     def _launch(self, name: str, *args: str) -> tuple[subprocess.Popen[bytes], Path]:
         log_path = self.work_dir / f"{name}.log"
-        env = {**os.environ, "SPARK_LOG_DIR": str(self.work_dir), "SPARK_LOCAL_IP": self.host}
+        env = {
+            **os.environ,
+            "SPARK_HOME": spark_home(),
+            "PYSPARK_PYTHON": sys.executable,
+            "SPARK_LOG_DIR": str(self.work_dir),
+            "SPARK_LOCAL_IP": self.host,
+        }
         with log_path.open("wb") as out:
             process = subprocess.Popen(
                 [str(spark_class()), *args],

@@ -82,7 +82,10 @@ class CaptureServer:
         """Samples of the requests answered 2xx, in arrival order."""
         with self._lock:
             return [
-                s for r in self.requests if 200 <= r["status"] < 300 for s in r["body"]["samples"]
+                s
+                for r in self.requests
+                if 200 <= r["status"] < 300
+                for s in r["body"].get("samples", [])  # acks of live configurations have none
             ]
 
     def request_count(self) -> int:

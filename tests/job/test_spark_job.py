@@ -139,7 +139,9 @@ def test_job_reports_both_classes_and_stops_cleanly_on_sigterm(
         }
 
     assert wait_until(steady_samples_for_both, FIRST_SAMPLES_DEADLINE_S), log_path.read_text()
-    first_post_at = min(r["received_at"] for r in capture_server.requests)
+    first_post_at = min(
+        r["received_at"] for r in capture_server.requests if r["path"].endswith("/metrics")
+    )
     print(f"\nfirst sample POSTed {first_post_at - launched_at:.1f} s after launch")
 
     helpers = alive_descendants(process.pid)
