@@ -65,9 +65,14 @@ def configuration(
     h: float = 1.0,
 ) -> dict[str, Any]:
     if name in ("none", "common", "per_class", "dilos"):
-        return three_classes(rates, targets, mode=name, cost_s=args.cost, period_s=args.period)
+        plain: dict[str, Any] = three_classes(
+            rates, targets, mode=name, cost_s=args.cost, period_s=args.period
+        )
+        return plain
     kind = "aurora" if name == "aurora" else "ctrl"
-    doc = three_classes(rates, targets, mode="per_class", cost_s=args.cost, period_s=args.period)
+    doc: dict[str, Any] = three_classes(
+        rates, targets, mode="per_class", cost_s=args.cost, period_s=args.period
+    )
     for c, share in zip(doc["classes"], SHARES, strict=True):
         c["manager"] = {"kind": kind, "params": {"max_shed": 0.99, "headroom": round(h * share, 4)}}
     return doc

@@ -1,8 +1,8 @@
 from __future__ import annotations
 
-import asyncio
 import csv
 import io
+import time
 from collections.abc import AsyncIterator, Iterable, Iterator
 from typing import Annotated
 
@@ -12,6 +12,7 @@ from fastapi.responses import StreamingResponse
 
 from backend.api.auth import JobCallerDep, ViewerDep
 from backend.api.deps import IdPath, ReadSessionsDep, SessionDep
+from backend.bell import bell, metrics_key
 from backend.metrics import service
 from backend.metrics.schemas import (
     WINDOW_RULES,
@@ -24,7 +25,9 @@ from spark_runner.job.samples import MetricBatch, MetricSample
 
 router = APIRouter(prefix="/jobs/{job_id}/metrics", tags=["metrics"])
 
-STREAM_POLL_S = 0.2
+STREAM_RECHECK_S = 0.2
+"""A stream wakes when this process stores samples of its job (the bell) and re-reads at
+least this often, for samples stored by another API process."""
 STREAM_HEARTBEAT_S = 10.0
 TRUNCATED_HEADER = "X-Headroom-Truncated"
 
@@ -139,18 +142,21 @@ async def stream(
 
     async def _events() -> AsyncIterator[str]:
         cursor = start
-        idle_s = 0.0
+        quiet_since = time.monotonic()
         yield "retry: 1000\n\n"
-        while not await request.is_disconnected():
-            batch = await run_in_threadpool(_fetch, cursor)
-            for row_id, payload in batch:
-                cursor = row_id
-                yield f"id: {row_id}\nevent: sample\ndata: {payload}\n\n"
-            idle_s = 0.0 if batch else idle_s + STREAM_POLL_S
-            if idle_s >= STREAM_HEARTBEAT_S:
-                idle_s = 0.0
-                yield ": keep-alive\n\n"
-            await asyncio.sleep(STREAM_POLL_S)
+        with bell.listen(metrics_key(job_id)) as ingest:
+            while not await request.is_disconnected():
+                batch = await run_in_threadpool(_fetch, cursor)
+                for row_id, payload in batch:
+                    cursor = row_id
+                    yield f"id: {row_id}\nevent: sample\ndata: {payload}\n\n"
+                now = time.monotonic()
+                if batch:
+                    quiet_since = now
+                elif now - quiet_since >= STREAM_HEARTBEAT_S:
+                    quiet_since = now
+                    yield ": keep-alive\n\n"
+                await ingest.wait(STREAM_RECHECK_S)
 
     return StreamingResponse(
         _events(), media_type="text/event-stream", headers={"Cache-Control": "no-cache"}

@@ -9,6 +9,8 @@ from dataclasses import dataclass
 
 from sqlalchemy.orm import Session
 
+from backend.bell import bell, metrics_key
+from backend.db import after_commit
 from backend.errors import Conflict
 from backend.jobs import service as jobs
 from backend.jobs.states import TERMINAL
@@ -38,6 +40,7 @@ def ingest(session: Session, job_id: int, batch: MetricBatch) -> dict[str, float
     if job.state not in TERMINAL:
         jobs.mark_running(job)
     session.flush()
+    after_commit(session, lambda: bell.ring(metrics_key(job_id)))  # wakes live streams
     return {c["name"]: c["delay_target_s"] for c in job.config.get("classes", [])}
 
 

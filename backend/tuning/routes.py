@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import asyncio
 import time
 from typing import Annotated
 
@@ -9,12 +8,15 @@ from fastapi.concurrency import run_in_threadpool
 
 from backend.api.auth import JobCallerDep, OperatorDep, ViewerDep
 from backend.api.deps import IdPath, ReadSessionsDep, SessionDep
+from backend.bell import bell, config_key
 from backend.tuning import service
 from backend.tuning.schemas import Ack, ConfigChange, ControlMessage, JobConfigRead
 
 router = APIRouter(prefix="/jobs/{job_id}", tags=["live tuning"])
 
-POLL_S = 0.05
+RECHECK_S = 0.1
+"""A long poll wakes when this process stores a version (the bell) and re-reads at least
+this often, for versions stored by another API process."""
 
 
 @router.get("/config", response_model=JobConfigRead)
@@ -54,13 +56,15 @@ async def poll_control(
         return ControlMessage(job_id=job_id, config=config) if config else None
 
     deadline = time.monotonic() + wait_s
-    while True:
-        message = await run_in_threadpool(_check)
-        if message is not None:
-            return message
-        if time.monotonic() >= deadline:
-            return Response(status_code=status.HTTP_204_NO_CONTENT)
-        await asyncio.sleep(POLL_S)
+    with bell.listen(config_key(job_id)) as change:
+        while True:
+            message = await run_in_threadpool(_check)
+            if message is not None:
+                return message
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return Response(status_code=status.HTTP_204_NO_CONTENT)
+            await change.wait(min(RECHECK_S, remaining))
 
 
 @router.post("/control/ack", status_code=status.HTTP_204_NO_CONTENT)

@@ -12,7 +12,8 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from backend.db import utcnow
+from backend.bell import bell, config_key
+from backend.db import after_commit, utcnow
 from backend.errors import Conflict, NotFound
 from backend.jobs import service as jobs
 from backend.jobs.models import Job
@@ -57,7 +58,7 @@ def propose(
     diff = list(_diff(current.model_dump(), new.model_dump()))
     if not diff:
         raise Conflict("the change leaves the configuration as it is: no new version stored")
-    return ConfigVersionRepository(session).add(
+    stored = ConfigVersionRepository(session).add(
         ConfigVersion(
             job_id=job_id,
             version=new.version,
@@ -66,6 +67,8 @@ def propose(
             created_by=created_by,
         )
     )
+    after_commit(session, lambda: bell.ring(config_key(job_id)))  # wakes the job's long poll
+    return stored
 
 
 def propagate_class_change(

@@ -23,18 +23,19 @@ log = logging.getLogger(__name__)
 
 
 class ControlPoller:
-    """Delivers newer live configurations to ``offer`` and posts acknowledgements.
+    """Delivers newer live configurations to ``offer`` and acknowledges what it applied.
 
-    Two threads: one long-polls, one acknowledges, so an acknowledgement never waits for a
-    long poll to return. The launch configuration (``after_version``) is acknowledged at
-    start: the controller was built with it.
+    ``offer`` puts a configuration in force and returns its version (None: not applied);
+    that version is acknowledged at once. Two threads: one long-polls, one acknowledges,
+    so an acknowledgement never waits for a long poll to return. The launch configuration
+    (``after_version``) is acknowledged at start: the controller was built with it.
     """
 
     def __init__(
         self,
         api_url: str,
         job_id: int,
-        offer: Callable[[LiveConfig], None],
+        offer: Callable[[LiveConfig], int | None],
         *,
         token: str = "",
         after_version: int = 0,
@@ -123,7 +124,9 @@ class ControlPoller:
                     self._known = max(self._known, config.version)
                     self.received.append(config.version)
                     log.info("live configuration v%d received", config.version)
-                    self._offer(config)
+                    applied = self._offer(config)
+                    if applied is not None:
+                        self.ack(applied)
                 elif not ok:
                     log.warning("control poll answered HTTP %d", response.status_code)
             except (httpx.HTTPError, ValueError, KeyError, ValidationError, RuntimeError) as exc:

@@ -16,8 +16,9 @@ timing. :meth:`EngineController.on_batch` then
    mode), the batch budget and each point's cost — plus one :class:`MetricSample` per
    class and a series entry for the results document.
 
-A new live configuration offered from another thread (:meth:`offer`) is applied at the
-next step, before the managers run, and reported as applied.
+A new live configuration offered from another thread (:meth:`offer`) is put in force at
+once, between two steps (a step in progress finishes first): from then on every decision
+is made with it, the first at the next step.
 
 Warm-up (``warmup_s`` > 0, for benchmarks): the first batches pay for JIT compilation and
 Python worker start-up (seconds on 2 cores). For ``warmup_s`` the cost model learns but
@@ -95,8 +96,6 @@ class StepOutcome:
     decision: Decision
     samples: list[MetricSample]
     redistributed: bool = False
-    applied_version: int | None = None
-    changes: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -139,11 +138,9 @@ class EngineController:
         self.control = make_control_plane(scenario, self.load_model)
         self.live = scenario_live_config(scenario)
         if live is not None:
-            changes = apply_live_config(self.control, self.live, live)
+            changes = self._install(live)
             if changes:
                 log.info("launch configuration v%d over the scenario: %s", live.version, changes)
-            self.live = live
-            self._sync_targets()
         self.outside = Ewma(0.15)
         self.budget = BatchBudget(
             self.period_s,
@@ -151,8 +148,7 @@ class EngineController:
             alpha=1.0 / max(1, self.options.parallelism),
             floor_fraction=self.options.min_budget_fraction,
         )
-        self._lock = threading.Lock()
-        self._pending: LiveConfig | None = None
+        self._step_lock = threading.Lock()  # a step and a live configuration's install
         self._w_in, self._w_out = self._weights()
         self._owner = np.array([self.names.index(n.owner) for n in plan.nodes], dtype=np.int64)
         self._class_of_output = {n.index: n.output[0] for n in plan.nodes if n.output is not None}
@@ -214,16 +210,26 @@ class EngineController:
     def recommend_only(self) -> bool:
         return self.live.recommend_only
 
-    def offer(self, config: LiveConfig) -> None:
-        """A newer live configuration (from another thread); applied at the next step."""
-        with self._lock:
-            if config.version > (self._pending or self.live).version:
-                self._pending = config
+    def offer(self, config: LiveConfig) -> int | None:
+        """Put a newer live configuration in force (called from another thread; a step in
+        progress finishes first). Returns its version once in force; None when it is not
+        newer than the one in force, or is rejected (its rules fail: nothing changes)."""
+        with self._step_lock:
+            if config.version <= self.live.version:
+                return None
+            try:
+                changes = self._install(config)
+            except ParameterError as exc:
+                log.error("live configuration v%d rejected, not applied: %s", config.version, exc)
+                return None
+        log.info("live configuration v%d applied: %s", config.version, changes or "no change")
+        return config.version
 
-    def _take_pending(self) -> LiveConfig | None:
-        with self._lock:
-            pending, self._pending = self._pending, None
-        return pending
+    def _install(self, config: LiveConfig) -> list[str]:
+        changes = apply_live_config(self.control, self.live, config)
+        self.live = config
+        self._sync_targets()
+        return changes
 
     def on_progress(self, outside_s: float) -> None:
         """A batch's time outside ``foreachBatch`` (offset log, planning, commit), s."""
@@ -305,6 +311,12 @@ class EngineController:
         self, record: BatchRecord, finished: FinishedBatch, timing: BatchTiming
     ) -> StepOutcome | None:
         """Account for one batch; step the control plane (returns None in plain mode)."""
+        with self._step_lock:
+            return self._on_batch(record, finished, timing)
+
+    def _on_batch(
+        self, record: BatchRecord, finished: FinishedBatch, timing: BatchTiming
+    ) -> StepOutcome | None:
         self.batches += 1
         self.last_record = record
         plan, period = self.plan, self._period
@@ -421,7 +433,6 @@ class EngineController:
             },
             shed_fractions=shed_in_force,
         )
-        applied_version, changes = self._apply_pending()
         snap = self.load_model.snapshot()
         observations: dict[str, Observation] = {}
         responses: dict[str, np.ndarray] = {}
@@ -542,21 +553,7 @@ class EngineController:
                 "classes": classes,
             }
         )
-        return StepOutcome(decision, samples, result.redistributed, applied_version, changes)
-
-    def _apply_pending(self) -> tuple[int | None, list[str]]:
-        pending = self._take_pending()
-        if pending is None or pending.version <= self.live.version:
-            return None, []
-        try:
-            changes = apply_live_config(self.control, self.live, pending)
-        except ParameterError as exc:
-            log.error("live configuration v%d rejected, not applied: %s", pending.version, exc)
-            return None, []
-        self.live = pending
-        self._sync_targets()
-        log.info("live configuration v%d applied: %s", pending.version, changes or "no change")
-        return pending.version, changes
+        return StepOutcome(decision, samples, result.redistributed)
 
     # --- results -----------------------------------------------------------------------
 

@@ -12,7 +12,7 @@ hands every batch over to Spark-free code:
         finished = window operators + exact counts                   (finish.py)
         sink.write(outputs); output instant = now
         outcome  = controller.on_batch(record, finished, timing)     (controller.py)
-        write the next decision; push the samples; acknowledge an applied configuration
+        write the next decision; push the samples
 
 A listener passes each batch's time outside the handler (offset log, planning, commit)
 to the controller's budget.
@@ -118,7 +118,6 @@ class EngineRun:
         settings: RunSettings,
         live: LiveConfig | None = None,
         samples: SampleSink | None = None,
-        acknowledge: Callable[[int], None] | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.plan = plan
@@ -127,7 +126,6 @@ class EngineRun:
         self.finisher = BatchFinisher(plan)
         self.sink: Sink = make_sink(settings.sink, settings.sink_path)
         self._samples = samples
-        self._acknowledge = acknowledge
         self._clock = clock
         self.work_dir = Path(settings.checkpoint_dir) / "headroom"
         self.decision_path = self.work_dir / "decision.json"
@@ -142,10 +140,6 @@ class EngineRun:
         self._previous: SourceOffset | None = None
         self._last_id = -1
         self.last_batch_s = 0.0
-
-    def set_acknowledge(self, acknowledge: Callable[[int], None]) -> None:
-        """Where to report a live configuration version once applied."""
-        self._acknowledge = acknowledge
 
     # --- start -------------------------------------------------------------------------
 
@@ -266,8 +260,6 @@ class EngineRun:
                         for s in outcome.samples
                     ]
                 )
-            if outcome.applied_version is not None and self._acknowledge is not None:
-                self._acknowledge(outcome.applied_version)
         self.last_batch_s = self._clock()
         log.debug(
             "batch %d: %d rows, %d outputs, %.0f ms (collect+finish %.0f ms)",

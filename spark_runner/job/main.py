@@ -302,7 +302,6 @@ def _run_query(
             token=snapshot.ingest_token,
             after_version=run.controller.config_version,
         )
-        run.set_acknowledge(poller.ack)
         poller.start()
     started = time.monotonic()
     try:

@@ -17,15 +17,7 @@ from backend.settings import Settings
 from spark_runner.job.config import ClassSnapshot, JobSnapshot
 from spark_runner.job.sparkconf import package_root, spark_properties
 from spark_runner.job.submit_entry import DRIVER_PID_FILE, ENTRY_FILE
-
-
-def _wait(predicate, timeout_s: float = 10.0) -> bool:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.05)
-    return False
+from tests.waiting import wait_until
 
 
 def _snapshot(tmp_path: Path, master: str = "local[2]") -> JobSnapshot:
@@ -67,16 +59,16 @@ def test_start_stop_and_exit_code(tmp_path: Path) -> None:
     config.write_text("{}")
     log = tmp_path / "job.log"
     pid = _start(python, config, log)
-    assert _wait(lambda: "started" in log.read_text())
+    assert wait_until(lambda: "started" in log.read_text(), 10, 0.05)
     assert launcher.process_state(pid, tmp_path).alive
     assert launcher.group_alive(pid)
 
     launcher.request_stop(pid, tmp_path)
-    assert _wait(lambda: not launcher.process_state(pid, tmp_path).alive)
+    assert wait_until(lambda: not launcher.process_state(pid, tmp_path).alive, 10, 0.05)
     # The driver left a grandchild behind (as a JVM can be); the group kill removes it.
     assert launcher.group_alive(pid)
     launcher.kill_group(pid)
-    assert _wait(lambda: not launcher.group_alive(pid))
+    assert wait_until(lambda: not launcher.group_alive(pid), 10, 0.05)
     assert launcher.log_tail(log, 5) == ["started"]
 
 
@@ -85,8 +77,10 @@ def test_crash_exit_code_is_reaped(tmp_path: Path) -> None:
     (tmp_path / "config.json").write_text("{}")
     pid = _start(python, tmp_path / "config.json", tmp_path / "job.log")
     states: list[launcher.ProcessState] = []
-    assert _wait(
-        lambda: not states.append(launcher.process_state(pid, tmp_path)) and not states[-1].alive
+    assert wait_until(
+        lambda: not states.append(launcher.process_state(pid, tmp_path)) and not states[-1].alive,
+        10,
+        0.05,
     )
     assert states[-1].exit_code == 4
 
@@ -188,13 +182,15 @@ def test_stop_goes_to_the_recorded_driver_not_the_leader(tmp_path: Path) -> None
     argv = (sys.executable, str(tmp_path / "leader.py"), str(tmp_path / "driver.py"), str(tmp_path))
     pid = launcher.start_job_process(launcher.JobCommand(argv, tmp_path), tmp_path / "job.log")
     try:
-        assert _wait((tmp_path / DRIVER_PID_FILE).exists)
+        assert wait_until((tmp_path / DRIVER_PID_FILE).exists, 10, 0.05)
         launcher.request_stop(pid, tmp_path)
         states: list[launcher.ProcessState] = []
-        assert _wait(
+        assert wait_until(
             lambda: (
                 not states.append(launcher.process_state(pid, tmp_path)) and not states[-1].alive
-            )
+            ),
+            10,
+            0.05,
         )
         assert states[-1].exit_code == 5  # the driver's handler ran; the leader was spared
     finally:

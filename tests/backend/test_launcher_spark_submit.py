@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -20,6 +18,7 @@ from spark_runner.job.config import ClassSnapshot, JobSnapshot
 from spark_runner.job.submit_entry import DRIVER_PID_FILE
 from spark_runner.scenario import parse_scenario
 from tests.job.capture import CaptureServer
+from tests.waiting import wait_until
 
 pytestmark = [pytest.mark.spark, pytest.mark.timeout(300)]
 
@@ -52,15 +51,6 @@ classes:
         operators:
           - {kind: project, columns: [key, value]}
 """
-
-
-def _wait(predicate: Callable[[], bool], timeout_s: float) -> bool:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.5)
-    return predicate()
 
 
 def _parent_of(pid: int) -> int | None:
@@ -119,7 +109,7 @@ def test_spark_submit_launch_on_a_standalone_cluster(tmp_path: Path) -> None:
                     steady = {s["class_name"] for s in server.accepted_samples() if s["seq"] >= 1}
                     return steady == {"gold", "bronze"}
 
-                assert _wait(both_classes_report, 180), log_path.read_text()[-4000:]
+                assert wait_until(both_classes_report, 180), log_path.read_text()[-4000:]
                 driver = int((job_dir / DRIVER_PID_FILE).read_text())
                 # The driver is spark-submit's child and uses its JVM: it started none.
                 assert _parent_of(driver) == pid
@@ -127,7 +117,7 @@ def test_spark_submit_launch_on_a_standalone_cluster(tmp_path: Path) -> None:
 
                 launcher.request_stop(pid, job_dir)  # what the stop task does
                 states: list[launcher.ProcessState] = []
-                assert _wait(
+                assert wait_until(
                     lambda: (
                         not states.append(launcher.process_state(pid, job_dir))
                         and not states[-1].alive

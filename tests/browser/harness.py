@@ -313,12 +313,16 @@ class Browser:
             raise TimeoutException(f"{message} (after {self.timeout_s:g} s, at {where})") from None
 
     def element(self, element_id: str) -> WebElement:
-        return self.wait(
+        shown = self.wait(
             ec.visibility_of_element_located((By.ID, element_id)), f"#{element_id} is not shown"
         )
+        assert shown is not False  # until() returns only a truthy result
+        return shown
 
     def xpath(self, xpath: str) -> WebElement:
-        return self.wait(ec.visibility_of_element_located((By.XPATH, xpath)), xpath)
+        shown = self.wait(ec.visibility_of_element_located((By.XPATH, xpath)), xpath)
+        assert shown is not False  # until() returns only a truthy result
+        return shown
 
     def absent(self, element_id: str) -> bool:
         return not self.driver.find_elements(By.ID, element_id)
@@ -393,7 +397,8 @@ class Browser:
 
     def console_errors(self) -> list[dict[str, object]]:
         """SEVERE console entries since the last call (reading the log empties it)."""
-        return [e for e in self.driver.get_log("browser") if e.get("level") == "SEVERE"]
+        entries: list[dict[str, object]] = self.driver.get_log("browser")  # type: ignore[no-untyped-call]
+        return [e for e in entries if e.get("level") == "SEVERE"]
 
     def assert_console_clean(self) -> None:
         errors = self.console_errors()

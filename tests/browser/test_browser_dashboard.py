@@ -6,6 +6,7 @@ Every test ends by asserting that the browser console logged no error.
 from __future__ import annotations
 
 import itertools
+from pathlib import Path
 
 import httpx
 import pytest
@@ -23,6 +24,8 @@ from tests.browser.harness import (
 )
 
 pytestmark = pytest.mark.browser
+
+ROOT = Path(__file__).resolve().parents[2]
 
 _names = itertools.count(1)
 
@@ -226,6 +229,40 @@ def test_jobs_start_with_progress_log_of_a_failure_and_restart(browser: Browser,
     browser.wait_text(f"job-row-{new_id}", f"restart of #{failing['id']}")
     with product.api() as api:
         assert api.get(f"/jobs/{new_id}").json()["restart_of"] == failing["id"]
+    browser.assert_console_clean()
+
+
+def test_jobs_start_a_stored_scenario(browser: Browser, product: Product):
+    name = unique("scenario")
+    demo = (ROOT / "scenarios" / "demo.yaml").read_text().replace("name: demo", f"name: {name}")
+    with product.api(OPERATOR) as api:
+        scenario = api.post("/scenarios", json={"yaml": demo}).json()
+
+    browser.login(OPERATOR, path="/jobs")
+    browser.wait_path("/jobs")
+    # Generated streams by default: the class choice and the rate apply.
+    browser.wait(lambda d: d.find_element(By.ID, "job-classes-section").is_displayed(), "classes")
+    option = f"scenario:{scenario['id']}"
+    browser.wait(
+        lambda d: d.find_elements(By.CSS_SELECTOR, f"#job-workload option[value='{option}']"),
+        "the stored scenario is not offered",
+    )
+    Select(browser.element("job-workload")).select_by_value(option)
+    browser.wait_text("job-workload-hint", f"Runs scenario {name!r}")
+    browser.wait_text("job-classes-note", f"The classes of scenario {name!r} run")
+    browser.wait(
+        lambda d: not d.find_element(By.ID, "job-classes-section").is_displayed(),
+        "the class choice is still shown for a scenario",
+    )
+    assert not browser.element("job-rate_per_s").is_enabled()
+
+    browser.click("//form[@id='job-start-form']//button[@type='submit']")
+    alert = browser.wait_text("job-start-alert", "Started job")
+    started_id = int(alert.split("Started job ")[1].split(" ")[0])
+    browser.wait_text(f"job-row-{started_id}", f"scenario {name} (#{scenario['id']})")
+    with product.api() as api:
+        launch = api.get(f"/jobs/{started_id}").json()["launch"]
+    assert launch["scenario_id"] == scenario["id"] and launch["scenario_name"] == name
     browser.assert_console_clean()
 
 

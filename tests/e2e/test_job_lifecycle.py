@@ -10,20 +10,11 @@ import pytest
 from backend.jobs import launcher
 from backend.stack import Stack
 from tests.e2e.conftest import StackFactory, api_client, log_of
+from tests.waiting import poll_for
 
 pytestmark = [pytest.mark.spark, pytest.mark.timeout(300)]
 
 FIRST_METRIC_DEADLINE_S = 60.0
-
-
-def _poll(fn, timeout_s: float, interval_s: float = 0.25):
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        value = fn()
-        if value:
-            return value
-        time.sleep(interval_s)
-    return None
 
 
 def run_lifecycle(stack: Stack) -> float:
@@ -46,7 +37,7 @@ def run_lifecycle(stack: Stack) -> float:
         names = {s["class_name"] for s in samples}
         return names if names == {"fraud", "ads"} else None
 
-    got = _poll(classes_with_metrics, FIRST_METRIC_DEADLINE_S + 30)
+    got = poll_for(classes_with_metrics, FIRST_METRIC_DEADLINE_S + 30)
     first_metric_s = time.monotonic() - started
     assert got, f"no metrics for both classes within the deadline\n{log_of(stack)}"
 
@@ -62,13 +53,13 @@ def run_lifecycle(stack: Stack) -> float:
             assert 0 < sample["response_time_mean_s"] <= sample["response_time_max_s"] < 60
 
     assert api.post(f"/jobs/{job_id}/stop").status_code == 202
-    stopped = _poll(
+    stopped = poll_for(
         lambda: api.get(f"/jobs/{job_id}").json()["status"] in ("stopped", "failed"), 60
     )
     final = api.get(f"/jobs/{job_id}").json()
     assert stopped and final["status"] == "stopped", f"{final}\n{log_of(stack)}"
     assert final["exit_code"] == 0
-    assert _poll(lambda: not launcher.group_alive(pid), 10), "the job's JVM outlived it"
+    assert poll_for(lambda: not launcher.group_alive(pid), 10), "the job's JVM outlived it"
     # History survives the stop.
     assert len(api.get(f"/jobs/{job_id}/metrics").json()["samples"]) >= len(samples)
     return first_metric_s

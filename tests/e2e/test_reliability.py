@@ -18,18 +18,9 @@ import pytest
 from backend.jobs import launcher
 from tests.conftest import REQUIRE_SERVICES
 from tests.e2e.conftest import StackFactory, api_client, free_port, log_of
+from tests.waiting import poll_for
 
 pytestmark = [pytest.mark.spark, pytest.mark.timeout(420)]
-
-
-def poll(fn: Callable[[], Any], timeout_s: float, interval_s: float = 0.2) -> Any:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        value = fn()
-        if value:
-            return value
-        time.sleep(interval_s)
-    return None
 
 
 def start_job(api: httpx.Client) -> int:
@@ -58,18 +49,18 @@ def test_api_restart_loses_no_metric_then_sigkill_marks_failed_and_restart_works
     stack = start_stack(f"sqlite:///{tmp_path / 'r.db'}", "filesystem://")
     api = api_client(stack)
     job_id = start_job(api)
-    assert poll(lambda: reached(api, job_id, 2), 90), log_of(stack)
+    assert poll_for(lambda: reached(api, job_id, 2), 90), log_of(stack)
 
     # The API goes away for a while; the job keeps running and buffers its samples.
     before = max(max(v) for v in seqs(api, job_id).values())
     pid = api.get(f"/jobs/{job_id}").json()["pid"]
     stack.stop_service(stack.service("api"))
     # Five seconds without the API: the job must stay up (and buffer what it measures).
-    assert poll(lambda: not launcher.group_alive(pid), 5) is None, log_of(stack)
+    assert poll_for(lambda: not launcher.group_alive(pid), 5) is None, log_of(stack)
     stack.start_api()
     stack.wait_healthy()
     api = api_client(stack)
-    assert poll(lambda: reached(api, job_id, before + 6), 60), log_of(stack)
+    assert poll_for(lambda: reached(api, job_id, before + 6), 60), log_of(stack)
     for name, got in seqs(api, job_id).items():
         assert sorted(got) == list(range(min(got), max(got) + 1)), f"{name} lost samples: {got}"
 
@@ -77,7 +68,7 @@ def test_api_restart_loses_no_metric_then_sigkill_marks_failed_and_restart_works
     stored = sum(len(v) for v in seqs(api, job_id).values())
     os.kill(pid, signal.SIGKILL)
     killed_at = time.monotonic()
-    failed = poll(lambda: api.get(f"/jobs/{job_id}").json()["status"] == "failed", 10, 0.1)
+    failed = poll_for(lambda: api.get(f"/jobs/{job_id}").json()["status"] == "failed", 10, 0.1)
     detected_s = time.monotonic() - killed_at
     job = api.get(f"/jobs/{job_id}").json()
     assert failed and detected_s <= 5, f"{job} after {detected_s:.1f} s"
@@ -89,9 +80,9 @@ def test_api_restart_loses_no_metric_then_sigkill_marks_failed_and_restart_works
     assert restarted.status_code == 201, restarted.text
     new_id = restarted.json()["id"]
     assert restarted.json()["restart_of"] == job_id
-    assert poll(lambda: reached(api, new_id, 0), 90), log_of(stack)
+    assert poll_for(lambda: reached(api, new_id, 0), 90), log_of(stack)
     assert api.post(f"/jobs/{new_id}/stop").status_code == 202
-    assert poll(lambda: api.get(f"/jobs/{new_id}").json()["status"] == "stopped", 60)
+    assert poll_for(lambda: api.get(f"/jobs/{new_id}").json()["status"] == "stopped", 60)
 
 
 @pytest.fixture
@@ -123,7 +114,7 @@ def private_redis(tmp_path: Path) -> Iterator[Callable[[], subprocess.Popen[byte
             stdout=subprocess.DEVNULL,
         )
         processes.append(process)
-        assert poll(lambda: _answers(port), 10)
+        assert poll_for(lambda: _answers(port), 10)
         return process
 
     start.port = port  # type: ignore[attr-defined]
@@ -151,7 +142,7 @@ def test_redis_outage_job_keeps_controlling_and_work_resumes(
     )
     api = api_client(stack)
     job_id = start_job(api)
-    assert poll(lambda: reached(api, job_id, 1), 90), log_of(stack)
+    assert poll_for(lambda: reached(api, job_id, 1), 90), log_of(stack)
 
     pid = api.get(f"/jobs/{job_id}").json()["pid"]
     server.terminate()
@@ -160,13 +151,13 @@ def test_redis_outage_job_keeps_controlling_and_work_resumes(
     at_outage = max(max(v) for v in seqs(api, job_id).values())
     # 30 s without a broker: the job keeps running and reporting; a stop requested now
     # cannot be queued but is recorded.
-    assert poll(lambda: reached(api, job_id, at_outage + 10), 40), log_of(stack)
+    assert poll_for(lambda: reached(api, job_id, at_outage + 10), 40), log_of(stack)
     remaining = 30 - (time.monotonic() - outage_started)
-    assert poll(lambda: not launcher.group_alive(pid), max(0.0, remaining)) is None
+    assert poll_for(lambda: not launcher.group_alive(pid), max(0.0, remaining)) is None
     assert api.post(f"/jobs/{job_id}/stop").status_code == 202
 
     private_redis()  # the broker is back on the same port
-    stopped = poll(lambda: api.get(f"/jobs/{job_id}").json()["status"] == "stopped", 90)
+    stopped = poll_for(lambda: api.get(f"/jobs/{job_id}").json()["status"] == "stopped", 90)
     assert stopped, f"{api.get(f'/jobs/{job_id}').json()}\n{log_of(stack)}"
     have = seqs(api, job_id)
     for name, got in have.items():

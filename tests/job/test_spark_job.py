@@ -11,7 +11,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +19,7 @@ import pytest
 
 import spark_runner
 from spark_runner.job.config import ClassSnapshot, JobSnapshot
+from tests.waiting import wait_until
 
 from .capture import CaptureServer
 
@@ -64,15 +65,6 @@ def launch(config: JobSnapshot, tmp_path: Path) -> tuple[subprocess.Popen[bytes]
             start_new_session=True,
         )
     return process, log_path
-
-
-def wait_until(predicate: Callable[[], bool], timeout_s: float, interval_s: float = 0.2) -> bool:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(interval_s)
-    return predicate()
 
 
 def alive_descendants(root_pid: int) -> set[int]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -16,15 +15,7 @@ from spark_runner.job.control import LiveConfig
 from spark_runner.job.lifecycle import BatchGate, close_gate_when_quiet
 from spark_runner.job.samples import MetricSample
 from spark_runner.scenario import Scenario
-
-
-def wait_until(predicate: Callable[[], bool], timeout_s: float, interval_s: float = 0.2) -> bool:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(interval_s)
-    return predicate()
+from tests.waiting import wait_until
 
 
 class Run:

@@ -9,17 +9,13 @@ import pytest
 
 from spark_runner.engine.control_client import ControlPoller
 from spark_runner.job.control import ClassControl, LiveConfig
+from tests.waiting import wait_until
 
 from .control_plane import ControlPlaneServer
 
 
 def wait_for(predicate: Callable[[], bool], timeout_s: float = 10.0) -> bool:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.02)
-    return predicate()
+    return wait_until(predicate, timeout_s, 0.02)
 
 
 @pytest.fixture
@@ -36,21 +32,27 @@ def config(version: int) -> LiveConfig:
     )
 
 
-def test_newer_versions_are_delivered_and_acknowledged(plane: ControlPlaneServer) -> None:
+def test_applied_versions_are_acknowledged_at_once(plane: ControlPlaneServer) -> None:
     got: list[LiveConfig] = []
+
+    def offer(config: LiveConfig) -> int | None:
+        """Applies every version but 2 (as a controller rejects one its rules refuse)."""
+        got.append(config)
+        return None if config.version == 2 else config.version
+
     # A long poll far longer than the deadlines below: acknowledgements must not wait for it.
-    poller = ControlPoller(plane.base_url, 1, got.append, token=plane.token, wait_s=30.0)
+    poller = ControlPoller(plane.base_url, 1, offer, token=plane.token, wait_s=30.0)
     poller.start()
     try:
         assert wait_for(lambda: plane.acks == [0], timeout_s=2.0)  # the launch configuration
         assert wait_for(lambda: plane.polls >= 1)
         plane.publish(config(1).model_dump(mode="json"))
-        assert wait_for(lambda: len(got) == 1, timeout_s=2.0)
-        assert got[0].version == 1
-        poller.ack(1)
-        assert wait_for(lambda: plane.acks == [0, 1], timeout_s=1.0)
+        assert wait_for(lambda: plane.acks == [0, 1], timeout_s=2.0)
+        assert [c.version for c in got] == [1]
         plane.publish(config(2).model_dump(mode="json"))
         assert wait_for(lambda: [c.version for c in got] == [1, 2])
+        plane.publish(config(3).model_dump(mode="json"))
+        assert wait_for(lambda: plane.acks == [0, 1, 3], timeout_s=2.0)  # 2 never applied
     finally:
         poller.close()
 

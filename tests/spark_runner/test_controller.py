@@ -61,16 +61,18 @@ def test_samples_carry_the_controller_state(overloaded: Plant) -> None:
     assert [s.seq for s in outcome.samples] == [14, 14]
 
 
-def test_a_live_configuration_applies_at_the_next_step(overloaded: Plant) -> None:
+def test_a_live_configuration_is_in_force_for_the_next_decision(overloaded: Plant) -> None:
     overloaded.run(30)
     live = scenario_live_config(overloaded.scenario)
     gold = live.classes["gold"].model_copy(
         update={"manager": "aurora", "manager_params": {"headroom": 0.0001, "max_shed": 0.9}}
     )
     new = live.model_copy(update={"version": 1, "classes": {**live.classes, "gold": gold}})
-    overloaded.controller.offer(new)
+    assert overloaded.controller.offer(new) == 1  # in force at once, between two steps
+    assert overloaded.controller.config_version == 1
+    assert overloaded.controller.offer(new) is None  # not newer: nothing to apply
     outcome = overloaded.step()
-    assert outcome is not None and outcome.applied_version == 1
+    assert outcome is not None
     assert outcome.decision.shed["gold"] == pytest.approx(0.9)
     assert {s.config_version for s in outcome.samples} == {1}
     assert next(s for s in outcome.samples if s.class_name == "gold").manager == "aurora"
@@ -97,9 +99,9 @@ def test_an_invalid_live_configuration_changes_nothing(overloaded: Plant) -> Non
     bad = live.model_copy(
         update={"version": 1, "classes": {**live.classes, "ghost": live.classes["gold"]}}
     )
-    overloaded.controller.offer(bad)
+    assert overloaded.controller.offer(bad) is None
     outcome = overloaded.step()
-    assert outcome is not None and outcome.applied_version is None
+    assert outcome is not None and {s.config_version for s in outcome.samples} == {0}
     assert overloaded.controller.config_version == 0
 
 

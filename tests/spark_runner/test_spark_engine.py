@@ -123,7 +123,6 @@ def test_a_live_update_takes_effect_within_two_batches(spark: SparkSession, tmp_
     poller = ControlPoller(
         plane.base_url, 1, run.engine.controller.offer, token=plane.token, wait_s=2.0
     )
-    run.engine.set_acknowledge(poller.ack)
     poller.start()
     try:
         run.start().until(lambda: sum(s.shed_count or 0 for s in run.of("bronze")) > 0, 90)
