@@ -299,6 +299,8 @@ class MetricsQuery(TypedDict, total=False):
     class_name: str
     step_s: float  # downsample into buckets of this many seconds (before limit)
     limit: int  # at most 100000
+    wait_s: float  # a long poll: wait up to this long for a sample with t > newer_than
+    newer_than: float
 
 
 class ClassConfig(TypedDict):

@@ -19,15 +19,15 @@ from backend.metrics.schemas import (
     ExportQuery,
     IngestResult,
     MetricSeries,
-    SeriesQuery,
+    SeriesPoll,
 )
 from spark_runner.job.samples import MetricBatch, MetricSample
 
 router = APIRouter(prefix="/jobs/{job_id}/metrics", tags=["metrics"])
 
-STREAM_RECHECK_S = 0.2
-"""A stream wakes when this process stores samples of its job (the bell) and re-reads at
-least this often, for samples stored by another API process."""
+RECHECK_S = 0.2
+"""A stream or a long poll wakes when this process stores samples of its job (the bell)
+and re-reads at least this often, for samples stored by another API process."""
 STREAM_HEARTBEAT_S = 10.0
 TRUNCATED_HEADER = "X-Headroom-Truncated"
 
@@ -47,15 +47,27 @@ def ingest(
     response_model=MetricSeries,
     description="Per-class samples, oldest first; ``last_s`` for the newest window, "
     "``step_s`` to downsample on the server, ``limit`` (after downsampling) to bound the "
-    "answer. " + WINDOW_RULES,
+    "answer, ``wait_s`` (with ``newer_than``) to wait for a new sample (a long poll). "
+    + WINDOW_RULES,
 )
-def series(
-    session: SessionDep,
+async def series(
+    read_sessions: ReadSessionsDep,
     _user: ViewerDep,
     job_id: IdPath,
-    window: Annotated[SeriesQuery, Query()],
+    window: Annotated[SeriesPoll, Query()],
 ) -> MetricSeries:
-    result = service.series(session, job_id, window)
+    def _read() -> service.Series:
+        with read_sessions() as session:
+            return service.series(session, job_id, window)
+
+    deadline = time.monotonic() + window.wait_s
+    with bell.listen(metrics_key(job_id)) as ingest:
+        result = await run_in_threadpool(_read)
+        while (
+            not window.has_news(result.samples) and (remaining := deadline - time.monotonic()) > 0
+        ):
+            await ingest.wait(min(RECHECK_S, remaining))
+            result = await run_in_threadpool(_read)
     return MetricSeries(job_id=job_id, samples=result.samples, truncated=result.truncated)
 
 
@@ -156,7 +168,7 @@ async def stream(
                 elif now - quiet_since >= STREAM_HEARTBEAT_S:
                     quiet_since = now
                     yield ": keep-alive\n\n"
-                await ingest.wait(STREAM_RECHECK_S)
+                await ingest.wait(RECHECK_S)
 
     return StreamingResponse(
         _events(), media_type="text/event-stream", headers={"Cache-Control": "no-cache"}

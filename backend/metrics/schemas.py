@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from spark_runner.job.samples import MetricSample
@@ -51,6 +53,31 @@ class SeriesQuery(BaseModel):
         description="At most this many results, after downsampling: the newest with "
         "last_s, else the oldest. ``truncated`` says whether any were left out.",
     )
+
+
+class SeriesPoll(SeriesQuery):
+    """A window, and how long to wait for news in it (a live view's long poll)."""
+
+    wait_s: float = Field(
+        default=0.0,
+        ge=0,
+        le=30,
+        allow_inf_nan=False,
+        description="Wait up to this many seconds until the window holds a sample newer "
+        "than newer_than (any sample, without it), then answer the window (as it is, if "
+        "none came). A live view asks for its look-back window with newer_than = the "
+        "newest t it shows, and gets each new sample as soon as it is stored.",
+    )
+    newer_than: float | None = Field(
+        default=None,
+        allow_inf_nan=False,
+        description="With wait_s: the news to wait for is a sample with t > newer_than.",
+    )
+
+    def has_news(self, samples: Sequence[MetricSample]) -> bool:
+        if self.newer_than is None:
+            return bool(samples)
+        return any(s.t > self.newer_than for s in samples)
 
 
 class ExportQuery(SeriesQuery):

@@ -36,6 +36,7 @@ from frontend.api import (
     Job,
     JobConfig,
     MetricSample,
+    MetricsQuery,
 )
 from frontend.components import error_alert, format_number, format_timestamp, status_badge
 from frontend.figures import epoch_to_utc
@@ -57,6 +58,9 @@ LIVE_WINDOW_S = 120.0
 WINDOW_CHOICES_S: tuple[float, ...] = (60.0, 120.0, 300.0, 600.0)
 # Samples of one period may be posted in separate batches: look this far back.
 LATE_MARGIN_S = 10.0
+# How long a refresh waits on the API for a sample newer than those shown: a new sample
+# is drawn as soon as it is stored, and an idle view still refreshes about once a second.
+LIVE_WAIT_S = 0.7
 # The job itself (status, classes) changes rarely: ask for it every few refreshes only.
 JOB_REFRESH_TICKS = 4
 STATE_BADGES: dict[str, str] = {
@@ -278,7 +282,11 @@ def refresh_live(
             fetched = api.job_metrics(job_id, query={"last_s": window_s})["samples"]
         else:
             since = cursor["newest_t"] - LATE_MARGIN_S
-            fetched = api.job_metrics(job_id, since=since)["samples"]
+            news: MetricsQuery = {}
+            if job["status"] not in TERMINAL_JOB_STATUSES:
+                # The API answers as soon as a newer sample is stored (a long poll).
+                news = {"newer_than": cursor["newest_t"], "wait_s": LIVE_WAIT_S}
+            fetched = api.job_metrics(job_id, since=since, query=news)["samples"]
     except ApiError as err:
         return LiveView(None, None, None, cursor, polling=True, alert=error_alert(err.message))
     fresh = new_samples(fetched, cursor["last_seq"])

@@ -1,12 +1,15 @@
 """Live page (``/live?job_id=3``): a job's per-class QoS charts and its live tuning panel.
 
-The charts refresh four times a second (``REFRESH_INTERVAL_MS``): the first refresh
-draws the newest window whole, later ones send only new points (``extendData``). All
-charts are rows of one figure, so a refresh is one redraw in the browser. The interval
-does not call the server itself: a clientside callback turns a tick into a request only
-when the previous one has answered. Dash drops a callback's answer when the same
-callback is asked again before it arrives, so a refresh slower than the interval (a
-large first window on a busy machine) would otherwise never arrive at all.
+The first refresh draws the newest window whole, later ones send only new points
+(``extendData``). All charts are rows of one figure, so a refresh is one redraw in the
+browser. A later refresh is a long poll: the API answers as soon as a sample newer than
+those shown is stored (or after ``LIVE_WAIT_S``, so an idle view still refreshes about
+once a second). The interval (``REFRESH_INTERVAL_MS``) does not call the server
+itself: a clientside callback turns a tick into a request only when the previous one
+has answered, so the next poll starts within one tick of an answer. Dash drops a
+callback's answer when the same callback is asked again before it arrives, so a refresh
+slower than the interval (a long poll, or a large first window on a busy machine) would
+otherwise never arrive at all.
 
 A clientside callback notes when each new sample was put on screen
 (``window.headroomRendered``: ``[t, painted epoch ms]`` per sample, and the hidden
@@ -39,7 +42,7 @@ dash.register_page(  # type: ignore[no-untyped-call]  # unannotated in dash
     __name__, path="/live", name="Live", title="headroom · live"
 )
 
-REFRESH_INTERVAL_MS = 250
+REFRESH_INTERVAL_MS = 100
 STALL_MS = 10_000  # a refresh unanswered this long (a server error) no longer holds ticks
 JOBS_INTERVAL_MS = 5_000
 CONFIG_INTERVAL_MS = 1_000

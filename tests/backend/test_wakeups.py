@@ -1,6 +1,7 @@
 """A stored change wakes its waiting readers at once: the job's long poll answers a new
-configuration version, and a live stream pushes newly ingested samples, without waiting
-for their re-read interval (set to 30 s here, so only the bell can answer in time).
+configuration version, a live stream pushes newly ingested samples, and a live view's
+metrics long poll answers them, without waiting for their re-read interval (set to 30 s
+here, so only the bell can answer in time).
 
 A real app on its own SQLite file (not the rolled-back test session): the waiting request
 and the change run concurrently on separate connections, as in production.
@@ -85,7 +86,7 @@ def test_long_poll_answers_as_soon_as_a_version_is_stored(
 def test_stream_pushes_an_ingested_sample_at_once(
     live: tuple[TestClient, int, dict[str, str]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(metric_routes, "STREAM_RECHECK_S", RECHECK_S)
+    monkeypatch.setattr(metric_routes, "RECHECK_S", RECHECK_S)
     client, job_id, job_auth = live
     ingested_at: list[float] = []
 
@@ -108,3 +109,44 @@ def test_stream_pushes_an_ingested_sample_at_once(
     sender.join(10)
     assert sample["class_name"] == "fraud" and sample["seq"] == 0
     assert received_at - ingested_at[0] < 5
+
+
+def test_metrics_long_poll_answers_when_a_newer_sample_is_stored(
+    live: tuple[TestClient, int, dict[str, str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A live view showing sample 0 asks for its look-back window and waits for news."""
+    monkeypatch.setattr(metric_routes, "RECHECK_S", RECHECK_S)
+    client, job_id, job_auth = live
+    url = f"/api/v1/jobs/{job_id}/metrics"
+    first = _sample(0)
+    assert client.post(url, json={"samples": [first]}, headers=job_auth).status_code == 202
+    shown_t = float(first["t"])  # type: ignore[arg-type]
+    # Nothing to wait for: the window already has a sample (no newer_than) → at once.
+    assert [s["seq"] for s in client.get(url, params={"wait_s": 20}).json()["samples"]] == [0]
+    answer: dict[str, object] = {}
+
+    def poll() -> None:
+        window = {"since": shown_t - 10, "newer_than": shown_t, "wait_s": 20}
+        response = client.get(url, params=window)
+        answer.update(status=response.status_code, body=response.json(), at=time.monotonic())
+
+    poller = threading.Thread(target=poll)
+    poller.start()
+    assert wait_until(lambda: bell.listening(metrics_key(job_id)) == 1, 10, 0.01)
+    stored_at = time.monotonic()
+    stored = client.post(url, json={"samples": [_sample(1)]}, headers=job_auth)
+    assert stored.status_code == 202, stored.text
+    poller.join(25)
+    assert answer["status"] == 200
+    assert [s["seq"] for s in answer["body"]["samples"]] == [0, 1]  # type: ignore[index]
+    assert float(answer["at"]) - stored_at < 5  # type: ignore[arg-type]
+
+
+def test_metrics_long_poll_rules(live: tuple[TestClient, int, dict[str, str]]) -> None:
+    client, job_id, _ = live
+    url = f"/api/v1/jobs/{job_id}/metrics"
+    for field, bad in (("wait_s", -1), ("wait_s", 31), ("wait_s", "soon"), ("newer_than", "x")):
+        response = client.get(url, params={field: bad})
+        assert response.status_code == 422, response.text
+        assert response.json()["detail"][0]["loc"] == ["query", field]
+    assert client.get("/api/v1/jobs/4242/metrics", params={"wait_s": 5}).status_code == 404

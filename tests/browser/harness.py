@@ -10,14 +10,12 @@ when a job process dies (status, reason with the log tail, exit code, log file).
 ``start_product(..., worker=True)`` also starts a worker, so a started job launches a
 real local Spark job. To play a job without Spark (screenshots, the freshness
 benchmark), ``issue_ingest_token`` records a launch the way the worker's launch does,
-without a process, and returns the job's token for ``post_samples``;
-``ingest_token_of`` reads the token of a job a worker really launched from its
-snapshot file.
+without a process, and returns the job's token for ``post_samples`` (and
+``acknowledge``, to play the job's side of live tuning).
 """
 
 from __future__ import annotations
 
-import json
 import socket
 import subprocess
 import sys
@@ -256,12 +254,6 @@ def mark_stopped(settings: Settings, job_id: int) -> None:
             job.stopped_at = utcnow()
     finally:
         engine.dispose()
-
-
-def ingest_token_of(settings: Settings, job_id: int) -> str:
-    """The token of a job a worker launched, from its snapshot file (``ingest_token``)."""
-    snapshot = settings.jobs_dir / str(job_id) / "config.json"
-    return str(json.loads(snapshot.read_text())["ingest_token"])
 
 
 def post_samples(

@@ -24,8 +24,6 @@ from tests.browser.harness import (
     OPERATOR,
     Browser,
     Product,
-    acknowledge,
-    ingest_token_of,
     start_product,
 )
 
@@ -130,14 +128,9 @@ def test_start_a_job_and_see_the_live_chart_move(
 def test_change_a_threshold_and_see_it_applied(
     live: Browser, live_product: Product, started: dict[str, int]
 ):
-    """The operator changes τ2 on the running job, confirms, and sees the version go
-    from pending to applied.
-
-    The Spark job does not poll the live-control endpoint yet (that is being built), so
-    this test plays the job's side: it reads the job's ingest token from its snapshot
-    file ``<data_dir>/jobs/<id>/config.json`` and acknowledges the version with
-    ``POST /jobs/{id}/control/ack``, which is what the job will do once it applied it.
-    """
+    """The operator changes τ2 on the running job, confirms, and sees the running Spark
+    job apply it: the version is stored as pending, and the job, which long-polls for
+    new versions, puts it in force and acknowledges it."""
     job_id = started["job_id"]
     live.login(OPERATOR, path=f"/live?job_id={job_id}")
     live.wait_text("tune-status", "In force: version 0")
@@ -158,14 +151,15 @@ def test_change_a_threshold_and_see_it_applied(
     live.wait_text("tune-changes", "0.8 → 0.7")
     live.click("//button[@id='tune-confirm']")
     live.wait_text("tune-alert", "Stored configuration version 1: pending until the job applies it")
-    live.wait_text("tune-status", "pending: version 1")
     live.wait_text("tune-version-1", "fraud.tau2: 0.8 → 0.7")
 
-    acknowledge(live_product, job_id, ingest_token_of(live_product.settings, job_id), 1)
     status = live.wait_text("tune-status", "In force: version 1 (applied")
     assert "up to date" in status
     assert "applied" in live.wait_text("tune-version-1", "applied")
     assert live.element("tune-tau2").get_attribute("value") == "0.7"
+    with live_product.api() as api:
+        applied = api.get(f"/jobs/{job_id}/config").json()["applied"]
+    assert applied["version"] == 1 and applied["config"]["classes"][CLASS]["tau2"] == 0.7
     live.assert_console_clean()
 
 

@@ -8,6 +8,7 @@ from frontend_tree import find, text
 from frontend.actions.live import (
     JOB_REFRESH_TICKS,
     LATE_MARGIN_S,
+    LIVE_WAIT_S,
     LIVE_WINDOW_S,
     class_bands,
     job_options,
@@ -126,7 +127,12 @@ def test_later_refreshes_send_only_the_new_points(api, fake_api, job):
 
     fake_api.add_sample(job["id"], "fraud", T0 + 1, response_time_mean_s=0.6)
     view = refresh_live(api, job["id"], first.cursor)
-    assert metric_queries(fake_api, job["id"])[-1] == {"since": [repr(T0 - LATE_MARGIN_S)]}
+    # The look-back window, answered as soon as it holds a sample newer than T0.
+    assert metric_queries(fake_api, job["id"])[-1] == {
+        "since": [repr(T0 - LATE_MARGIN_S)],
+        "newer_than": [repr(T0)],
+        "wait_s": [repr(LIVE_WAIT_S)],
+    }
     assert view.figure is None
     update, indices, _limits = view.extend
     assert indices == [0, 1, 4, 5]  # fraud mean and max, fraud input and output
@@ -211,6 +217,7 @@ def test_polling_stops_once_an_ended_job_has_nothing_new(api, fake_api, job):
     assert view.polling and "stopped" in text(view.summary)  # one more look
     last = refresh_live(api, job["id"], view.cursor)
     assert not last.polling
+    assert "wait_s" not in metric_queries(fake_api, job["id"])[-1]  # nothing more will come
 
 
 def test_failed_job_shows_its_reason(api, fake_api):
