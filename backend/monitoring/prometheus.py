@@ -1,15 +1,15 @@
 """Prometheus metrics of one API process (each app gets its own registry).
 
 Per-class gauges carry the newest sample a job reported; request metrics are recorded by
-a middleware, labelled by the route template (not the raw path, to bound cardinality).
+an ASGI middleware, labelled by the route template (not the raw path, to bound cardinality).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Iterable
 
-from fastapi import FastAPI, Request, Response
+from fastapi import FastAPI, Response
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
     CollectorRegistry,
@@ -18,6 +18,7 @@ from prometheus_client import (
     Histogram,
     generate_latest,
 )
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from spark_runner.job.samples import MetricSample
 
@@ -112,29 +113,54 @@ class Monitor:
         return Response(generate_latest(self.registry), media_type=CONTENT_TYPE_LATEST)
 
 
+class RequestMetrics:
+    """Counts and times every HTTP request by method, route template and status.
+
+    A plain ASGI middleware: Starlette's ``BaseHTTPMiddleware`` (``@app.middleware``)
+    runs every request through an extra task and memory stream, which cost more than
+    the counting itself.
+    """
+
+    def __init__(self, app: ASGIApp, monitor: Monitor) -> None:
+        self.app = app
+        self.monitor = monitor
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        status = 500  # what the client gets if the app raises before answering
+
+        async def send_status(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_status)
+        finally:
+            route = _route_template(scope)
+            self.monitor.requests.labels(scope["method"], route, str(status)).inc()
+            self.monitor.latency.labels(scope["method"], route).observe(
+                time.perf_counter() - started
+            )
+
+
 def install(app: FastAPI, monitor: Monitor) -> None:
     app.state.monitor = monitor
-
-    @app.middleware("http")
-    async def _record(
-        request: Request, call_next: Callable[[Request], Awaitable[Response]]
-    ) -> Response:
-        started = time.perf_counter()
-        response = await call_next(request)
-        route = _route_template(request)
-        monitor.requests.labels(request.method, route, str(response.status_code)).inc()
-        monitor.latency.labels(request.method, route).observe(time.perf_counter() - started)
-        return response
+    app.add_middleware(RequestMetrics, monitor=monitor)
 
     @app.get("/metrics", include_in_schema=False)
     def _metrics() -> Response:
         return monitor.exposition()
 
 
-def _route_template(request: Request) -> str:
+def _route_template(scope: Scope) -> str:
     """The path with its parameters put back as ``{name}``: bounded label cardinality."""
-    if request.scope.get("route") is None:
+    if scope.get("route") is None:
         return "unmatched"
-    by_value = {str(value): name for name, value in request.path_params.items()}
-    segments = request.url.path.split("/")
+    by_value = {str(value): name for name, value in scope.get("path_params", {}).items()}
+    segments = str(scope["path"]).split("/")
     return "/".join(f"{{{by_value[s]}}}" if s in by_value else s for s in segments)

@@ -37,3 +37,15 @@ def test_metrics_endpoint_exposes_class_gauges_and_requests(
     assert f'headroom_class_response_time_seconds{{{labels},stat="p95"}} 0.5' in text
     assert 'route="/api/v1/jobs/{job_id}/metrics"' in text  # templated, not raw paths
     assert "headroom_metric_samples_ingested_total 1.0" in text
+
+
+def test_request_metrics_label_status_and_route_template(client: TestClient) -> None:
+    assert client.get("/api/v1/classes/424242").status_code == 404
+    assert client.get("/api/v1/classes/not-a-number").status_code == 422
+    assert client.get("/no/such/path").status_code == 404
+    text = client.get("/metrics").text
+    requests = "headroom_http_requests_total"
+    assert f'{requests}{{method="GET",route="/api/v1/classes/{{class_id}}",status="404"}}' in text
+    assert f'{requests}{{method="GET",route="/api/v1/classes/{{class_id}}",status="422"}}' in text
+    assert f'{requests}{{method="GET",route="unmatched",status="404"}}' in text
+    assert 'headroom_http_request_duration_seconds_count{method="GET",route="unmatched"}' in text
