@@ -25,7 +25,7 @@ class Forbidden(DomainError):
     status_code = 403
 
 
-def bearer_token(
+async def bearer_token(
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
 ) -> str:
     if credentials is None or credentials.scheme.lower() != "bearer" or not credentials.credentials:
@@ -45,7 +45,7 @@ def current_user(request: Request, session: SessionDep, token: TokenDep) -> User
 
 
 def require(role: Role) -> object:
-    def _check(user: Annotated[User, Depends(current_user)]) -> User:
+    async def _check(user: Annotated[User, Depends(current_user)]) -> User:
         if not Role(user.role).allows(role):
             raise Forbidden(f"role={user.role!r} may not do this: it needs {role.value} or higher")
         return user

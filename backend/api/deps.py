@@ -1,4 +1,8 @@
-"""Shared route dependencies as ``Annotated`` aliases."""
+"""Shared route dependencies as ``Annotated`` aliases.
+
+Dependencies that do no blocking work are ``async def``: FastAPI runs a plain ``def``
+dependency in a worker thread, a hop that costs more than such a dependency itself.
+"""
 
 from __future__ import annotations
 
@@ -34,7 +38,7 @@ def get_session(request: Request) -> Iterator[Session]:
         session.close()
 
 
-def get_read_sessions(request: Request) -> Callable[[], AbstractContextManager[Session]]:
+async def get_read_sessions(request: Request) -> Callable[[], AbstractContextManager[Session]]:
     """Short read-only sessions for long-lived responses (streams), one per poll, so no
     transaction stays open while the response waits."""
     factory = request.app.state.session_factory
@@ -48,7 +52,7 @@ def get_read_sessions(request: Request) -> Callable[[], AbstractContextManager[S
     return _session
 
 
-def get_app_settings(request: Request) -> Settings:
+async def get_app_settings(request: Request) -> Settings:
     settings: Settings = request.app.state.settings
     return settings
 
@@ -61,7 +65,7 @@ class Dispatcher(Protocol):
     def stop(self, job_id: int) -> None: ...
 
 
-def get_dispatcher(request: Request) -> Dispatcher:
+async def get_dispatcher(request: Request) -> Dispatcher:
     dispatcher: Dispatcher = request.app.state.dispatcher
     return dispatcher
 
