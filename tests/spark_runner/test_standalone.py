@@ -20,7 +20,7 @@ SCENARIO = """
 version: 1
 name: cluster-smoke
 seed: 2
-duration_s: 6
+duration_s: 12
 control: {period_s: 1.0, mode: dilos}
 streams:
   - {name: a, arrival: {kind: constant, rate_per_s: 300}}
