@@ -10,6 +10,7 @@ from backend.jobs.states import JobStatus
 from spark_runner.job.config import JobSnapshot
 from spark_runner.job.control import LiveConfig
 from spark_runner.job.samples import INT32_MAX
+from spark_runner.scenario.models import Control
 
 
 class JobCreate(BaseModel):
@@ -45,6 +46,20 @@ class JobCreate(BaseModel):
     policy: str = Field(default="relative", max_length=20, description="DILoS policy.")
     redistribution_every: int = Field(default=10, ge=1, le=10_000, description="CRC periods.")
     redistribution_enabled: bool = True
+
+    def scenario_control(self, control: Control) -> dict[str, Any]:
+        """A stored scenario's DILoS settings, each overridden where this request sets it:
+        ``policy``, ``redistribution_every`` and ``redistribution_enabled``."""
+        chosen = self.model_fields_set
+        return {
+            "policy": self.policy if "policy" in chosen else control.policy,
+            "redistribution_every": self.redistribution_every
+            if "redistribution_every" in chosen
+            else control.redistribution_every,
+            "redistribution_enabled": self.redistribution_enabled
+            if "redistribution_enabled" in chosen
+            else control.mode == "dilos",
+        }
 
 
 class JobClass(BaseModel):

@@ -185,7 +185,6 @@ def _plan_from_classes(session: Session, settings: Settings, data: JobCreate) ->
 def _plan_from_scenario(document: dict[str, Any], data: JobCreate) -> _LaunchPlan:
     """A stored scenario: its classes, queries, workload and control settings."""
     scenario = scenario_from_dict(document, base_dir=TRACE_BASE)
-    chosen = data.model_fields_set
     control_doc = scenario.control
     controls = {}
     for c in scenario.classes:
@@ -211,13 +210,7 @@ def _plan_from_scenario(document: dict[str, Any], data: JobCreate) -> _LaunchPla
         ),
         control=LiveConfig(
             recommend_only=data.recommend_only,
-            policy=data.policy if "policy" in chosen else control_doc.policy,
-            redistribution_every=data.redistribution_every
-            if "redistribution_every" in chosen
-            else control_doc.redistribution_every,
-            redistribution_enabled=data.redistribution_enabled
-            if "redistribution_enabled" in chosen
-            else control_doc.mode == "dilos",
+            **data.scenario_control(control_doc),
             classes=controls,
         ),
         scenario=document,

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import csv
 import io
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -178,8 +177,11 @@ def test_history_page_and_csv_download(
 
     live.click("//button[@id='history-download-button']")
     target = tmp_path / f"job-{job_id}-metrics.csv"
-    live.wait(lambda _d: target.exists() and target.stat().st_size > 0, "no CSV downloaded")
-    time.sleep(0.2)  # let Chromium finish writing
+    # Chromium writes to a .crdownload file and renames it to the target when done.
+    live.wait(
+        lambda _d: target.exists() and not any(tmp_path.glob("*.crdownload")),
+        "no CSV downloaded",
+    )
     rows = list(csv.DictReader(io.StringIO(target.read_text())))
     assert rows and rows[0]["class_name"] == CLASS
     assert {"t", "response_time_mean_s", "shed_fraction"} <= set(rows[0])

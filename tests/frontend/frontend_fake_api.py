@@ -772,20 +772,15 @@ class FakeApi:
             c["name"]: ClassControl(**{k: v for k, v in c.items() if k != "name"}) for c in classes
         }
         LiveConfig(classes=controls).validate_rules()  # e.g. classes.gold.manager
-        chosen = data.model_fields_set
-        doc = scenario.control
+        control = data.scenario_control(scenario.control)  # the API's own rule
         launch = _launch(
             data,
             scenario_id=stored["id"],
             scenario_name=stored["name"],
             duration_s=data.duration_s or scenario.duration_s,
-            policy=data.policy if "policy" in chosen else doc.policy,
-            redistribution_every=data.redistribution_every
-            if "redistribution_every" in chosen
-            else doc.redistribution_every,
-            dilos=data.redistribution_enabled
-            if "redistribution_enabled" in chosen
-            else doc.mode == "dilos",
+            policy=control["policy"],
+            redistribution_every=control["redistribution_every"],
+            dilos=control["redistribution_enabled"],
         )
         return self.add_job([], status="pending", classes=classes, launch=launch)
 
