@@ -44,6 +44,8 @@ from spark_runner.engine.network import (
     Route,
 )
 from spark_runner.scenario.models import FilterOp, MapOp, ProjectOp
+from spark_runner.scenario.predicates import parse_predicate
+from spark_runner.scenario.sql_allowlist import check_expression
 
 ROUTE_TYPE = "ARRAY<STRUCT<c: INT, s: INT, k: INT, st: INT>>"
 UNIFORM = "shiftrightunsigned(xxhash64(seq, point, r.c), 11) * 1.1102230246251565E-16"
@@ -57,6 +59,14 @@ def burn_sql(repetitions: str) -> str:
         f"length(sha2(repeat(lpad(CAST(seq AS STRING), {BURN_BYTES_PER_REPETITION}, '0'), "
         f"{repetitions}), 256)) < 0"
     )
+
+
+def checked_sql(op: MapOp | FilterOp) -> str:
+    """The Spark SQL of a map's expression or a filter's predicate, checked again at launch
+    and rebuilt from its parsed form: the user's text itself never reaches Spark."""
+    if isinstance(op, MapOp):
+        return check_expression(op.expression).sql
+    return parse_predicate(op.predicate).sql
 
 
 def shed_column(class_index: int) -> str:
@@ -169,7 +179,7 @@ def _apply(
                 elif isinstance(n.model, MapOp) and n.model.output == col:
                     cast = "BIGINT" if col == "key" else "DOUBLE"
                     branches.append(
-                        f"WHEN node = {n.index} THEN CAST(({n.model.expression}) AS {cast})"
+                        f"WHEN node = {n.index} THEN CAST(({checked_sql(n.model)}) AS {cast})"
                     )
         if branches:
             out.append(
@@ -180,7 +190,7 @@ def _apply(
             out.append(f"`{col}`")
     out += ["node", "side"]
     whens: list[str] = []
-    filters = [(n.index, n.model.predicate) for n in nodes if isinstance(n.model, FilterOp)]
+    filters = [(n.index, checked_sql(n.model)) for n in nodes if isinstance(n.model, FilterOp)]
     if filters:
         cases = " ".join(f"WHEN {i} THEN ({pred})" for i, pred in filters)
         ids = ", ".join(str(i) for i, _ in filters)

@@ -28,6 +28,7 @@ from pydantic import (
 )
 
 from spark_runner.scenario.predicates import PredicateError, parse_predicate
+from spark_runner.scenario.sql_allowlist import SqlNotAllowed, check_expression
 
 FORMAT_VERSION = 1
 """The scenario format version this build reads and writes."""
@@ -208,6 +209,11 @@ class FilterOp(_Operator):
         return predicate
 
 
+def _quoted(text: str, limit: int = 80) -> str:
+    """``text`` quoted for an error message, cut at ``limit`` characters."""
+    return repr(text if len(text) <= limit else text[: limit - 1] + "…")
+
+
 class ProjectOp(_Operator):
     """Keep only ``columns`` (``arrival_s`` is always carried along)."""
 
@@ -219,9 +225,22 @@ class MapOp(_Operator):
     """Compute ``output`` from the SQL ``expression`` and burn a calibrated CPU cost."""
 
     kind: Literal["map"]
-    expression: str = "value"
+    expression: str = Field(
+        default="value",
+        description="A Spark SQL expression over the tuple's columns; it must pass the "
+        "allow-list of spark_runner.scenario.sql_allowlist (no other function runs).",
+    )
     output: Name = "value"
     cpu_cost_per_tuple_s: float = Field(ge=0, allow_inf_nan=False)
+
+    @field_validator("expression")
+    @classmethod
+    def _allowed(cls, expression: str) -> str:
+        try:
+            check_expression(expression)
+        except SqlNotAllowed as exc:
+            raise ValueError(f"expression {_quoted(expression)} {exc}") from None
+        return expression
 
 
 class Window(_Model):

@@ -44,6 +44,11 @@ class Predicate:
     text: str
     comparisons: tuple[Comparison, ...]
 
+    @property
+    def sql(self) -> str:
+        """The predicate rebuilt from its parsed parts: the only text handed to Spark."""
+        return " AND ".join(f"{c.column} {c.op} {c.number!r}" for c in self.comparisons)
+
     def selectivity(self, keys: int) -> float:
         """Fraction of generated tuples kept (``keys`` distinct keys, ``value`` in [0, 1))."""
         return _value_fraction(self.comparisons) * _key_fraction(self.comparisons, keys)
@@ -87,7 +92,10 @@ def parse_predicate(text: str) -> Predicate:
         k3, num = tokens[i + 2]
         if k3 != "num":
             raise PredicateError(f"expected a number after {col!r} {op}, got {num!r}")
-        comparisons.append(Comparison(col.lower(), "==" if op == "=" else op, float(num)))
+        number = float(num)
+        if not math.isfinite(number):
+            raise PredicateError(f"number {num!r} is out of range (it must be finite)")
+        comparisons.append(Comparison(col.lower(), "==" if op == "=" else op, number))
         i += 3
         if i == len(tokens):
             break

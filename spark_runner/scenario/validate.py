@@ -7,8 +7,9 @@
   (no cycles); every segment is used;
 - managers: each class's manager kind and parameters are valid for the core's
   ``make_manager`` (the delay target comes from the class, never from ``params``);
-- columns: every column an operator reads exists upstream (a filter's predicate, a
-  projection, an aggregate's column and grouping, both sides of a join's ``on_column``);
+- columns: every column an operator reads exists upstream (a filter's predicate, a map's
+  expression, a projection, an aggregate's column and grouping, both sides of a join's
+  ``on_column``);
 - traces: a trace file parses;
 - control: the control period fits in the run.
 
@@ -34,6 +35,7 @@ from spark_runner.scenario.models import (
     WindowJoinOp,
 )
 from spark_runner.scenario.predicates import parse_predicate
+from spark_runner.scenario.sql_allowlist import check_expression
 
 STREAM_COLUMNS = frozenset({"key", "value", "seq", "arrival_s"})
 """Columns of every generated or broker-fed stream tuple."""
@@ -293,6 +295,8 @@ def _check_columns(scenario: Scenario, inputs: Mapping[str, str], issues: list[I
                 missing(f"{path}.columns", list(op.columns), have, "column")
                 have = frozenset(op.columns) | {"arrival_s"}
             elif isinstance(op, MapOp):
+                used = sorted(check_expression(op.expression).columns)
+                missing(f"{path}.expression", used, have, "column")
                 have = have | {op.output}
             elif isinstance(op, WindowAggregateOp):
                 missing(f"{path}.group_by", list(op.group_by), have, "grouping column")

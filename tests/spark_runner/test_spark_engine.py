@@ -227,3 +227,30 @@ def test_redis_source_end_to_end(spark: SparkSession, tmp_path: Path, redis_url:
         client.delete(*(stream_key(prefix, s.name) for s in scenario.streams))
         client.close()
     assert wait_until(lambda: not run.engine.query or not run.engine.query.isActive, 5)
+
+
+@pytest.mark.parametrize(
+    "expression",
+    [
+        "value * 2 + 1",
+        "CASE WHEN value > 0.5 THEN key ELSE -key END",
+        "cast(value * 100 AS INT) % 3 + pmod(key, 5) + hash(key) % 2",
+        "coalesce(nullif(value, 0.25), 1) BETWEEN 0 AND 2",
+        "log10(value) + log2(value) + ln(value) + pow(value, 2) + signum(value)",
+        "if(key IN (1, 2, 3), length(concat('a', 'bc')), round(value, 1))",
+        "'a' 'b' || upper(substr('xyz', 1, 2)) = 'abXY'",
+    ],
+)
+def test_a_checked_expression_means_on_spark_what_its_author_wrote(
+    spark: SparkSession, expression: str
+) -> None:
+    """Spark runs the checked tree rendered back to SQL, never the user's text: the
+    rendering must compute the same values as the text itself."""
+    from spark_runner.scenario.sql_allowlist import check_expression
+
+    rows = spark.createDataFrame([(1, 0.25), (7, 0.75), (2, 0.5)], "key BIGINT, value DOUBLE")
+    rendered = check_expression(expression).sql
+    assert (
+        rows.selectExpr(f"{rendered} AS x").collect()
+        == rows.selectExpr(f"{expression} AS x").collect()
+    )

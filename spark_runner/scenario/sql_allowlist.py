@@ -1,0 +1,279 @@
+"""The allow-list every user-written SQL expression passes before it reaches Spark.
+
+A map's ``expression`` (and, later, any SQL text a user stores) is parsed with sqlglot's
+Spark dialect into a tree, and every node of the tree must be on the lists below:
+
+- columns (plain identifiers, no table or struct qualifier), literals (numbers, booleans,
+  ``NULL``, strings of printable characters without quotes or backslashes);
+- arithmetic (``+ - * / % div``, unary minus), comparisons, ``AND``/``OR``/``NOT``,
+  ``IS [NOT] NULL``, ``BETWEEN``, ``IN (<list>)``, ``LIKE``, ``CASE``, ``IF``, ``CAST``;
+- calls of the pure, deterministic functions of :data:`PURE_FUNCTIONS`.
+
+Everything else is refused with the function or construct named: ``reflect``,
+``java_method``, ``input_file_name``, a UDF, ``rand``, ``current_timestamp``, a subquery, a
+lambda, a statement (``CREATE FUNCTION …``), several statements, comments.
+
+What Spark runs is not the user's text but the checked tree rendered back to Spark SQL
+(:attr:`CheckedExpression.sql`), so a construct the two parsers read differently cannot
+slip through. Pure Python; no Spark import.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import ParseError, TokenError
+
+MAX_EXPRESSION_CHARS = 1_000
+"""Longest expression accepted (characters)."""
+MAX_NESTING = 32
+"""Deepest parenthesis nesting accepted (also keeps the parser's recursion bounded)."""
+
+PURE_FUNCTIONS: dict[str, str] = {
+    # name: a sample argument list, parsed once to learn the node sqlglot makes of a call
+    "abs": "x",
+    "acos": "x",
+    "asin": "x",
+    "atan": "x",
+    "atan2": "x, y",
+    "bround": "x, 2",
+    "cbrt": "x",
+    "ceil": "x",
+    "ceiling": "x",
+    "char_length": "x",
+    "coalesce": "x, y",
+    "concat": "x, y",
+    "cos": "x",
+    "cosh": "x",
+    "crc32": "x",
+    "degrees": "x",
+    "exp": "x",
+    "expm1": "x",
+    "floor": "x",
+    "greatest": "x, y",
+    "hash": "x",
+    "if": "x > 1, 1, 2",
+    "isnotnull": "x",
+    "isnull": "x",
+    "least": "x, y",
+    "length": "x",
+    "ln": "x",
+    "log": "x",
+    "log10": "x",
+    "log1p": "x",
+    "log2": "x",
+    "lower": "x",
+    "lpad": "x, 3, 'a'",
+    "ltrim": "x",
+    "md5": "x",
+    "nanvl": "x, y",
+    "nullif": "x, y",
+    "nvl": "x, y",
+    "pmod": "x, 3",
+    "pow": "x, 2",
+    "power": "x, 2",
+    "radians": "x",
+    "replace": "x, 'a', 'b'",
+    "round": "x, 2",
+    "rpad": "x, 3, 'a'",
+    "rtrim": "x",
+    "sha1": "x",
+    "sha2": "x, 256",
+    "sign": "x",
+    "signum": "x",
+    "sin": "x",
+    "sinh": "x",
+    "sqrt": "x",
+    "substr": "x, 1, 2",
+    "substring": "x, 1, 2",
+    "tan": "x",
+    "tanh": "x",
+    "trim": "x",
+    "try_add": "x, y",
+    "try_divide": "x, y",
+    "try_multiply": "x, y",
+    "try_subtract": "x, y",
+    "upper": "x",
+    "xxhash64": "x",
+}
+"""The functions an expression may call: pure and deterministic (no I/O, no clock, no
+randomness, no JVM reflection, no user-defined code)."""
+
+_OPERATORS: frozenset[type[exp.Expr]] = frozenset(
+    {
+        exp.Column,
+        exp.Identifier,
+        exp.Literal,
+        exp.Boolean,
+        exp.Null,
+        exp.Paren,
+        exp.Add,
+        exp.Sub,
+        exp.Mul,
+        exp.Div,
+        exp.Mod,
+        exp.IntDiv,
+        exp.Neg,
+        exp.EQ,
+        exp.NEQ,
+        exp.GT,
+        exp.GTE,
+        exp.LT,
+        exp.LTE,
+        exp.NullSafeEQ,
+        exp.And,
+        exp.Or,
+        exp.Not,
+        exp.Is,
+        exp.In,
+        exp.Between,
+        exp.Like,
+        exp.Case,
+        exp.If,
+        exp.Cast,
+        exp.TryCast,
+        exp.DPipe,
+        exp.DataType,
+        exp.DataTypeParam,
+    }
+)
+"""Non-function constructs allowed anywhere in an expression (matched by exact type, so a
+subclass sqlglot may add for another construct is not let in by its parent)."""
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_SAFE_STRING = re.compile(r"[^'\"\\\x00-\x1f\x7f]*\Z")
+
+
+class SqlNotAllowed(ValueError):
+    """The text is not an allowed expression; the message names the construct or function
+    and, for a syntax error, the position (1-based character)."""
+
+
+@dataclass(frozen=True, slots=True)
+class CheckedExpression:
+    """An expression that passed the allow-list.
+
+    Attributes:
+        sql: the checked tree rendered as Spark SQL: the only text handed to Spark.
+        columns: the columns it reads.
+    """
+
+    sql: str
+    columns: frozenset[str]
+
+
+def _learn_functions() -> tuple[frozenset[type[exp.Func]], frozenset[str]]:
+    classes: set[type[exp.Func]] = set()
+    anonymous: set[str] = set()
+    for name, args in PURE_FUNCTIONS.items():
+        node = sqlglot.parse_one(f"{name}({args})", dialect="spark")
+        if isinstance(node, exp.Anonymous):
+            anonymous.add(name)
+        elif isinstance(node, exp.Func):
+            classes.add(type(node))
+        else:  # pragma: no cover - a sample that does not parse to a call is a typo here
+            raise AssertionError(f"sample call of {name!r} parsed to {type(node).__name__}")
+    return frozenset(classes), frozenset(anonymous)
+
+
+_FUNCTION_CLASSES, _ANONYMOUS_FUNCTIONS = _learn_functions()
+
+
+def check_expression(text: str) -> CheckedExpression:
+    """Parse ``text`` and check every node against the allow-list.
+
+    Raises:
+        SqlNotAllowed: with a sentence naming what is not allowed, or where the text
+            stops parsing.
+    """
+    if len(text) > MAX_EXPRESSION_CHARS:
+        raise SqlNotAllowed(f"is {len(text)} characters long; the limit is {MAX_EXPRESSION_CHARS}")
+    _check_nesting(text)
+    try:
+        tree = sqlglot.parse_one(text, dialect="spark")
+    except ParseError as exc:
+        raise SqlNotAllowed(_parse_error_message(text, exc)) from None
+    except (TokenError, RecursionError) as exc:
+        raise SqlNotAllowed(f"cannot be read as a SQL expression ({exc})") from None
+    columns: set[str] = set()
+    for node in tree.walk():
+        _check_node(node, columns)
+    return CheckedExpression(sql=tree.sql(dialect="spark"), columns=frozenset(columns))
+
+
+def _check_nesting(text: str) -> None:
+    depth = deepest = 0
+    for ch in text:
+        if ch == "(":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch == ")":
+            depth -= 1
+    if deepest > MAX_NESTING:
+        raise SqlNotAllowed(f"nests parentheses {deepest} deep; the limit is {MAX_NESTING}")
+
+
+def _parse_error_message(text: str, exc: ParseError) -> str:
+    first = exc.errors[0] if exc.errors else {}
+    line, col = first.get("line"), first.get("col")
+    if isinstance(line, int) and isinstance(col, int):
+        lines = text.splitlines() or [""]
+        position = sum(len(s) + 1 for s in lines[: line - 1]) + col
+        near = first.get("highlight") or ""
+        return f"is not a valid SQL expression: unexpected {near!r} at position {position}"
+    return "is not a valid SQL expression"
+
+
+def _check_node(node: exp.Expr, columns: set[str]) -> None:
+    if node.comments:
+        raise SqlNotAllowed("contains a comment; comments are not allowed")
+    if type(node) in _OPERATORS:
+        _check_operand(node, columns)
+    elif isinstance(node, exp.Func):
+        name = _function_name(node)
+        allowed = (
+            name in _ANONYMOUS_FUNCTIONS
+            if isinstance(node, exp.Anonymous)
+            else type(node) in _FUNCTION_CLASSES
+        )
+        if not allowed:
+            raise SqlNotAllowed(
+                f"calls function {name!r}, which is not on the allow-list of pure functions "
+                f"({', '.join(sorted(PURE_FUNCTIONS))})"
+            )
+    else:
+        raise SqlNotAllowed(
+            f"uses {type(node).__name__} ({_snippet(node)!r}), which is not allowed in an "
+            "expression"
+        )
+
+
+def _check_operand(node: exp.Expr, columns: set[str]) -> None:
+    if isinstance(node, exp.Column):
+        if node.table or not _NAME.match(node.name):
+            raise SqlNotAllowed(
+                f"reads {node.sql(dialect='spark')!r}; a column is a plain name "
+                "(letters, digits, underscores)"
+            )
+        columns.add(node.name)
+    elif isinstance(node, exp.Literal) and node.is_string and not _SAFE_STRING.match(node.this):
+        raise SqlNotAllowed(
+            "has a string literal with a quote, backslash or control character; "
+            "those are not allowed in string literals"
+        )
+    elif isinstance(node, exp.In) and (node.args.get("query") or node.args.get("unnest")):
+        raise SqlNotAllowed("uses IN with a subquery; only IN (<list of values>) is allowed")
+
+
+def _function_name(node: exp.Func) -> str:
+    if isinstance(node, exp.Anonymous):
+        return str(node.name).lower()
+    return node.sql(dialect="spark").split("(", 1)[0].strip().lower()
+
+
+def _snippet(node: exp.Expr, limit: int = 40) -> str:
+    rendered = node.sql(dialect="spark").strip()
+    return rendered if len(rendered) <= limit else rendered[: limit - 1] + "…"
