@@ -9,6 +9,7 @@ import typer
 from pydantic import ValidationError
 
 from backend.db import make_engine, make_session_factory, session_scope
+from backend.files import touch_private
 from backend.settings import Settings, get_settings
 from backend.users import service
 
@@ -54,7 +55,6 @@ def bootstrap_first_admin(settings: Settings) -> str | None:
             return None
         password = secrets.token_urlsafe(12)
         service.ensure_admin(session, "admin", password)
-    path = settings.data_dir / INITIAL_PASSWORD_FILE
-    path.touch(mode=0o600)
+    path = touch_private(settings.data_dir / INITIAL_PASSWORD_FILE)
     path.write_text(password + "\n")
     return str(path)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -21,11 +22,13 @@ class DomainError(Exception):
 
 
 class FieldErrors(Exception):
-    """Several broken rules of one request body, each as (path in the body, sentence)."""
+    """Several broken rules of one request, each as (path in the body, sentence); a 422
+    in FastAPI's shape. ``location`` is ``body``, or ``header``/``query`` for such fields."""
 
-    def __init__(self, errors: list[tuple[str, str]]) -> None:
+    def __init__(self, errors: list[tuple[str, str]], location: str = "body") -> None:
         super().__init__("; ".join(f"{path}: {msg}" for path, msg in errors))
         self.errors = errors
+        self.location = location
 
 
 class NotFound(DomainError):
@@ -42,7 +45,7 @@ def parameter_error_detail(error: ParameterError, location: str = "body") -> dic
         "loc": [location, error.field],
         "msg": str(error),
         "type": "value_error",
-        "input": error.value,
+        "input": _jsonable(error.value),
     }
 
 
@@ -58,7 +61,12 @@ def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(FieldErrors)
     async def _field_errors(_request: Request, exc: FieldErrors) -> JSONResponse:
         items = [
-            {"loc": ["body", path], "msg": f"{path}: {msg}", "type": "value_error", "input": None}
+            {
+                "loc": [exc.location, path],
+                "msg": f"{path}: {msg}",
+                "type": "value_error",
+                "input": None,
+            }
             for path, msg in exc.errors
         ]
         return JSONResponse(status_code=422, content={"detail": items})
@@ -123,6 +131,10 @@ def _short(value: Any) -> str:
 
 
 def _jsonable(value: Any) -> Any:
+    """``value`` as strict JSON can carry it: a non-finite number (which JSON cannot
+    hold, so rendering it would fail with a 500) becomes its text."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return repr(value)
     if value is None or isinstance(value, str | int | float | bool):
         return value
     if isinstance(value, list | tuple):

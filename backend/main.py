@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from fastapi import APIRouter, FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 
 from backend.api import health
+from backend.api.body_guard import BodyGuard
 from backend.api.deps import Dispatcher
 from backend.api.sqlite_gate import SQLiteWriteGate
+from backend.api.unhandled import UnhandledErrors
 from backend.classes import routes as classes
 from backend.db import make_engine, make_session_factory
 from backend.errors import install_error_handlers
@@ -22,6 +26,7 @@ from backend.scenarios import routes as scenarios
 from backend.settings import Settings, get_settings
 from backend.tuning import routes as tuning
 from backend.users import routes as users
+from backend.users.login import Logins
 
 API_PREFIX = "/api/v1"
 
@@ -39,14 +44,26 @@ def create_app(settings: Settings | None = None, dispatcher: Dispatcher | None =
     app.state.engine = make_engine(settings.sqlalchemy_url)
     app.state.session_factory = make_session_factory(app.state.engine)
     app.state.dispatcher = dispatcher or _celery_dispatcher()
+    # Outermost last: request metrics → unhandled errors → CORS → body guard → SQLite
+    # write gate → routes. The guard reads a body before a writer queues for SQLite's
+    # lock, and its 422s carry CORS headers like every other answer; an unexpected
+    # exception is a counted 500 that leaves the connection open.
+    if settings.sqlalchemy_url.startswith("sqlite"):
+        app.state.sqlite_write_lock = asyncio.Lock()
+        app.add_middleware(
+            SQLiteWriteGate,
+            lock=app.state.sqlite_write_lock,
+            self_gated_paths=frozenset({f"{API_PREFIX}{users.LOGIN_PATH}"}),
+        )
+    app.add_middleware(BodyGuard)
     app.add_middleware(
         CORSMiddleware,
         allow_origins=settings.cors_origins,
         allow_methods=["*"],
         allow_headers=["*"],
     )
-    if settings.sqlalchemy_url.startswith("sqlite"):
-        app.add_middleware(SQLiteWriteGate)
+    app.add_middleware(UnhandledErrors)
+    app.state.logins = Logins.from_settings(settings)
     install_error_handlers(app)
     prometheus.install(app, Monitor())
     api = APIRouter(prefix=API_PREFIX)

@@ -104,6 +104,14 @@ class Settings(BaseSettings):
         description="How often a running job's process is checked for liveness.",
     )
 
+    beat_lock_wait_s: float = Field(
+        default=15.0,
+        ge=0,
+        validation_alias=_env("HEADROOM_BEAT_LOCK_WAIT_S"),
+        description="How long a starting Celery beat waits for the beat lock (held by "
+        "another beat, e.g. one still shutting down) before it refuses to run, seconds.",
+    )
+
     metrics_retention_days: float = Field(
         default=30,
         gt=0,
@@ -132,7 +140,7 @@ class Settings(BaseSettings):
         default="",
         repr=False,
         validation_alias=_env("HEADROOM_TOKEN"),
-        description="Bearer token the CLI sends (from `headroom login`).",
+        description="Bearer token the CLI sends (from `headroom auth login`).",
     )
     secret_key: str = Field(
         default="",
@@ -140,6 +148,47 @@ class Settings(BaseSettings):
         validation_alias=_env("HEADROOM_SECRET_KEY"),
         description="Signs dashboard session cookies; empty means one generated and kept "
         "in <data_dir>/secret_key.",
+    )
+    dashboard_secure_cookies: bool = Field(
+        default=False,
+        validation_alias=_env("HEADROOM_DASHBOARD_SECURE_COOKIES"),
+        description="Send the dashboard's session cookie with Secure (only over HTTPS): set "
+        "it when the dashboard is served over TLS (behind a TLS-terminating proxy).",
+    )
+
+    login_failures_per_user: int = Field(
+        default=10,
+        ge=1,
+        validation_alias=_env("HEADROOM_LOGIN_FAILURES_PER_USER"),
+        description="Failed logins for one username (from any client) within "
+        "login_failure_window_s before its logins are answered 429.",
+    )
+    login_failures_per_client: int = Field(
+        default=50,
+        ge=1,
+        validation_alias=_env("HEADROOM_LOGIN_FAILURES_PER_CLIENT"),
+        description="Failed logins from one client address (for any username) within "
+        "login_failure_window_s before its logins are answered 429.",
+    )
+    login_failure_window_s: float = Field(
+        default=300,
+        gt=0,
+        validation_alias=_env("HEADROOM_LOGIN_FAILURE_WINDOW_S"),
+        description="Sliding window, seconds, over which failed logins are counted.",
+    )
+    login_hash_concurrency: int = Field(
+        default=2,
+        ge=1,
+        validation_alias=_env("HEADROOM_LOGIN_HASH_CONCURRENCY"),
+        description="Password hashes (scrypt, ~50-100 ms of CPU each) computed at once by "
+        "one API process; further logins wait without holding a thread.",
+    )
+    metrics_token: str = Field(
+        default="",
+        repr=False,
+        validation_alias=_env("HEADROOM_METRICS_TOKEN"),
+        description="Bearer token a Prometheus scraper sends to GET /metrics; empty means "
+        "/metrics answers 401 to everyone.",
     )
 
     @field_validator("cors_origins", mode="before")
@@ -171,6 +220,16 @@ class Settings(BaseSettings):
     @property
     def jobs_dir(self) -> Path:
         return self.data_dir / "jobs"
+
+    @property
+    def cache_dir(self) -> Path:
+        """Built artefacts the service hands to jobs (the burn UDF's jar), owner-only."""
+        return self.data_dir / "cache"
+
+    @property
+    def beat_lock_path(self) -> Path:
+        """The file whose ``flock`` the one running Celery beat holds."""
+        return self.data_dir / "beat.lock"
 
 
 @lru_cache(maxsize=1)

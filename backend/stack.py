@@ -1,30 +1,62 @@
-"""Start the product's processes: API, Celery worker and dashboard.
+"""Start the product's processes (API, Celery worker, dashboard) and keep them running.
 
 ``headroom up`` and the end-to-end tests both use this, so what the tests run is what
-an operator runs.
+an operator runs. Every process runs with the owner-only umask and logs to a 0600 file
+under ``<data_dir>/logs`` (``backend.files``). ``supervise`` restarts a process that dies,
+after a back-off (:class:`Backoff`), and leaves the others running.
 """
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import os
 import signal
 import subprocess
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
 
+from backend.files import PRIVATE_UMASK, open_private_append, private_dir
 from backend.settings import Settings
+
+log = logging.getLogger(__name__)
+Clock = Callable[[], float]
+
+
+@dataclass(frozen=True)
+class Backoff:
+    """Delays before restarting a process that died, seconds.
+
+    The n-th restart in a row waits ``min(max_s, initial_s * factor ** (n - 1))``; a run
+    that lasted ``healthy_s`` or more ends the row (the next restart waits ``initial_s``).
+    """
+
+    initial_s: float = 1.0
+    factor: float = 2.0
+    max_s: float = 60.0
+    healthy_s: float = 60.0
+
+    def delay_s(self, restarts_in_a_row: int) -> float:
+        return min(self.max_s, self.initial_s * self.factor ** max(0, restarts_in_a_row - 1))
 
 
 @dataclass
 class Service:
     name: str
+    args: list[str]
     process: subprocess.Popen[bytes]
     log_path: Path
+    started_at: float = field(default_factory=time.monotonic)
+    """When the current process started (monotonic seconds)."""
+    restarts_in_a_row: int = 0
+    restart_at: float | None = None
+    """When a dead process is due to be started again (monotonic seconds); None: not dead
+    or not yet noticed."""
 
 
 @dataclass
@@ -34,6 +66,9 @@ class Stack:
     settings: Settings
     env: dict[str, str]
     services: list[Service] = field(default_factory=list)
+    backoff: Backoff = field(default_factory=Backoff)
+    announce: Callable[[str], None] = log.warning
+    """Where supervision says what it does (``headroom up``: its standard error)."""
 
     @classmethod
     def from_settings(cls, settings: Settings, extra_env: Mapping[str, str] | None = None) -> Stack:
@@ -58,21 +93,26 @@ class Stack:
         return cls(settings=settings, env=env)
 
     def _start(self, name: str, args: list[str]) -> Service:
-        log_dir = self.settings.data_dir / "logs"
-        log_dir.mkdir(parents=True, exist_ok=True)
-        log_path = log_dir / f"{name}.log"
-        with log_path.open("ab") as log:
+        service = Service(name, args, *self._spawn(name, args))
+        self.services.append(service)
+        return service
+
+    def _spawn(self, name: str, args: list[str]) -> tuple[subprocess.Popen[bytes], Path]:
+        log_path = private_dir(self.settings.data_dir / "logs") / f"{name}.log"
+        log_fd = open_private_append(log_path)
+        try:
             process = subprocess.Popen(
                 [sys.executable, *args],
                 stdin=subprocess.DEVNULL,
-                stdout=log,
+                stdout=log_fd,
                 stderr=subprocess.STDOUT,
                 env=self.env,
                 start_new_session=True,
+                umask=PRIVATE_UMASK,
             )
-        service = Service(name, process, log_path)
-        self.services.append(service)
-        return service
+        finally:
+            os.close(log_fd)
+        return process, log_path
 
     def start_api(self) -> Service:
         return self._start(
@@ -135,14 +175,68 @@ class Stack:
             time.sleep(0.2)
         raise TimeoutError(f"the API did not answer {url} within {timeout_s:.0f} s")
 
+    def supervise(
+        self,
+        should_stop: Callable[[], bool],
+        *,
+        poll_s: float = 0.5,
+        clock: Clock = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        """Keep every service running until ``should_stop()``: see :meth:`check`."""
+        while not should_stop():
+            self.check(clock())
+            sleep(poll_s)
+
+    def check(self, now: float) -> None:
+        """One supervision step at monotonic time ``now``: a service found dead is due for
+        a restart after its back-off; one whose back-off has passed is started again. The
+        other services are left running."""
+        for service in self.services:
+            if service.restart_at is None:
+                code = service.process.poll()
+                if code is not None:
+                    self._schedule_restart(service, code, now)
+            elif now >= service.restart_at:
+                self._restart(service, now)
+
+    def _schedule_restart(self, service: Service, code: int, now: float) -> None:
+        ran_s = now - service.started_at
+        if ran_s >= self.backoff.healthy_s:
+            service.restarts_in_a_row = 0
+        service.restarts_in_a_row += 1
+        delay_s = self.backoff.delay_s(service.restarts_in_a_row)
+        service.restart_at = now + delay_s
+        how = f"signal {-code}" if code < 0 else f"code {code}"
+        self._say(
+            service,
+            f"{service.name} (pid {service.process.pid}) exited with {how} after {ran_s:.1f} s; "
+            f"restarting it in {delay_s:g} s (restart {service.restarts_in_a_row} in a row); "
+            "the other services keep running",
+        )
+
+    def _restart(self, service: Service, now: float) -> None:
+        service.process, service.log_path = self._spawn(service.name, service.args)
+        service.started_at, service.restart_at = now, None
+        self._say(service, f"{service.name} restarted (pid {service.process.pid})")
+
+    def _say(self, service: Service, message: str) -> None:
+        self.announce(message)
+        with contextlib.suppress(OSError):
+            fd = open_private_append(service.log_path)
+            try:
+                os.write(fd, f"[headroom up] {message}\n".encode())
+            finally:
+                os.close(fd)
+
     def stop_service(self, service: Service, timeout_s: float = 15.0) -> None:
         """Stop one process (SIGTERM, then SIGKILL after ``timeout_s``) and forget it."""
         if service.process.poll() is None:
-            os.killpg(service.process.pid, signal.SIGTERM)
+            _signal_group(service, signal.SIGTERM)
             try:
                 service.process.wait(timeout_s)
             except subprocess.TimeoutExpired:
-                os.killpg(service.process.pid, signal.SIGKILL)
+                _signal_group(service, signal.SIGKILL)
                 service.process.wait()
         self.services.remove(service)
 
@@ -152,12 +246,17 @@ class Stack:
     def stop(self, timeout_s: float = 15.0) -> None:
         for service in reversed(self.services):
             if service.process.poll() is None:
-                os.killpg(service.process.pid, signal.SIGTERM)
+                _signal_group(service, signal.SIGTERM)
         deadline = time.monotonic() + timeout_s
         for service in reversed(self.services):
             try:
                 service.process.wait(max(0.1, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
-                os.killpg(service.process.pid, signal.SIGKILL)
+                _signal_group(service, signal.SIGKILL)
                 service.process.wait()
         self.services.clear()
+
+
+def _signal_group(service: Service, signum: int) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(service.process.pid, signum)

@@ -2,18 +2,23 @@
 
 Embedded default: kombu's file-system transport under ``<data_dir>/broker`` (no
 server). With ``CELERY_BROKER_URL=redis://...`` the same tasks run over Redis.
-Start a worker with ``celery -A backend.worker worker``.
+Start a worker with ``celery -A backend.worker worker``; with ``--beat`` it also schedules
+the job watchdog, in a child process that dies with the worker, and only while it holds
+the beat lock (``backend.beat``: at most one beat per data dir).
 """
 
 from __future__ import annotations
 
+import threading
 from functools import lru_cache
 from typing import Any
 
-from celery import Celery
+from celery import Celery, signals
 from sqlalchemy.orm import Session, sessionmaker
 
+from backend.beat import die_with_parent, on_beat_start
 from backend.db import make_engine, make_session_factory
+from backend.files import private_dir, use_private_umask
 from backend.settings import Settings, get_settings
 
 
@@ -31,8 +36,8 @@ def celery_config(settings: Settings) -> dict[str, Any]:
     if settings.celery_broker_url.startswith("filesystem"):
         folder = settings.broker_dir / "queue"
         processed = settings.broker_dir / "processed"
-        folder.mkdir(parents=True, exist_ok=True)
-        processed.mkdir(parents=True, exist_ok=True)
+        private_dir(folder)
+        private_dir(processed)
         config["broker_transport"] = "backend.broker:AtomicFilesystemTransport"
         config["broker_transport_options"] = {
             "data_folder_in": str(folder),
@@ -71,4 +76,36 @@ def worker_session_factory() -> sessionmaker[Session]:
     return make_session_factory(make_engine(get_settings().sqlalchemy_url))
 
 
+def _beat_started(**_kwargs: Any) -> None:
+    """Every beat, embedded or not: only while it holds the beat lock (``backend.beat``)."""
+    settings = get_settings()
+    on_beat_start(settings.beat_lock_path, settings.beat_lock_wait_s)
+
+
+def _embedded_beat_started(**_kwargs: Any) -> None:
+    """``celery worker --beat``'s beat process also dies with its worker."""
+    die_with_parent()
+
+
+def _prebuild_burn_jar(**_kwargs: Any) -> None:
+    """Build the burn UDF's jar in the background as the worker starts, so the first job
+    launch does not wait for ``javac`` (a launch meanwhile waits for this build)."""
+    from backend.jobs.launcher import service_burn_jar
+
+    settings = get_settings()
+    threading.Thread(
+        target=service_burn_jar, args=(settings,), name="burn-jar", daemon=True
+    ).start()
+
+
+def _private_umask(**_kwargs: Any) -> None:
+    """A worker started directly (``celery worker``, as in docker-compose), not by
+    ``headroom up``, creates owner-only files too (broker messages, beat schedule)."""
+    use_private_umask()
+
+
+signals.worker_init.connect(_private_umask)
+signals.worker_ready.connect(_prebuild_burn_jar)
+signals.beat_init.connect(_beat_started)
+signals.beat_embedded_init.connect(_embedded_beat_started)
 celery_app = make_celery(get_settings())

@@ -100,6 +100,7 @@ def ingest_rate(stack: Stack, total_samples: int) -> float:
         job.ingest_token_digest = token_digest(token)
     batch_size, senders = 500, 4
     seqs = iter(range(total_samples))
+    t0 = time.time()  # the API refuses a sample before its job's creation or ahead of its clock
     lock = threading.Lock()
 
     def sender() -> None:
@@ -116,7 +117,7 @@ def ingest_rate(stack: Stack, total_samples: int) -> float:
                         {
                             "class_name": "a",
                             "seq": s,
-                            "t": 1.7e9 + s,
+                            "t": t0 + s * 1e-5,
                             "period_s": 1.0,
                             "arrived_count": 100,
                             "output_count": 50,

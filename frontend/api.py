@@ -52,11 +52,10 @@ class QueryClass(TypedDict):
     tau1: float
     tau2: float
     tau3: float
-    # Older APIs (and the fake in tests) may leave these out: read them with .get().
-    manager: NotRequired[str]
-    manager_params: NotRequired[dict[str, ParamValue]]
-    reserve_fraction: NotRequired[float]
-    max_lend_fraction: NotRequired[float]
+    manager: str
+    manager_params: dict[str, ParamValue]
+    reserve_fraction: float
+    max_lend_fraction: float
     created_at: str
     updated_at: str
 
@@ -126,8 +125,8 @@ class JobClass(TypedDict):
     name: str
     priority: float
     delay_target_s: float
-    rate_per_s: NotRequired[float | None]  # generated arrivals/s (0: a scenario's workload)
-    manager: NotRequired[str | None]  # the load manager it was launched with
+    rate_per_s: float | None  # generated arrivals/s (0: a scenario's workload)
+    manager: str | None  # the load manager it was launched with
 
 
 class JobEngine(TypedDict, total=False):
@@ -177,7 +176,7 @@ class Job(TypedDict):
     stopped_at: str | None
     control_period_s: float
     classes: list[JobClass]
-    launch: NotRequired[JobLaunch]  # older APIs (and the fake in tests) may leave it out
+    launch: JobLaunch
 
 
 class ManagerParam(TypedDict):
@@ -242,10 +241,10 @@ class UserUpdate(TypedDict, total=False):
 class MetricSample(TypedDict):
     """One control period of one class: counts over ``period_s``, rates per second.
 
-    Only the first nine fields are always there; the others are what the controller
-    knows (a job may report ``None`` for any of them, an older API may leave them out),
-    so read them with ``.get()``. Fractions are within [0, 1]; ``load`` and ``headroom``
-    are in seconds of work per second (s/s); ``capacity_usage`` is load / headroom.
+    The first nine fields are always set; the others are what the controller knows (a
+    job may report ``None`` for any of them). Fractions are within [0, 1]; ``load`` and
+    ``headroom`` are in seconds of work per second (s/s); ``capacity_usage`` is load /
+    headroom.
     """
 
     class_name: str
@@ -257,32 +256,32 @@ class MetricSample(TypedDict):
     arrival_rate: float
     response_time_mean_s: float | None  # None: nothing was output in the period
     response_time_max_s: float | None
-    response_time_p50_s: NotRequired[float | None]
-    response_time_p95_s: NotRequired[float | None]
-    response_time_p99_s: NotRequired[float | None]
-    violation_mean_s: NotRequired[float | None]
-    violation_max_s: NotRequired[float | None]
-    admitted_count: NotRequired[int | None]
-    shed_count: NotRequired[int | None]
-    waiting_count: NotRequired[int | None]
-    load: NotRequired[float | None]
-    capacity_share: NotRequired[float | None]
-    headroom: NotRequired[float | None]
-    capacity_usage: NotRequired[float | None]
-    shed_fraction: NotRequired[float | None]
-    oracle_shed_fraction: NotRequired[float | None]
-    manager: NotRequired[str | None]
-    manager_state: NotRequired[str | None]  # normal, UT, OT or overloaded
-    redistributed: NotRequired[bool | None]
-    config_version: NotRequired[int | None]
+    response_time_p50_s: float | None
+    response_time_p95_s: float | None
+    response_time_p99_s: float | None
+    violation_mean_s: float | None
+    violation_max_s: float | None
+    admitted_count: int | None
+    shed_count: int | None
+    waiting_count: int | None
+    load: float | None
+    capacity_share: float | None
+    headroom: float | None
+    capacity_usage: float | None
+    shed_fraction: float | None
+    oracle_shed_fraction: float | None
+    manager: str | None
+    manager_state: str | None  # normal, UT, OT or overloaded
+    redistributed: bool | None
+    config_version: int | None
 
 
 class JobMetrics(TypedDict):
     job_id: int
     samples: list[MetricSample]
     # More results matched than ``limit``: with last_s the oldest were left out, else
-    # the newest. Older APIs leave it out.
-    truncated: NotRequired[bool]
+    # the newest.
+    truncated: bool
 
 
 class MetricsQuery(TypedDict, total=False):
@@ -360,10 +359,10 @@ class JobConfig(TypedDict):
     pending_versions: list[int]
     config: LiveConfig  # the newest (= latest["config"])
     versions: list[ConfigVersion]
-    # Older APIs leave these out: the newest version, and the one the job runs now
-    # (None until it acknowledges its launch configuration).
-    latest: NotRequired[ConfigAtVersion]
-    applied: NotRequired[ConfigAtVersion | None]
+    # The newest version, and the one the job runs now (None until it acknowledges its
+    # launch configuration).
+    latest: ConfigAtVersion
+    applied: ConfigAtVersion | None
 
 
 class ClassSummary(TypedDict):
@@ -390,7 +389,7 @@ class ClassSummary(TypedDict):
 class RunSummary(TypedDict):
     job: Job
     classes: list[ClassSummary]
-    first_sample_t: NotRequired[float | None]  # origin of since_s/until_s (epoch s)
+    first_sample_t: float | None  # origin of since_s/until_s (epoch s)
 
 
 class RunRange(TypedDict, total=False):
@@ -491,7 +490,11 @@ def detail_text(detail: Any) -> str:
         return detail
     by_field = field_errors(detail)
     if by_field:
-        return "; ".join(f"{field}: {message}" for field, message in by_field.items())
+        # The API's sentences name their field already ("tau2=0.3 is invalid: ...").
+        return "; ".join(
+            message if message.startswith(field) else f"{field}: {message}"
+            for field, message in by_field.items()
+        )
     return "" if detail is None else str(detail)
 
 

@@ -7,9 +7,14 @@ per process.
 
 Sign-in: every page but ``/login`` needs a session (``frontend.session``); a page load
 without one is redirected to ``/login?next=<page>`` before Dash sees it. The session
-cookie is signed with the key from ``frontend.secret_key`` and is HttpOnly and
-SameSite=Lax. The shell's interval checks the API's health and, when signed in, asks
-the API who the user is: a 401 there (token expired or revoked, account deactivated)
+cookie holds only an opaque session id (the API token stays on the server, in
+``frontend.session_store``); it is signed with the key from ``frontend.secret_key``, is
+HttpOnly and SameSite=Lax, and Secure when ``Settings.dashboard_secure_cookies`` says
+the dashboard is served over TLS. ``main`` serves the app with waitress, a production
+WSGI server (not Werkzeug's development server).
+
+The shell's interval checks the API's health and, when signed in, asks the API who the
+user is: a 401 there (token expired or revoked, account deactivated)
 sends the browser back to the login page even on a page that polls nothing else.
 """
 
@@ -22,6 +27,7 @@ from typing import Any
 import dash
 import dash_bootstrap_components as dbc
 import flask
+import waitress
 from dash import Input, Output, dcc, html
 from dash.development.base_component import Component
 from dash.exceptions import PreventUpdate
@@ -34,9 +40,12 @@ from frontend.actions.shell import health_badge, role_badge
 from frontend.auth import LOGIN_PATH, is_admin, login_redirect
 from frontend.context import API_URL_KEY, AUTH_LOCATION_ID, api_client, public_client, redirect
 from frontend.secret_key import load_or_create_secret_key
+from frontend.session_store import SessionStore
 
 PAGES_DIR = Path(__file__).resolve().parent / "pages"
 HEALTH_INTERVAL_MS = 5_000
+SERVER_THREADS = 16  # concurrent callbacks; a live view's long poll holds one ~1 s
+SERVER_IDENT = "waitress"  # the Server header
 SESSION_COOKIE_NAME = "headroom_session"
 
 NAV_LINKS: tuple[tuple[str, str], ...] = (
@@ -69,6 +78,10 @@ def create_app(api_url: str | None = None, *, settings: Settings | None = None) 
         SESSION_COOKIE_NAME=SESSION_COOKIE_NAME,
         SESSION_COOKIE_HTTPONLY=True,
         SESSION_COOKIE_SAMESITE="Lax",
+        SESSION_COOKIE_SECURE=settings.dashboard_secure_cookies,
+    )
+    server.config[session.STORE_KEY] = SessionStore.under(
+        settings.data_dir, max_age_s=settings.token_ttl_s
     )
     server.before_request(_require_login)
     app.layout = shell  # a function: the navbar shows who is signed in
@@ -217,7 +230,15 @@ def _user_menu(user: session.SessionUser | None) -> html.Div:
 
 
 def main() -> None:
-    """Serve the dashboard on ``dashboard_host:dashboard_port`` (``python -m frontend``)."""
+    """Serve the dashboard on ``dashboard_host:dashboard_port`` (``python -m frontend``)
+    with waitress: a production WSGI server, threaded, one process (its sessions are on
+    disk, so more processes on the same data directory would share them)."""
     settings = get_settings()
     app = create_app(settings.public_api_url, settings=settings)
-    app.run(host=settings.dashboard_host, port=settings.dashboard_port, debug=False)
+    waitress.serve(
+        app.server,
+        host=settings.dashboard_host,
+        port=settings.dashboard_port,
+        threads=SERVER_THREADS,
+        ident=SERVER_IDENT,
+    )

@@ -1,4 +1,4 @@
-"""The CLI's connection to the API: base URL from settings, token from `headroom login`."""
+"""The CLI's connection to the API: base URL from settings, token from `headroom auth login`."""
 
 from __future__ import annotations
 
@@ -12,6 +12,8 @@ import typer
 from backend.settings import Settings, get_settings
 
 CREDENTIALS = Path.home() / ".config" / "headroom" / "credentials.json"
+LOGIN_COMMAND = "headroom auth login"
+"""The command that gets a token (``auth_app``'s ``login`` in headroom/api_cli.py)."""
 
 
 def save_credentials(api_url: str, token: str) -> Path:
@@ -50,12 +52,16 @@ class Api:
         try:
             response = self.http.request(method, path, **kwargs)
         except httpx.HTTPError as error:
-            typer.echo(f"error: cannot reach {self.settings.public_api_url}: {error}", err=True)
-            raise typer.Exit(1) from error
+            typer.echo(
+                f"error: cannot reach the API at {self.settings.public_api_url} ({error}); "
+                "is it running (`headroom up`), and is HEADROOM_API_URL right?",
+                err=True,
+            )
+            raise typer.Exit(1) from None
         if response.status_code >= 400:
             typer.echo(f"error: HTTP {response.status_code}: {_detail(response)}", err=True)
             if response.status_code == 401:
-                typer.echo("hint: run `headroom login`", err=True)
+                typer.echo(f"hint: run `{LOGIN_COMMAND}`", err=True)
             raise typer.Exit(1)
         if response.status_code == 204 or not response.content:
             return None

@@ -23,18 +23,21 @@ app.add_typer(jobs_app, name="jobs")
 @app.command()
 def migrate() -> None:
     """Bring the configured database to the newest schema (alembic upgrade head)."""
+    from backend.files import private_dir, use_private_umask
     from backend.migrate import upgrade
     from backend.settings import get_settings
 
+    use_private_umask()  # the SQLite file and its WAL are created owner-only
     settings = get_settings()
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    private_dir(settings.data_dir)
     upgrade(settings.sqlalchemy_url)
     typer.echo(f"database at head: {_redact(settings.sqlalchemy_url)}")
 
 
 @app.command()
 def up(dashboard: bool = typer.Option(True, help="Also serve the dashboard.")) -> None:
-    """Migrate the database, then run the API, a Celery worker and the dashboard."""
+    """Migrate the database, then run the API, a Celery worker and the dashboard; restart
+    any of them that dies (after a back-off), leaving the others running."""
     from backend.cli import bootstrap_first_admin
     from backend.settings import get_settings
     from backend.stack import Stack
@@ -43,6 +46,7 @@ def up(dashboard: bool = typer.Option(True, help="Also serve the dashboard.")) -
     settings = get_settings()
     password_file = bootstrap_first_admin(settings)
     stack = Stack.from_settings(settings)
+    stack.announce = lambda message: typer.echo(message, err=True)
     stopping = False
 
     def _stop(_signum: int, _frame: FrameType | None) -> None:
@@ -63,12 +67,8 @@ def up(dashboard: bool = typer.Option(True, help="Also serve the dashboard.")) -
         typer.echo(f"Logs:      {settings.data_dir / 'logs'}   (Ctrl-C stops everything)")
         if password_file:
             typer.echo(f"First login: user 'admin', password in {password_file}")
-        while not stopping:
-            for service in stack.services:
-                if service.process.poll() is not None:
-                    typer.echo(f"{service.name} exited; see {service.log_path}", err=True)
-                    stopping = True
-            time.sleep(0.5)
+        # A service that dies is restarted after a back-off; the others keep running.
+        stack.supervise(lambda: stopping)
     finally:
         stack.stop()
 

@@ -55,9 +55,19 @@ def run_migrations_online() -> None:
         return
     engine = make_engine(_url())
     with engine.connect() as conn:
+        sqlite = conn.dialect.name == "sqlite"
+        if sqlite:
+            # Batch mode rebuilds a table (copy, drop, rename): with foreign keys enforced,
+            # dropping e.g. ``jobs`` would cascade-delete every row that references it. The
+            # pragma only takes effect outside a transaction, hence on the driver connection.
+            conn.connection.driver_connection.execute("PRAGMA foreign_keys=OFF")  # type: ignore[union-attr]
         _configure(conn)
         with context.begin_transaction():
             context.run_migrations()
+            if sqlite:
+                broken = conn.exec_driver_sql("PRAGMA foreign_key_check").fetchall()
+                if broken:
+                    raise RuntimeError(f"the migration left dangling foreign keys: {broken}")
     engine.dispose()
 
 

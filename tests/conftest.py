@@ -1,8 +1,17 @@
-"""Shared fixtures: real PostgreSQL and Redis when reachable, SQLite and the embedded
-broker always.
+"""Shared fixtures and the suite's run policy.
 
-``HEADROOM_REQUIRE_SERVICES=1`` (set by ``.ci/run``) turns "service unreachable, skip"
-into a failure, so CI can never pass by skipping the real-service tests.
+Fixtures: real PostgreSQL and Redis when reachable, SQLite and the embedded broker always.
+
+Policy (hooks below):
+- ``HEADROOM_REQUIRE_SERVICES=1`` (set by ``.ci/run``) turns every skip into a failure, so
+  CI can never pass by skipping a test (a missing service, browser, JDK or tool);
+- a test that uses ``postgres_url`` or ``redis_url`` must carry ``@pytest.mark.services``
+  (checked at collection, so the marker stays true); a fixture that fetches them with
+  ``request.getfixturevalue`` marks its PostgreSQL/Redis parameter with
+  ``pytest.param(..., marks=pytest.mark.services)``;
+- browser tests get one rerun, except those marked ``timing`` (their subject is a
+  deadline or bound); no other test is ever rerun, and a test that passed only on its
+  rerun is listed as ``FLAKY: <nodeid>`` at the end of the run.
 """
 
 from __future__ import annotations
@@ -10,10 +19,15 @@ from __future__ import annotations
 import os
 import socket
 import uuid
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
+from contextlib import contextmanager
 from urllib.parse import urlsplit
 
 import pytest
+
+from tests.api_fixtures import anonymous, client, db_session, migrated_engine
+
+__all__ = ["anonymous", "client", "db_session", "migrated_engine"]
 
 POSTGRES_ADMIN_URL = os.environ.get(
     "HEADROOM_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"
@@ -31,18 +45,15 @@ def _reachable(url: str) -> bool:
         return False
 
 
-def _unavailable(what: str, url: str) -> None:
-    message = f"{what} is not reachable at {url}"
-    if REQUIRE_SERVICES:
-        pytest.fail(message + " and HEADROOM_REQUIRE_SERVICES=1 forbids skipping")
-    pytest.skip(message)
+SERVICE_FIXTURES = frozenset({"postgres_url", "redis_url", "empty_postgres_url"})
+"""Fixtures that need a real PostgreSQL or Redis: their users carry the services marker."""
 
 
-@pytest.fixture(scope="session")
-def postgres_url() -> Iterator[str]:
-    """A fresh, empty PostgreSQL database for this test session, dropped afterwards."""
+@contextmanager
+def temporary_postgres_database() -> Iterator[str]:
+    """A new, empty PostgreSQL database (its URL), dropped on exit."""
     if not _reachable(POSTGRES_ADMIN_URL):
-        _unavailable("PostgreSQL", POSTGRES_ADMIN_URL)
+        pytest.skip(f"PostgreSQL is not reachable at {POSTGRES_ADMIN_URL}")
     from sqlalchemy import create_engine, text
 
     name = f"headroom_test_{uuid.uuid4().hex[:10]}"
@@ -59,9 +70,23 @@ def postgres_url() -> Iterator[str]:
 
 
 @pytest.fixture(scope="session")
+def postgres_url() -> Iterator[str]:
+    """A fresh, empty PostgreSQL database for this test session, dropped afterwards."""
+    with temporary_postgres_database() as url:
+        yield url
+
+
+@pytest.fixture
+def empty_postgres_url() -> Iterator[str]:
+    """A PostgreSQL database of this test's own, empty (no schema), dropped afterwards."""
+    with temporary_postgres_database() as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
 def redis_url() -> str:
     if not _reachable(REDIS_URL):
-        _unavailable("Redis", REDIS_URL)
+        pytest.skip(f"Redis is not reachable at {REDIS_URL}")
     import redis
 
     client = redis.Redis.from_url(REDIS_URL)
@@ -71,9 +96,64 @@ def redis_url() -> str:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Tests that drive real processes (a browser, Spark, the whole stack) get one rerun:
-    on a saturated 2-core machine a click or a deadline can be lost to scheduling. A
-    second failure fails the run; pure and API tests are never rerun."""
+    """Checks the services marker and sets the rerun policy (see the module docstring)."""
+    unmarked = [
+        item.nodeid
+        for item in items
+        if SERVICE_FIXTURES & set(getattr(item, "fixturenames", ()))
+        and item.get_closest_marker("services") is None
+    ]
+    if unmarked:
+        raise pytest.UsageError(
+            "these tests use PostgreSQL or Redis (postgres_url / redis_url) without "
+            "@pytest.mark.services:\n  " + "\n  ".join(unmarked)
+        )
     for item in items:
-        if item.get_closest_marker("browser") or item.get_closest_marker("spark"):
+        # A click or a wait in a real browser can be lost to scheduling on a saturated
+        # machine; a deadline or a bound is the subject of a timing test, never retried.
+        if item.get_closest_marker("browser") and not item.get_closest_marker("timing"):
             item.add_marker(pytest.mark.flaky(reruns=1))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    report = yield
+    if REQUIRE_SERVICES and report.skipped and not hasattr(report, "wasxfail"):
+        _skip_to_failure(report)
+    return report
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_make_collect_report(
+    collector: pytest.Collector,
+) -> Generator[None, pytest.CollectReport, pytest.CollectReport]:
+    report = yield
+    if REQUIRE_SERVICES and report.skipped:
+        _skip_to_failure(report)
+    return report
+
+
+def _skip_to_failure(report: pytest.TestReport | pytest.CollectReport) -> None:
+    longrepr = report.longrepr
+    reason = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
+    report.outcome = "failed"
+    report.longrepr = f"{reason}: HEADROOM_REQUIRE_SERVICES=1 forbids skipping any test"
+
+
+_flaky: list[str] = []
+"""Node ids of the tests that failed, then passed on their rerun, in this run."""
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    # pytest-rerunfailures numbers each attempt's reports: ``rerun`` > 0 on a repeat.
+    if report.when == "call" and report.passed and getattr(report, "rerun", 0) > 0:
+        _flaky.append(report.nodeid)
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    if _flaky:
+        terminalreporter.section("flaky tests: failed, then passed on their rerun", yellow=True)
+        for nodeid in _flaky:
+            terminalreporter.line(f"FLAKY: {nodeid}")

@@ -7,8 +7,13 @@ dependency in a worker thread, a hop that costs more than such a dependency itse
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager
-from typing import Annotated, Protocol
+from contextlib import (
+    AbstractAsyncContextManager,
+    AbstractContextManager,
+    contextmanager,
+    nullcontext,
+)
+from typing import Annotated, Any, Protocol
 
 from fastapi import Depends, Path, Request
 from sqlalchemy.orm import Session
@@ -52,6 +57,16 @@ async def get_read_sessions(request: Request) -> Callable[[], AbstractContextMan
     return _session
 
 
+async def get_write_gate(request: Request) -> AbstractAsyncContextManager[Any]:
+    """The SQLite write gate, for a route the gate middleware lets through ungated
+    (``SQLiteWriteGate.self_gated_paths``): it holds this around its own write and commit
+    only, not around slow work before them. A no-op on PostgreSQL."""
+    lock: AbstractAsyncContextManager[Any] | None = getattr(
+        request.app.state, "sqlite_write_lock", None
+    )
+    return lock if lock is not None else nullcontext()
+
+
 async def get_app_settings(request: Request) -> Settings:
     settings: Settings = request.app.state.settings
     return settings
@@ -76,6 +91,7 @@ ReadSessionsDep = Annotated[
 ]
 SettingsDep = Annotated[Settings, Depends(get_app_settings)]
 DispatcherDep = Annotated[Dispatcher, Depends(get_dispatcher)]
+WriteGateDep = Annotated[AbstractAsyncContextManager[Any], Depends(get_write_gate)]
 
 # Ids are 32-bit integers in every supported database; larger values are a 422, not a 500.
 IdPath = Annotated[int, Path(ge=1, le=2_147_483_647)]

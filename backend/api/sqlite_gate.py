@@ -5,6 +5,9 @@ worker-thread hops (dependencies, endpoint, commit); if waiting writers occupied
 worker thread, the lock holder could not get a thread to commit: a deadlock until the
 busy timeout. Writers therefore queue here, in the event loop, before taking any thread.
 Reads are never gated (WAL readers do not block). PostgreSQL needs none of this.
+
+A path in ``self_gated_paths`` (the login, whose scrypt must not hold the gate) passes
+ungated and takes the same lock itself around its write (``backend.api.deps.WriteGateDep``).
 """
 
 from __future__ import annotations
@@ -17,12 +20,19 @@ READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 
 class SQLiteWriteGate:
-    def __init__(self, app: ASGIApp) -> None:
+    def __init__(
+        self, app: ASGIApp, lock: asyncio.Lock, self_gated_paths: frozenset[str] = frozenset()
+    ) -> None:
         self.app = app
-        self.lock = asyncio.Lock()
+        self.lock = lock
+        self.self_gated_paths = self_gated_paths
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["method"] in READ_METHODS:
+        if (
+            scope["type"] != "http"
+            or scope["method"] in READ_METHODS
+            or scope["path"] in self.self_gated_paths
+        ):
             await self.app(scope, receive, send)
             return
         async with self.lock:

@@ -12,6 +12,7 @@ from spark_runner.core.managers.registry import MANAGER_KINDS
 from spark_runner.core.params import ParamValue
 from spark_runner.core.thresholds import Thresholds
 from spark_runner.job.control import CLASS_FIELDS, ClassControl
+from spark_runner.scenario.models import MAX_DELAY_TARGET_S, MAX_PRIORITY, MIN_DELAY_TARGET_S
 
 _DEFAULT = Thresholds()
 
@@ -37,8 +38,12 @@ class QueryClassCreate(BaseModel):
     )
 
     name: str = Field(min_length=1, max_length=100, pattern=NAME_PATTERN)
-    priority: float = Field(gt=0, le=1e6, description="Larger means more important.")
-    delay_target_s: float = Field(gt=0, le=86_400, description="Worst-case response time, s.")
+    priority: float = Field(gt=0, le=MAX_PRIORITY, description="Larger means more important.")
+    delay_target_s: float = Field(
+        ge=MIN_DELAY_TARGET_S,
+        le=MAX_DELAY_TARGET_S,
+        description="Worst-case response time, s (the scenario format's bounds).",
+    )
     tau0: float = Field(default=_DEFAULT.tau0, description="Release workers below this usage.")
     tau1: float = Field(default=_DEFAULT.tau1, description="Expected initial usage.")
     tau2: float = Field(default=_DEFAULT.tau2, description="Start shedding above this usage.")
@@ -73,8 +78,8 @@ class ClassChange(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    priority: float | None = Field(default=None, gt=0, le=1e6)
-    delay_target_s: float | None = Field(default=None, gt=0, le=86_400)
+    priority: float | None = Field(default=None, gt=0, le=MAX_PRIORITY)
+    delay_target_s: float | None = Field(default=None, ge=MIN_DELAY_TARGET_S, le=MAX_DELAY_TARGET_S)
     tau0: float | None = None
     tau1: float | None = None
     tau2: float | None = None

@@ -26,16 +26,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from backend.files import PRIVATE_UMASK, open_private_append, private_dir, touch_private
+from backend.jobs.environment import job_environment
+from backend.processes import pid_exists
 from backend.settings import Settings
+from spark_runner.engine.jvm_burn import BurnJar, burn_jar
 from spark_runner.job.config import EXIT_CODE_FILE, JobSnapshot
-from spark_runner.job.sparkconf import job_burn_jar, package_root, spark_properties
+from spark_runner.job.sparkconf import package_root, pyspark_home, spark_properties
 from spark_runner.job.submit_entry import DRIVER_PID_FILE, ENTRY_FILE
 
 # Given by --master and --name rather than --conf.
 _SUBMIT_FLAGS = {"spark.master": "--master", "spark.app.name": "--name"}
-# Inherited from a worker that is itself a PySpark process, these would attach the job to
-# that process's JVM or change how its own is launched.
-_INHERITED_SPARK_ENV = ("PYSPARK_GATEWAY_PORT", "PYSPARK_GATEWAY_SECRET", "PYSPARK_SUBMIT_ARGS")
 
 
 @dataclass(frozen=True)
@@ -58,12 +59,18 @@ def job_command(
 ) -> JobCommand:
     """The command that runs ``snapshot``'s job from ``config_path`` (pure).
 
-    ``jar``: the exact-burn UDF's jar (``job_burn_jar()``); spark-submit puts it on the
-    driver's class path, which must be set before the JVM starts. Python workers (and the
-    driver, in spark-submit mode) run ``settings.job_python``.
+    ``jar``: the exact-burn UDF's jar (verified by :func:`prepare_launch`); spark-submit
+    puts it on the driver's class path, which must be set before the JVM starts. Python
+    workers (and the driver, in spark-submit mode) run ``settings.job_python``.
     """
     python = settings.job_python
-    env = {"PYSPARK_PYTHON": python, "PYSPARK_DRIVER_PYTHON": python}
+    # The driver, the data source's planner process on the JVM side and the Python
+    # workers must import spark_runner, installed or not (python mode: from the job dir).
+    env = {
+        "PYSPARK_PYTHON": python,
+        "PYSPARK_DRIVER_PYTHON": python,
+        "PYTHONPATH": str(package_root()),
+    }
     config = str(config_path)
     if settings.launch_mode == "python":
         argv: tuple[str, ...] = (python, "-m", "spark_runner.job", "--config", config)
@@ -75,24 +82,40 @@ def job_command(
     for key, value in sorted(properties.items()):
         args += ["--conf", f"{key}={value}"]
     args += [str(ENTRY_FILE), "--config", config]
-    # The JVM's own Python processes (the data source's planner on the driver) and the
-    # driver itself must import spark_runner, installed or not.
-    env["PYTHONPATH"] = str(package_root())
     return JobCommand(argv=tuple(args), cwd=config_path.parent, env=env)
 
 
-def launch_command(settings: Settings, snapshot: JobSnapshot, config_path: Path) -> JobCommand:
-    """:func:`job_command` with the burn jar built (once, cached) when spark-submit needs it."""
-    jar = job_burn_jar() if settings.launch_mode == "spark-submit" else None
-    return job_command(settings, snapshot, config_path, jar=jar)
+def prepare_launch(settings: Settings, snapshot: JobSnapshot, config_path: Path) -> JobCommand:
+    """Write ``snapshot`` to ``config_path`` (0600) and return the command that runs it.
+
+    The burn UDF's jar is built once into the data dir's cache (``Settings.cache_dir``,
+    owner-only) and verified against the hash recorded when it was built; the snapshot
+    carries its path and hash, and the job loads it only if the hash still matches
+    (``spark_runner.job.sparkconf.verified_burn_jar``).
+    """
+    jar = service_burn_jar(settings)
+    snapshot = snapshot.model_copy(update={"burn_jar": jar})
+    snapshot.dump(touch_private(config_path))  # it holds the job's ingest token
+    path = Path(jar.path) if jar is not None else None
+    return job_command(settings, snapshot, config_path, jar=path)
+
+
+def service_burn_jar(settings: Settings) -> BurnJar | None:
+    """The burn UDF's jar in the service's cache (built or rebuilt if needed); None without
+    a JDK or pyspark."""
+    home = pyspark_home()
+    return burn_jar(home / "jars", settings.cache_dir) if home is not None else None
 
 
 def start_job_process(command: JobCommand, log_path: Path) -> int:
-    """Start ``command`` detached, in its own session, output to ``log_path``; its pid."""
-    log_path.parent.mkdir(parents=True, exist_ok=True)
-    env = {k: v for k, v in os.environ.items() if k not in _INHERITED_SPARK_ENV}
-    env.update(command.env)
-    with log_path.open("ab") as log:
+    """Start ``command`` detached, in its own session, output to ``log_path``; its pid.
+
+    The process gets the allow-listed environment (``backend.jobs.environment``), never
+    the service's own, and the owner-only umask; its log is created 0600.
+    """
+    private_dir(log_path.parent)
+    log = open_private_append(log_path)
+    try:
         process = subprocess.Popen(
             list(command.argv),
             stdin=subprocess.DEVNULL,
@@ -100,8 +123,11 @@ def start_job_process(command: JobCommand, log_path: Path) -> int:
             stderr=subprocess.STDOUT,
             start_new_session=True,
             cwd=str(command.cwd),
-            env=env,
+            env=job_environment(os.environ, command.env),
+            umask=PRIVATE_UMASK,
         )
+    finally:
+        os.close(log)
     return process.pid
 
 
@@ -191,13 +217,12 @@ def _driver_alive(pid: int) -> bool:
     if stat_path.is_dir():
         state = _pgid_and_state(stat_path)
         return state is not None and state[1]
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    return pid_exists(pid)
+
+
+def make_job_dir(job_dir: Path) -> None:
+    """Create the job's directory (config with its token, log, checkpoints) owner-only."""
+    private_dir(job_dir)
 
 
 def forget_previous_run(job_dir: Path) -> None:

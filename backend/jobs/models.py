@@ -7,7 +7,7 @@ from sqlalchemy import JSON, ForeignKey, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from backend.db import Base, UTCDateTime, utcnow
-from backend.jobs.states import JobStatus
+from backend.jobs.states import TERMINAL, JobStatus, check_move
 
 
 class Job(Base):
@@ -31,7 +31,10 @@ class Job(Base):
     )
     created_by: Mapped[str | None] = mapped_column(String(100), default=None)
     ingest_token_digest: Mapped[str | None] = mapped_column(
-        String(64), default=None, doc="SHA-256 of the token the running process sends."
+        String(64),
+        default=None,
+        doc="SHA-256 of the token the running process sends; None before the launch and "
+        "once the job is stopped or failed (the token is revoked).",
     )
     pid: Mapped[int | None] = mapped_column(Integer, default=None)
     log_path: Mapped[str | None] = mapped_column(String(500), default=None)
@@ -45,3 +48,14 @@ class Job(Base):
     @property
     def state(self) -> JobStatus:
         return JobStatus(self.status)
+
+    def move_to(self, target: JobStatus) -> None:
+        """The one place a job changes status (``InvalidTransition``, a 409, if the state
+        machine forbids it). Entering a terminal status ends the run: its stop time is
+        recorded and its ingest token revoked, so nothing can post samples or poll
+        configuration as this run any more."""
+        check_move(self.state, target)
+        self.status = target.value
+        if target in TERMINAL:
+            self.stopped_at = utcnow()
+            self.ingest_token_digest = None

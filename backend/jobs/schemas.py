@@ -10,7 +10,14 @@ from backend.jobs.states import JobStatus
 from spark_runner.job.config import JobSnapshot
 from spark_runner.job.control import LiveConfig
 from spark_runner.job.samples import INT32_MAX
-from spark_runner.scenario.models import Control
+from spark_runner.scenario.models import (
+    MAX_DURATION_S,
+    MAX_PERIOD_S,
+    MAX_RATE_PER_S,
+    MAX_REDISTRIBUTION_EVERY,
+    MIN_PERIOD_S,
+    Control,
+)
 
 
 class JobCreate(BaseModel):
@@ -31,11 +38,11 @@ class JobCreate(BaseModel):
     class_ids: list[Annotated[int, Field(ge=1, le=INT32_MAX)]] | None = Field(
         default=None, max_length=1000, description="Classes to run; default: all classes."
     )
-    duration_s: float | None = Field(default=None, gt=0, le=7 * 86_400)
+    duration_s: float | None = Field(default=None, gt=0, le=MAX_DURATION_S)
     rate_per_s: float = Field(
-        default=200.0, ge=0, le=1_000_000, description="Generated arrival rate per class."
+        default=200.0, ge=0, le=MAX_RATE_PER_S, description="Generated arrival rate per class."
     )
-    control_period_s: float | None = Field(default=None, gt=0, le=3600)
+    control_period_s: float | None = Field(default=None, ge=MIN_PERIOD_S, le=MAX_PERIOD_S)
     spark_master: str | None = Field(default=None, min_length=1, max_length=200)
     manager: str | None = Field(
         default=None, max_length=20, description="Use this load manager for every class."
@@ -44,7 +51,9 @@ class JobCreate(BaseModel):
         default=False, description="Compute and report decisions but shed nothing."
     )
     policy: str = Field(default="relative", max_length=20, description="DILoS policy.")
-    redistribution_every: int = Field(default=10, ge=1, le=10_000, description="CRC periods.")
+    redistribution_every: int = Field(
+        default=10, ge=1, le=MAX_REDISTRIBUTION_EVERY, description="CRC periods."
+    )
     redistribution_enabled: bool = True
 
     def scenario_control(self, control: Control) -> dict[str, Any]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -18,15 +18,14 @@ from sqlalchemy.orm import Session
 from backend.classes.models import QueryClass
 from backend.classes.repository import QueryClassRepository
 from backend.db import after_commit, utcnow
-from backend.errors import Conflict, NotFound
+from backend.errors import Conflict, FieldErrors, NotFound
 from backend.jobs import launcher
 from backend.jobs.models import Job
 from backend.jobs.repository import JobRepository
 from backend.jobs.schemas import JobCreate
-from backend.jobs.states import TERMINAL, JobStatus, check_move
+from backend.jobs.states import TERMINAL, JobStatus
 from backend.queries import service as queries
 from backend.scenarios import service as scenarios
-from backend.scenarios.service import TRACE_BASE
 from backend.settings import Settings
 from backend.tuning import service as tuning
 from backend.users import security
@@ -55,9 +54,11 @@ def get_job(session: Session, job_id: int, *, for_update: bool = False) -> Job:
     return job
 
 
-def stale_pending_ids(session: Session, older_than: timedelta) -> list[int]:
+def stale_pending_ids(
+    session: Session, older_than: timedelta, now: Callable[[], datetime] = utcnow
+) -> list[int]:
     """Pending jobs whose launch message has not been acted on in time (lost enqueue)."""
-    return JobRepository(session).pending_created_before(utcnow() - older_than)
+    return JobRepository(session).pending_created_before(now() - older_than)
 
 
 def live_job_ids(session: Session) -> list[int]:
@@ -79,14 +80,15 @@ def create_job(
 ) -> tuple[Job, bool]:
     """Record a pending job with a frozen snapshot; launch it once the record is committed.
 
-    Returns ``(job, created)``. With an ``idempotency_key`` already used, the job created
-    by the first request is returned and nothing new is launched.
+    Returns ``(job, created)``. With an ``idempotency_key`` already used for the same
+    request, the job created by the first request is returned and nothing new is
+    launched; used for a different request, a 422 naming the header.
     """
     repo = JobRepository(session)
     if idempotency_key is not None:
         earlier = repo.by_idempotency_key(idempotency_key)
         if earlier is not None:
-            return earlier, False
+            return _same_request(earlier, data, idempotency_key), False
     if data.scenario_id is not None:
         document = scenarios.get_scenario(session, data.scenario_id).document
         plan = _plan_from_scenario(document, data)
@@ -106,9 +108,9 @@ def create_job(
     except IntegrityError:
         # A concurrent request with the same key won the race: answer with its job.
         earlier = repo.by_idempotency_key(idempotency_key) if idempotency_key else None
-        if earlier is None:
+        if earlier is None or idempotency_key is None:
             raise
-        return earlier, False
+        return _same_request(earlier, data, idempotency_key), False
     snapshot = JobSnapshot(
         job_id=job.id,
         api_url=settings.public_api_url,
@@ -127,6 +129,21 @@ def create_job(
     job_id = job.id
     after_commit(session, lambda: enqueue_launch(job_id))
     return job, True
+
+
+def _same_request(earlier: Job, data: JobCreate, key: str) -> Job:
+    """``earlier`` if it was created by this very request (the same body, defaults
+    filled in); a key reused for another request is refused, as payment APIs do, rather
+    than answered with a job the caller did not ask for."""
+    if earlier.launch_request is not None and earlier.launch_request != data.model_dump(
+        mode="json"
+    ):
+        rule = (
+            f"{key!r} was used for another request (job {earlier.id}, with a different "
+            "body): send a new key for a new request, or the same body to get that job"
+        )
+        raise FieldErrors([("Idempotency-Key", rule)], location="header")
+    return earlier
 
 
 @dataclass(frozen=True)
@@ -184,7 +201,7 @@ def _plan_from_classes(session: Session, settings: Settings, data: JobCreate) ->
 
 def _plan_from_scenario(document: dict[str, Any], data: JobCreate) -> _LaunchPlan:
     """A stored scenario: its classes, queries, workload and control settings."""
-    scenario = scenario_from_dict(document, base_dir=TRACE_BASE)
+    scenario = scenario_from_dict(document)  # traces confined to the trace folder
     control_doc = scenario.control
     controls = {}
     for c in scenario.classes:
@@ -270,8 +287,7 @@ def request_stop(session: Session, job_id: int, enqueue_stop: Enqueue) -> Job:
     job = get_job(session, job_id, for_update=True)
     if job.state in (JobStatus.STOPPING, *TERMINAL):
         return job  # Stopping twice is not an error: the first request is in flight.
-    check_move(job.state, JobStatus.STOPPING)
-    job.status = JobStatus.STOPPING.value
+    job.move_to(JobStatus.STOPPING)
     job.stop_requested_at = utcnow()
     session.flush()
     after_commit(session, lambda: enqueue_stop(job_id))
@@ -288,7 +304,7 @@ def launch(session: Session, settings: Settings, job_id: int) -> bool:
     if job.state is not JobStatus.PENDING:
         return job.state not in TERMINAL
     directory = job_dir(settings, job.id)
-    directory.mkdir(parents=True, exist_ok=True)
+    launcher.make_job_dir(directory)
     launcher.forget_previous_run(directory)
     config_path = directory / "config.json"
     log_path = directory / "job.log"
@@ -298,16 +314,13 @@ def launch(session: Session, settings: Settings, job_id: int) -> bool:
     token = security.new_token()
     job.ingest_token_digest = security.token_digest(token)
     snapshot = JobSnapshot.model_validate(job.config).model_copy(update={"ingest_token": token})
-    config_path.touch(mode=0o600)
-    snapshot.dump(config_path)
-    check_move(job.state, JobStatus.STARTING)
     try:
-        command = launcher.launch_command(settings, snapshot, config_path)
+        command = launcher.prepare_launch(settings, snapshot, config_path)
         job.pid = launcher.start_job_process(command, log_path)
     except OSError as error:
         _fail(job, f"could not start the job process: {error}")
         return False
-    job.status = JobStatus.STARTING.value
+    job.move_to(JobStatus.STARTING)
     job.started_at = utcnow()
     session.flush()
     return True
@@ -319,14 +332,18 @@ def send_stop(session: Session, settings: Settings, job_id: int) -> None:
         launcher.request_stop(job.pid, job_dir(settings, job.id))
 
 
-def watch(session: Session, settings: Settings, job_id: int) -> bool:
-    """Reconcile the recorded status with the process. Returns whether to keep watching."""
+def watch(
+    session: Session, settings: Settings, job_id: int, now: Callable[[], datetime] = utcnow
+) -> bool:
+    """Reconcile the recorded status with the process. Returns whether to keep watching.
+
+    ``now``: the wall clock the stop's grace periods are measured on (injectable)."""
     job = get_job(session, job_id, for_update=True)
     if job.state in TERMINAL:
         return False
     if job.pid is None:
         if job.state is JobStatus.STOPPING:
-            _finish(job, JobStatus.STOPPED)
+            job.move_to(JobStatus.STOPPED)
             session.flush()
             return False
         return job.state is JobStatus.PENDING
@@ -335,15 +352,16 @@ def watch(session: Session, settings: Settings, job_id: int) -> bool:
         if job.state is JobStatus.STOPPING:
             # The stop task signals at once; if its message was lost with the broker, the
             # sweep signals again after a while; past the grace, it forces the stop.
-            if _stopping_for(job) > STOP_GRACE:
+            stopping_for = _stopping_for(job, now())
+            if stopping_for > STOP_GRACE:
                 launcher.kill_group(job.pid)
-            elif _stopping_for(job) > STOP_RESEND:
+            elif stopping_for > STOP_RESEND:
                 launcher.request_stop(job.pid, job_dir(settings, job.id))
         return True
     launcher.kill_group(job.pid)  # The driver is gone; its JVM must not outlive it.
     job.exit_code = state.exit_code
     if job.state is JobStatus.STOPPING or state.exit_code == 0:
-        _finish(job, JobStatus.STOPPED)
+        job.move_to(JobStatus.STOPPED)
     else:
         reason = (
             f"the job process exited with code {state.exit_code}"
@@ -358,26 +376,18 @@ def watch(session: Session, settings: Settings, job_id: int) -> bool:
 def mark_running(job: Job) -> None:
     """First metrics from a starting job prove Spark is up."""
     if job.state is JobStatus.STARTING:
-        job.status = JobStatus.RUNNING.value
+        job.move_to(JobStatus.RUNNING)
 
 
 def read_log(job: Job, lines: int = 200) -> list[str]:
     return launcher.log_tail(Path(job.log_path) if job.log_path else None, lines)
 
 
-def _stopping_for(job: Job) -> timedelta:
-    return utcnow() - job.stop_requested_at if job.stop_requested_at else timedelta(0)
-
-
-def _finish(job: Job, status: JobStatus) -> None:
-    check_move(job.state, status)
-    job.status = status.value
-    job.stopped_at = utcnow()
+def _stopping_for(job: Job, at: datetime) -> timedelta:
+    return at - job.stop_requested_at if job.stop_requested_at else timedelta(0)
 
 
 def _fail(job: Job, reason: str) -> None:
     tail = read_log(job, LOG_TAIL_LINES)
     job.failure_reason = reason + ("\n--- log tail ---\n" + "\n".join(tail) if tail else "")
-    check_move(job.state, JobStatus.FAILED)
-    job.status = JobStatus.FAILED.value
-    job.stopped_at = utcnow()
+    job.move_to(JobStatus.FAILED)

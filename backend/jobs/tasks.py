@@ -8,22 +8,11 @@ even if the worker restarted in between.
 
 from __future__ import annotations
 
-import logging
-from datetime import timedelta
-
-from sqlalchemy.exc import OperationalError
-
 from backend.db import session_scope
-from backend.jobs import service
+from backend.jobs import service, watchdog
+from backend.jobs.watchdog import TRANSIENT
 from backend.settings import get_settings
 from backend.worker import celery_app, worker_session_factory
-
-log = logging.getLogger(__name__)
-
-# A pending job not launched by its own task within this time is launched by the sweep.
-LAUNCH_GRACE = timedelta(seconds=10)
-# Only a lost database connection is worth retrying; anything else is a bug or bad data.
-TRANSIENT = (OperationalError,)
 
 
 @celery_app.task(
@@ -56,28 +45,8 @@ def stop_job(job_id: int) -> None:
 
 @celery_app.task(name="jobs.sweep", soft_time_limit=30, time_limit=60)
 def sweep_jobs() -> int:
-    """Reconcile every live job with its process; returns how many are still live.
-
-    Each job is checked in its own transaction so one broken record cannot hide others.
-    """
-    settings = get_settings()
-    factory = worker_session_factory()
-    with session_scope(factory) as session:
-        stale = service.stale_pending_ids(session, LAUNCH_GRACE)
-    for job_id in stale:
-        # Its launch message was lost (broker down when it was created): launch it here.
-        with session_scope(factory) as session:
-            service.launch(session, settings, job_id)
-    with session_scope(factory) as session:
-        live = service.live_job_ids(session)
-    still_live = 0
-    for job_id in live:
-        try:
-            with session_scope(factory) as session:
-                still_live += service.watch(session, settings, job_id)
-        except TRANSIENT:
-            log.warning("job %d: database unavailable; checking again next sweep", job_id)
-    return still_live
+    """The watchdog (``backend.jobs.watchdog``); returns how many jobs are still live."""
+    return watchdog.sweep(worker_session_factory(), get_settings())
 
 
 class CeleryDispatcher:

@@ -17,11 +17,12 @@ from backend.metrics import service
 from backend.metrics.schemas import (
     WINDOW_RULES,
     ExportQuery,
+    IngestBatch,
     IngestResult,
     MetricSeries,
     SeriesPoll,
 )
-from spark_runner.job.samples import MetricBatch, MetricSample
+from spark_runner.job.samples import MetricSample
 
 router = APIRouter(prefix="/jobs/{job_id}/metrics", tags=["metrics"])
 
@@ -34,10 +35,11 @@ TRUNCATED_HEADER = "X-Headroom-Truncated"
 
 @router.post("", response_model=IngestResult, status_code=status.HTTP_202_ACCEPTED)
 def ingest(
-    request: Request, session: SessionDep, job: JobCallerDep, body: MetricBatch
+    request: Request, session: SessionDep, job: JobCallerDep, body: IngestBatch
 ) -> IngestResult:
-    """Called by the job process with its own token (not a user's)."""
-    targets = service.ingest(session, job.job_id, body)
+    """Called by the job process with its own token (not a user's), valid until the job
+    stops or fails."""
+    targets = service.ingest(session, job.job_id, body.samples, time.time())
     request.app.state.monitor.observe_samples(job.job_id, body.samples, targets)
     return IngestResult(job_id=job.job_id, received=len(body.samples))
 

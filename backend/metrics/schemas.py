@@ -1,10 +1,12 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from spark_runner.job.samples import MetricSample
+from spark_runner.job.samples import INT32_MAX, MetricSample
+from spark_runner.scenario.models import MAX_DURATION_S, MAX_PERIOD_S, MAX_RATE_PER_S
 
 MAX_LIMIT = 100_000
 # Finer buckets than this would only split samples; far finer ones overflow the bucket
@@ -106,3 +108,54 @@ class MetricSeries(BaseModel):
 class IngestResult(BaseModel):
     job_id: int
     received: int
+
+
+# --- ingest bounds -------------------------------------------------------------------------
+# What a real run can report. A sample beyond them (t = 1e308 blanked every last_s window;
+# response_time_max_s = 1e308 poisoned the run summary) is refused, naming the bound.
+
+CLOCK_SKEW_S = 5.0
+"""How far a sample's ``t`` may lie ahead of the control plane's clock (or before the
+job's creation): the clock difference tolerated between the job's host and the API's."""
+MAX_RESPONSE_TIME_S = MAX_DURATION_S
+"""No tuple can wait longer than the longest run (a week)."""
+MAX_ARRIVAL_RATE = 1_000.0 * MAX_RATE_PER_S
+"""Arrivals per second of one class: a thousand streams at the largest generated rate."""
+
+_Seconds = Annotated[float, Field(ge=0, le=MAX_RESPONSE_TIME_S, allow_inf_nan=False)]
+_Count = Annotated[int, Field(ge=0, le=INT32_MAX)]
+_Ratio = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+
+
+class IngestSample(MetricSample):
+    """A sample as the ingest endpoint accepts it: every number finite and non-negative,
+    every count and time within what a run can reach. (``t`` is further checked against
+    the job's creation and the server's clock, see ``metrics.service.ingest``.)"""
+
+    t: float = Field(gt=0, allow_inf_nan=False, description="End of the period, epoch s.")
+    period_s: float = Field(
+        gt=0, le=MAX_PERIOD_S, allow_inf_nan=False, description="Length of the period, s."
+    )
+    arrival_rate: float = Field(
+        ge=0, le=MAX_ARRIVAL_RATE, allow_inf_nan=False, description="Arrivals per second."
+    )
+    response_time_mean_s: _Seconds | None = None
+    response_time_max_s: _Seconds | None = None
+    response_time_p50_s: _Seconds | None = None
+    response_time_p95_s: _Seconds | None = None
+    response_time_p99_s: _Seconds | None = None
+    violation_mean_s: _Seconds | None = None
+    violation_max_s: _Seconds | None = None
+    waiting_count: _Count | None = None
+    load: _Ratio | None = None
+    headroom: _Ratio | None = None
+    capacity_usage: _Ratio | None = None
+    capacity_share: float | None = Field(default=None, ge=0, le=1, allow_inf_nan=False)
+    shed_fraction: float | None = Field(default=None, ge=0, le=1, allow_inf_nan=False)
+    oracle_shed_fraction: float | None = Field(default=None, ge=0, le=1, allow_inf_nan=False)
+
+
+class IngestBatch(BaseModel):
+    """A batch of samples, as posted by a job (``MetricBatch`` with the ingest bounds)."""
+
+    samples: list[IngestSample] = Field(min_length=1, max_length=10_000)

@@ -11,37 +11,63 @@ from sqlalchemy.orm import Session
 
 from backend.bell import bell, metrics_key
 from backend.db import after_commit
-from backend.errors import Conflict
+from backend.errors import Conflict, FieldErrors
 from backend.jobs import service as jobs
 from backend.jobs.states import TERMINAL
 from backend.metrics.downsample import downsample_stream, newest_buckets, oldest_buckets, take
 from backend.metrics.models import MetricSampleRow
 from backend.metrics.repository import MetricRepository, PageCursor
-from backend.metrics.schemas import MAX_LIMIT, ExportQuery, SeriesQuery
-from spark_runner.job.samples import MetricBatch, MetricSample
+from backend.metrics.schemas import CLOCK_SKEW_S, MAX_LIMIT, ExportQuery, SeriesQuery
+from spark_runner.job.samples import MetricSample
 
 ReadSessions = Callable[[], AbstractContextManager[Session]]
 EXPORT_PAGE_ROWS = 1000  # rows per keyset page (and per short read transaction) of an export
 
 
-def ingest(session: Session, job_id: int, batch: MetricBatch) -> dict[str, float]:
+def ingest(
+    session: Session, job_id: int, samples: Sequence[MetricSample], now_s: float
+) -> dict[str, float]:
     """Store a job's samples; the first samples of a starting job mark it running.
 
-    Returns the delay target of each of the job's classes (for the live gauges).
+    ``now_s`` is the server's clock (epoch s): every ``t`` must lie between the job's
+    creation and ``now_s``, each widened by ``CLOCK_SKEW_S``. Returns the delay target of
+    each of the job's classes (for the live gauges).
     """
     job = jobs.get_job(session, job_id)
+    _check_times(samples, job.created_at.timestamp(), now_s)
     known = {c["name"] for c in job.config.get("classes", [])}
-    unknown = sorted({s.class_name for s in batch.samples} - known)
+    unknown = sorted({s.class_name for s in samples} - known)
     if unknown:
         raise Conflict(f"class_name={unknown[0]!r} is not a class of job {job_id}")
     MetricRepository(session).insert_many(
-        [{"job_id": job_id, **sample.model_dump()} for sample in batch.samples]
+        [{"job_id": job_id, **sample.model_dump()} for sample in samples]
     )
     if job.state not in TERMINAL:
         jobs.mark_running(job)
     session.flush()
     after_commit(session, lambda: bell.ring(metrics_key(job_id)))  # wakes live streams
     return {c["name"]: c["delay_target_s"] for c in job.config.get("classes", [])}
+
+
+def _check_times(samples: Sequence[MetricSample], created_s: float, now_s: float) -> None:
+    """Every ``t`` within the run so far: a sample from before the job existed, or from
+    the future, would distort every window and summary that includes it."""
+    earliest, latest = created_s - CLOCK_SKEW_S, now_s + CLOCK_SKEW_S
+    errors = []
+    for i, sample in enumerate(samples):
+        if not earliest <= sample.t <= latest:
+            errors.append(
+                (
+                    f"samples[{i}].t",
+                    f"t={sample.t!r} must lie between the job's creation ({created_s:.3f}) "
+                    f"and the server's clock ({now_s:.3f}), each widened by "
+                    f"{CLOCK_SKEW_S:g} s (epoch seconds)",
+                )
+            )
+            if len(errors) == 5:  # enough to see the pattern; a batch may hold 10,000
+                break
+    if errors:
+        raise FieldErrors(errors)
 
 
 def require_job(session: Session, job_id: int) -> None:

@@ -2,14 +2,22 @@
 
 Per-class gauges carry the newest sample a job reported; request metrics are recorded by
 an ASGI middleware, labelled by the route template (not the raw path, to bound cardinality).
+
+``GET /metrics`` lists jobs, classes and latencies, so it is closed like a Prometheus
+target behind ``authorization: {credentials: …}``: it answers only a request carrying
+``Authorization: Bearer <HEADROOM_METRICS_TOKEN>``. With no token configured it answers
+401 to everyone (closed by default); a user's login token never opens it, so a scraper's
+credential grants nothing else and a user's never sits in a scrape config.
 """
 
 from __future__ import annotations
 
+import hmac
 import time
 from collections.abc import Iterable
 
-from fastapi import FastAPI, Response
+from fastapi import FastAPI, Request, Response
+from fastapi.responses import JSONResponse
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
     CollectorRegistry,
@@ -20,6 +28,7 @@ from prometheus_client import (
 )
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from backend.api.deps import SettingsDep
 from spark_runner.job.samples import MetricSample
 
 CLASS_LABELS = ("job", "query_class")
@@ -149,12 +158,33 @@ class RequestMetrics:
 
 
 def install(app: FastAPI, monitor: Monitor) -> None:
+    """Count requests and serve ``/metrics`` to holders of the scrape token only
+    (``Settings.metrics_token``; empty: to nobody)."""
     app.state.monitor = monitor
     app.add_middleware(RequestMetrics, monitor=monitor)
 
     @app.get("/metrics", include_in_schema=False)
-    def _metrics() -> Response:
+    def _metrics(request: Request, settings: SettingsDep) -> Response:
+        refusal = _scrape_refusal(request.headers.get("authorization"), settings.metrics_token)
+        if refusal is not None:
+            return JSONResponse(
+                status_code=401,
+                content={"detail": refusal},
+                headers={"WWW-Authenticate": 'Bearer realm="metrics"'},
+            )
         return monitor.exposition()
+
+
+def _scrape_refusal(authorization: str | None, scrape_token: str) -> str | None:
+    """Why a scrape is refused, or None when it carries the scrape token."""
+    if not scrape_token:
+        return "/metrics is disabled: set HEADROOM_METRICS_TOKEN and scrape with it as bearer token"
+    scheme, _, presented = (authorization or "").partition(" ")
+    if scheme.lower() != "bearer" or not presented:
+        return "Authorization: Bearer <HEADROOM_METRICS_TOKEN> is required"
+    if not hmac.compare_digest(presented.strip().encode(), scrape_token.encode()):
+        return "the token is not the metrics scrape token"
+    return None
 
 
 def _route_template(scope: Scope) -> str:

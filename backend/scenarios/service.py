@@ -4,25 +4,22 @@ simulator and the Spark runner apply), so what is stored always runs."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
-import yaml
 from sqlalchemy.orm import Session
 
 from backend.errors import Conflict, NotFound
 from backend.scenarios.models import StoredScenario
 from backend.scenarios.repository import ScenarioRepository
-from spark_runner.scenario.loader import parse_scenario
-
-# Trace files named in a stored scenario resolve against the shipped scenarios folder.
-TRACE_BASE = Path(__file__).resolve().parents[2] / "scenarios"
+from spark_runner.scenario.loader import parse_scenario_document
 
 
 def validate(text: str) -> dict[str, Any]:
-    """The parsed document of a valid scenario; ``ScenarioError`` lists every issue."""
-    parse_scenario(text, base_dir=TRACE_BASE, source="yaml")
-    document: dict[str, Any] = yaml.safe_load(text)
+    """The parsed document of a valid scenario; ``ScenarioError`` lists every issue.
+
+    Its trace files must lie in the trace folder (``spark_runner.scenario.models.TRACE_DIR``):
+    no ``base_dir`` is given, so a path cannot reach any other file of this host."""
+    _scenario, document = parse_scenario_document(text, source="yaml")
     return document
 
 

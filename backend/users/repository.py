@@ -6,7 +6,7 @@ from datetime import datetime
 from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
-from backend.users.models import ApiToken, User
+from backend.users.models import ApiToken, Role, User
 
 
 class UserRepository:
@@ -46,3 +46,16 @@ class UserRepository:
 
     def revoke(self, digest: str) -> None:
         self.session.execute(delete(ApiToken).where(ApiToken.digest == digest))
+
+    def revoke_all(self, user_id: int) -> None:
+        self.session.execute(delete(ApiToken).where(ApiToken.user_id == user_id))
+
+    def active_admin_ids(self, *, for_update: bool = False) -> list[int]:
+        stmt = (
+            select(User.id)
+            .where(User.role == Role.ADMIN.value, User.active.is_(True))
+            .order_by(User.id)
+        )
+        if for_update:
+            stmt = stmt.with_for_update()
+        return list(self.session.scalars(stmt).all())

@@ -1,22 +1,64 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Annotated
 
-from fastapi import APIRouter, status
+from fastapi import APIRouter, Depends, HTTPException, Request, status
 
 from backend.api.auth import AdminDep, TokenDep, ViewerDep
-from backend.api.deps import IdPath, SessionDep, SettingsDep
+from backend.api.deps import IdPath, ReadSessionsDep, SessionDep, SettingsDep, WriteGateDep
 from backend.users import service
+from backend.users.login import Logins, TooManyLogins
 from backend.users.schemas import LoginRequest, TokenResponse, UserCreate, UserRead, UserUpdate
 
 auth_router = APIRouter(prefix="/auth", tags=["auth"])
 users_router = APIRouter(prefix="/users", tags=["users"])
 
+LOGIN_PATH = "/auth/login"
+"""Under the API prefix; the SQLite write gate lets it through (it gates its own write)."""
 
-@auth_router.post("/login", response_model=TokenResponse, responses={401: {}})
-def login(session: SessionDep, settings: SettingsDep, body: LoginRequest) -> TokenResponse:
-    ttl = timedelta(seconds=settings.token_ttl_s)
-    return service.login(session, body.username, body.password, ttl)
+
+async def get_logins(request: Request) -> Logins:
+    logins: Logins = request.app.state.logins
+    return logins
+
+
+LoginsDep = Annotated[Logins, Depends(get_logins)]
+
+
+@auth_router.post(
+    "/login",
+    response_model=TokenResponse,
+    responses={
+        401: {"description": "Unknown username or wrong password (the same answer)."},
+        429: {"description": "Too many failed logins; the Retry-After header gives seconds."},
+    },
+)
+async def login(
+    request: Request,
+    body: LoginRequest,
+    logins: LoginsDep,
+    read_sessions: ReadSessionsDep,
+    session: SessionDep,
+    write_gate: WriteGateDep,
+    settings: SettingsDep,
+) -> TokenResponse:
+    try:
+        return await logins.login(
+            username=body.username,
+            password=body.password,
+            client=request.client.host if request.client else "unknown",
+            read_sessions=read_sessions,
+            session=session,
+            write_gate=write_gate,
+            ttl=timedelta(seconds=settings.token_ttl_s),
+        )
+    except TooManyLogins as refused:
+        raise HTTPException(
+            status.HTTP_429_TOO_MANY_REQUESTS,
+            detail=refused.detail,
+            headers={"Retry-After": str(refused.retry_after_s)},
+        ) from refused
 
 
 @auth_router.post("/logout", status_code=status.HTTP_204_NO_CONTENT)
@@ -34,12 +76,24 @@ def list_users(session: SessionDep, _admin: AdminDep) -> list[UserRead]:
     return [UserRead.model_validate(u) for u in service.list_users(session)]
 
 
-@users_router.post("", response_model=UserRead, status_code=status.HTTP_201_CREATED)
+@users_router.post(
+    "",
+    response_model=UserRead,
+    status_code=status.HTTP_201_CREATED,
+    responses={409: {"description": "The username is taken."}},
+)
 def create_user(session: SessionDep, _admin: AdminDep, body: UserCreate) -> UserRead:
     return UserRead.model_validate(service.create_user(session, body))
 
 
-@users_router.patch("/{user_id}", response_model=UserRead)
+@users_router.patch(
+    "/{user_id}",
+    response_model=UserRead,
+    responses={
+        409: {"description": "The change would leave no active admin."},
+        404: {"description": "No such user."},
+    },
+)
 def update_user(
     session: SessionDep, _admin: AdminDep, user_id: IdPath, body: UserUpdate
 ) -> UserRead:

@@ -1,10 +1,12 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from backend.users.models import Role
+from backend.users.passwords import MIN_LENGTH, check_not_common
 
 USERNAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.@-]*$"
 
@@ -26,18 +28,29 @@ class TokenResponse(BaseModel):
     role: Role
 
 
+NewPassword = Annotated[
+    str,
+    Field(
+        min_length=MIN_LENGTH,
+        max_length=1000,
+        description=f"At least {MIN_LENGTH} characters, not one of the most common passwords.",
+    ),
+    AfterValidator(check_not_common),
+]
+
+
 class UserCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     username: str = Field(min_length=1, max_length=100, pattern=USERNAME_PATTERN)
-    password: str = Field(min_length=8, max_length=1000, description="At least 8 characters.")
+    password: NewPassword
     role: Role = Role.VIEWER
 
 
 class UserUpdate(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    password: str | None = Field(default=None, min_length=8, max_length=1000)
+    password: NewPassword | None = None
     role: Role | None = None
     active: bool | None = None
 

@@ -17,6 +17,16 @@ SCRYPT_P = 1
 _DKLEN = 32
 TOKEN_BYTES = 32
 
+# The hash of a random password nobody knows, in the same format and with the same cost
+# as a real one. A login for an unknown username is verified against it, so an unknown
+# name costs the same scrypt as a known one with a wrong password: the response time says
+# nothing about which usernames exist. Being public does not matter: no account has it,
+# and a login never succeeds without an account.
+DUMMY_HASH = (
+    f"scrypt${SCRYPT_N}${SCRYPT_R}${SCRYPT_P}$6fb099f67ef7f11b5236e52c44886c85"
+    "$82dc922d8b5393d123c753f4b45c511e387d70b928455a3781560541a5819870"
+)
+
 
 def hash_password(password: str) -> str:
     salt = secrets.token_bytes(16)

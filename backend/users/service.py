@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import timedelta
 
 from sqlalchemy.orm import Session
@@ -45,25 +46,63 @@ def get_user(session: Session, user_id: int) -> User:
 
 
 def update_user(session: Session, user_id: int, data: UserUpdate) -> User:
+    """Change a user. A new password or a deactivation revokes every token the user holds
+    (so a reactivation does not revive them); the last active admin keeps its role."""
+    repo = UserRepository(session)
     user = get_user(session, user_id)
+    _keep_an_admin(repo, user, data)
     if data.password is not None:
         user.password_hash = security.hash_password(data.password)
     if data.role is not None:
         user.role = data.role.value
     if data.active is not None:
         user.active = data.active
+    if data.password is not None or data.active is False:
+        repo.revoke_all(user.id)
     session.flush()
     return user
 
 
-def login(session: Session, username: str, password: str, ttl: timedelta) -> TokenResponse:
+def _keep_an_admin(repo: UserRepository, user: User, data: UserUpdate) -> None:
+    """Refuse a change that would leave no active admin (nobody could manage users)."""
+    if not (user.active and user.role == Role.ADMIN.value):
+        return
+    if data.role is not None and data.role is not Role.ADMIN:
+        change = f"role={data.role.value!r}"
+    elif data.active is False:
+        change = "active=false"
+    else:
+        return
+    # Locks the active admins' rows (PostgreSQL), so two concurrent demotions of the last
+    # two admins cannot both pass; SQLite serializes writers anyway.
+    if repo.active_admin_ids(for_update=True) == [user.id]:
+        raise Conflict(
+            f"{change} is refused: user {user.username!r} is the last active admin, and "
+            "without one nobody can manage users; make another user an admin first"
+        )
+
+
+@dataclass(frozen=True)
+class Credentials:
+    """What a login checks a password against, read before any hashing."""
+
+    user_id: int
+    password_hash: str
+    active: bool
+
+
+def credentials(session: Session, username: str) -> Credentials | None:
     user = UserRepository(session).by_username(username)
-    # Same answer for an unknown user and a wrong password: no account enumeration.
-    if (
-        user is None
-        or not user.active
-        or not security.verify_password(password, user.password_hash)
-    ):
+    if user is None:
+        return None
+    return Credentials(user.id, user.password_hash, user.active)
+
+
+def issue_token(session: Session, checked: Credentials, ttl: timedelta) -> TokenResponse:
+    """A new login token for a user whose password matched ``checked``. The user is read
+    again: a deactivation or a password change since the check wins."""
+    user = UserRepository(session).get(checked.user_id)
+    if user is None or not user.active or user.password_hash != checked.password_hash:
         raise Unauthorized("username or password is wrong")
     token = security.new_token()
     expires_at = utcnow() + ttl

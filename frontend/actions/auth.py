@@ -44,8 +44,13 @@ def login(api: ApiClient, username: object, password: object) -> LoginOutcome:
     try:
         result = api.login(name, secret)
     except ApiError as err:
-        if err.status_code in (httpx.codes.UNAUTHORIZED, httpx.codes.UNPROCESSABLE_ENTITY):
-            # 401: "username or password is wrong" (the same for an unknown user).
+        if err.status_code in (
+            httpx.codes.UNAUTHORIZED,
+            httpx.codes.UNPROCESSABLE_ENTITY,
+            httpx.codes.TOO_MANY_REQUESTS,
+        ):
+            # 401: "username or password is wrong" (the same for an unknown user); 429:
+            # too many failed logins, and how many seconds until the next try.
             return LoginOutcome(error=detail_text(err.detail) or err.message)
         return LoginOutcome(error=f"Could not sign in: {err.message}")
     return LoginOutcome(login=result)

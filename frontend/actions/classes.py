@@ -168,7 +168,7 @@ def load_edit_values(api: ApiClient, class_id: int) -> tuple[dict[str, Any], Com
     except ApiError as err:
         return {}, error_alert(f"Could not read class #{class_id}: {error_text(err)}")
     values: dict[str, Any] = {key: cls.get(key) for key in EDIT_FIELDS}
-    values["manager_params"] = format_params(cls.get("manager_params") or {})
+    values["manager_params"] = format_params(cls["manager_params"])
     return values, None
 
 
@@ -181,15 +181,8 @@ def save_edit(api: ApiClient, class_id: int, values: Mapping[str, Any]) -> EditO
         return EditOutcome(
             alert=error_alert(f"Could not read class #{class_id}: {error_text(err)}")
         )
-    current = {
-        **cls,
-        "manager": cls.get("manager", "aloma"),
-        "manager_params": cls.get("manager_params") or {},
-        "reserve_fraction": cls.get("reserve_fraction", 0.05),
-        "max_lend_fraction": cls.get("max_lend_fraction", 1.0),
-    }
     feedback: dict[str, str] = {}
-    body, _changes = class_changes(cls["name"], current, values, feedback, EDIT_NUMBER_FIELDS)
+    body, _changes = class_changes(cls["name"], cls, values, feedback, EDIT_NUMBER_FIELDS)
     if feedback:
         return EditOutcome(feedback_by_field=feedback)
     if not body:
@@ -283,8 +276,8 @@ def render_classes_table(classes: Sequence[QueryClass], *, can_delete: bool = Tr
                     for tau in (cls["tau0"], cls["tau1"], cls["tau2"], cls["tau3"])
                 ),
                 html.Td(manager_cell(cls)),
-                html.Td(format_number(cls.get("reserve_fraction"))),
-                html.Td(format_number(cls.get("max_lend_fraction"))),
+                html.Td(format_number(cls["reserve_fraction"])),
+                html.Td(format_number(cls["max_lend_fraction"])),
                 html.Td(format_timestamp(cls["updated_at"])),
                 html.Td(
                     edit_delete_buttons(EDIT_BUTTON_TYPE, DELETE_BUTTON_TYPE, cls["id"])
@@ -305,12 +298,9 @@ def render_classes_table(classes: Sequence[QueryClass], *, can_delete: bool = Tr
 
 def manager_cell(cls: QueryClass) -> list[Component | str]:
     """The manager's name, and under it the parameters set (or "defaults")."""
-    manager = cls.get("manager")
-    if not manager:
-        return ["—"]
-    params = cls.get("manager_params") or {}
+    params = cls["manager_params"]
     return [
-        html.Span(manager, className="fw-semibold"),
+        html.Span(cls["manager"], className="fw-semibold"),
         html.Div(
             format_params(params) if params else "defaults",
             className="small text-muted",

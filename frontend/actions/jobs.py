@@ -484,11 +484,9 @@ def split_failure(reason: str | None) -> tuple[str, list[str]]:
 
 
 def workload_label(job: Job) -> str:
-    """Which workload a job runs, from its ``launch`` block (``—`` when the API gives
-    none): the stored scenario by name and id, or the generated rate per class."""
-    launch = job.get("launch")
-    if launch is None:
-        return "—"
+    """Which workload a job runs, from its ``launch`` block: the stored scenario by
+    name and id, or the generated rate per class."""
+    launch = job["launch"]
     if launch["scenario_id"] is not None:
         name = launch["scenario_name"] or "unnamed"
         return f"scenario {name} (#{launch['scenario_id']})"
@@ -500,9 +498,7 @@ def workload_label(job: Job) -> str:
 def launch_details(job: Job) -> list[str]:
     """The other launch options worth a glance: manager, mode, shedding, duration and
     where it runs (the Spark master, and the source when it is not the generator)."""
-    launch = job.get("launch")
-    if launch is None:
-        return [job["spark_master"]]
+    launch = job["launch"]
     details = [f"manager {launch['manager']}" if launch["manager"] else "each class's manager"]
     if launch["mode"] == "dilos":
         details.append(f"DILoS {launch['policy']}, every {launch['redistribution_every']}")

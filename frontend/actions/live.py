@@ -183,9 +183,7 @@ def class_bands(job: Job, config: JobConfig | None) -> dict[str, Band]:
     force), else from the launch snapshot."""
     if config is not None and config.get("job_id") == job["id"]:
         return {
-            name: delay_band(
-                cls["delay_target_s"], cls.get("manager"), cls.get("manager_params") or {}
-            )
+            name: delay_band(cls["delay_target_s"], cls["manager"], cls["manager_params"])
             for name, cls in in_force(config)["classes"].items()
         }
     return {cls["name"]: delay_band(cls["delay_target_s"], None, {}) for cls in job["classes"]}

@@ -305,10 +305,14 @@ def render_changes(changes: Sequence[tuple[str, str, str]]) -> Component:
 
 
 def in_force(config: JobConfig) -> LiveConfig:
-    """The configuration the job runs with: the newest one with the changes of every
-    version it has not applied yet taken back (their ``old`` values)."""
+    """The configuration the job runs with: the API's ``applied`` one. Before the job
+    acknowledged any version it runs its launch configuration (version 0), which the API
+    does not repeat: the newest one with the changes of every later version taken back
+    (their ``old`` values)."""
+    if config["applied"] is not None:
+        return copy.deepcopy(config["applied"]["config"])
     live: LiveConfig = copy.deepcopy(config["config"])
-    applied = config["applied_version"] or 0
+    applied = 0
     names = sorted(live["classes"], key=len, reverse=True)  # "a.b" before "a"
     for version in sorted(config["versions"], key=lambda v: v["version"], reverse=True):
         if version["version"] <= applied:

@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from spark_runner.engine.jvm_burn import BurnJar
 from spark_runner.job.control import ClassControl, LiveConfig
 
 
@@ -105,6 +106,12 @@ class JobSnapshot(BaseModel):
     results_path: str | None = Field(
         default=None,
         description="Write the results document (docs/scenario-format.md) here at the end.",
+    )
+    burn_jar: BurnJar | None = Field(
+        default=None,
+        description="The burn UDF's jar built by the launcher and its SHA-256; the job puts "
+        "it on the class path only while the hash matches. None: a local run builds its "
+        "own in the user's cache (~/.cache/headroom).",
     )
 
     def initial_control(self) -> LiveConfig:

@@ -68,8 +68,6 @@ POLL_S = 0.2
 QUIET_WAIT_S = 3.0
 BATCH_DRAIN_TIMEOUT_S = 20.0
 REPORTER_CLOSE_TIMEOUT_S = 5.0
-TRACE_BASE = Path(__file__).resolve().parents[2] / "scenarios"
-"""Relative trace paths of a stored scenario resolve here (as the control plane's do)."""
 
 
 def main(argv: Sequence[str] | None = None, *, submitted: bool = False) -> int:
@@ -144,7 +142,11 @@ def prepare(snapshot: JobSnapshot) -> Prepared:
         document, aliases = derived_scenario(snapshot)
         live = snapshot.initial_control()
         source = "scenario derived from snapshot.classes"
-    scenario = scenario_from_dict(document, base_dir=TRACE_BASE, source=source)
+    # A control-plane job reads trace files from the trace folder only (as the API
+    # checked when it stored the scenario); a local run (``headroom run``: no api_url)
+    # carries the absolute paths its scenario file's own folder gave them.
+    local_paths = None if snapshot.api_url else Path("/")
+    scenario = scenario_from_dict(document, base_dir=local_paths, source=source)
     plan = compile_network(scenario)
     if live is not None:
         reverse = {name: alias for alias, name in aliases.items()}

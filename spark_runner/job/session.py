@@ -30,7 +30,7 @@ from pyspark.java_gateway import launch_gateway
 from pyspark.sql import SparkSession
 
 from spark_runner.job.config import JobSnapshot
-from spark_runner.job.sparkconf import job_burn_jar, package_root, spark_properties
+from spark_runner.job.sparkconf import package_root, spark_properties, verified_burn_jar
 
 log = logging.getLogger(__name__)
 
@@ -42,8 +42,16 @@ JVM_EXIT_TIMEOUT_S = 15.0
 _INHERITED_SPARK_ENV = ("PYSPARK_GATEWAY_PORT", "PYSPARK_GATEWAY_SECRET", "PYSPARK_SUBMIT_ARGS")
 
 
-def spark_conf(snapshot: JobSnapshot) -> SparkConf:
-    properties = spark_properties(snapshot, python=sys.executable, jar=job_burn_jar())
+def spark_conf(snapshot: JobSnapshot, *, submitted: bool = False) -> SparkConf:
+    """The session's configuration; raises when spark-submit's JVM already has a burn jar
+    on its class path that no longer has the hash it was built with (it would load it)."""
+    jar = verified_burn_jar(snapshot)
+    if submitted and jar is None and snapshot.burn_jar is not None:
+        raise RuntimeError(
+            f"the burn jar {snapshot.burn_jar.path} on spark-submit's class path does not "
+            "have the SHA-256 it was built with; refusing to load it"
+        )
+    properties = spark_properties(snapshot, python=sys.executable, jar=jar)
     return SparkConf().setAll(list(properties.items()))
 
 
@@ -84,7 +92,7 @@ def start_spark(snapshot: JobSnapshot, *, submitted: bool = False) -> SparkHandl
     was started with these same properties (``backend.jobs.launcher``); the session
     attaches to it instead of launching one, and leaves its exit to spark-submit.
     """
-    conf = spark_conf(snapshot)
+    conf = spark_conf(snapshot, submitted=submitted)
     _prepare_process_env(submitted=submitted)
     if submitted:
         return SparkHandle(spark=SparkSession(SparkContext(conf=conf)), jvm=None)

@@ -9,11 +9,14 @@ launches (``spark_runner.job.session``), and a launcher that runs the job under
 from __future__ import annotations
 
 import importlib.util
+import logging
 from pathlib import Path
 
 import spark_runner
-from spark_runner.engine.jvm_burn import burn_jar
+from spark_runner.engine.jvm_burn import burn_jar, file_sha256
 from spark_runner.job.config import JobSnapshot
+
+log = logging.getLogger(__name__)
 
 SHUFFLE_PARTITIONS = 2
 # The JVM's default tiered JIT (C1 then C2). The walking skeleton ran C1 only, which
@@ -37,16 +40,37 @@ def pyspark_home() -> Path | None:
     return Path(next(iter(spec.submodule_search_locations))).resolve()
 
 
-def job_burn_jar() -> Path | None:
-    """The exact-burn UDF's jar (built and cached on first use); None without a JDK."""
-    home = pyspark_home()
-    return burn_jar(home / "jars") if home is not None else None
+LOCAL_BURN_CACHE = Path("~/.cache/headroom")
+"""Where a run without a launcher-built jar (``headroom run``) builds its own (0700)."""
+
+
+def verified_burn_jar(snapshot: JobSnapshot) -> Path | None:
+    """The burn UDF's jar to put on the class path, or None (the engine's hash burn).
+
+    The launcher's jar is used only while its bytes have the SHA-256 the snapshot names: a
+    jar replaced after it was built is rejected (logged), never loaded. Without one in the
+    snapshot, the jar is built (or reused, verified the same way) in the user's own cache.
+    """
+    jar = snapshot.burn_jar
+    if jar is None:
+        home = pyspark_home()
+        jar = burn_jar(home / "jars", LOCAL_BURN_CACHE.expanduser()) if home else None
+        if jar is None:
+            return None
+    if file_sha256(Path(jar.path)) != jar.sha256:
+        log.warning(
+            "burn jar %s does not have the SHA-256 it was built with: not loaded "
+            "(map operators use the calibrated hash burn)",
+            jar.path,
+        )
+        return None
+    return Path(jar.path)
 
 
 def spark_properties(snapshot: JobSnapshot, *, python: str, jar: Path | None) -> dict[str, str]:
     """Every Spark property of ``snapshot``'s job, for a driver and workers running ``python``.
 
-    ``jar`` (from :func:`job_burn_jar`) goes on the driver's and executors' class paths.
+    ``jar`` (from :func:`verified_burn_jar`) goes on the driver's and executors' class paths.
     Python workers get the directory holding ``spark_runner`` on their ``PYTHONPATH``:
     Spark imports the data source by module name in processes that do not see
     ``addPyFile`` files.

@@ -119,7 +119,8 @@ def read_trace(path: str | Path) -> list[tuple[float, float]]:
         try:
             t, r = float(cells[0]), float(cells[1])
         except ValueError:
-            raise TraceError(name, line_no, f"not numbers: {row!r}") from None
+            # The row is not echoed: an error must never show a file's contents.
+            raise TraceError(name, line_no, "time_s and rate_per_s must be numbers") from None
         if not (math.isfinite(t) and math.isfinite(r)) or r < 0 or t < 0:
             raise TraceError(name, line_no, "time_s and rate_per_s must be finite and >= 0")
         if rows and t <= rows[-1][0]:

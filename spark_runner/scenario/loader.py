@@ -12,6 +12,7 @@ YAML (``0.94`` is a number, ``true`` a boolean, ``[1, 2]`` a list).
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -48,15 +49,33 @@ def parse_scenario(
     source: str = "<scenario>",
     overrides: Sequence[str] = (),
 ) -> Scenario:
-    """Validate YAML ``text``; relative trace paths resolve against ``base_dir``."""
+    """Validate YAML ``text``. Trace paths resolve against ``base_dir`` (a scenario file's
+    folder) when given, else inside the trace folder only (``models.TRACE_DIR``)."""
+    scenario, _document = parse_scenario_document(
+        text, base_dir=base_dir, source=source, overrides=overrides
+    )
+    return scenario
+
+
+def parse_scenario_document(
+    text: str,
+    *,
+    base_dir: Path | None = None,
+    source: str = "<scenario>",
+    overrides: Sequence[str] = (),
+) -> tuple[Scenario, dict[str, Any]]:
+    """``parse_scenario``, also returning the parsed document (with the overrides applied),
+    from one bounded parse of ``text``."""
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
+        data, node = _load_yaml(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         problem = getattr(exc, "problem", None) or str(exc)
         line = mark.line + 1 if mark is not None else None
         raise ScenarioError([Issue("", f"not valid YAML: {problem}", line)], source) from None
+    issue = _unstorable_value(data)
+    if issue is not None:
+        raise ScenarioError([_with_line(issue, node)], source)
     if not isinstance(data, dict):
         raise ScenarioError(
             [Issue("", "must be a YAML mapping (version: 1, name: ..., ...)")], source
@@ -65,7 +84,7 @@ def parse_scenario(
         data = _unshare(data)  # YAML aliases share objects; an override changes one place
     for override in overrides:
         apply_override(data, override, source)
-    return scenario_from_dict(data, base_dir=base_dir, source=source, node=node)
+    return scenario_from_dict(data, base_dir=base_dir, source=source, node=node), data
 
 
 def scenario_from_dict(
@@ -75,7 +94,10 @@ def scenario_from_dict(
     source: str = "<scenario>",
     node: yaml.Node | None = None,
 ) -> Scenario:
-    """Validate an already parsed document (``node`` gives line numbers when known)."""
+    """Validate an already parsed document (``node`` gives line numbers when known).
+
+    Without ``base_dir`` (a stored scenario, a job's snapshot) trace files are read from
+    the trace folder only; with it (a local file) relative to that folder."""
     try:
         scenario = Scenario.model_validate(data, context={"base_dir": base_dir})
     except ValidationError as exc:
@@ -85,6 +107,102 @@ def scenario_from_dict(
     if issues:
         raise ScenarioError([_with_line(i, node) for i in issues], source)
     return scenario
+
+
+# --- reading YAML within bounds ----------------------------------------------------------
+
+MAX_YAML_DEPTH = 50
+"""Deepest nesting of mappings and lists in a scenario (real ones stay under 10)."""
+MAX_YAML_NODES = 200_000
+"""Most values in a scenario, counting every use of an alias (``*name``) in full: a
+document of aliases of aliases would otherwise expand to billions of values."""
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+
+
+class _BoundedLoader(yaml.SafeLoader):
+    """``SafeLoader`` that refuses a nesting deeper than ``MAX_YAML_DEPTH`` while it
+    composes, before any Python object is built (the composer recurses per level)."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self._depth = 0
+
+    def compose_node(self, parent: yaml.Node | None, index: int) -> yaml.Node | None:
+        self._depth += 1
+        try:
+            if self._depth > MAX_YAML_DEPTH:
+                raise yaml.YAMLError(f"nested deeper than {MAX_YAML_DEPTH} levels")
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+
+def _load_yaml(text: str) -> tuple[Any, yaml.Node | None]:
+    """The document of ``text`` and its node tree (for line numbers), parsed once."""
+    loader = _BoundedLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None, None
+        size = _expanded_size(node)
+        if size > MAX_YAML_NODES:
+            raise yaml.YAMLError(
+                f"holds more than {MAX_YAML_NODES} values once its aliases are expanded"
+            )
+        return loader.construct_document(node), node
+    finally:
+        loader.dispose()
+
+
+def _expanded_size(root: yaml.Node) -> int:
+    """Values in the document with every alias expanded, computed once per node (an
+    alias is the same node object as its anchor), without recursion."""
+    sizes: dict[int, int] = {}
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, children_done = stack.pop()
+        if id(node) in sizes:
+            continue
+        children = _children(node)
+        if children_done or not children:
+            sizes[id(node)] = min(1 + sum(sizes[id(c)] for c in children), MAX_YAML_NODES + 1)
+            continue
+        stack.append((node, True))
+        stack.extend((c, False) for c in children if id(c) not in sizes)
+    return sizes[id(root)]
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.MappingNode):
+        return [part for pair in node.value for part in pair]
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    return []
+
+
+def _unstorable_value(document: Any) -> Issue | None:
+    """The first value no database or JSON document can hold: text with a NUL character,
+    a non-finite number, an integer beyond 64 bits."""
+    stack: list[tuple[Any, list[str | int]]] = [(document, [])]
+    while stack:
+        value, loc = stack.pop()
+        rule = None
+        if isinstance(value, str) and "\x00" in value:
+            rule = "text must not contain the NUL character (\\0)"
+        elif isinstance(value, float) and not math.isfinite(value):
+            rule = f"must be a finite number, got {value!r}"
+        elif isinstance(value, int) and not INT64_MIN <= value <= INT64_MAX:
+            rule = f"integers must lie within 64 bits ({INT64_MIN} to {INT64_MAX})"
+        if rule is not None:
+            return Issue(format_path(loc), rule)
+        if isinstance(value, dict):
+            for key, item in value.items():
+                if isinstance(key, str) and "\x00" in key:
+                    return Issue(format_path(loc), "keys must not contain the NUL character")
+                stack.append((item, [*loc, str(key)]))
+        elif isinstance(value, list):
+            stack.extend((item, [*loc, i]) for i, item in enumerate(value))
+    return None
 
 
 # --- overrides ----------------------------------------------------------------------------

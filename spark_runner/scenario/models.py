@@ -42,6 +42,48 @@ Name = Annotated[str, StringConstraints(pattern=NAME_PATTERN, min_length=1, max_
 ParamScalar = bool | int | float | str
 """A manager parameter value (numbers, enumerated strings, booleans)."""
 
+# --- bounds --------------------------------------------------------------------------------
+# Every number of the format lies in a range a real run can use. A value outside it (1e300
+# tuples/s, a 1e-300 s period, a 1e308 s duration) is an error that names the bound, not a
+# load that stalls the simulator, the Spark job or the control plane. The backend's class
+# and job schemas import these same bounds for the same facts.
+
+MAX_DURATION_S = 7 * 86_400.0
+"""Longest run (one week), s; so also the latest instant in a run (``at_s``, ``from_s``,
+``start_s``, ``end_s``) and the longest window or on/off phase."""
+MIN_PERIOD_S = 0.01
+"""Shortest control period or rate-drawing period, s (a Spark micro-batch takes longer)."""
+MAX_PERIOD_S = 3_600.0
+"""Longest control period or rate-drawing period, s."""
+MIN_DELAY_TARGET_S = 0.001
+"""Smallest delay target, s (one millisecond)."""
+MAX_DELAY_TARGET_S = 86_400.0
+"""Largest delay target, s (one day)."""
+MAX_PRIORITY = 1e6
+"""Largest class priority."""
+MAX_RATE_PER_S = 1_000_000.0
+"""Most tuples per second of one stream (a generated one, or a rate drawn or stepped to)."""
+MIN_WINDOW_S = 0.001
+"""Shortest window size or slide, s."""
+MAX_COST_PER_TUPLE_S = 1.0
+"""Most processing time per tuple of one operator, s (real operators take microseconds)."""
+MAX_SELECTIVITY = 1_000.0
+"""Most output tuples per input tuple (a join may exceed 1)."""
+MIN_SHAPE, MAX_SHAPE = 0.01, 100.0
+"""Range of the Pareto index α."""
+MIN_SCALE, MAX_SCALE = 0.001, 1_000.0
+"""Range of a trace's ``scale`` and ``time_scale``."""
+MAX_KEYS = 2**31 - 1
+"""Most distinct keys of a stream (a 32-bit integer column)."""
+MAX_SEED = 2**63 - 1
+"""Largest seed (a 64-bit integer)."""
+MAX_REDISTRIBUTION_EVERY = 10_000
+"""Most control periods between two DILoS capacity redistributions."""
+MIN_ENGINE_STEP_S = 1e-4
+"""Shortest simulator time step (tick, scheduler round, run span), s."""
+MAX_BATCH_SIZE = 1_000_000
+"""Most tuples an operator takes per turn in the simulator."""
+
 
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -54,14 +96,14 @@ class ConstantArrival(_Model):
     """A constant rate for the whole run."""
 
     kind: Literal["constant"]
-    rate_per_s: float = Field(ge=0, allow_inf_nan=False, description="tuples/s")
+    rate_per_s: float = Field(ge=0, le=MAX_RATE_PER_S, allow_inf_nan=False, description="tuples/s")
 
 
 class StepPoint(_Model):
     """From ``at_s`` on (until the next point) the rate is ``rate_per_s``."""
 
-    at_s: float = Field(ge=0, allow_inf_nan=False)
-    rate_per_s: float = Field(ge=0, allow_inf_nan=False)
+    at_s: float = Field(ge=0, le=MAX_DURATION_S, allow_inf_nan=False)
+    rate_per_s: float = Field(ge=0, le=MAX_RATE_PER_S, allow_inf_nan=False)
 
 
 class StepArrival(_Model):
@@ -85,9 +127,9 @@ class StepArrival(_Model):
 class ParetoRange(_Model):
     """From ``from_s`` on, each period's rate is drawn within [min, max]."""
 
-    from_s: float = Field(ge=0, allow_inf_nan=False)
-    min_rate_per_s: float = Field(gt=0, allow_inf_nan=False)
-    max_rate_per_s: float = Field(gt=0, allow_inf_nan=False)
+    from_s: float = Field(ge=0, le=MAX_DURATION_S, allow_inf_nan=False)
+    min_rate_per_s: float = Field(gt=0, le=MAX_RATE_PER_S, allow_inf_nan=False)
+    max_rate_per_s: float = Field(gt=0, le=MAX_RATE_PER_S, allow_inf_nan=False)
 
     @model_validator(mode="after")
     def _ordered(self) -> ParetoRange:
@@ -109,9 +151,13 @@ class ParetoArrival(_Model):
 
     kind: Literal["pareto"]
     ranges: list[ParetoRange] = Field(min_length=1)
-    shape: float = Field(default=1.0, gt=0, allow_inf_nan=False)
+    shape: float = Field(default=1.0, ge=MIN_SHAPE, le=MAX_SHAPE, allow_inf_nan=False)
     period_s: float | None = Field(
-        default=None, gt=0, allow_inf_nan=False, description="default: the control period"
+        default=None,
+        ge=MIN_PERIOD_S,
+        le=MAX_PERIOD_S,
+        allow_inf_nan=False,
+        description="default: the control period",
     )
 
     @field_validator("ranges")
@@ -128,26 +174,52 @@ class ParetoArrival(_Model):
         return ranges
 
 
+TRACE_DIR = Path(__file__).resolve().parents[2] / "scenarios" / "traces"
+"""The one folder trace files are read from when no scenario file's folder is given: a
+scenario stored in the control plane, and the job it launches. Paths there are relative
+to this folder and must stay inside it (symlinks resolved first)."""
+
+
+def confined_trace_path(path: str, trace_dir: Path | None = None) -> Path:
+    """``path`` (relative to ``trace_dir``), resolved with its symlinks, if it names a file
+    inside ``trace_dir``. Otherwise ``ValueError``, with one message whether the file is
+    missing or outside the folder, so an answer reveals nothing about other files.
+    ``trace_dir`` defaults to ``TRACE_DIR`` (read when called)."""
+    root = (trace_dir or TRACE_DIR).resolve()
+    if "\x00" not in path and not Path(path).is_absolute():
+        resolved = (root / path).resolve()
+        if resolved.is_relative_to(root) and resolved.is_file():
+            return resolved
+    raise ValueError(
+        f"path {path!r} must name an existing file of the trace folder, relative to it "
+        "and staying inside it (no absolute path, no '..' or link leading out)"
+    )
+
+
 class TraceArrival(_Model):
     """Replay a rate trace from a CSV file with columns ``time_s,rate_per_s``.
 
     Each row's rate holds from its ``time_s`` until the next row (the last row holds to
-    the end unless ``loop``). ``path`` is relative to the scenario file. Rates are
-    multiplied by ``scale``, times by ``time_scale``.
+    the end unless ``loop``). ``path`` is relative to the scenario file when one is run
+    from disk (validation context ``base_dir``), else relative to ``TRACE_DIR`` and
+    confined to it. Rates are multiplied by ``scale``, times by ``time_scale``.
     """
 
     kind: Literal["trace"]
     path: str = Field(min_length=1)
-    scale: float = Field(default=1.0, gt=0, allow_inf_nan=False)
-    time_scale: float = Field(default=1.0, gt=0, allow_inf_nan=False)
+    scale: float = Field(default=1.0, ge=MIN_SCALE, le=MAX_SCALE, allow_inf_nan=False)
+    time_scale: float = Field(default=1.0, ge=MIN_SCALE, le=MAX_SCALE, allow_inf_nan=False)
     loop: bool = False
 
     @field_validator("path")
     @classmethod
     def _resolve(cls, path: str, info: ValidationInfo) -> str:
         base = (info.context or {}).get("base_dir")
+        if base is None:
+            return str(confined_trace_path(path))
+        # A local scenario file (the command line): its author owns the disk it reads.
         candidate = Path(path)
-        if not candidate.is_absolute() and base is not None:
+        if not candidate.is_absolute():
             candidate = Path(base) / candidate
         if not candidate.is_file():
             raise ValueError(f"trace file not found: {candidate}")
@@ -166,7 +238,7 @@ class Stream(_Model):
 
     name: Name
     arrival: Arrival
-    keys: int = Field(default=100, ge=1)
+    keys: int = Field(default=100, ge=1, le=MAX_KEYS)
     description: str = ""
 
 
@@ -184,8 +256,10 @@ class SimHints(_Model):
             ``window_join``).
     """
 
-    cost_per_tuple_s: float | None = Field(default=None, ge=0, allow_inf_nan=False)
-    selectivity: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+    cost_per_tuple_s: float | None = Field(
+        default=None, ge=0, le=MAX_COST_PER_TUPLE_S, allow_inf_nan=False
+    )
+    selectivity: float | None = Field(default=None, ge=0, le=MAX_SELECTIVITY, allow_inf_nan=False)
 
 
 class _Operator(_Model):
@@ -231,7 +305,7 @@ class MapOp(_Operator):
         "allow-list of spark_runner.scenario.sql_allowlist (no other function runs).",
     )
     output: Name = "value"
-    cpu_cost_per_tuple_s: float = Field(ge=0, allow_inf_nan=False)
+    cpu_cost_per_tuple_s: float = Field(ge=0, le=MAX_COST_PER_TUPLE_S, allow_inf_nan=False)
 
     @field_validator("expression")
     @classmethod
@@ -247,8 +321,10 @@ class Window(_Model):
     """A time window: ``tumbling`` (size) or ``sliding`` (size and slide <= size)."""
 
     type: Literal["tumbling", "sliding"] = "tumbling"
-    size_s: float = Field(gt=0, allow_inf_nan=False)
-    slide_s: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    size_s: float = Field(ge=MIN_WINDOW_S, le=MAX_DURATION_S, allow_inf_nan=False)
+    slide_s: float | None = Field(
+        default=None, ge=MIN_WINDOW_S, le=MAX_DURATION_S, allow_inf_nan=False
+    )
 
     @model_validator(mode="after")
     def _slide(self) -> Window:
@@ -275,7 +351,7 @@ class WindowAggregateOp(_Operator):
 class JoinWindow(_Model):
     """The range window of a window join: tuples at most ``size_s`` apart match."""
 
-    size_s: float = Field(gt=0, allow_inf_nan=False)
+    size_s: float = Field(ge=MIN_WINDOW_S, le=MAX_DURATION_S, allow_inf_nan=False)
 
 
 class WindowJoinOp(_Operator):
@@ -348,8 +424,10 @@ class QueryClass(_Model):
     """A query class: its priority, delay target, load manager and queries."""
 
     name: Name
-    priority: float = Field(gt=0, allow_inf_nan=False, description="larger = more important")
-    delay_target_s: float = Field(gt=0, allow_inf_nan=False)
+    priority: float = Field(
+        gt=0, le=MAX_PRIORITY, allow_inf_nan=False, description="larger = more important"
+    )
+    delay_target_s: float = Field(ge=MIN_DELAY_TARGET_S, le=MAX_DELAY_TARGET_S, allow_inf_nan=False)
     manager: ManagerSpec = ManagerSpec()
     reserve_fraction: float = Field(default=0.05, ge=0, lt=1)
     max_lend_fraction: float = Field(default=1.0, ge=0, le=1)
@@ -362,7 +440,9 @@ class CommonManagerSpec(ManagerSpec):
     """The single manager of ``mode: common``; its delay target defaults to the smallest
     class target."""
 
-    delay_target_s: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    delay_target_s: float | None = Field(
+        default=None, ge=MIN_DELAY_TARGET_S, le=MAX_DELAY_TARGET_S, allow_inf_nan=False
+    )
 
 
 ControlMode = Literal["none", "common", "per_class", "dilos"]
@@ -378,9 +458,9 @@ class Control(_Model):
     ``redistribution_every`` periods under ``policy``).
     """
 
-    period_s: float = Field(gt=0, allow_inf_nan=False)
+    period_s: float = Field(ge=MIN_PERIOD_S, le=MAX_PERIOD_S, allow_inf_nan=False)
     mode: ControlMode = "dilos"
-    redistribution_every: int = Field(default=10, ge=1)
+    redistribution_every: int = Field(default=10, ge=1, le=MAX_REDISTRIBUTION_EVERY)
     policy: Literal["relative", "absolute", "strict"] = "relative"
     min_share: float = Field(default=0.0, ge=0, lt=1)
     common_manager: CommonManagerSpec = CommonManagerSpec()
@@ -393,11 +473,11 @@ class Background(_Model):
     (001 §5.3.2.6). Overlapping jobs add up (capped at 0.99).
     """
 
-    start_s: float = Field(ge=0, allow_inf_nan=False)
-    end_s: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    start_s: float = Field(ge=0, le=MAX_DURATION_S, allow_inf_nan=False)
+    end_s: float | None = Field(default=None, gt=0, le=MAX_DURATION_S, allow_inf_nan=False)
     share: float = Field(gt=0, lt=1)
-    on_s: float | None = Field(default=None, gt=0, allow_inf_nan=False)
-    off_s: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    on_s: float | None = Field(default=None, gt=0, le=MAX_DURATION_S, allow_inf_nan=False)
+    off_s: float | None = Field(default=None, gt=0, le=MAX_DURATION_S, allow_inf_nan=False)
 
     @model_validator(mode="after")
     def _window(self) -> Background:
@@ -431,19 +511,19 @@ class Engine(_Model):
         stall_mean_s: mean length of a stall (exponential), s.
     """
 
-    scheduler_round_s: float = Field(default=0.01, gt=0, allow_inf_nan=False)
-    batch_size: int = Field(default=50, ge=1)
-    batch_overhead_s: float = Field(default=1e-4, ge=0, allow_inf_nan=False)
-    dispatch_overhead_s: float = Field(default=0.0, ge=0, allow_inf_nan=False)
-    hidden_overhead_fraction: float = Field(default=0.0, ge=0, allow_inf_nan=False)
-    source_cost_per_tuple_s: float = Field(default=1e-5, ge=0, allow_inf_nan=False)
-    default_cost_per_tuple_s: float = Field(default=1e-4, ge=0, allow_inf_nan=False)
-    tick_s: float = Field(default=0.002, gt=0, allow_inf_nan=False)
-    run_span_s: float = Field(default=0.01, gt=0, allow_inf_nan=False)
+    scheduler_round_s: float = Field(default=0.01, ge=MIN_ENGINE_STEP_S, le=MAX_PERIOD_S)
+    batch_size: int = Field(default=50, ge=1, le=MAX_BATCH_SIZE)
+    batch_overhead_s: float = Field(default=1e-4, ge=0, le=MAX_COST_PER_TUPLE_S)
+    dispatch_overhead_s: float = Field(default=0.0, ge=0, le=MAX_COST_PER_TUPLE_S)
+    hidden_overhead_fraction: float = Field(default=0.0, ge=0, le=100)
+    source_cost_per_tuple_s: float = Field(default=1e-5, ge=0, le=MAX_COST_PER_TUPLE_S)
+    default_cost_per_tuple_s: float = Field(default=1e-4, ge=0, le=MAX_COST_PER_TUPLE_S)
+    tick_s: float = Field(default=0.002, ge=MIN_ENGINE_STEP_S, le=MAX_PERIOD_S)
+    run_span_s: float = Field(default=0.01, ge=MIN_ENGINE_STEP_S, le=MAX_PERIOD_S)
     cost_jitter: float = Field(default=0.0, ge=0, le=1)
     background_cost_visible: bool = False
-    stall_rate_per_s: float = Field(default=0.0, ge=0, allow_inf_nan=False)
-    stall_mean_s: float = Field(default=0.01, gt=0, allow_inf_nan=False)
+    stall_rate_per_s: float = Field(default=0.0, ge=0, le=1_000)
+    stall_mean_s: float = Field(default=0.01, gt=0, le=MAX_PERIOD_S)
 
 
 class Scenario(_Model):
@@ -452,8 +532,8 @@ class Scenario(_Model):
     version: int
     name: Name
     description: str = ""
-    seed: int = 0
-    duration_s: float = Field(gt=0, allow_inf_nan=False)
+    seed: int = Field(default=0, ge=0, le=MAX_SEED)
+    duration_s: float = Field(gt=0, le=MAX_DURATION_S, allow_inf_nan=False)
     control: Control
     engine: Engine = Engine()
     streams: list[Stream] = Field(min_length=1)

@@ -1,67 +1,12 @@
-"""Who may do what: the authorization matrix, login, logout, user management."""
+"""Login, logout and user management (who may call what: tests/backend/test_role_matrix.py)."""
 
 from __future__ import annotations
 
-import pytest
 from fastapi.testclient import TestClient
 
-from tests.backend.conftest import PASSWORD, login_headers
+from tests.api_fixtures import PASSWORD, login_headers
 
 CLASS = {"name": "fraud", "priority": 6, "delay_target_s": 1.5}
-
-# (method, path, body) of every user-facing route that reads or changes something.
-READS = [
-    ("GET", "/api/v1/classes", None),
-    ("GET", "/api/v1/classes/1", None),
-    ("GET", "/api/v1/jobs", None),
-    ("GET", "/api/v1/jobs/1", None),
-    ("GET", "/api/v1/jobs/1/metrics", None),
-    ("GET", "/api/v1/jobs/1/log", None),
-    ("GET", "/api/v1/auth/me", None),
-]
-CHANGES = [
-    ("POST", "/api/v1/classes", CLASS),
-    ("PATCH", "/api/v1/classes/1", {"priority": 2}),
-    ("DELETE", "/api/v1/classes/1", None),
-    ("POST", "/api/v1/jobs", {}),
-    ("POST", "/api/v1/jobs/1/stop", None),
-    ("POST", "/api/v1/jobs/1/restart", None),
-]
-ADMIN_ONLY = [
-    ("GET", "/api/v1/users", None),
-    ("POST", "/api/v1/users", {"username": "new", "password": "longenough", "role": "viewer"}),
-    ("PATCH", "/api/v1/users/1", {"role": "operator"}),
-]
-
-
-@pytest.mark.parametrize(("method", "path", "body"), READS + CHANGES + ADMIN_ONLY)
-def test_no_credentials_is_401(anonymous: TestClient, method: str, path: str, body) -> None:
-    response = anonymous.request(method, path, json=body)
-    assert response.status_code == 401, response.text
-    assert "Bearer" in response.json()["detail"]
-
-
-@pytest.mark.parametrize(("method", "path", "body"), CHANGES + ADMIN_ONLY)
-def test_viewer_change_is_403(anonymous: TestClient, method: str, path: str, body) -> None:
-    response = anonymous.request(
-        method, path, json=body, headers=login_headers(anonymous, "viewer")
-    )
-    assert response.status_code == 403, response.text
-    assert "role='viewer'" in response.json()["detail"]
-
-
-@pytest.mark.parametrize(("method", "path", "body"), READS)
-def test_viewer_reads(anonymous: TestClient, method: str, path: str, body) -> None:
-    response = anonymous.request(
-        method, path, json=body, headers=login_headers(anonymous, "viewer")
-    )
-    assert response.status_code in (200, 404), response.text
-
-
-@pytest.mark.parametrize(("method", "path", "body"), ADMIN_ONLY)
-def test_operator_cannot_manage_users(anonymous: TestClient, method: str, path: str, body):
-    response = anonymous.request(method, path, json=body, headers=login_headers(anonymous, "ops"))
-    assert response.status_code == 403
 
 
 def test_admin_manages_users(anonymous: TestClient) -> None:

@@ -36,7 +36,7 @@ def test_create_list_get_update_delete(client: TestClient) -> None:
     [
         ({"priority": 0}, "priority", "greater than 0"),
         ({"priority": -3}, "priority", "greater than 0"),
-        ({"delay_target_s": 0}, "delay_target_s", "greater than 0"),
+        ({"delay_target_s": 0}, "delay_target_s", "greater than or equal to 0.001"),
         ({"tau0": 0.0}, "tau0", "must be > 0"),
         ({"tau1": 0.1, "tau0": 0.2}, "tau1", "must be > tau0=0.2"),
         ({"tau2": 0.3}, "tau2", "must be > tau1=0.4"),

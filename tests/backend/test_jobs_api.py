@@ -6,6 +6,8 @@ covered end to end in tests/e2e.
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session
@@ -35,11 +37,15 @@ def dispatcher(client: TestClient) -> RecordingDispatcher:
     return recorder
 
 
+SAMPLE_EPOCH_S = 1_763_700_000.0
+"""The synthetic samples' clock (epoch s, Nov 2025)."""
+
+
 def _sample(seq: int, class_name: str = "fraud") -> dict[str, object]:
     return {
         "class_name": class_name,
         "seq": seq,
-        "t": 1_763_700_000.0 + seq,
+        "t": SAMPLE_EPOCH_S + seq,
         "period_s": 1.0,
         "arrived_count": 100,
         "output_count": 40,
@@ -92,9 +98,14 @@ def test_unknown_class_id_is_named(client: TestClient, dispatcher: RecordingDisp
 
 
 def _job_token(db_session: Session, job_id: int) -> dict[str, str]:
-    """What the launch task does: give the job a token, keep only its digest."""
+    """What the launch task does: give the job a token, keep only its digest. The job is
+    dated a day before ``SAMPLE_EPOCH_S``, so the synthetic samples fall within its run
+    (ingest refuses a ``t`` before the job's creation)."""
     token = new_token()
-    db_session.get(Job, job_id).ingest_token_digest = token_digest(token)  # type: ignore[union-attr]
+    job = db_session.get(Job, job_id)
+    assert job is not None
+    job.ingest_token_digest = token_digest(token)
+    job.created_at = datetime.fromtimestamp(SAMPLE_EPOCH_S - 86_400, UTC)
     db_session.commit()
     return {"Authorization": f"Bearer {token}"}
 

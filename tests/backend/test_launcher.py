@@ -14,7 +14,7 @@ import pytest
 
 from backend.jobs import launcher
 from backend.settings import Settings
-from spark_runner.job.config import ClassSnapshot, JobSnapshot
+from spark_runner.job.config import EXIT_CODE_FILE, ClassSnapshot, JobSnapshot
 from spark_runner.job.sparkconf import package_root, spark_properties
 from spark_runner.job.submit_entry import DRIVER_PID_FILE, ENTRY_FILE
 from tests.waiting import wait_until
@@ -44,6 +44,13 @@ def _start(python: str, config: Path, log: Path) -> int:
     settings = Settings(job_python=python, launch_mode="python")
     command = launcher.job_command(settings, _snapshot(config.parent), config)
     return launcher.start_job_process(command, log)
+
+
+def exited(pid: int, job_dir: Path, seen: list[launcher.ProcessState]) -> bool:
+    """Whether the job's leader has ended; every state read is kept (the one that saw the
+    exit holds the code: the reaping is done once)."""
+    seen.append(launcher.process_state(pid, job_dir))
+    return not seen[-1].alive
 
 
 def test_start_stop_and_exit_code(tmp_path: Path) -> None:
@@ -77,16 +84,12 @@ def test_crash_exit_code_is_reaped(tmp_path: Path) -> None:
     (tmp_path / "config.json").write_text("{}")
     pid = _start(python, tmp_path / "config.json", tmp_path / "job.log")
     states: list[launcher.ProcessState] = []
-    assert wait_until(
-        lambda: not states.append(launcher.process_state(pid, tmp_path)) and not states[-1].alive,
-        10,
-        0.05,
-    )
+    assert wait_until(lambda: exited(pid, tmp_path, states), 10, 0.05)
     assert states[-1].exit_code == 4
 
 
 def test_recorded_exit_code_when_not_our_child(tmp_path: Path) -> None:
-    (tmp_path / launcher.EXIT_CODE_FILE).write_text("3\n")
+    (tmp_path / EXIT_CODE_FILE).write_text("3\n")
     # A pid that does not exist and is not our child: the recorded code is used.
     state = launcher.process_state(2**22 + 12345, tmp_path)
     assert state == launcher.ProcessState(alive=False, exit_code=3)
@@ -103,6 +106,7 @@ def test_python_mode_command(tmp_path: Path) -> None:
     assert command.env == {
         "PYSPARK_PYTHON": "/opt/py/bin/python3",
         "PYSPARK_DRIVER_PYTHON": "/opt/py/bin/python3",
+        "PYTHONPATH": str(package_root()),
     }
 
 
@@ -185,13 +189,7 @@ def test_stop_goes_to_the_recorded_driver_not_the_leader(tmp_path: Path) -> None
         assert wait_until((tmp_path / DRIVER_PID_FILE).exists, 10, 0.05)
         launcher.request_stop(pid, tmp_path)
         states: list[launcher.ProcessState] = []
-        assert wait_until(
-            lambda: (
-                not states.append(launcher.process_state(pid, tmp_path)) and not states[-1].alive
-            ),
-            10,
-            0.05,
-        )
+        assert wait_until(lambda: exited(pid, tmp_path, states), 10, 0.05)
         assert states[-1].exit_code == 5  # the driver's handler ran; the leader was spared
     finally:
         launcher.kill_group(pid)

@@ -17,6 +17,7 @@ from spark_runner.engine.cluster import StandaloneCluster
 from spark_runner.job.config import ClassSnapshot, JobSnapshot
 from spark_runner.job.submit_entry import DRIVER_PID_FILE
 from spark_runner.scenario import parse_scenario
+from tests.backend.test_launcher import exited
 from tests.job.capture import CaptureServer
 from tests.waiting import wait_until
 
@@ -99,8 +100,7 @@ def test_spark_submit_launch_on_a_standalone_cluster(tmp_path: Path) -> None:
                 scenario=scenario.model_dump(mode="json"),
                 results_path=str(results_path),
             )
-            snapshot.dump(config)
-            command = launcher.launch_command(settings, snapshot, config)
+            command = launcher.prepare_launch(settings, snapshot, config)
             pid = launcher.start_job_process(command, log_path)
             try:
 
@@ -117,13 +117,7 @@ def test_spark_submit_launch_on_a_standalone_cluster(tmp_path: Path) -> None:
 
                 launcher.request_stop(pid, job_dir)  # what the stop task does
                 states: list[launcher.ProcessState] = []
-                assert wait_until(
-                    lambda: (
-                        not states.append(launcher.process_state(pid, job_dir))
-                        and not states[-1].alive
-                    ),
-                    90,
-                )  # (the state that saw the exit holds the code: the reaping is done once)
+                assert wait_until(lambda: exited(pid, job_dir, states), 90)
             finally:
                 launcher.kill_group(pid)
             master_log = (tmp_path / "cluster" / "master.log").read_text(errors="replace")

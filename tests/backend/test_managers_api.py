@@ -88,9 +88,9 @@ def test_described_bounds_are_the_validated_ones(kind: str, param: ParamInfo) ->
         with pytest.raises(ParameterError) as refused:
             manager_params(kind, {param.name: value})
         assert refused.value.field == param.name and refused.value.rule in param.rules
-    for value in (param.minimum, param.maximum):
-        if value is not None:
-            manager_params(kind, {param.name: value})  # inclusive bounds are accepted
+    for bound in (param.minimum, param.maximum):
+        if bound is not None:
+            manager_params(kind, {param.name: bound})  # inclusive bounds are accepted
 
 
 def test_choices_are_the_validated_ones() -> None:

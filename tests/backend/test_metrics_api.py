@@ -129,7 +129,7 @@ def _make(seq: int, class_name: str, t: float, **fields: object) -> MetricSample
         "shed_fraction": (seq % 4) / 4,
         "manager_state": f"s{seq}",
     }
-    return MetricSample(**{**values, **fields})  # type: ignore[arg-type]
+    return MetricSample.model_validate({**values, **fields})
 
 
 @settings(max_examples=200, deadline=None)
@@ -261,24 +261,28 @@ def test_stream_of_unknown_job_is_404(client: TestClient) -> None:
 
 def test_downsample_weights_means_by_output() -> None:
     base = {"class_name": "c", "period_s": 1.0, "arrival_rate": 10.0, "arrived_count": 10}
-    a = MetricSample(
-        **base,
-        seq=0,
-        t=100.2,
-        output_count=1,
-        response_time_mean_s=1.0,
-        response_time_max_s=1.0,
-        shed_fraction=0.0,
+    a = MetricSample.model_validate(
+        {
+            **base,
+            "seq": 0,
+            "t": 100.2,
+            "output_count": 1,
+            "response_time_mean_s": 1.0,
+            "response_time_max_s": 1.0,
+            "shed_fraction": 0.0,
+        }
     )
-    b = MetricSample(
-        **base,
-        seq=1,
-        t=100.9,
-        output_count=3,
-        response_time_mean_s=2.0,
-        response_time_max_s=4.0,
-        shed_fraction=0.5,
-        redistributed=True,
+    b = MetricSample.model_validate(
+        {
+            **base,
+            "seq": 1,
+            "t": 100.9,
+            "output_count": 3,
+            "response_time_mean_s": 2.0,
+            "response_time_max_s": 4.0,
+            "shed_fraction": 0.5,
+            "redistributed": True,
+        }
     )
     [merged] = downsample([a, b], step_s=1.0)
     assert merged.response_time_mean_s == pytest.approx(1.75)

@@ -7,6 +7,18 @@ from sqlalchemy.orm import Session
 
 from tests.backend.test_jobs_api import RecordingDispatcher, _job_token, _sample
 
+SCRAPE_TOKEN = "monitoring-test-scrape-token"
+
+
+def scrape(client: TestClient) -> str:
+    """``GET /metrics`` as Prometheus does, with the scrape token (see
+    tests/security/test_metrics_endpoint.py for the refusals)."""
+    app = client.app
+    app.state.settings = app.state.settings.model_copy(update={"metrics_token": SCRAPE_TOKEN})  # type: ignore[attr-defined]
+    answer = client.get("/metrics", headers={"Authorization": f"Bearer {SCRAPE_TOKEN}"})
+    assert answer.status_code == 200, answer.text
+    return str(answer.text)
+
 
 def test_metrics_endpoint_exposes_class_gauges_and_requests(
     client: TestClient, db_session: Session
@@ -28,7 +40,7 @@ def test_metrics_endpoint_exposes_class_gauges_and_requests(
     )
     assert ingest.status_code == 202, ingest.text
 
-    text = client.get("/metrics").text
+    text = scrape(client)
     labels = f'job="{job_id}",query_class="fraud"'
     assert f"headroom_class_shed_fraction{{{labels}}} 0.25" in text
     assert f"headroom_class_headroom{{{labels}}} 0.7" in text
@@ -43,7 +55,7 @@ def test_request_metrics_label_status_and_route_template(client: TestClient) -> 
     assert client.get("/api/v1/classes/424242").status_code == 404
     assert client.get("/api/v1/classes/not-a-number").status_code == 422
     assert client.get("/no/such/path").status_code == 404
-    text = client.get("/metrics").text
+    text = scrape(client)
     requests = "headroom_http_requests_total"
     assert f'{requests}{{method="GET",route="/api/v1/classes/{{class_id}}",status="404"}}' in text
     assert f'{requests}{{method="GET",route="/api/v1/classes/{{class_id}}",status="422"}}' in text

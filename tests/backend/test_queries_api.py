@@ -48,7 +48,7 @@ def test_create_list_replace_delete(client: TestClient, class_ids: dict[str, int
         (
             [{"kind": "window_aggregate", "window": {"type": "tumbling", "size_s": -5}}],
             "operators[0].window.size_s",
-            "must be > 0",
+            "must be >= 0.001",
         ),
         (
             [

@@ -6,7 +6,7 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session
 
-from tests.backend.conftest import login_headers
+from tests.api_fixtures import login_headers
 from tests.backend.test_jobs_api import RecordingDispatcher, _job_token
 
 

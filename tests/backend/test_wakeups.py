@@ -26,7 +26,7 @@ from backend.migrate import upgrade
 from backend.settings import Settings
 from backend.tuning import routes as tuning_routes
 from backend.users.models import Role
-from tests.backend.conftest import login_headers, make_user
+from tests.api_fixtures import login_headers, make_user
 from tests.backend.test_jobs_api import RecordingDispatcher, _job_token, _sample
 from tests.waiting import wait_until
 

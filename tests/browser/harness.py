@@ -280,6 +280,14 @@ def acknowledge(product: Product, job_id: int, token: str, version: int) -> None
     response.raise_for_status()
 
 
+def attr(element: WebElement, name: str) -> str:
+    """The attribute or property ``name`` of ``element``, which must have it (selenium
+    answers ``None`` for one it does not have)."""
+    value = element.get_attribute(name)
+    assert value is not None, f"the element has no {name!r}"
+    return value
+
+
 class Browser:
     """A Chromium window on the dashboard, with waits that poll against a deadline."""
 
@@ -389,7 +397,7 @@ class Browser:
 
     def console_errors(self) -> list[dict[str, object]]:
         """SEVERE console entries since the last call (reading the log empties it)."""
-        entries: list[dict[str, object]] = self.driver.get_log("browser")  # type: ignore[no-untyped-call]
+        entries: list[dict[str, object]] = self.driver.get_log("browser")
         return [e for e in entries if e.get("level") == "SEVERE"]
 
     def assert_console_clean(self) -> None:

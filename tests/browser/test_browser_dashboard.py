@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import itertools
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -20,6 +21,7 @@ from tests.browser.harness import (
     VIEWER,
     Browser,
     Product,
+    attr,
     mark_failed,
 )
 
@@ -39,11 +41,12 @@ def class_names(product: Product) -> set[str]:
         return {c["name"] for c in api.get("/classes").json()}
 
 
-def add_class(product: Product, name: str) -> dict:
+def add_class(product: Product, name: str) -> dict[str, Any]:
     with product.api() as api:
         response = api.post("/classes", json={"name": name, "priority": 3, "delay_target_s": 2})
         response.raise_for_status()
-        return response.json()
+        created: dict[str, Any] = response.json()
+        return created
 
 
 def add_user(product: Product, username: str, role: str) -> int:
@@ -105,13 +108,13 @@ def test_operator_creates_a_class_and_a_bad_threshold_is_refused(
     browser.fill("class-tau2", "0.3")
     browser.click("//form[@id='class-form']//button[@type='submit']")
     assert browser.wait_text("class-tau2-feedback", api_message) == api_message
-    assert "is-invalid" in browser.element("class-tau2").get_attribute("class")
+    assert "is-invalid" in attr(browser.element("class-tau2"), "class")
     assert bad not in class_names(product)
 
     # Edit the good class: another manager with a parameter the core refuses, then one
     # it takes.
     row = browser.xpath(f"//tr[td[text()='{good}']]")
-    class_id = row.get_attribute("id").removeprefix("class-row-")
+    class_id = attr(row, "id").removeprefix("class-row-")
     browser.click(f"//tr[@id='class-row-{class_id}']//button[text()='Edit']")
     browser.wait_text("class-edit-title", f"Edit class #{class_id}")
     Select(browser.element("class-edit-manager")).select_by_value("ctrl")
@@ -282,7 +285,7 @@ def test_admin_creates_a_user_and_changes_a_role(browser: Browser, product: Prod
     browser.click("//form[@id='user-form']//button[@type='submit']")
     browser.wait_text("user-form-alert", f"Created viewer {uma}")
     row = browser.xpath(f"//tr[td[text()='{uma}']]")
-    user_id = row.get_attribute("id").removeprefix("user-row-")
+    user_id = attr(row, "id").removeprefix("user-row-")
     browser.click(f"//tr[@id='user-row-{user_id}']//button[contains(., 'Change role')]")
     browser.click(f"//tr[@id='user-row-{user_id}']//*[text()='Make operator']")
     browser.wait_text("users-alert", f"{uma} is now operator")

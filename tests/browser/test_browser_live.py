@@ -23,6 +23,7 @@ from tests.browser.harness import (
     OPERATOR,
     Browser,
     Product,
+    attr,
     start_product,
 )
 
@@ -143,7 +144,7 @@ def test_change_a_threshold_and_see_it_applied(
     live.click("//button[@id='tune-confirm']")
     message = live.wait_text("tune-tau2-feedback", "tau2=0.3 is invalid")
     assert "must be > tau1=0.4" in message
-    assert "is-invalid" in live.element("tune-tau2").get_attribute("class")
+    assert "is-invalid" in attr(live.element("tune-tau2"), "class")
 
     live.fill("tune-tau2", "0.7")
     live.click("//button[@id='tune-review']")

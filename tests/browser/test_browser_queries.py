@@ -16,7 +16,7 @@ from selenium.webdriver.remote.webelement import WebElement
 from selenium.webdriver.support.ui import Select
 
 from frontend.query_editor import KIND_TYPE, dom_id, feedback_id, field_id
-from tests.browser.harness import OPERATOR, VIEWER, Browser, Product
+from tests.browser.harness import OPERATOR, VIEWER, Browser, Product, attr
 
 pytestmark = pytest.mark.browser
 
@@ -104,7 +104,7 @@ def test_an_operator_builds_a_query_sees_the_apis_refusals_and_saves_it(
     assert message.startswith("operators[1].on_column:")
     assert "is-invalid" in str(by_dict_id(browser, field_id(1, "on_column")).get_attribute("class"))
     assert "operators[1].on_column" in browser.wait_text("query-spec-feedback", "join column")
-    assert "is-invalid" in browser.element("query-spec").get_attribute("class")
+    assert "is-invalid" in attr(browser.element("query-spec"), "class")
     assert query_names(product, class_id) == set()
 
     # The spec: an operator kind the format does not have.

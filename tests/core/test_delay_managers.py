@@ -93,7 +93,7 @@ def test_seamless_headroom_adjusts_by_d_over_d_prime() -> None:
 
 def run(
     manager_kind: str,
-    params: dict,
+    params: dict[str, float | int | str],
     plant: FluidPlant,
     periods: int,
     halve_at: int | None = None,

@@ -89,7 +89,9 @@ def test_eq_6_1_headroom_reset_and_crc() -> None:
     assert event is not None and event.period == 3
     for n in PRIORITIES:  # H_k' = T_k' / T_k × H_k
         ratio = event.after[n] / event.before[n]
-        assert ctl.manager(n).headroom == pytest.approx(ratio * h_before[n])
+        before = h_before[n]
+        assert before is not None
+        assert ctl.manager(n).headroom == pytest.approx(ratio * before)
         assert step.classes[n].quota == pytest.approx(event.after[n])
     assert event.after["c3"] > event.before["c3"]
     assert sum(event.after.values()) == pytest.approx(1.0)

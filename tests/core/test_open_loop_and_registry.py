@@ -110,7 +110,7 @@ def test_every_kind_builds_with_defaults_and_takes_live_updates(kind: str) -> No
     ],
 )
 def test_bad_parameters_name_the_field_and_the_rule(
-    kind: str, params: dict, field: str, rule: str
+    kind: str, params: dict[str, float | int | str | bool], field: str, rule: str
 ) -> None:
     with pytest.raises(ParameterError) as excinfo:
         make_manager(kind, params)

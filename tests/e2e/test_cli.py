@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -40,11 +41,47 @@ def cli(stack: Stack, *args: str, stdin: str = "") -> subprocess.CompletedProces
     )
 
 
+def test_the_login_hint_names_a_real_command() -> None:
+    """The 401 hint's command exists: ``--help`` of it succeeds and shows its options."""
+    from headroom.api_client import LOGIN_COMMAND
+
+    program, *words = LOGIN_COMMAND.split()
+    assert program == "headroom"
+    shown = subprocess.run(
+        [sys.executable, "-m", "headroom", *words, "--help"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert shown.returncode == 0, shown.stderr
+    assert "--username" in shown.stdout
+
+
+def test_an_unreachable_api_is_one_clear_line(tmp_path: Path) -> None:
+    """Nothing listens on the port: exit code 1, a message naming the address and what to
+    check, and no traceback."""
+    url = f"http://127.0.0.1:{free_port()}"
+    env = {**os.environ, "HOME": str(tmp_path), "HEADROOM_API_URL": url, "HEADROOM_TOKEN": "t"}
+    for args in (("classes", "list"), ("auth", "login", "--username", "a", "--password", "b")):
+        result = subprocess.run(
+            [sys.executable, "-m", "headroom", *args],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert result.returncode == 1, result
+        assert f"error: cannot reach the API at {url}" in result.stderr
+        assert "headroom up" in result.stderr and "HEADROOM_API_URL" in result.stderr
+        assert "Traceback" not in result.stderr and result.stdout == ""
+
+
 def test_cli_round_trip(api_only: Stack, tmp_path: Path) -> None:
     denied = cli(api_only, "classes", "list")
-    assert (
-        denied.returncode == 1 and "HTTP 401" in denied.stderr and "headroom login" in denied.stderr
-    )
+    assert denied.returncode == 1 and "HTTP 401" in denied.stderr
+    assert "hint: run `headroom auth login`" in denied.stderr
 
     login = cli(api_only, "auth", "login", "--username", ADMIN, "--password", ADMIN_PASSWORD)
     assert login.returncode == 0, login.stderr

@@ -1,4 +1,5 @@
-"""Fixtures for the dashboard tests: a fake API server and a client for it.
+"""Fixtures for the dashboard tests: the real API (one process for the session, emptied
+before each test) and clients of it signed in as each role.
 
 Import paths: ``tests/conftest.py`` makes pytest put ``tests/`` on ``sys.path``, where
 the directory ``tests/frontend`` would turn ``frontend`` into a namespace package (no
@@ -20,40 +21,47 @@ ROOT = Path(__file__).resolve().parents[2]
 if sys.path[:1] != [str(ROOT)]:
     sys.path.insert(0, str(ROOT))
 
-from frontend_fake_api import FakeApi, RunningFakeApi  # noqa: E402
+from frontend_real_api import RealApi, running_api  # noqa: E402
 
 from frontend.api import ApiClient  # noqa: E402
 
 
-@pytest.fixture
-def fake_api() -> Iterator[FakeApi]:
-    """A fresh fake of the headroom API (see frontend_fake_api for why a fake)."""
-    with RunningFakeApi() as fake:
-        yield fake
+@pytest.fixture(scope="session")
+def api_process(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealApi]:
+    """One real API process (uvicorn of backend.main on SQLite) for the whole session."""
+    with running_api(tmp_path_factory.mktemp("frontend-api") / "data") as api:
+        yield api
 
 
 @pytest.fixture
-def api(fake_api: FakeApi) -> Iterator[ApiClient]:
+def real_api(api_process: RealApi) -> RealApi:
+    """The real API, emptied: no classes, jobs or scenarios; users admin, ops, viewer."""
+    api_process.reset()
+    return api_process
+
+
+@pytest.fixture
+def api(real_api: RealApi) -> Iterator[ApiClient]:
     """A client signed in as the operator ``ops`` (may change classes and jobs)."""
-    with ApiClient(fake_api.url, token=fake_api.token_for("ops"), timeout_s=2.0) as client:
+    with ApiClient(real_api.url, token=real_api.token_for("ops"), timeout_s=5.0) as client:
         yield client
 
 
 @pytest.fixture
-def viewer_api(fake_api: FakeApi) -> Iterator[ApiClient]:
-    with ApiClient(fake_api.url, token=fake_api.token_for("viewer"), timeout_s=2.0) as client:
+def viewer_api(real_api: RealApi) -> Iterator[ApiClient]:
+    with ApiClient(real_api.url, token=real_api.token_for("viewer"), timeout_s=5.0) as client:
         yield client
 
 
 @pytest.fixture
-def admin_api(fake_api: FakeApi) -> Iterator[ApiClient]:
-    with ApiClient(fake_api.url, token=fake_api.token_for("admin"), timeout_s=2.0) as client:
+def admin_api(real_api: RealApi) -> Iterator[ApiClient]:
+    with ApiClient(real_api.url, token=real_api.token_for("admin"), timeout_s=5.0) as client:
         yield client
 
 
 @pytest.fixture
-def anonymous_api(fake_api: FakeApi) -> Iterator[ApiClient]:
-    with ApiClient(fake_api.url, timeout_s=2.0) as client:
+def anonymous_api(real_api: RealApi) -> Iterator[ApiClient]:
+    with ApiClient(real_api.url, timeout_s=5.0) as client:
         yield client
 
 

@@ -30,7 +30,7 @@ def text(node: Any) -> str:
 
 
 def ids(node: Any) -> list[Any]:
-    return [c.id for c in walk(node) if getattr(c, "id", None) is not None]
+    return [i for c in walk(node) if (i := getattr(c, "id", None)) is not None]
 
 
 def find(node: Any, component_id: Any) -> Component:
@@ -38,6 +38,13 @@ def find(node: Any, component_id: Any) -> Component:
         if getattr(component, "id", None) == component_id:
             return component
     raise LookupError(f"no component with id {component_id!r}")
+
+
+def prop(component: Component | None, name: str) -> Any:
+    """The Dash property ``name`` of ``component``, which must be there. Dash sets the
+    properties as attributes at run time, so its types do not declare them."""
+    assert component is not None
+    return getattr(component, name)
 
 
 def of_type(node: Any, type_name: str) -> list[Component]:

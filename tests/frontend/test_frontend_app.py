@@ -3,7 +3,8 @@ cookie, page guards, role-dependent layouts, and callbacks reaching the API.
 
 One app for the module: Dash keeps its page registry and ``dash.callback`` list in
 module globals, so a process should build a single pages app. The API behind it is the
-fake server; the browser tests in tests/browser run the same app against the real API.
+session's real API process (emptied once for this module: its tests share one set of data,
+as the app's signed-in clients share one app).
 """
 
 from __future__ import annotations
@@ -13,12 +14,12 @@ import json
 import dash
 import pytest
 import yaml
-from frontend_fake_api import PASSWORD, RunningFakeApi
+from frontend_real_api import PASSWORD
 
 from backend.settings import Settings, get_settings
 from frontend.app import NAV_LINKS, SESSION_COOKIE_NAME, create_app, resolve_api_url
 from frontend.context import API_URL_KEY, AUTH_LOCATION_ID
-from frontend.session import SESSION_KEY
+from frontend.session import SESSION_KEY, store_of
 
 PAGES = {  # ids each page shows to an operator
     "/": [
@@ -72,14 +73,14 @@ CONTROL = "..jobs-alert.children...jobs-changed.data.."
 
 
 @pytest.fixture(scope="module")
-def served(tmp_path_factory):
-    with RunningFakeApi() as fake:
-        fake.add_class("fraud", 6.0, 1.5)
-        job = fake.add_job(["fraud"], status="running")
-        fake.add_sample(job["id"], "fraud", 1_763_700_000.0)
-        settings = Settings(data_dir=tmp_path_factory.mktemp("dashboard"), secret_key="")
-        app = create_app(fake.url + "/", settings=settings)
-        yield app, fake, job
+def served(api_process, tmp_path_factory):
+    api_process.reset()
+    api_process.add_class("fraud", 6.0, 1.5)
+    job = api_process.add_job(["fraud"], status="running")
+    api_process.add_sample(job["id"], "fraud", 1_763_700_000.0)
+    settings = Settings(data_dir=tmp_path_factory.mktemp("dashboard"), secret_key="")
+    app = create_app(api_process.url + "/", settings=settings)
+    return app, api_process, job
 
 
 @pytest.fixture(scope="module")
@@ -155,6 +156,15 @@ def ops(served, dependencies):
     return client
 
 
+def session_record(app, client):
+    """The server-side record of ``client``'s session (the cookie holds only its id)."""
+    with client.session_transaction() as flask_session:
+        session_id = flask_session[SESSION_KEY]
+    record = store_of(app.server).load(session_id)
+    assert record is not None
+    return record
+
+
 def render(client, dependencies, path, search=""):
     body = dispatch(
         client,
@@ -167,8 +177,8 @@ def render(client, dependencies, path, search=""):
 
 
 def test_the_api_url_is_stored_on_the_app(served):
-    app, fake, _ = served
-    assert app.server.config[API_URL_KEY] == fake.url  # trailing slash removed
+    app, real, _ = served
+    assert app.server.config[API_URL_KEY] == real.url  # trailing slash removed
     assert resolve_api_url(None) == get_settings().public_api_url.rstrip("/")
 
 
@@ -184,13 +194,12 @@ def test_pages_redirect_to_login_when_signed_out(served):
 
 
 def test_signing_in_sets_an_httponly_lax_cookie_and_goes_on(served, dependencies):
-    app, fake, _ = served
+    app, real, _ = served
     client, body = sign_in(app, dependencies, "ops")
     assert body["sideUpdate"] == {AUTH_LOCATION_ID: {"href": "/jobs"}}
     assert body["response"]["login-error"]["children"] is None
-    with client.session_transaction() as flask_session:
-        token = flask_session[SESSION_KEY]["token"]
-    assert fake.tokens[token] == "ops"
+    token = session_record(app, client)["token"]
+    assert real.token_valid(token)
     # The token is in no response the page's scripts can read.
     assert token not in json.dumps(body)
     assert token not in client.get("/_dash-layout").get_data(as_text=True)
@@ -321,7 +330,7 @@ def test_live_page_takes_the_job_from_the_query_string(dependencies, ops):
 
 
 def test_callbacks_reach_the_api_with_the_users_token(served, dependencies, ops):
-    _, fake, job = served
+    _, real, job = served
     shell = dispatch(
         ops,
         dependencies,
@@ -330,7 +339,7 @@ def test_callbacks_reach_the_api_with_the_users_token(served, dependencies, ops)
         ["api-health-interval.n_intervals"],
     )["response"]
     assert "API ok" in json.dumps(shell)
-    assert fake.requests_to("GET", "/auth/me")[-1].headers["authorization"].startswith("Bearer ")
+    assert real.requests_to("GET", "/auth/me")[-1].headers["authorization"].startswith("Bearer ")
 
     classes = dispatch(
         ops,
@@ -354,7 +363,7 @@ def test_callbacks_reach_the_api_with_the_users_token(served, dependencies, ops)
     cursor = live["live-cursor"]["data"]
     assert cursor["job_id"] == job["id"] and cursor["newest_t"] == 1_763_700_000.0
     assert live["live-interval"]["disabled"] is False
-    assert fake.requests_to("GET", f"/jobs/{job['id']}/metrics")[-1].query == {"last_s": ["60.0"]}
+    assert real.requests_to("GET", f"/jobs/{job['id']}/metrics")[-1].query == {"last_s": ["60.0"]}
 
 
 def test_a_viewer_sees_the_live_configuration_but_no_tuning_form(served, dependencies):
@@ -366,9 +375,9 @@ def test_a_viewer_sees_the_live_configuration_but_no_tuning_form(served, depende
 
 
 def test_the_tuning_panel_reviews_then_applies_a_change(served, dependencies, ops):
-    _, fake, _ = served
-    job = fake.add_job(["fraud"], status="running")
-    config = {**fake.describe_config(job["id"])}
+    _, real, _ = served
+    job = real.add_job(["fraud"], status="running")
+    config = real.job_config(job["id"])
     output = next(d["output"] for d in dependencies if "tune-modal.is_open" in d["output"])
     values = {f"tune-{k}.value": v for k, v in config["config"]["classes"]["fraud"].items()}
     values.update(
@@ -393,7 +402,7 @@ def test_the_tuning_panel_reviews_then_applies_a_change(served, dependencies, op
     assert "0.8 → 0.7" in json.dumps(review["tune-modal-body"], ensure_ascii=False)
     plan = review["tune-plan"]["data"]
     assert plan == {"classes": {"fraud": {"tau2": 0.7}}}
-    assert fake.requests_to("PATCH", f"/jobs/{job['id']}/config") == []
+    assert real.requests_to("PATCH", f"/jobs/{job['id']}/config") == []
 
     applied = dispatch(
         ops,
@@ -402,14 +411,14 @@ def test_the_tuning_panel_reviews_then_applies_a_change(served, dependencies, op
         {**values, "tune-plan.data": plan, "tune-confirm.n_clicks": 1},
         ["tune-confirm.n_clicks"],
     )["response"]
-    assert fake.requests_to("PATCH", f"/jobs/{job['id']}/config")[-1].body == plan
+    assert real.requests_to("PATCH", f"/jobs/{job['id']}/config")[-1].body == plan
     assert applied["tune-modal"]["is_open"] is False
     assert "pending until the job applies it" in json.dumps(applied["tune-alert"])
     assert applied["live-config"]["data"]["pending_versions"] == [0, 1]
 
 
 def test_the_csv_download_comes_through_the_dashboard(served, dependencies, ops):
-    _, fake, job = served
+    _, real, job = served
     output = next(d["output"] for d in dependencies if "history-download.data" in d["output"])
     response = dispatch(
         ops,
@@ -426,10 +435,9 @@ def test_the_csv_download_comes_through_the_dashboard(served, dependencies, ops)
     download = response["history-download"]["data"]
     assert download["filename"] == f"job-{job['id']}-metrics.csv"
     assert download["content"].startswith("class_name,seq,t,")
-    with ops.session_transaction() as flask_session:
-        token = flask_session[SESSION_KEY]["token"]
+    token = session_record(served[0], ops)["token"]
     assert token not in json.dumps(response)
-    export = fake.requests_to("GET", f"/jobs/{job['id']}/metrics/export")[-1]
+    export = real.requests_to("GET", f"/jobs/{job['id']}/metrics/export")[-1]
     assert export.headers["authorization"] == f"Bearer {token}"
 
 
@@ -456,8 +464,8 @@ def test_submitting_the_class_form_marks_the_field_the_api_names(dependencies, o
 
 
 def test_the_start_form_follows_the_workload_and_starts_a_scenario(served, dependencies, ops):
-    _, fake, _ = served
-    scenario = fake.add_scenario("app-nightly")
+    _, real, _ = served
+    scenario = real.add_scenario("app-nightly")
     output = next(d["output"] for d in dependencies if "job-scenarios.data" in d["output"])
     loaded = dispatch(
         ops,
@@ -492,7 +500,7 @@ def test_the_start_form_follows_the_workload_and_starts_a_scenario(served, depen
     }
     started = dispatch(ops, dependencies, output, submit, ["job-start-form.n_submit"])["response"]
     assert "Started job" in json.dumps(started["job-start-alert"])
-    assert fake.requests_to("POST", "/jobs")[-1].body == {
+    assert real.requests_to("POST", "/jobs")[-1].body == {
         "scenario_id": scenario["id"],
         "duration_s": None,
     }
@@ -521,21 +529,21 @@ def click(client, dependencies, button_type, job_id):
 
 
 def test_a_stop_button_click_stops_that_job_and_restart_starts_a_new_run(served, dependencies, ops):
-    _, fake, _ = served
-    job = fake.add_job(["fraud"], status="running")
+    _, real, _ = served
+    job = real.add_job(["fraud"], status="running")
     response = click(ops, dependencies, "job-stop", job["id"])
     assert "Stopping job" in json.dumps(response["jobs-alert"])
     assert response["jobs-changed"]["data"] == 1
-    assert fake.jobs[job["id"]]["status"] == "stopping"
+    assert real.jobs[job["id"]]["status"] == "stopping"
 
-    fake.jobs[job["id"]]["status"] = "stopped"
+    real.set_status(job["id"], "stopped")
     response = click(ops, dependencies, "job-restart", job["id"])
     assert f"Restarted job {job['id']} as job" in json.dumps(response["jobs-alert"])
-    assert fake.jobs[max(fake.jobs)]["restart_of"] == job["id"]
+    assert real.jobs[max(real.jobs)]["restart_of"] == job["id"]
 
 
 def test_re_rendered_stop_buttons_do_not_stop_anything(served, dependencies, ops):
-    _, fake, job = served
+    _, real, job = served
     button_id = {"index": job["id"], "type": "job-stop"}
     payload = {
         "output": CONTROL,
@@ -549,16 +557,16 @@ def test_re_rendered_stop_buttons_do_not_stop_anything(served, dependencies, ops
             json.dumps(button_id, separators=(",", ":"), sort_keys=True) + ".n_clicks"
         ],
     }
-    before = len(fake.requests_to("POST", f"/jobs/{job['id']}/stop"))
+    before = len(real.requests_to("POST", f"/jobs/{job['id']}/stop"))
     response = ops.post("/_dash-update-component", json=payload)
     assert response.status_code == 204  # PreventUpdate
-    assert len(fake.requests_to("POST", f"/jobs/{job['id']}/stop")) == before
+    assert len(real.requests_to("POST", f"/jobs/{job['id']}/stop")) == before
 
 
 def test_a_revoked_token_ends_the_session_and_goes_to_login(served, dependencies):
-    app, fake, _ = served
+    app, real, _ = served
     client, _ = sign_in(app, dependencies, "ops")
-    fake.tokens.clear()  # every token revoked (or expired)
+    real.revoke_all_tokens()  # every token revoked (or expired)
     body = dispatch(
         client,
         dependencies,
@@ -573,10 +581,9 @@ def test_a_revoked_token_ends_the_session_and_goes_to_login(served, dependencies
 
 
 def test_logout_revokes_the_token_and_goes_to_login(served, dependencies):
-    app, fake, _ = served
+    app, real, _ = served
     client, _ = sign_in(app, dependencies, "ops")
-    with client.session_transaction() as flask_session:
-        token = flask_session[SESSION_KEY]["token"]
+    token = session_record(app, client)["token"]
     body = dispatch(
         client,
         dependencies,
@@ -585,14 +592,14 @@ def test_logout_revokes_the_token_and_goes_to_login(served, dependencies):
         ["logout-button.n_clicks"],
     )
     assert body["sideUpdate"] == {AUTH_LOCATION_ID: {"href": "/login"}}
-    assert token not in fake.tokens
+    assert not real.token_valid(token)
     assert client.get("/").status_code == 302
 
 
 def test_a_role_changed_by_an_admin_is_picked_up(served, dependencies):
-    app, fake, _ = served
+    app, real, _ = served
     client, _ = sign_in(app, dependencies, "ops")
-    fake.users["ops"]["role"] = "viewer"
+    real.update_user("ops", role="viewer")
     try:
         shell = dispatch(
             client,
@@ -602,10 +609,9 @@ def test_a_role_changed_by_an_admin_is_picked_up(served, dependencies):
             ["api-health-interval.n_intervals"],
         )["response"]
         assert '"viewer"' in json.dumps(shell["nav-role"])
-        with client.session_transaction() as flask_session:
-            assert flask_session[SESSION_KEY]["role"] == "viewer"
+        assert session_record(app, client)["role"] == "viewer"
     finally:
-        fake.users["ops"]["role"] = "operator"
+        real.update_user("ops", role="operator")
 
 
 QUERY_FIELDS = '{"field":["ALL"],"index":["ALL"],"type":"query-op-field"}.value'
@@ -660,9 +666,9 @@ def test_the_query_form_writes_the_spec(dependencies, ops):
 
 
 def test_saving_a_query_spec_marks_the_control_the_api_names(served, dependencies):
-    app, fake, _ = served
+    app, real, _ = served
     ops, _ = sign_in(app, dependencies, "ops")  # the module's session may be revoked by now
-    fraud = next(c for c in fake.classes.values() if c["name"] == "fraud")
+    fraud = next(c for c in real.classes.values() if c["name"] == "fraud")
     output = next(d["output"] for d in dependencies if "query-spec-feedback" in d["output"])
     spec = (
         "name: joined\nsource: trades\noperators:\n"
@@ -686,7 +692,7 @@ def test_saving_a_query_spec_marks_the_control_the_api_names(served, dependencie
     assert response["query-spec"]["invalid"] is True
     assert "operators[1].on_column" in json.dumps(response["query-spec-feedback"])
     assert "queries-changed" not in response  # nothing saved: the table is not reloaded
-    assert not any(q["name"] == "joined" for q in fake.queries.values())
+    assert not any(q["name"] == "joined" for q in real.queries.values())
 
 
 def test_removing_an_operator_row_rewrites_the_rows_and_the_spec(dependencies, ops):

@@ -1,5 +1,5 @@
 """Sign-in: the role rules, the login redirect, the secret key, the login/logout actions
-and the client's token handling (against the fake API)."""
+and the client's token handling (against the real API)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import stat
 import threading
 
 import pytest
-from frontend_fake_api import PASSWORD
+from frontend_real_api import PASSWORD
 
 from backend.settings import Settings
 from frontend.actions.auth import check_me, login, logout
@@ -156,17 +156,29 @@ def test_login_returns_the_token_and_role(anonymous_api):
     assert not anonymous_api.unauthorized  # a failed login is not a lost session
 
 
-def test_wrong_password_shows_the_apis_message_and_is_not_a_lost_session(anonymous_api, fake_api):
+def test_wrong_password_shows_the_apis_message_and_is_not_a_lost_session(anonymous_api, real_api):
     outcome = login(anonymous_api, "ops", "wrong")
     assert outcome.login is None
     assert outcome.error == "username or password is wrong"
     assert not anonymous_api.unauthorized
 
 
-def test_login_requires_both_fields_before_asking(anonymous_api, fake_api):
+def test_a_throttled_login_shows_the_apis_sentence(anonymous_api, real_api):
+    # The API blocks a username after 10 failed logins (for any client), whether or not
+    # it exists; the 11th answer is a 429 saying how long to wait.
+    for _ in range(10):
+        assert login(anonymous_api, "mallory", "guess").error == "username or password is wrong"
+    outcome = login(anonymous_api, "mallory", "guess")
+    assert outcome.login is None and outcome.error is not None
+    assert outcome.error.startswith("too many failed logins for this username")
+    assert "try again in" in outcome.error and "HTTP 429" not in outcome.error
+    assert not anonymous_api.unauthorized
+
+
+def test_login_requires_both_fields_before_asking(anonymous_api, real_api):
     outcome = login(anonymous_api, "  ", None)
     assert set(outcome.feedback_by_field) == {"username", "password"}
-    assert fake_api.requests_to("POST", "/auth/login") == []
+    assert real_api.requests_to("POST", "/auth/login") == []
 
 
 def test_login_with_the_api_down(dead_url):
@@ -175,16 +187,16 @@ def test_login_with_the_api_down(dead_url):
     assert outcome.error is not None and "Could not sign in: Cannot reach the API" in outcome.error
 
 
-def test_the_token_is_sent_and_never_shown(fake_api):
-    token = fake_api.token_for("viewer")
-    with ApiClient(fake_api.url, token=token) as api:
+def test_the_token_is_sent_and_never_shown(real_api):
+    token = real_api.token_for("viewer")
+    with ApiClient(real_api.url, token=token) as api:
         assert api.me()["role"] == "viewer"
         assert token not in repr(api)
-    assert fake_api.requests[-1].headers["authorization"] == f"Bearer {token}"
+    assert real_api.requests[-1].headers["authorization"] == f"Bearer {token}"
 
 
-def test_a_401_marks_the_client_unauthorized(fake_api):
-    with ApiClient(fake_api.url, token="revoked") as api:
+def test_a_401_marks_the_client_unauthorized(real_api):
+    with ApiClient(real_api.url, token="revoked") as api:
         with pytest.raises(ApiError) as caught:
             api.list_classes()
         assert caught.value.status_code == 401
@@ -192,11 +204,11 @@ def test_a_401_marks_the_client_unauthorized(fake_api):
         assert check_me(api) is None
 
 
-def test_logout_revokes_the_token(fake_api):
-    token = fake_api.token_for("ops")
-    with ApiClient(fake_api.url, token=token) as api:
+def test_logout_revokes_the_token(real_api):
+    token = real_api.token_for("ops")
+    with ApiClient(real_api.url, token=token) as api:
         assert logout(api) is None
-        assert token not in fake_api.tokens
+        assert not real_api.token_valid(token)
         assert logout(api) is None  # already revoked: still signed out
 
 
@@ -206,9 +218,9 @@ def test_logout_with_the_api_down_says_so(dead_url):
     assert message is not None and "could not revoke" in message
 
 
-def test_check_me_sees_a_changed_role(fake_api):
-    token = fake_api.token_for("ops")
-    fake_api.users["ops"]["role"] = "viewer"
-    with ApiClient(fake_api.url, token=token) as api:
+def test_check_me_sees_a_changed_role(real_api):
+    token = real_api.token_for("ops")
+    real_api.update_user("ops", role="viewer")
+    with ApiClient(real_api.url, token=token) as api:
         me = check_me(api)
     assert me is not None and me["role"] == "viewer"

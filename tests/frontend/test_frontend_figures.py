@@ -5,11 +5,13 @@ from __future__ import annotations
 import copy
 import itertools
 import json
+from typing import cast
 
 import plotly.io as pio
 import pytest
 from plotly.io.json import to_json_plotly
 
+from frontend.api import ClassSummary, MetricSample
 from frontend.figures import class_colors, class_order, epoch_to_iso, epoch_to_utc
 from frontend.history_figures import compare_figure, qod_figure, qos_figure, target_ratio
 from frontend.live_figures import (
@@ -173,8 +175,11 @@ def test_usage_has_a_line_at_capacity_and_fractions_a_fixed_axis():
 
 
 def test_output_rate():
-    assert output_rate({**skeleton("a", T0, output=150), "period_s": 2.0}) == 75.0
-    assert output_rate({**skeleton("a", T0), "period_s": 0.0}) is None
+    # A skeleton sample lacks the optional fields, which output_rate does not read.
+    assert (
+        output_rate(cast(MetricSample, {**skeleton("a", T0, output=150), "period_s": 2.0})) == 75.0
+    )
+    assert output_rate(cast(MetricSample, {**skeleton("a", T0), "period_s": 0.0})) is None
 
 
 def test_state_timeline_has_one_row_per_class_and_a_colour_per_state():
@@ -260,6 +265,7 @@ def test_extend_keeps_a_window_of_points_and_skips_traces_without_new_points():
         period_s=0.5,
         class_count=2,
     )
+    assert extend is not None
     update, indices, limits = extend
     assert indices == [2, 3]  # clicks mean and p95 only
     assert limits == {"x": [122, 122], "y": [122, 122]}
@@ -335,7 +341,7 @@ def test_history_percentiles_fall_back_to_mean_and_max():
     ]
 
 
-SUMMARY = {
+SUMMARY: ClassSummary = {
     "class_name": "fraud",
     "delay_target_s": 1.5,
     "periods": 60,
@@ -353,7 +359,7 @@ SUMMARY = {
     "oracle_loss_fraction": 0.2,
     "oracle_gap": 1.25,
 }
-SKELETON_SUMMARY = {
+SKELETON_SUMMARY: ClassSummary = {
     **SUMMARY,
     "class_name": "clicks",
     "delay_target_s": 3.0,

@@ -60,7 +60,7 @@ def test_parameters_round_trip_through_text():
 @pytest.mark.parametrize("text", ["headroom", "=0.7", "headroom=", "a=1, b"])
 def test_text_that_is_not_name_value_is_refused(text):
     params, error = parse_params(text)
-    assert params == {} and "is not name=value" in error
+    assert params == {} and error is not None and "is not name=value" in error
 
 
 def test_the_band_is_alomas_margins_around_the_target():
@@ -182,8 +182,8 @@ def test_the_forms_follow_the_api_answer():
 
 
 def test_the_built_in_catalogue_is_the_apis_answer(api):
-    """The fallback used before any request equals ``GET /managers`` (the fake serves the
-    backend's own catalogue) and the backend's answer itself."""
+    """The fallback used before any request equals the API's ``GET /managers`` and the
+    backend's catalogue itself."""
     from backend.managers.service import list_managers
 
     assert builtin_managers() == [m.model_dump(mode="json") for m in list_managers()]

@@ -1,4 +1,4 @@
-"""frontend.actions.queries and the editor's rows against the fake API (what the Classes
+"""frontend.actions.queries and the editor's rows against the real API (what the Classes
 page's query callbacks do): list, save a spec, show the API's refusal where it belongs,
 edit, delete, and what a viewer gets."""
 
@@ -58,9 +58,9 @@ operators:
 """
 
 
-def test_class_choices_keep_the_chosen_class_while_it_exists(api, fake_api, dead_url):
-    fraud = fake_api.add_class("fraud", 6.0, 1.5)
-    ads = fake_api.add_class("ads", 1.0, 4.0)
+def test_class_choices_keep_the_chosen_class_while_it_exists(api, real_api, dead_url):
+    fraud = real_api.add_class("fraud", 6.0, 1.5)
+    ads = real_api.add_class("ads", 1.0, 4.0)
     options, alert = class_choices(api)
     assert alert is None
     assert options == [
@@ -76,12 +76,12 @@ def test_class_choices_keep_the_chosen_class_while_it_exists(api, fake_api, dead
     assert options == [] and "Cannot reach the API" in text(alert)
 
 
-def test_saving_a_good_spec_creates_the_query_and_edits_it_next(api, fake_api):
-    fraud = fake_api.add_class("fraud", 6.0, 1.5)
+def test_saving_a_good_spec_creates_the_query_and_edits_it_next(api, real_api):
+    fraud = real_api.add_class("fraud", 6.0, 1.5)
     view = save_query(api, fraud["id"], None, GOOD)
     assert view.saved is not None and view.feedback.empty
     assert "Created query big-trades" in text(view.alert)
-    assert fake_api.requests_to("POST", f"/classes/{fraud['id']}/queries")[-1].body == (
+    assert real_api.requests_to("POST", f"/classes/{fraud['id']}/queries")[-1].body == (
         yaml.safe_load(GOOD)
     )
     assert view.editing == {
@@ -94,8 +94,8 @@ def test_saving_a_good_spec_creates_the_query_and_edits_it_next(api, fake_api):
 
     again = save_query(api, fraud["id"], view.editing, GOOD.replace("0.9", "0.8"))
     assert "Saved query big-trades" in text(again.alert)
-    assert fake_api.requests_to("PUT", f"/classes/{fraud['id']}/queries/{view.saved['id']}")
-    assert len(fake_api.queries) == 1
+    assert real_api.requests_to("PUT", f"/classes/{fraud['id']}/queries/{view.saved['id']}")
+    assert len(real_api.queries) == 1
 
     table, alert = load_queries_table(api, fraud["id"], can_change=True)
     assert alert is None
@@ -108,22 +108,22 @@ def test_saving_a_good_spec_creates_the_query_and_edits_it_next(api, fake_api):
     ]
 
 
-def test_editing_a_query_of_another_class_saves_a_new_one_in_the_chosen_class(api, fake_api):
-    fraud = fake_api.add_class("fraud", 6.0, 1.5)
-    ads = fake_api.add_class("ads", 1.0, 4.0)
+def test_editing_a_query_of_another_class_saves_a_new_one_in_the_chosen_class(api, real_api):
+    fraud = real_api.add_class("fraud", 6.0, 1.5)
+    ads = real_api.add_class("ads", 1.0, 4.0)
     saved = save_query(api, fraud["id"], None, GOOD)
     copy = save_query(api, ads["id"], saved.editing, GOOD)
     assert copy.saved is not None and copy.saved["class_id"] == ads["id"]
-    assert "Created query" in text(copy.alert) and len(fake_api.queries) == 2
+    assert "Created query" in text(copy.alert) and len(real_api.queries) == 2
 
 
-def test_the_apis_refusal_is_shown_under_the_spec_and_next_to_the_control(api, fake_api):
-    fraud = fake_api.add_class("fraud", 6.0, 1.5)
+def test_the_apis_refusal_is_shown_under_the_spec_and_next_to_the_control(api, real_api):
+    fraud = real_api.add_class("fraud", 6.0, 1.5)
     view = save_query(api, fraud["id"], None, BAD_JOIN)
     assert view.saved is None and view.alert is None and not view.keep_form
     assert any("operators[1].on_column: join column 'key'" in m for m in view.feedback.spec)
     assert set(view.feedback.operators) == {(1, "on_column")}
-    assert fake_api.queries == {}
+    assert real_api.queries == {}
     # The form shows the submitted spec, so row 1 is the join the message is about.
     rows = operator_rows(view.form.operators, view.feedback)
     control = find(rows, field_id(1, "on_column"))
@@ -138,26 +138,26 @@ def test_the_apis_refusal_is_shown_under_the_spec_and_next_to_the_control(api, f
     }
 
 
-def test_a_name_taken_in_the_class_is_marked_on_the_name(api, fake_api):
-    fraud = fake_api.add_class("fraud", 6.0, 1.5)
+def test_a_name_taken_in_the_class_is_marked_on_the_name(api, real_api):
+    fraud = real_api.add_class("fraud", 6.0, 1.5)
     save_query(api, fraud["id"], None, GOOD)
     view = save_query(api, fraud["id"], None, GOOD)
     assert view.feedback.top == {"name": "name='big-trades' is taken in class 'fraud'"}
     assert view.feedback.spec == ("name='big-trades' is taken in class 'fraud'",)
 
 
-def test_text_that_is_not_a_spec_is_refused_without_a_request(api, fake_api):
-    fraud = fake_api.add_class("fraud", 6.0, 1.5)
+def test_text_that_is_not_a_spec_is_refused_without_a_request(api, real_api):
+    fraud = real_api.add_class("fraud", 6.0, 1.5)
     for bad in ("", "name: [", "- just\n- a list\n"):
         view = save_query(api, fraud["id"], None, bad)
         assert view.keep_form and view.saved is None and len(view.feedback.spec) == 1
-    assert fake_api.requests_to("POST", f"/classes/{fraud['id']}/queries") == []
+    assert real_api.requests_to("POST", f"/classes/{fraud['id']}/queries") == []
     view = save_query(api, None, None, GOOD)
     assert "Choose the class" in text(view.alert)
 
 
-def test_errors_that_are_not_about_the_spec_go_to_the_alert(viewer_api, api, fake_api):
-    fraud = fake_api.add_class("fraud", 6.0, 1.5)
+def test_errors_that_are_not_about_the_spec_go_to_the_alert(viewer_api, api, real_api):
+    fraud = real_api.add_class("fraud", 6.0, 1.5)
     denied = save_query(viewer_api, fraud["id"], None, GOOD)
     assert "needs operator or higher" in text(denied.alert) and denied.feedback.empty
     gone = save_query(api, 999, None, GOOD)
@@ -175,9 +175,9 @@ def test_spec_to_form_fills_the_form_or_says_why_not():
     assert "not valid YAML" in broken.feedback.spec[0]
 
 
-def test_edit_loads_the_stored_query_and_delete_removes_it(api, fake_api):
-    fraud = fake_api.add_class("fraud", 6.0, 1.5)
-    stored = fake_api.add_query(
+def test_edit_loads_the_stored_query_and_delete_removes_it(api, real_api):
+    fraud = real_api.add_class("fraud", 6.0, 1.5)
+    stored = real_api.add_query(
         fraud["id"], "hot", "trades", [{"kind": "filter", "predicate": "key < 5"}], shared=True
     )
     view = load_for_edit(api, fraud["id"], stored["id"])
@@ -187,13 +187,13 @@ def test_edit_loads_the_stored_query_and_delete_removes_it(api, fake_api):
     assert "Could not read query #999" in text(load_for_edit(api, fraud["id"], 999))
 
     assert "Deleted query" in text(delete_query(api, fraud["id"], stored["id"]))
-    assert fake_api.queries == {}
+    assert real_api.queries == {}
     assert "404" in text(delete_query(api, fraud["id"], stored["id"]))
 
 
-def test_a_viewer_sees_queries_and_their_specs_without_buttons(viewer_api, fake_api):
-    fraud = fake_api.add_class("fraud", 6.0, 1.5)
-    stored = fake_api.add_query(
+def test_a_viewer_sees_queries_and_their_specs_without_buttons(viewer_api, real_api):
+    fraud = real_api.add_class("fraud", 6.0, 1.5)
+    stored = real_api.add_query(
         fraud["id"], "hot", "trades", [{"kind": "filter", "predicate": "key < 5"}]
     )
     table, alert = load_queries_table(viewer_api, fraud["id"], can_change=False)
@@ -203,8 +203,8 @@ def test_a_viewer_sees_queries_and_their_specs_without_buttons(viewer_api, fake_
     assert "needs operator or higher" in text(delete_query(viewer_api, fraud["id"], stored["id"]))
 
 
-def test_empty_and_unreadable_tables(api, fake_api, dead_url):
-    fraud = fake_api.add_class("fraud", 6.0, 1.5)
+def test_empty_and_unreadable_tables(api, real_api, dead_url):
+    fraud = real_api.add_class("fraud", 6.0, 1.5)
     table, _ = load_queries_table(api, fraud["id"], can_change=True)
     assert "No continuous queries in this class yet" in text(table)
     table, _ = load_queries_table(api, None, can_change=True)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 import yaml
+from pydantic import BaseModel
 
 from frontend.operators import (
     OPERATOR_FIELDS,
@@ -39,14 +40,14 @@ from spark_runner.scenario.models import (
     WindowJoinOp,
 )
 
-MODELS = {
+MODELS: dict[str, type[BaseModel]] = {
     "filter": FilterOp,
     "project": ProjectOp,
     "map": MapOp,
     "window_aggregate": WindowAggregateOp,
     "window_join": WindowJoinOp,
 }
-NESTED = {
+NESTED: dict[tuple[str, str], type[BaseModel]] = {
     ("window_aggregate", "window"): Window,
     ("window_join", "window"): JoinWindow,
 }

@@ -1,7 +1,10 @@
-"""frontend.actions.tuning against the fake API, which validates with the QoS core's own
+"""frontend.actions.tuning against the real API, which validates with the QoS core's own
 rules (what the live tuning panel does)."""
 
 from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import cast
 
 import pytest
 from frontend_tree import find, of_type, text
@@ -21,19 +24,28 @@ from frontend.actions.tuning import (
     render_status,
     render_versions,
 )
+from frontend.api import ApiClient, JobConfig
+from frontend.components import format_timestamp
 
 
 @pytest.fixture
-def job(fake_api):
-    fake_api.add_class("fraud", 6.0, 1.5)
-    fake_api.add_class("ads", 1.0, 3.0)
-    return fake_api.add_job(["fraud", "ads"], status="running")
+def job(real_api):
+    real_api.add_class("fraud", 6.0, 1.5)
+    real_api.add_class("ads", 1.0, 3.0)
+    return real_api.add_job(["fraud", "ads"], status="running")
 
 
 @pytest.fixture
 def config(api, job):
     loaded = load_config(api, job["id"])
     assert loaded.alert is None
+    return loaded.config
+
+
+def stored(api: ApiClient, job_id: int) -> JobConfig:
+    """The job's configuration as the API has it now (it must be readable)."""
+    loaded = load_config(api, job_id)
+    assert loaded.config is not None, loaded.alert
     return loaded.config
 
 
@@ -90,18 +102,18 @@ def test_manager_and_its_parameters(config):
     assert change.body["classes"]["ads"]["manager_params"] == {"pole1": 0.3}
 
 
-def test_what_the_dashboard_cannot_send_is_marked_without_a_request(config, fake_api, job):
+def test_what_the_dashboard_cannot_send_is_marked_without_a_request(config, real_api, job):
     change = plan_change(config, "ads", form(config, tau2="abc", manager_params="oops"))
     assert change.body == {}
     assert set(change.feedback_by_field) == {"tau2", "manager_params"}
     assert "is not name=value" in change.feedback_by_field["manager_params"]
-    assert fake_api.requests_to("PATCH", f"/jobs/{job['id']}/config") == []
+    assert real_api.requests_to("PATCH", f"/jobs/{job['id']}/config") == []
 
 
-def test_a_change_goes_from_pending_to_applied(api, fake_api, job, config):
+def test_a_change_goes_from_pending_to_applied(api, real_api, job, config):
     body = plan_change(config, "ads", form(config, tau2=0.7)).body
     outcome = apply_change(api, job["id"], body)
-    assert fake_api.requests_to("PATCH", f"/jobs/{job['id']}/config")[-1].body == body
+    assert real_api.requests_to("PATCH", f"/jobs/{job['id']}/config")[-1].body == body
     assert "Stored configuration version 1: pending until the job applies it" in text(outcome.alert)
     pending = render_status(outcome.config)
     assert "pending: version 1" in text(find(pending, "tune-pending"))
@@ -109,14 +121,16 @@ def test_a_change_goes_from_pending_to_applied(api, fake_api, job, config):
     assert "ads.tau2: 0.8 → 0.7" in text(find(versions, "tune-version-1"))
     assert "pending" in text(find(versions, "tune-version-1"))
 
-    fake_api.ack(job["id"], 1)
-    applied = load_config(api, job["id"]).config
+    real_api.ack(job["id"], 1)
+    applied = stored(api, job["id"])
     status = render_status(applied)
-    assert "In force: version 1 (applied 06:40:05 UTC)" in text(status)
+    applied_at = format_timestamp(applied["versions"][1]["applied_at"])[-8:]
+    assert f"In force: version 1 (applied {applied_at} UTC)" in text(status)
     assert "up to date" in text(find(status, "tune-up-to-date"))
     assert "applied" in text(find(render_versions(applied), "tune-version-1"))
     assert config_fingerprint(applied) != config_fingerprint(outcome.config)
-    assert prefill_key(applied, "ads")[2] == 1
+    key = prefill_key(applied, "ads")
+    assert key is not None and key[2] == 1
 
 
 def test_the_cores_message_lands_on_the_field_it_names(api, job, config):
@@ -136,12 +150,12 @@ def test_the_cores_message_lands_on_the_field_it_names(api, job, config):
     assert "must be one of" in outcome.feedback_by_field["manager"]
 
 
-def test_refusals_that_are_not_about_a_field(api, viewer_api, fake_api, job, config):
+def test_refusals_that_are_not_about_a_field(api, viewer_api, real_api, job, config):
     noop = apply_change(api, job["id"], {"classes": {"ads": {"tau2": 0.8}}})
     assert "leaves the configuration as it is" in text(noop.alert)
     denied = apply_change(viewer_api, job["id"], {"recommend_only": True})
     assert "needs operator or higher" in text(denied.alert)
-    fake_api.jobs[job["id"]]["status"] = "stopped"
+    real_api.set_status(job["id"], "stopped")
     stopped = apply_change(api, job["id"], {"recommend_only": True})
     assert "a stopped or failed job takes no new configuration" in text(stopped.alert)
 
@@ -174,50 +188,60 @@ def test_versions_list_newest_first_and_the_launch_version(api, job, config):
     assert "recommend_only: off → on" in text(find(table, "tune-version-1"))
 
 
-def test_in_force_takes_back_what_the_job_has_not_applied(api, fake_api, job, config):
+def test_in_force_takes_back_what_the_job_has_not_applied(api, real_api, job, config):
     apply_change(api, job["id"], {"classes": {"ads": {"tau2": 0.7}}})
     apply_change(
         api,
         job["id"],
         {"classes": {"ads": {"manager_params": {"initial_headroom": 0.6}}}, "policy": "strict"},
     )
-    fake_api.ack(job["id"], 1)
-    latest = load_config(api, job["id"]).config
+    real_api.ack(job["id"], 1)
+    latest = stored(api, job["id"])
     assert latest["config"]["policy"] == "strict"
     force = in_force(latest)
     assert force["classes"]["ads"]["tau2"] == 0.7  # version 1: applied
     assert force["classes"]["ads"]["manager_params"] == {}  # version 2: not yet
     assert force["policy"] == "relative"
     assert latest["config"]["classes"]["ads"]["manager_params"] == {"initial_headroom": 0.6}
-    fake_api.ack(job["id"], 2)
-    assert (
-        in_force(load_config(api, job["id"]).config) == load_config(api, job["id"]).config["config"]
-    )
+    real_api.ack(job["id"], 2)
+    final = stored(api, job["id"])
+    assert in_force(final) == final["config"]
 
 
 def test_in_force_finds_classes_whose_names_have_dots():
-    config = {
-        "job_id": 1,
-        "latest_version": 1,
-        "applied_version": None,
-        "pending_versions": [0, 1],
-        "config": {
-            "version": 1,
-            "recommend_only": False,
-            "policy": "relative",
-            "redistribution_every": 10,
-            "redistribution_enabled": True,
-            "classes": {"a": {"tau2": 0.9}, "a.b": {"tau2": 0.7}},
-        },
-        "versions": [
-            {"version": 0, "changes": [], "created_by": None, "created_at": "", "applied_at": None},
-            {
+    config = cast(
+        JobConfig,  # only the fields in_force reads
+        {
+            "job_id": 1,
+            "latest_version": 1,
+            "applied_version": None,
+            "pending_versions": [0, 1],
+            "config": {
                 "version": 1,
-                "changes": [{"path": "classes.a.b.tau2", "old": 0.8, "new": 0.7}],
-                "created_by": None,
-                "created_at": "",
-                "applied_at": None,
+                "recommend_only": False,
+                "policy": "relative",
+                "redistribution_every": 10,
+                "redistribution_enabled": True,
+                "classes": {"a": {"tau2": 0.9}, "a.b": {"tau2": 0.7}},
             },
-        ],
-    }
-    assert in_force(config)["classes"] == {"a": {"tau2": 0.9}, "a.b": {"tau2": 0.8}}
+            "versions": [
+                {
+                    "version": 0,
+                    "changes": [],
+                    "created_by": None,
+                    "created_at": "",
+                    "applied_at": None,
+                },
+                {
+                    "version": 1,
+                    "changes": [{"path": "classes.a.b.tau2", "old": 0.8, "new": 0.7}],
+                    "created_by": None,
+                    "created_at": "",
+                    "applied_at": None,
+                },
+            ],
+            "applied": None,  # the job has not acknowledged even its launch configuration
+        },
+    )
+    classes: Mapping[str, object] = in_force(config)["classes"]
+    assert classes == {"a": {"tau2": 0.9}, "a.b": {"tau2": 0.8}}

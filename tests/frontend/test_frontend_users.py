@@ -1,4 +1,4 @@
-"""frontend.actions.users against the fake API (what the Users page callbacks do)."""
+"""frontend.actions.users against the real API (what the Users page callbacks do)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from frontend.actions.users import (
 )
 
 
-def test_table_lists_users_with_controls_except_on_my_own_row(admin_api, fake_api):
+def test_table_lists_users_with_controls_except_on_my_own_row(admin_api, real_api):
     table, alert = load_users_table(admin_api, me="admin")
     assert alert is None
     admin_row = find(table, "user-row-1")
@@ -31,20 +31,20 @@ def test_table_lists_users_with_controls_except_on_my_own_row(admin_api, fake_ap
     ]
 
 
-def test_create_user(admin_api, fake_api):
+def test_create_user(admin_api, real_api):
     outcome = create_user(
         admin_api, {"username": " carol ", "password": "long enough", "role": "operator"}
     )
     assert outcome.created is not None and outcome.feedback_by_field == {}
     assert "Created operator carol" in text(outcome.alert)
     assert "long enough" not in text(outcome.alert)
-    assert fake_api.users["carol"]["role"] == "operator"
+    assert real_api.users["carol"]["role"] == "operator"
 
 
-def test_create_user_field_errors(admin_api, fake_api):
+def test_create_user_field_errors(admin_api, real_api):
     outcome = create_user(admin_api, {"username": "", "password": None, "role": "root"})
     assert set(outcome.feedback_by_field) == {"username", "password", "role"}
-    assert fake_api.requests_to("POST", "/users") == []
+    assert real_api.requests_to("POST", "/users") == []
 
     short = create_user(admin_api, {"username": "dan", "password": "short", "role": "viewer"})
     assert "at least 8 characters" in short.feedback_by_field["password"]
@@ -56,12 +56,12 @@ def test_create_user_field_errors(admin_api, fake_api):
     }
 
 
-def test_change_role_and_deactivate(admin_api, fake_api):
+def test_change_role_and_deactivate(admin_api, real_api):
     assert "ops is now viewer" in text(change_role(admin_api, 2, "viewer"))
-    assert fake_api.users["ops"]["role"] == "viewer"
+    assert real_api.users["ops"]["role"] == "viewer"
     assert "not one of" in text(change_role(admin_api, 2, "root"))
     assert "deactivated" in text(set_active(admin_api, 2, False))
-    assert fake_api.users["ops"]["active"] is False
+    assert real_api.users["ops"]["active"] is False
     assert "active again" in text(set_active(admin_api, 2, True))
     assert "404" in text(change_role(admin_api, 99, "viewer"))
 

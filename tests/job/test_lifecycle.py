@@ -94,7 +94,7 @@ class Scripted:
 
     def batch_enters(self) -> None:
         self._batch = self.gate.batch()
-        self._batch.__enter__()  # type: ignore[attr-defined]
+        self._batch.__enter__()
         self.unreported.append(len(self.unreported))
 
     def batch_leaves(self) -> None:

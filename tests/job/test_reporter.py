@@ -290,6 +290,7 @@ def test_thread_delivers_as_samples_arrive_and_close_flushes(
     assert seqs(capture_server.accepted_samples()) == [0, 1, 2]
 
 
+@pytest.mark.timing
 def test_thread_close_gives_up_at_its_deadline(capture_server: CaptureServer) -> None:
     import time
 

@@ -105,7 +105,8 @@ def test_trace_loop_and_scale(tmp_path: Path) -> None:
     path = tmp_path / "t.csv"
     path.write_text("# comment\ntime_s,rate_per_s\n0,10\n1,20\n")
     arrival = TraceArrival.model_validate(
-        {"kind": "trace", "path": str(path), "scale": 2, "loop": True}
+        {"kind": "trace", "path": "t.csv", "scale": 2, "loop": True},
+        context={"base_dir": tmp_path},  # a local scenario file's folder
     )
     sched = build_schedule(arrival, 10, random.Random(0), 1)
     assert [sched.rate_at(t) for t in (0.5, 1.5, 2.5, 3.5)] == [20, 40, 20, 40]
@@ -119,7 +120,7 @@ def test_trace_loop_and_scale(tmp_path: Path) -> None:
         ("time_s,rate_per_s\n", "no rows"),
         ("time_s,rate_per_s\n1,5\n", "first row must be at time_s 0"),
         ("time_s,rate_per_s\n0,5\n0,6\n", "must be > the previous"),
-        ("time_s,rate_per_s\n0,abc\n", "not numbers"),
+        ("time_s,rate_per_s\n0,abc\n", "must be numbers"),
     ],
 )
 def test_trace_errors(tmp_path: Path, content: str, fragment: str) -> None:

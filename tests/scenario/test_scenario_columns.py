@@ -103,7 +103,7 @@ def test_projected_away_column_cannot_be_filtered_or_aggregated() -> None:
 
 
 def test_join_against_a_segment_uses_the_segment_columns() -> None:
-    segment = {
+    segment: dict[str, object] = {
         "name": "seg",
         "source": "t",
         "operators": [{"kind": "project", "columns": ["value"]}],

@@ -66,7 +66,7 @@ def test_shipped_scenarios_are_valid(path: Path) -> None:
 def test_window_size_error_names_the_path_the_rule_and_the_line() -> None:
     (issue,) = issues_of(BASE.replace("size_s: 1}\n", "size_s: 0}\n", 1))
     assert issue == (
-        "t.yaml:20: classes[0].queries[0].operators[1].window.size_s: must be > 0, got 0"
+        "t.yaml:20: classes[0].queries[0].operators[1].window.size_s: must be >= 0.001, got 0"
     )
 
 

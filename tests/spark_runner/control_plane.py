@@ -42,7 +42,8 @@ class ControlPlaneServer:
             self.published_at[config["version"]] = time.time()
             self._cond.notify_all()
 
-    def start(self) -> None:
+    def start(self, port: int = 0) -> None:
+        """Listen on ``port`` (0: any free port; a stopped plane restarts on its old one)."""
         plane = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -106,7 +107,7 @@ class ControlPlaneServer:
             def log_message(self, format: str, *args: Any) -> None:
                 pass
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
         self._server.daemon_threads = True
         threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True

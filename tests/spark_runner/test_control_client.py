@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-import time
+import socket
+import threading
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 import pytest
 
@@ -57,15 +59,68 @@ def test_applied_versions_are_acknowledged_at_once(plane: ControlPlaneServer) ->
         poller.close()
 
 
-def test_an_unreachable_control_plane_is_retried(plane: ControlPlaneServer) -> None:
-    url = plane.base_url
-    plane.stop()
-    got: list[LiveConfig] = []
-    poller = ControlPoller(url, 1, got.append, token="job-token", wait_s=0.5, backoff_max_s=0.2)
-    poller.start()
+@contextmanager
+def refusing(port: int) -> Iterator[Callable[[], int]]:
+    """A control plane that is down: accepts each connection on ``port`` and closes it at
+    once. Yields the number of attempts so far."""
+    listener = socket.socket()
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.bind(("127.0.0.1", port))
+    listener.listen(16)
+    attempts = 0
+
+    def refuse() -> None:
+        nonlocal attempts
+        while True:
+            try:
+                connection, _ = listener.accept()
+            except OSError:
+                return  # closed
+            attempts += 1
+            connection.close()
+
+    thread = threading.Thread(target=refuse, daemon=True)
+    thread.start()
     try:
-        time.sleep(0.3)  # several failed attempts while down: the poller keeps trying
-        assert got == []
-        poller.ack(3)  # an acknowledgement waits until the control plane answers
+        yield lambda: attempts
+    finally:
+        listener.shutdown(socket.SHUT_RDWR)
+        listener.close()
+        thread.join(2.0)
+
+
+def test_an_unreachable_control_plane_is_retried_until_it_answers(
+    plane: ControlPlaneServer,
+) -> None:
+    """Both threads keep trying while the plane is down; once it is back, the launch
+    configuration is acknowledged, and a new version arrives and is acknowledged."""
+    port = int(plane.base_url.rsplit(":", 1)[1])
+    plane.stop()
+    got: list[int] = []
+
+    def offer(config: LiveConfig) -> int:
+        got.append(config.version)
+        return config.version
+
+    poller = ControlPoller(
+        f"http://127.0.0.1:{port}",
+        1,
+        offer,
+        token=plane.token,
+        wait_s=0.5,
+        backoff_initial_s=0.01,
+        backoff_max_s=0.05,
+    )
+    try:
+        with refusing(port) as attempts:
+            poller.start()
+            # A poller that gave up would stop at one attempt per thread.
+            assert wait_for(lambda: attempts() >= 6), f"{attempts()} attempts while down"
+        assert got == [] and plane.acks == []
+        plane.start(port)
+        assert wait_for(lambda: plane.acks == [0])  # the launch configuration, late
+        assert wait_for(lambda: plane.polls >= 1)
+        plane.publish(config(1).model_dump(mode="json"))
+        assert wait_for(lambda: got == [1] and plane.acks == [0, 1]), (got, plane.acks)
     finally:
         poller.close(timeout_s=1.0)

@@ -48,7 +48,7 @@ def test_the_burn_udf_builds_with_the_jdk(tmp_path: Path) -> None:
     jar = burn_jar(jars, cache_dir=tmp_path)
     if jar is None:
         pytest.skip("no JDK (javac, jar) on this machine: the engine uses the hash burn")
-    with zipfile.ZipFile(jar) as z:
+    with zipfile.ZipFile(jar.path) as z:
         assert "headroom/Burn.class" in z.namelist()
     assert burn_jar(jars, cache_dir=tmp_path) == jar  # cached
 

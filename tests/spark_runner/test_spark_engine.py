@@ -11,6 +11,7 @@ import threading
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import cast
 
 import pytest
 import redis
@@ -24,9 +25,10 @@ from spark_runner.engine.streams import stream_specs
 from spark_runner.job.config import ClassSnapshot, JobSnapshot
 from spark_runner.job.session import start_spark
 from spark_runner.scenario import parse_scenario
+from tests.waiting import wait_until
 
 from .control_plane import ControlPlaneServer
-from .spark_helpers import Run, wait_until
+from .spark_helpers import Run
 
 pytestmark = [pytest.mark.spark, pytest.mark.timeout(300)]
 
@@ -86,6 +88,7 @@ def overload(mode: str = "dilos", flood: int = 4000) -> str:
     return OVERLOAD.format(mode=mode, flood=flood)
 
 
+@pytest.mark.timing
 def test_overloaded_class_sheds_and_holds_its_response_time_unloaded_class_sheds_nothing(
     spark: SparkSession, tmp_path: Path
 ) -> None:
@@ -111,6 +114,7 @@ def test_overloaded_class_sheds_and_holds_its_response_time_unloaded_class_sheds
     assert admitted + shed <= arrived + waiting[0] + 4000
 
 
+@pytest.mark.timing
 def test_a_live_update_takes_effect_within_two_batches(spark: SparkSession, tmp_path: Path) -> None:
     """Recommend-only switched on while bronze sheds: from the second batch after the
     control plane hands the new version over, nothing is shed (decisions still reported)."""
@@ -217,7 +221,10 @@ def test_redis_source_end_to_end(spark: SparkSession, tmp_path: Path, redis_url:
         gold = [r for r in rows if r["class"] == "gold"]
         assert gold and {r["query"] for r in rows} == {"big", "per_key"}
         # a gold output's arrival instant is its entry's append instant (the id)
-        entries = client.xrange(stream_key(prefix, "orders"), count=5000)
+        entries = cast(
+            "list[tuple[bytes, dict[bytes, bytes]]]",
+            client.xrange(stream_key(prefix, "orders"), count=5000),
+        )
         appended = {int(f[b"seq"]): id_seconds(i.decode()) for i, f in entries}
         by_value = {round(float(f[b"value"]), 12): int(f[b"seq"]) for _, f in entries}
         for r in gold[:50]:

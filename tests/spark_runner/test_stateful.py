@@ -13,9 +13,8 @@ def agg(
     function: str = "count", size: float = 2.0, slide: float | None = None, **kw: object
 ) -> WindowAggregate:
     window = Window(type="sliding", size_s=size, slide_s=slide) if slide else Window(size_s=size)
-    return WindowAggregate(
-        WindowAggregateOp(kind="window_aggregate", window=window, function=function, **kw)
-    )  # type: ignore[arg-type]
+    fields = {"kind": "window_aggregate", "window": window, "function": function, **kw}
+    return WindowAggregate(WindowAggregateOp.model_validate(fields))
 
 
 def rows(t: list[float], key: list[int], value: list[float] | None = None) -> dict[str, np.ndarray]:

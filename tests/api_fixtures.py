@@ -1,4 +1,9 @@
-"""API tests against a migrated database, each test inside a rolled-back transaction."""
+"""Fixtures of the API tests (backend, security): a database built by ``alembic upgrade
+head`` (SQLite and PostgreSQL), each test inside a rolled-back transaction, and clients.
+
+Registered once, in ``tests/conftest.py``, so every folder shares the same session-scoped
+databases (a second registration would build a second set on the same PostgreSQL
+database and collide on its users)."""
 
 from __future__ import annotations
 
@@ -21,7 +26,9 @@ from backend.users.schemas import UserCreate
 from backend.users.service import create_user
 
 
-@pytest.fixture(scope="session", params=["sqlite", "postgresql"])
+@pytest.fixture(
+    scope="session", params=["sqlite", pytest.param("postgresql", marks=pytest.mark.services)]
+)
 def migrated_engine(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Engine]:

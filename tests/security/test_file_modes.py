@@ -1,0 +1,178 @@
+"""Owner-only files (issue 11, item 7).
+
+- After a real ``headroom up`` has started and launched a job, nothing under the data dir
+  (the database and its WAL, the logs, the broker's messages, the job's directory with its
+  config, token and log, the jar cache) is open to group or others: directories 0700,
+  files 0600.
+- The burn UDF's jar is cached under the data dir with the hash of what was built; a
+  tampered jar is rebuilt by the launcher and refused by the job, never loaded.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from backend.jobs import launcher
+from backend.settings import Settings
+from spark_runner.engine.jvm_burn import BurnJar, burn_jar, file_sha256
+from spark_runner.job.config import ClassSnapshot, JobSnapshot
+from spark_runner.job.sparkconf import pyspark_home, verified_burn_jar
+from tests.e2e.conftest import free_port
+from tests.waiting import poll_for, wait_until
+
+JOB = "import time; print('job up', flush=True); time.sleep(60)\n"
+
+
+def mode(path: Path) -> int:
+    return stat.S_IMODE(path.lstat().st_mode)
+
+
+@pytest.fixture
+def started(tmp_path: Path) -> Iterator[Path]:
+    """A real ``headroom up --no-dashboard`` (SQLite, embedded broker) that has launched a
+    job (a stand-in interpreter, no Spark); yields the data dir."""
+    data_dir = tmp_path / "var"
+    python = tmp_path / "python"
+    (tmp_path / "job.py").write_text(JOB)
+    python.write_text(f"#!/bin/sh\nexec {sys.executable} {tmp_path / 'job.py'}\n")
+    python.chmod(0o700)
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "CELERY_BROKER_URL")}
+    env.update(
+        {
+            "HEADROOM_DATA_DIR": str(data_dir),
+            "HEADROOM_API_PORT": str(port),
+            "HEADROOM_API_URL": f"http://127.0.0.1:{port}",
+            "HEADROOM_JOB_PYTHON": str(python),
+        }
+    )
+    up = subprocess.Popen(
+        [sys.executable, "-m", "headroom", "up", "--no-dashboard"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    pid = None
+    try:
+        api = f"http://127.0.0.1:{port}/api/v1"
+        health = lambda: httpx.get(f"{api}/health", timeout=2).status_code == 200  # noqa: E731
+        assert wait_until(lambda: _answers(health), 90), "headroom up did not start"
+        password = (data_dir / "initial_admin_password").read_text().strip()
+        with httpx.Client(base_url=api, timeout=30) as client:
+            login = client.post("/auth/login", json={"username": "admin", "password": password})
+            client.headers["Authorization"] = f"Bearer {login.json()['access_token']}"
+            created = client.post(
+                "/classes", json={"name": "gold", "priority": 6, "delay_target_s": 2}
+            )
+            assert created.status_code == 201, created.text
+            job = client.post("/jobs", json={"rate_per_s": 10})
+            assert job.status_code == 201, job.text
+            job_url = f"/jobs/{job.json()['id']}"
+            pid = poll_for(lambda: client.get(job_url).json().get("pid"), 90)
+        assert pid is not None, "the job was not launched"
+        job_log = data_dir / "jobs" / str(job.json()["id"]) / "job.log"
+        assert wait_until(lambda: "job up" in job_log.read_text(), 30)
+        yield data_dir
+    finally:
+        if pid is not None:
+            launcher.kill_group(pid)
+        up.terminate()
+        up.wait(60)
+
+
+def _answers(check: object) -> bool:
+    try:
+        return bool(check())  # type: ignore[operator]
+    except httpx.HTTPError:
+        return False
+
+
+@pytest.mark.timeout(240)
+def test_a_started_stack_keeps_its_data_dir_owner_only(started: Path) -> None:
+    data_dir = started
+    expected = [
+        data_dir / "headroom.db",
+        data_dir / "initial_admin_password",
+        data_dir / "logs" / "api.log",
+        data_dir / "logs" / "worker.log",
+        data_dir / "jobs" / "1" / "config.json",
+        data_dir / "jobs" / "1" / "job.log",
+        data_dir / "broker" / "queue",
+    ]
+    for path in expected:
+        assert path.exists(), f"{path} was not created"
+    open_to_others = {
+        str(path.relative_to(data_dir)): oct(mode(path))
+        for path in [data_dir, *data_dir.rglob("*")]
+        if not path.is_symlink() and mode(path) & 0o077
+    }
+    assert open_to_others == {}, "readable or writable by group/others"
+    assert mode(data_dir) == 0o700
+    assert mode(data_dir / "headroom.db") == 0o600
+    assert mode(data_dir / "jobs" / "1") == 0o700
+
+
+@pytest.fixture(scope="module")
+def pyspark_jars() -> Path:
+    home = pyspark_home()
+    assert home is not None
+    return home / "jars"
+
+
+def test_a_tampered_cached_jar_is_rebuilt_and_refused_by_the_job(
+    tmp_path: Path, pyspark_jars: Path
+) -> None:
+    settings = Settings(data_dir=tmp_path / "var")
+    built = launcher.service_burn_jar(settings)
+    if built is None:
+        pytest.skip("no JDK (javac, jar): there is no jar to cache")
+    jar = Path(built.path)
+    assert jar.parent == settings.cache_dir and not str(jar).startswith("/tmp/headroom-burn")
+    assert mode(settings.cache_dir) == 0o700 and mode(jar) == 0o600
+    assert file_sha256(jar) == built.sha256
+    snapshot = JobSnapshot(
+        job_id=1,
+        api_url="",
+        checkpoint_dir=str(tmp_path / "checkpoint"),
+        classes=(ClassSnapshot(name="gold", priority=6, delay_target_s=2),),
+        burn_jar=built,
+    )
+    assert verified_burn_jar(snapshot) == jar
+
+    with jar.open("ab") as handle:  # someone changes the cached jar
+        handle.write(b"not what was built")
+    # The job given the original hash refuses to put it on its class path.
+    assert verified_burn_jar(snapshot) is None
+    # The launcher's next use finds the mismatch and rebuilds it.
+    rebuilt = burn_jar(pyspark_jars, settings.cache_dir)
+    assert rebuilt is not None
+    assert file_sha256(jar) == rebuilt.sha256
+    assert b"not what was built" not in jar.read_bytes()
+
+
+def test_spark_submit_refuses_a_jar_on_its_class_path_that_changed(tmp_path: Path) -> None:
+    pytest.importorskip("pyspark")
+    from spark_runner.job.session import spark_conf
+
+    jar = tmp_path / "burn.jar"
+    jar.write_bytes(b"tampered")
+    snapshot = JobSnapshot(
+        job_id=1,
+        api_url="",
+        checkpoint_dir=str(tmp_path / "checkpoint"),
+        classes=(ClassSnapshot(name="gold", priority=6, delay_target_s=2),),
+        burn_jar=BurnJar(path=str(jar), sha256="0" * 64),
+    )
+    with pytest.raises(RuntimeError, match="does not have the SHA-256 it was built with"):
+        spark_conf(snapshot, submitted=True)
+    conf = spark_conf(snapshot)  # python mode: it is simply left off the class path
+    assert conf.get("spark.driver.extraClassPath") is None
