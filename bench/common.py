@@ -7,7 +7,7 @@ import subprocess
 import sys
 import tempfile
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -44,9 +44,14 @@ def postgres_database() -> Iterator[str]:
 
 
 @contextmanager
-def running_stack(database_url: str | None, *, worker: bool = False) -> Iterator[Stack]:
+def running_stack(
+    database_url: str | None,
+    *,
+    worker: bool = False,
+    extra_env: Mapping[str, str] | None = None,
+) -> Iterator[Stack]:
     """An API process (and optionally a worker) with an admin account, on ``database_url``
-    (None: a SQLite file)."""
+    (None: a SQLite file); ``extra_env`` overrides the processes' environment."""
     with tempfile.TemporaryDirectory() as tmp:
         data_dir = Path(tmp)
         settings = Settings(
@@ -56,7 +61,7 @@ def running_stack(database_url: str | None, *, worker: bool = False) -> Iterator
             watch_interval_s=0.5,
         )
         upgrade(settings.sqlalchemy_url)
-        stack = Stack.from_settings(settings)
+        stack = Stack.from_settings(settings, extra_env)
         subprocess.run(
             [sys.executable, "-m", "headroom", "users", "create-admin", ADMIN, "--password-stdin"],
             input=PASSWORD + "\n",

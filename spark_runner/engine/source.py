@@ -80,9 +80,10 @@ class FeedReader(DataSourceStreamReader):
     def __init__(self, spec: FeedSpec) -> None:
         self.spec = spec
         self._logs: dict[int, Log] = {}
+        self._initial: dict[str, Any] | None = None
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"spec": self.spec, "_logs": {}}
+        return {"spec": self.spec, "_logs": {}, "_initial": self._initial}
 
     def log(self, origin_us: int) -> Any:
         """The log of a run whose scenario time 0 is ``origin_us`` (from the offsets)."""
@@ -96,8 +97,14 @@ class FeedReader(DataSourceStreamReader):
         return self._logs[origin_us]
 
     def initialOffset(self) -> dict[str, Any]:
-        log = self.log(self.spec.origin_us)
-        return initial_offset(self.spec, log, now_us()).to_json()
+        # Spark asks twice for the first batch: once to plan its end offset (latestOffset's
+        # start) and again when it runs it (MicroBatchExecution: no committed offset yet,
+        # so ``initialOffset``). Both must be the same offset, or the batch's start cursor
+        # and counts disagree (a Redis range then held fewer entries than it counted).
+        if self._initial is None:
+            log = self.log(self.spec.origin_us)
+            self._initial = initial_offset(self.spec, log, now_us()).to_json()
+        return self._initial
 
     # The (start, limit) signature (Spark >= 4.2) makes Spark call this once per trigger
     # with the last offset; the limit is ignored: the class scheduler bounds a batch.

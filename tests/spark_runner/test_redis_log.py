@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import redis
+from pyspark.sql.streaming.datasource import ReadAllAvailable
 
 from spark_runner.engine.feed import (
     FeedPoint,
@@ -17,8 +18,9 @@ from spark_runner.engine.feed import (
     next_offset,
     plan_partitions,
 )
-from spark_runner.engine.offsets import ADMIT_ALL, Decision
+from spark_runner.engine.offsets import ADMIT_ALL, Decision, SourceOffset
 from spark_runner.engine.redis_log import Producer, RedisLog, stream_key
+from spark_runner.engine.source import FeedPartition, FeedReader
 from spark_runner.engine.streams import stream_specs
 from spark_runner.scenario import Scenario
 
@@ -76,5 +78,39 @@ def test_producer_and_reader_agree_on_every_entry(
         rows = [log.rows(p) for g in plan_partitions(spec, end, later, half.costs_s) for p in g]
         gold_rows = next(r for r in rows if r["point"][0] == 0)
         assert gold_rows["seq"].tolist() == list(range(200, 250))
+    finally:
+        client.delete(*(stream_key(prefix, name) for name in specs))
+
+
+def test_the_first_batch_starts_where_it_was_planned(
+    client: redis.Redis, redis_url: str, two_classes: Scenario, tmp_path: Path
+) -> None:
+    """Spark asks for the initial offset again when it runs batch 0 (nothing committed
+    yet). Entries appended between the two calls once moved the second start past the
+    first: the batch's range then held fewer entries than its counts said, and reading it
+    failed with an IndexError (seen in CI under load)."""
+    prefix = f"test-{uuid.uuid4().hex[:8]}"
+    specs = stream_specs(two_classes)
+    producer = Producer(client, specs, prefix)
+    try:
+        spec = FeedSpec(
+            kind="redis",
+            origin_us=0,
+            points=(FeedPoint("src:gold:a", "gold", "a"), FeedPoint("src:bronze:b", "bronze", "b")),
+            streams=specs,
+            decision_path=str(tmp_path / "d.json"),
+            redis_url=redis_url,
+            redis_keys=producer.keys(),
+        )
+        reader = FeedReader(spec)
+        producer.step(1.0)
+        planned = reader.initialOffset()
+        producer.step(2.0)  # the feeder appends while Spark plans the first batch
+        end = reader.latestOffset(planned, ReadAllAvailable())
+        run = reader.initialOffset()  # MicroBatchExecution.runBatch, batch 0
+        assert run == planned
+        parts = [p for p in reader.partitions(run, end) if isinstance(p, FeedPartition)]
+        rows = sum(len(RedisLog(spec).rows(piece)["seq"]) for p in parts for piece in p.slices)
+        assert rows == sum(p.kept for p in SourceOffset.from_json(end).points)
     finally:
         client.delete(*(stream_key(prefix, name) for name in specs))
