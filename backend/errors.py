@@ -14,11 +14,15 @@ from spark_runner.scenario.errors import ScenarioError
 
 
 class DomainError(Exception):
+    """An error the caller can act on: its status, its sentence, and any headers the
+    answer needs (e.g. ``Retry-After`` on a 429)."""
+
     status_code = 400
 
-    def __init__(self, detail: str) -> None:
+    def __init__(self, detail: str, headers: dict[str, str] | None = None) -> None:
         super().__init__(detail)
         self.detail = detail
+        self.headers = headers or {}
 
 
 class FieldErrors(Exception):
@@ -52,7 +56,9 @@ def parameter_error_detail(error: ParameterError, location: str = "body") -> dic
 def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(DomainError)
     async def _domain_error(_request: Request, exc: DomainError) -> JSONResponse:
-        return JSONResponse(status_code=exc.status_code, content={"detail": exc.detail})
+        return JSONResponse(
+            status_code=exc.status_code, content={"detail": exc.detail}, headers=exc.headers
+        )
 
     @app.exception_handler(ParameterError)
     async def _parameter_error(_request: Request, exc: ParameterError) -> JSONResponse:

@@ -45,9 +45,9 @@ class TooManyLogins(DomainError):
     def __init__(self, retry_after_s: int) -> None:
         super().__init__(
             "too many failed logins for this username or from this address: "
-            f"try again in {retry_after_s} s"
+            f"try again in {retry_after_s} s",
+            headers={"Retry-After": str(retry_after_s)},
         )
-        self.retry_after_s = retry_after_s
 
 
 class Logins:

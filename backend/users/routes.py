@@ -3,12 +3,12 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, HTTPException, Request, status
+from fastapi import APIRouter, Depends, Request, status
 
 from backend.api.auth import AdminDep, TokenDep, ViewerDep
 from backend.api.deps import IdPath, ReadSessionsDep, SessionDep, SettingsDep, WriteGateDep
 from backend.users import service
-from backend.users.login import Logins, TooManyLogins
+from backend.users.login import Logins
 from backend.users.schemas import LoginRequest, TokenResponse, UserCreate, UserRead, UserUpdate
 
 auth_router = APIRouter(prefix="/auth", tags=["auth"])
@@ -43,22 +43,15 @@ async def login(
     write_gate: WriteGateDep,
     settings: SettingsDep,
 ) -> TokenResponse:
-    try:
-        return await logins.login(
-            username=body.username,
-            password=body.password,
-            client=request.client.host if request.client else "unknown",
-            read_sessions=read_sessions,
-            session=session,
-            write_gate=write_gate,
-            ttl=timedelta(seconds=settings.token_ttl_s),
-        )
-    except TooManyLogins as refused:
-        raise HTTPException(
-            status.HTTP_429_TOO_MANY_REQUESTS,
-            detail=refused.detail,
-            headers={"Retry-After": str(refused.retry_after_s)},
-        ) from refused
+    return await logins.login(
+        username=body.username,
+        password=body.password,
+        client=request.client.host if request.client else "unknown",
+        read_sessions=read_sessions,
+        session=session,
+        write_gate=write_gate,
+        ttl=timedelta(seconds=settings.token_ttl_s),
+    )
 
 
 @auth_router.post("/logout", status_code=status.HTTP_204_NO_CONTENT)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Literal
 
 import pytest
 
@@ -126,14 +127,20 @@ def test_a_job_process_gets_only_the_allow_listed_environment(
         launcher.kill_group(pid)
 
 
+def launch_job(tmp_path: Path, launch_mode: Literal["python", "spark-submit"]) -> tuple[Path, int]:
+    """A real job launched as the worker launches it; its directory and process id."""
+    job_dir = tmp_path / "jobs" / "11"
+    launcher.make_job_dir(job_dir)
+    settings = Settings(data_dir=tmp_path, launch_mode=launch_mode)
+    command = launcher.prepare_launch(settings, snapshot(job_dir), job_dir / "config.json")
+    return job_dir, launcher.start_job_process(command, job_dir / "job.log")
+
+
 @pytest.mark.spark
 @pytest.mark.timeout(180)
 def test_python_mode_driver_and_its_jvm_hold_no_secret(secret_env: None, tmp_path: Path) -> None:
-    job_dir = tmp_path / "jobs" / "11"
-    launcher.make_job_dir(job_dir)
-    settings = Settings(data_dir=tmp_path, launch_mode="python")
-    command = launcher.prepare_launch(settings, snapshot(job_dir), job_dir / "config.json")
-    pid = launcher.start_job_process(command, job_dir / "job.log")
+    job_dir, pid = launch_job(tmp_path, "python")
+    jvm: int | None = None
     try:
         assert_no_secret(pid, "driver")
         jvm = poll_for(lambda: java_child(pid), 90)
@@ -142,18 +149,14 @@ def test_python_mode_driver_and_its_jvm_hold_no_secret(secret_env: None, tmp_pat
         assert_no_secret(jvm, "the driver's JVM")
     finally:
         launcher.kill_group(pid)
-        if "jvm" in locals() and jvm is not None:
+        if jvm is not None:
             launcher.kill_group(jvm)  # it runs in its own session (spark_runner.job.session)
 
 
 @pytest.mark.spark
 @pytest.mark.timeout(180)
 def test_spark_submit_mode_jvm_and_driver_hold_no_secret(secret_env: None, tmp_path: Path) -> None:
-    job_dir = tmp_path / "jobs" / "11"
-    launcher.make_job_dir(job_dir)
-    settings = Settings(data_dir=tmp_path, launch_mode="spark-submit")
-    command = launcher.prepare_launch(settings, snapshot(job_dir), job_dir / "config.json")
-    pid = launcher.start_job_process(command, job_dir / "job.log")
+    job_dir, pid = launch_job(tmp_path, "spark-submit")
     try:
         assert_no_secret(pid, "spark-submit")
         driver = poll_for(lambda: recorded_driver(job_dir), 90)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import numpy as np
@@ -21,7 +21,7 @@ from spark_runner.engine.feed import (
 from spark_runner.engine.offsets import ADMIT_ALL, Decision, SourceOffset
 from spark_runner.engine.redis_log import Producer, RedisLog, stream_key
 from spark_runner.engine.source import FeedPartition, FeedReader
-from spark_runner.engine.streams import stream_specs
+from spark_runner.engine.streams import StreamSpec, stream_specs
 from spark_runner.scenario import Scenario
 
 pytestmark = pytest.mark.services
@@ -34,6 +34,21 @@ def client(redis_url: str) -> Iterator[redis.Redis]:
     c.close()
 
 
+def redis_feed(
+    producer: Producer, specs: Mapping[str, StreamSpec], redis_url: str, tmp_path: Path
+) -> FeedSpec:
+    """The source's spec for the two_classes scenario's ``specs``, fed by ``producer``."""
+    return FeedSpec(
+        kind="redis",
+        origin_us=0,
+        points=(FeedPoint("src:gold:a", "gold", "a"), FeedPoint("src:bronze:b", "bronze", "b")),
+        streams=specs,
+        decision_path=str(tmp_path / "d.json"),
+        redis_url=redis_url,
+        redis_keys=producer.keys(),
+    )
+
+
 def test_producer_and_reader_agree_on_every_entry(
     client: redis.Redis, redis_url: str, two_classes: Scenario, tmp_path: Path
 ) -> None:
@@ -41,15 +56,7 @@ def test_producer_and_reader_agree_on_every_entry(
     specs = stream_specs(two_classes)
     producer = Producer(client, specs, prefix)
     try:
-        spec = FeedSpec(
-            kind="redis",
-            origin_us=0,
-            points=(FeedPoint("src:gold:a", "gold", "a"), FeedPoint("src:bronze:b", "bronze", "b")),
-            streams=specs,
-            decision_path=str(tmp_path / "d.json"),
-            redis_url=redis_url,
-            redis_keys=producer.keys(),
-        )
+        spec = redis_feed(producer, specs, redis_url, tmp_path)
         log = RedisLog(spec)
         start = initial_offset(spec, log, 1_000)
         assert producer.step(2.0) == 200 + 100  # a: 100/s, b: 50/s
@@ -93,15 +100,7 @@ def test_the_first_batch_starts_where_it_was_planned(
     specs = stream_specs(two_classes)
     producer = Producer(client, specs, prefix)
     try:
-        spec = FeedSpec(
-            kind="redis",
-            origin_us=0,
-            points=(FeedPoint("src:gold:a", "gold", "a"), FeedPoint("src:bronze:b", "bronze", "b")),
-            streams=specs,
-            decision_path=str(tmp_path / "d.json"),
-            redis_url=redis_url,
-            redis_keys=producer.keys(),
-        )
+        spec = redis_feed(producer, specs, redis_url, tmp_path)
         reader = FeedReader(spec)
         producer.step(1.0)
         planned = reader.initialOffset()
