@@ -17,7 +17,7 @@ from dash import ALL, Input, Output, State, callback, ctx, dcc, html
 from dash.development.base_component import Component
 from dash.exceptions import PreventUpdate
 
-from frontend import session
+from frontend import polling, session
 from frontend.actions import jobs as actions
 from frontend.api import Role
 from frontend.auth import CHANGE_ROLE, can_change, needs_role_hint
@@ -29,6 +29,7 @@ dash.register_page(  # type: ignore[no-untyped-call]  # unannotated in dash
 )
 
 REFRESH_INTERVAL_MS = 1_500
+JOBS_POLL = "jobs"  # the table refresh: jobs-interval, jobs-tick, jobs-answered
 LOG_REFRESH_MS = 2_000
 
 
@@ -220,7 +221,7 @@ def layout_for(role: Role | None) -> html.Div:
             html.Div(id="jobs-alert"),
             html.Div(id="jobs-load-alert"),
             html.Div(id="jobs-table"),
-            dcc.Interval(id="jobs-interval", interval=REFRESH_INTERVAL_MS),
+            *polling.components(JOBS_POLL, REFRESH_INTERVAL_MS),
             dcc.Store(id="jobs-fingerprint", data=None),
             dcc.Store(id="jobs-started", data=0),
             dcc.Store(id="jobs-changed", data=0),
@@ -234,21 +235,23 @@ def layout_for(role: Role | None) -> html.Div:
     Output("jobs-table", "children"),
     Output("jobs-load-alert", "children"),
     Output("jobs-fingerprint", "data"),
-    Input("jobs-interval", "n_intervals"),
+    Output(polling.answered_id(JOBS_POLL), "data"),
+    Input(polling.tick_id(JOBS_POLL), "data"),
     Input("jobs-started", "data"),
     Input("jobs-changed", "data"),
     State("jobs-fingerprint", "data"),
 )
-def _load_table(
-    _n_intervals: int | None, _started: int, _changed: int, previous: str | None
-) -> tuple[Any, ...]:
+def _load_table(tick: int, _started: int, _changed: int, previous: str | None) -> tuple[Any, ...]:
     with api_client() as api:
         view = actions.load_jobs_table(
             api, can_control=can_change(session.current_role()), previous=previous
         )
     # Unchanged jobs: leave the table (and the buttons someone may be clicking) alone.
     table = dash.no_update if view.table is None else view.table
-    return table, view.alert, view.fingerprint
+    return table, view.alert, view.fingerprint, tick
+
+
+polling.register(JOBS_POLL)
 
 
 @callback(

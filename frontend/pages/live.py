@@ -4,12 +4,10 @@ The first refresh draws the newest window whole, later ones send only new points
 (``extendData``). All charts are rows of one figure, so a refresh is one redraw in the
 browser. A later refresh is a long poll: the API answers as soon as a sample newer than
 those shown is stored (or after ``LIVE_WAIT_S``, so an idle view still refreshes about
-once a second). The interval (``REFRESH_INTERVAL_MS``) does not call the server
-itself: a clientside callback turns a tick into a request only when the previous one
-has answered, so the next poll starts within one tick of an answer. Dash drops a
-callback's answer when the same callback is asked again before it arrives, so a refresh
-slower than the interval (a long poll, or a large first window on a busy machine) would
-otherwise never arrive at all.
+once a second). Both the refresh and the tuning panel's configuration read are gated
+polls (``frontend.polling``): a tick of their interval becomes a request only when the
+previous one has answered, so the next poll starts within one tick of an answer and an
+answer slower than the interval is never dropped.
 
 A clientside callback notes when each new sample was put on screen
 (``window.headroomRendered``: ``[t, painted epoch ms]`` per sample, and the hidden
@@ -30,7 +28,7 @@ from dash import Input, Output, State, callback, clientside_callback, ctx, dcc, 
 from dash.development.base_component import Component
 from dash.exceptions import PreventUpdate
 
-from frontend import session
+from frontend import polling, session
 from frontend.actions import live as actions
 from frontend.actions import tuning
 from frontend.api import JobConfig, Role
@@ -43,9 +41,11 @@ dash.register_page(  # type: ignore[no-untyped-call]  # unannotated in dash
 )
 
 REFRESH_INTERVAL_MS = 100
-STALL_MS = 10_000  # a refresh unanswered this long (a server error) no longer holds ticks
+STALL_MS = 10_000  # a request unanswered this long (a server error) no longer holds ticks
 JOBS_INTERVAL_MS = 5_000
 CONFIG_INTERVAL_MS = 1_000
+LIVE_POLL = "live"  # the chart refresh: live-interval, live-tick, live-answered
+CONFIG_POLL = "tune"  # the configuration read: tune-interval, tune-tick, tune-answered
 CHART_ID = "live-chart"  # every chart, one row each, in one figure
 
 
@@ -244,11 +244,10 @@ def layout_for(role: Role | None, job_id: int | None) -> html.Div:
             ),
             dcc.Store(id="live-requested-job", data=job_id),
             dcc.Store(id="live-cursor", data=None),
-            dcc.Store(id="live-tick", data=0),
             dcc.Store(id="live-config", data=None),
-            dcc.Interval(id="live-interval", interval=REFRESH_INTERVAL_MS),
+            *polling.components(LIVE_POLL, REFRESH_INTERVAL_MS),
+            *polling.components(CONFIG_POLL, CONFIG_INTERVAL_MS),
             dcc.Interval(id="live-jobs-interval", interval=JOBS_INTERVAL_MS),
-            dcc.Interval(id="tune-interval", interval=CONFIG_INTERVAL_MS),
             # When the newest sample was put on screen: "<t> <epoch ms>" (see below).
             html.Div(id="live-rendered", style={"display": "none"}),
             html.Div(id="live-jobs-alert"),
@@ -289,11 +288,12 @@ def _load_jobs(_n_intervals: int | None, requested: int | None, current: Any) ->
         "extend": Output(CHART_ID, "extendData"),
         "summary": Output("live-summary", "children"),
         "cursor": Output("live-cursor", "data"),
-        "disabled": Output("live-interval", "disabled"),
+        "disabled": Output(polling.interval_id(LIVE_POLL), "disabled"),
+        "answered": Output(polling.answered_id(LIVE_POLL), "data"),
         "alert": Output("live-alert", "children"),
     },
     inputs={
-        "tick": Input("live-tick", "data"),
+        "tick": Input(polling.tick_id(LIVE_POLL), "data"),
         "job_id": Input("live-job", "value"),
         "window": Input("live-window", "value"),
         "cursor": State("live-cursor", "data"),
@@ -318,36 +318,19 @@ def _refresh(
         "cursor": view.cursor,
         "disabled": not view.polling,
         "alert": view.alert,
+        "answered": tick,
     }
 
 
-# A tick asks the server for a refresh unless the previous refresh is still unanswered.
-clientside_callback(
-    """
-    function(n, tick) {
-        const gate = (window.headroomLive = window.headroomLive || {busySince: 0});
-        const now = Date.now();
-        if (gate.busySince && now - gate.busySince < STALL_MS) {
-            return window.dash_clientside.no_update;
-        }
-        gate.busySince = now;
-        return (tick || 0) + 1;
-    }
-    """.replace("STALL_MS", str(STALL_MS)),
-    Output("live-tick", "data"),
-    Input("live-interval", "n_intervals"),
-    State("live-tick", "data"),
-    prevent_initial_call=True,
-)
+polling.register(LIVE_POLL, STALL_MS)
+polling.register(CONFIG_POLL, STALL_MS)
 
 
-# A refresh answered: open the gate, and record when the samples it added were put on
-# screen, after the next frame is painted (two animation frames later).
+# A refresh answered: record when the samples it added were put on screen, after the
+# next frame is painted (two animation frames later).
 clientside_callback(
     """
     function(cursor) {
-        const gate = (window.headroomLive = window.headroomLive || {busySince: 0});
-        gate.busySince = 0;
         const shown = cursor && cursor.shown ? cursor.shown.slice() : [];
         if (!shown.length) { return window.dash_clientside.no_update; }
         const newest = cursor.newest_t;
@@ -371,18 +354,22 @@ clientside_callback(
 
 @callback(
     Output("live-config", "data"),
-    Input("tune-interval", "n_intervals"),
-    Input("live-job", "value"),
+    Output(polling.answered_id(CONFIG_POLL), "data"),
+    Input(polling.tick_id(CONFIG_POLL), "data"),
+    # A State, not an Input: Dash holds back (and drops) the answers of a callback whose
+    # input another callback is still computing, and the job list is re-read every 5 s.
+    # A new choice is read at the next tick.
+    State("live-job", "value"),
     State("live-config", "data"),
 )
-def _poll_config(_n_intervals: int | None, job_id: Any, current: JobConfig | None) -> Any:
+def _poll_config(tick: int | None, job_id: Any, current: JobConfig | None) -> tuple[Any, Any]:
     with api_client() as api:
         loaded = tuning.load_config(api, actions.parse_job_id(job_id))
     if loaded.alert is not None:
-        return dash.no_update  # transient: keep what is on screen
+        return dash.no_update, tick  # transient: keep what is on screen
     if tuning.config_fingerprint(loaded.config) == tuning.config_fingerprint(current):
-        raise PreventUpdate
-    return loaded.config
+        return dash.no_update, tick
+    return loaded.config, tick
 
 
 @callback(

@@ -6,13 +6,16 @@ headers, that an invalid form sends nothing), which the API process cannot tell 
 This proxy sits between the dashboard's client and the real API: every request is
 forwarded unchanged and answered with the API's own status, headers and body; it adds
 nothing but the record. When the API cannot be reached it answers what a reverse proxy
-in front of a dead API answers: ``502`` with a plain-text body.
+in front of a dead API answers: ``502`` with a plain-text body. ``delays`` (seconds per
+path below ``/api/v1``) holds a request that long before forwarding it, to play an API
+slower than the dashboard's refresh intervals.
 """
 
 from __future__ import annotations
 
 import json
 import threading
+import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
@@ -54,6 +57,7 @@ class _Handler(BaseHTTPRequestHandler):
         proxy.record(
             Recorded(self.command, parts.path, parse_qs(parts.query), _json(raw, headers), headers)
         )
+        time.sleep(proxy.delays.get(parts.path.removeprefix(PREFIX), 0.0))
         try:
             answer = proxy.upstream.request(
                 self.command,
@@ -101,6 +105,7 @@ class RecordingProxy:
     def __init__(self, upstream_url: str) -> None:
         self.upstream = httpx.Client(base_url=upstream_url.rstrip("/"), timeout=30.0)
         self.requests: list[Recorded] = []
+        self.delays: dict[str, float] = {}
         self._lock = threading.Lock()
         self._server = _Server(("127.0.0.1", 0), _Handler)
         self._server.proxy = self

@@ -1,0 +1,86 @@
+"""The dashboard on an API slower than its refresh intervals still shows what it answers.
+
+Dash drops a callback's answer when the same callback is asked again before the answer
+arrives, so a read fed straight by a 1 s interval showed nothing once the API took over a
+second (CI saw the live tuning panel stay empty on a loaded machine). Here a second
+dashboard talks to the session's API through a proxy that holds the job's configuration
+and the job list longer than the intervals that poll them: both must still reach the page.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import pytest
+
+from backend.stack import Stack
+from tests.browser.harness import OPERATOR, Browser, Product, free_port, wait_for_http
+from tests.frontend.recording_proxy import RecordingProxy
+
+pytestmark = pytest.mark.browser
+
+# Longer than both polls' intervals: the live page reads the configuration every 1 s
+# (CONFIG_INTERVAL_MS), the Jobs page the job list every 1.5 s (REFRESH_INTERVAL_MS); the
+# page modules cannot be imported outside the app.
+SLOW_S = 2.5
+
+
+@dataclass
+class Slow:
+    dashboard_url: str
+    proxy: RecordingProxy
+    job_id: int
+
+
+@pytest.fixture(scope="module")
+def slow(product: Product, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Slow]:
+    with product.api(OPERATOR) as api:
+        body = {"name": "slowpoke", "priority": 2, "delay_target_s": 3}
+        created = api.post("/classes", json=body)
+        created.raise_for_status()
+        job = api.post("/jobs", json={"class_ids": [created.json()["id"]], "duration_s": None})
+        job.raise_for_status()
+    job_id = int(job.json()["id"])
+    with RecordingProxy(product.settings.public_api_url) as proxy:
+        proxy.delays = {f"/jobs/{job_id}/config": SLOW_S, "/jobs": SLOW_S}
+        settings = product.settings.model_copy(
+            update={
+                "api_url": proxy.url,
+                "dashboard_port": free_port(),
+                "data_dir": tmp_path_factory.mktemp("slow-dashboard"),
+            }
+        )
+        stack = Stack.from_settings(settings)
+        url = f"http://{settings.dashboard_host}:{settings.dashboard_port}"
+        try:
+            stack.start_dashboard()
+            wait_for_http(Product(stack), f"{url}/login", 60.0)
+            yield Slow(url, proxy, job_id)
+        finally:
+            stack.stop()
+
+
+@pytest.fixture
+def on_slow(browser: Browser, slow: Slow) -> Iterator[Browser]:
+    """The session's browser on the slow dashboard, signed out."""
+    here = Browser(browser.driver, slow.dashboard_url)
+    here.open("/assets/bootstrap.min.css")
+    here.driver.delete_all_cookies()
+    yield here
+
+
+def test_a_configuration_read_slower_than_its_interval_reaches_the_panel(
+    on_slow: Browser, slow: Slow
+):
+    on_slow.timeout_s = 20 * SLOW_S
+    on_slow.login(OPERATOR, path=f"/live?job_id={slow.job_id}")
+    on_slow.wait_text("tune-status", "In force: version 0 (the launch configuration)")
+    on_slow.assert_console_clean()
+
+
+def test_a_job_list_slower_than_its_interval_reaches_the_table(on_slow: Browser, slow: Slow):
+    on_slow.timeout_s = 20 * SLOW_S
+    on_slow.login(OPERATOR, path="/jobs")
+    on_slow.wait_text("jobs-table", "slowpoke")
+    on_slow.assert_console_clean()
