@@ -58,6 +58,7 @@ from spark_runner.core.sharing import SharingPlan
 from spark_runner.core.thresholds import Thresholds, validate_class_parameters
 
 _HEADROOM_KEYS = ("initial_headroom", "headroom")
+_RECLAIM_EPS = 1e-6  # quota units: smaller gaps are rounding, not need
 _THRESHOLD_KEYS = ("tau0", "tau1", "tau2", "tau3")
 
 
@@ -138,7 +139,8 @@ class RedistributionEvent:
 
     Attributes:
         period: the controller period (1-based) after which it happened.
-        reason: "redistribution" or "priority_change".
+        reason: "redistribution", "reclaim" (lent quota taken back at once, see
+            ``DilosController._reclaim``) or "priority_change".
         policy: the policy in force.
         before, after: quota of each class (share of the period) before and after.
         usage: mean u_k over the window (``inf`` for a class with load but no quota).
@@ -326,6 +328,8 @@ class DilosController:
         p = self._params
         if p.redistribution_enabled and self._period % p.redistribution_every == 0:
             event = self._redistribute()
+        elif p.redistribution_enabled:
+            event = self._reclaim(observations)
         period_s = next(iter(observations.values())).period_s
         classes = {
             name: ClassStep(
@@ -378,6 +382,45 @@ class DilosController:
             demand=result.demand,
             supply=result.supply,
             budget=result.budget,
+        )
+        self._events.append(event)
+        return event
+
+    def _reclaim(self, observations: Mapping[str, Observation]) -> RedistributionEvent | None:
+        """Lent quota comes back the period it is needed, not at the next redistribution.
+
+        A class below its original share whose load this period needs more than its
+        quota takes quota back, up to its original share, from the classes above their
+        original share, lowest priority first (rule (1) of every policy, applied at once;
+        under ``strict`` the lower classes' quota above their share was lent by the higher
+        ones too). Nothing else moves: the next redistribution still decides the rest.
+        """
+        quotas = self.quotas()
+        for name in self._order:
+            st = self._classes[name]
+            rho = st.capacity_per_quota
+            need = observations[name].load / rho if rho > 0 else 0.0
+            want = min(need - quotas[name], st.original - quotas[name])
+            for lender in reversed(self._order):
+                if want <= _RECLAIM_EPS:
+                    break
+                excess = quotas[lender] - self._classes[lender].original
+                if lender == name or excess <= _RECLAIM_EPS:
+                    continue
+                take = min(want, excess)
+                quotas[lender] -= take
+                quotas[name] += take
+                want -= take
+        before = self.quotas()
+        if all(abs(quotas[n] - before[n]) <= _RECLAIM_EPS for n in quotas):
+            return None
+        self._apply_quotas(quotas)
+        event = RedistributionEvent(
+            period=self._period,
+            reason="reclaim",
+            policy=self._params.policy,
+            before=MappingProxyType(before),
+            after=MappingProxyType(self.quotas()),
         )
         self._events.append(event)
         return event

@@ -105,7 +105,11 @@ class PerClassControl:
             headrooms={n: c.headroom for n, c in result.classes.items()},
             redistributed=result.event is not None,
             details=(
-                {"before": dict(result.event.before), "after": dict(result.event.after)}
+                {
+                    "reason": result.event.reason,
+                    "before": dict(result.event.before),
+                    "after": dict(result.event.after),
+                }
                 if result.event is not None
                 else {}
             ),

@@ -7,7 +7,7 @@ Layout (documented in docs/scenario-format.md, "Results file")::
       "scenario": {"name", "version", "seed", "duration_s", "control_period_s", "mode"},
       "classes": {"<name>": {per-class summary, see CLASS_FIELDS}},
       "totals": {"mean_loss_fraction", "idle_fraction", "operator_turns"},
-      "redistributions": [{"t_s", "before": {class: quota}, "after": {...}}],
+      "redistributions": [{"t_s", "reason", "before": {class: quota}, "after": {...}}],
       "series": [{"t_s", "background_share", "idle_s", "classes": {"<name>": {...}}}]
     }
 

@@ -97,6 +97,35 @@ def test_eq_6_1_headroom_reset_and_crc() -> None:
     assert sum(event.after.values()) == pytest.approx(1.0)
 
 
+@pytest.mark.parametrize("policy", ["relative", "absolute", "strict"])
+@pytest.mark.parametrize(("burst", "back_to"), [(0.55, 0.6), (0.4, 0.5)])
+def test_lent_quota_comes_back_the_period_the_lender_needs_it(
+    policy: str, burst: float, back_to: float
+) -> None:
+    """c1 lends most of its share to c3 while light; when its load returns it takes back
+    what it needs (up to its original 0.6) in the same period, from c3, not ten periods
+    later at the next redistribution."""
+    ctl = DilosController(specs("aurora"), DilosParams(redistribution_every=10, policy=policy))
+    light = {"c1": 0.05, "c2": 0.05, "c3": 0.8}
+    events = [ctl.step(constant_obs(light)).event for _ in range(10)]
+    assert events[:9] == [None] * 9  # nobody below its share needs more: no reclaim
+    lent = ctl.quotas()
+    assert lent["c1"] < 0.3 and lent["c3"] > 0.5
+    headroom = ctl.manager("c1").headroom
+    assert headroom is not None
+    rho = headroom / lent["c1"]  # Aurora: capacity per unit of quota
+    step = ctl.step(constant_obs({**light, "c1": burst}))
+    event = step.event
+    assert event is not None and event.reason == "reclaim" and event.period == 11
+    quotas = ctl.quotas()
+    assert quotas["c1"] == pytest.approx(back_to)  # its need (burst / 0.8), at most 0.6
+    assert quotas["c2"] == pytest.approx(lent["c2"])
+    assert quotas["c3"] == pytest.approx(lent["c3"] - (back_to - lent["c1"]))
+    assert sum(quotas.values()) == pytest.approx(1.0)
+    assert ctl.manager("c1").headroom == pytest.approx(rho * back_to)  # Eq. 6.1
+    assert ctl.step(constant_obs({**light, "c1": burst})).event is None  # nothing left to take
+
+
 def test_strict_and_absolute_policies_in_the_controller() -> None:
     loads = {"c1": 1.0, "c2": 0.05, "c3": 0.5}  # c1 heavily overloaded
     for policy in ("strict", "absolute"):

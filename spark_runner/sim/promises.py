@@ -1,0 +1,116 @@
+"""Did a run keep the QoS promise? Judged from a simulation's per-period series.
+
+The promises (issue 12), each with the tolerance a per-period measurement needs:
+
+- **priority order**: while a feasible class sheds, no lower class uses more than its
+  own original share of the processor (under ``strict``, none is served at all), with
+  ``USAGE_TOLERANCE`` of slack for a scheduler round's granularity;
+- **top class**: the highest class loses at most ``TOP_LOSS_LIMIT`` of its tuples over
+  the periods in which it is feasible and its load fits its share;
+- **no idle while shedding**: no period in which a class shed and the processor was idle
+  more than ``IDLE_TOLERANCE`` of it;
+- **recovery**: no feasible class is late (its largest response time over its target)
+  for more than ``RECOVERY_PERIODS`` periods in a row while its shedding had room left
+  (below the manager's ``max_shed``);
+- **feasibility**: every infeasible class is flagged (state ``infeasible``) and no
+  feasible class is.
+
+The shed fraction a period's sample reports is decided at its end and in force during
+the next period, so period p is judged with the shed fraction of sample p − 1. The first
+``WARMUP_PERIODS`` are not judged (managers start from their initial estimates).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from spark_runner.sim.workloads import MAX_SHED, Workload
+
+WARMUP_PERIODS = 8
+SHED_EPS = 0.01
+USAGE_TOLERANCE = 0.05
+TOP_LOSS_LIMIT = 0.005
+IDLE_TOLERANCE = 0.05
+RECOVERY_PERIODS = 10
+INFEASIBLE_STATE = "infeasible"
+PROMISES = ("priority_order", "top_class", "no_idle_while_shedding", "recovery", "feasibility")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """How far a run was from each promise (0 or less: kept) and what was measured."""
+
+    priority_excess: float  # largest usage of a lower class over its share while a higher shed
+    top_loss: float | None  # the top class's loss where its promise applies (None: nowhere)
+    idle_while_shedding: float  # largest idle part of a period in which a class shed
+    longest_late_run: int  # periods in a row a feasible class was late with room to shed
+    misflagged: tuple[str, ...]  # classes flagged wrongly, either way
+
+    @property
+    def kept(self) -> dict[str, bool]:
+        return {
+            "priority_order": self.priority_excess <= USAGE_TOLERANCE,
+            "top_class": self.top_loss is None or self.top_loss <= TOP_LOSS_LIMIT,
+            "no_idle_while_shedding": self.idle_while_shedding <= IDLE_TOLERANCE,
+            "recovery": self.longest_late_run <= RECOVERY_PERIODS,
+            "feasibility": not self.misflagged,
+        }
+
+    @property
+    def all_kept(self) -> bool:
+        return all(self.kept.values())
+
+
+def judge(workload: Workload, series: Sequence[Mapping[str, Any]], policy: str) -> Verdict:
+    """The verdict on one run of ``workload`` (its ``series``, see
+    :mod:`spark_runner.sim.results`) under DILoS ``policy`` (or any other mode)."""
+    period_s = float(workload.doc["control"]["period_s"])
+    names = sorted(workload.priorities, key=lambda n: -workload.priorities[n])
+    top = names[0]
+    feasible = [n for n in names if n not in workload.infeasible]
+    priority_excess = -1.0
+    top_shed = top_arrived = 0.0
+    idle_while_shedding = 0.0
+    late_run = dict.fromkeys(feasible, 0)
+    longest = 0
+    flagged: set[str] = set()
+    for p in range(max(1, WARMUP_PERIODS), len(series)):
+        sample, before = series[p], series[p - 1]
+        classes, shed_in_force = sample["classes"], before["classes"]
+        free = max(1e-9, period_s * (1.0 - float(sample["background_share"])))
+        shed = {n: float(shed_in_force[n]["shed_fraction"]) for n in names}
+        flagged |= {n for n in names if classes[n]["state"] == INFEASIBLE_STATE}
+        for i, high in enumerate(names):
+            if high in workload.infeasible or shed[high] <= SHED_EPS:
+                continue
+            for low in names[i + 1 :]:
+                allowed = 0.0 if policy == "strict" else workload.original_share(low)
+                usage = float(classes[low]["busy_s"]) / free
+                priority_excess = max(priority_excess, usage - allowed)
+        if top in feasible and float(classes[top]["load"]) <= workload.original_share(top) * (
+            free / period_s
+        ):
+            arrived = float(classes[top]["arrival_rate_per_s"])
+            top_arrived += arrived
+            top_shed += arrived * shed[top]
+        if any(s > SHED_EPS for s in shed.values()):
+            idle_while_shedding = max(idle_while_shedding, float(sample["idle_s"]) / period_s)
+        for n in feasible:
+            rt = classes[n]["max_response_time_s"]
+            late = rt is not None and rt > float(_target(workload, n))
+            late_run[n] = late_run[n] + 1 if late and shed[n] < MAX_SHED - SHED_EPS else 0
+            longest = max(longest, late_run[n])
+    misflagged = tuple(sorted(flagged.symmetric_difference(workload.infeasible)))
+    return Verdict(
+        priority_excess=priority_excess,
+        top_loss=top_shed / top_arrived if top_arrived > 0 else None,
+        idle_while_shedding=idle_while_shedding,
+        longest_late_run=longest,
+        misflagged=misflagged,
+    )
+
+
+def _target(workload: Workload, name: str) -> float:
+    return float(next(c for c in workload.doc["classes"] if c["name"] == name)["delay_target_s"])

@@ -1,0 +1,126 @@
+"""The promise checker finds each broken promise in a series, and none in a clean one."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from spark_runner.sim import simulate
+from spark_runner.sim.promises import (
+    RECOVERY_PERIODS,
+    TOP_LOSS_LIMIT,
+    USAGE_TOLERANCE,
+    WARMUP_PERIODS,
+    judge,
+)
+from spark_runner.sim.workloads import PERIOD_S, Workload, random_workload
+
+# Two classes: "hi" (priority 3, share 0.75, target 1 s) and "lo" (priority 1, share 0.25).
+WORKLOAD = Workload(
+    seed=0,
+    doc={
+        "control": {"period_s": PERIOD_S},
+        "classes": [
+            {"name": "hi", "delay_target_s": 1.0},
+            {"name": "lo", "delay_target_s": 1.0},
+        ],
+    },
+    infeasible=frozenset(),
+    priorities={"hi": 3.0, "lo": 1.0},
+    offered_load=1.0,
+)
+PERIODS = WARMUP_PERIODS + 30
+
+
+def sample(**per_class: dict[str, Any]) -> dict[str, Any]:
+    """One period: both classes well inside everything unless overridden."""
+    base = {
+        "shed_fraction": 0.0,
+        "busy_s": 0.1 * PERIOD_S,
+        "load": 0.1,
+        "arrival_rate_per_s": 100.0,
+        "max_response_time_s": 0.5,
+        "state": "normal",
+    }
+    classes = {name: {**base, **per_class.get(name, {})} for name in ("hi", "lo")}
+    return {"background_share": 0.0, "idle_s": 0.0, "classes": classes}
+
+
+def series(**at: dict[str, Any]) -> list[dict[str, Any]]:
+    """A clean run with the periods listed in ``at`` (``p<k>=``) overridden."""
+    return [sample(**at.get(f"p{k}", {})) for k in range(PERIODS)]
+
+
+def test_a_clean_run_keeps_every_promise():
+    verdict = judge(WORKLOAD, series(), "relative")
+    assert verdict.all_kept, verdict
+    assert verdict.top_loss == 0.0
+
+
+def test_a_lower_class_above_its_share_while_a_higher_one_sheds_breaks_priority_order():
+    p = WARMUP_PERIODS + 3
+    broken = series(
+        **{f"p{p - 1}": {"hi": {"shed_fraction": 0.2}}},
+        **{f"p{p}": {"lo": {"busy_s": (0.25 + 2 * USAGE_TOLERANCE) * PERIOD_S}}},
+    )
+    verdict = judge(WORKLOAD, broken, "relative")
+    assert not verdict.kept["priority_order"]
+    assert verdict.priority_excess == pytest.approx(2 * USAGE_TOLERANCE)
+    # Within its share it is allowed, except under strict, where it is not served at all.
+    within = series(
+        **{f"p{p - 1}": {"hi": {"shed_fraction": 0.2}}},
+        **{f"p{p}": {"lo": {"busy_s": 0.2 * PERIOD_S}}},
+    )
+    assert judge(WORKLOAD, within, "relative").kept["priority_order"]
+    assert not judge(WORKLOAD, within, "strict").kept["priority_order"]
+
+
+def test_the_top_class_losing_more_than_the_limit_breaks_its_promise():
+    shed = {f"p{k}": {"hi": {"shed_fraction": 0.1}} for k in range(WARMUP_PERIODS, PERIODS)}
+    verdict = judge(WORKLOAD, series(**shed), "relative")
+    assert verdict.top_loss is not None and verdict.top_loss > TOP_LOSS_LIMIT
+    assert not verdict.kept["top_class"]
+    # A load above its share releases the promise.
+    over = {
+        f"p{k}": {"hi": {"shed_fraction": 0.1, "load": 0.9}} for k in range(WARMUP_PERIODS, PERIODS)
+    }
+    assert judge(WORKLOAD, series(**over), "relative").top_loss is None
+
+
+def test_idle_processor_while_a_class_sheds_is_found():
+    p = WARMUP_PERIODS + 2
+    broken = series(**{f"p{p - 1}": {"lo": {"shed_fraction": 0.3}}})
+    broken[p]["idle_s"] = 0.2 * PERIOD_S
+    verdict = judge(WORKLOAD, broken, "relative")
+    assert verdict.idle_while_shedding == pytest.approx(0.2)
+    assert not verdict.kept["no_idle_while_shedding"]
+
+
+def test_a_long_late_run_breaks_recovery_but_a_short_one_does_not():
+    def late(n: int) -> list[dict[str, Any]]:
+        first = WARMUP_PERIODS + 2
+        return series(
+            **{f"p{k}": {"lo": {"max_response_time_s": 1.5}} for k in range(first, first + n)}
+        )
+
+    assert judge(WORKLOAD, late(RECOVERY_PERIODS), "relative").kept["recovery"]
+    verdict = judge(WORKLOAD, late(RECOVERY_PERIODS + 1), "relative")
+    assert verdict.longest_late_run == RECOVERY_PERIODS + 1 and not verdict.kept["recovery"]
+
+
+def test_flags_must_match_the_truth_both_ways():
+    flagged = series(**{f"p{WARMUP_PERIODS + 1}": {"lo": {"state": "infeasible"}}})
+    assert judge(WORKLOAD, flagged, "relative").misflagged == ("lo",)
+    truth = Workload(**{**WORKLOAD.__dict__, "infeasible": frozenset({"lo"})})
+    assert judge(truth, flagged, "relative").kept["feasibility"]
+    assert judge(truth, series(), "relative").misflagged == ("lo",)
+
+
+def test_a_simulated_run_gives_a_verdict_on_its_own_series():
+    workload = random_workload(3)
+    out = simulate(workload.scenario("none"))
+    verdict = judge(workload, out.series, "")
+    # No manager never sheds: nothing to break in priority order, idle or the top class.
+    assert verdict.priority_excess < 0 and verdict.idle_while_shedding == 0.0
+    assert verdict.top_loss in (None, 0.0)
