@@ -10,6 +10,17 @@ resets each manager's headroom by Eq. 6.1, ``H_k' = T_k' / T_k × H_k``, so it n
 re-learn. Each redistribution (and each priority change) is recorded as a
 :class:`RedistributionEvent` for the dashboard.
 
+Two additions act between redistributions, every period (beyond the thesis, which moves
+capacity only every CRC periods; issue 12 found lent quota that never came back and an
+idle processor while classes shed):
+
+- **Reclaim** (``_reclaim``): a class below its original share whose load needs more
+  than its quota takes it back at once, up to its original share, from the classes above
+  theirs, lowest priority first (a ``reclaim`` event).
+- **Idle time** (``_admit_idle``): processor time that stood idle last period
+  (``Observation.idle_load``) lets the shedding classes that are not over their target
+  admit more, highest priority first. Quotas do not move.
+
 Capacity per unit of quota: ``ρ_k = H_k / q_k`` (s/s per unit quota), taken from the
 manager after every step (kept from before if the quota is 0). A class's need in quota
 units is ``L_k / ρ_k``. A manager without a headroom (kind "none") is assumed to get
@@ -42,7 +53,7 @@ from spark_runner.core.errors import ParameterError
 from spark_runner.core.load_model import LoadModel
 from spark_runner.core.managers.base import MIN_HEADROOM, LoadManager
 from spark_runner.core.managers.registry import make_manager, manager_params, manager_type
-from spark_runner.core.observation import Decision, Observation
+from spark_runner.core.observation import Decision, LoadState, Observation
 from spark_runner.core.params import (
     ParamValue,
     build_params,
@@ -324,6 +335,8 @@ class DilosController:
             st.need_sum += obs.load / rho if rho > 0 else 0.0
             st.usage_sum += usage
             st.window += 1
+        if self._params.redistribution_enabled:
+            self._admit_idle(observations, decisions)
         event = None
         p = self._params
         if p.redistribution_enabled and self._period % p.redistribution_every == 0:
@@ -385,6 +398,26 @@ class DilosController:
         )
         self._events.append(event)
         return event
+
+    def _admit_idle(
+        self, observations: Mapping[str, Observation], decisions: dict[str, Decision]
+    ) -> None:
+        """Processor time that stood idle goes to the classes that shed, highest priority
+        first: the scheduler is work-conserving, so what nobody used last period a shedding
+        class can use next period. A class over its target (its decision's state OT)
+        gets none: its queue must drain first. Quotas do not move (the next
+        redistribution sees the larger load); a class that gets idle time has its
+        headroom raised to what it now admits."""
+        idle = max((o.idle_load for o in observations.values()), default=0.0)
+        for name in self._order:
+            if idle <= _RECLAIM_EPS:
+                return
+            decision = decisions[name]
+            if decision.shed_fraction <= 0.0 or decision.state is LoadState.OT:
+                continue
+            amended = self._classes[name].manager.admit_more(decision, idle)
+            idle -= amended.admitted_load - decision.admitted_load
+            decisions[name] = amended
 
     def _reclaim(self, observations: Mapping[str, Observation]) -> RedistributionEvent | None:
         """Lent quota comes back the period it is needed, not at the next redistribution.

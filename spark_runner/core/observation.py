@@ -81,6 +81,8 @@ class Observation:
         cost_per_tuple_s: average processing cost per arriving tuple c, s/tuple
             (the load coefficient averaged over the class's inputs).
         transient: the load model saw an operator cost far above its running average.
+        idle_load: processor time nobody used in the period, s/s (idle time / T); the
+            same for every class; 0 where the engine does not measure it.
     """
 
     period_s: float
@@ -94,6 +96,7 @@ class Observation:
     shed_count: int = 0
     cost_per_tuple_s: float = 0.0
     transient: bool = False
+    idle_load: float = 0.0
 
     def __post_init__(self) -> None:
         if not (math.isfinite(self.period_s) and self.period_s > 0):
@@ -104,6 +107,7 @@ class Observation:
             "queue_length",
             "queued_load_s",
             "cost_per_tuple_s",
+            "idle_load",
         ):
             value = getattr(self, name)
             if not (math.isfinite(value) and value >= 0):

@@ -341,6 +341,7 @@ class Simulation:
                     shed_count=p_shed[k],
                     cost_per_tuple_s=cl.cost_per_tuple_s,
                     transient=cl.transient,
+                    idle_load=p_idle / dt,
                 )
                 offered = cl.load * dt
                 tot = totals[k]

@@ -15,9 +15,11 @@ The promises (issue 12), each with the tolerance a per-period measurement needs:
 - **feasibility**: every infeasible class is flagged (state ``infeasible``) and no
   feasible class is.
 
-The shed fraction a period's sample reports is decided at its end and in force during
-the next period, so period p is judged with the shed fraction of sample p − 1. The first
-``WARMUP_PERIODS`` are not judged (managers start from their initial estimates).
+Usage is a class's busy time over the processor time the classes had in the period (all
+their busy time plus idle time). The shed fraction a period's sample reports is decided at
+its end and in force during the next period, so period p is judged with the shed fraction
+of sample p − 1. The first ``WARMUP_PERIODS`` are not judged (managers start from their
+initial estimates).
 """
 
 from __future__ import annotations
@@ -79,7 +81,11 @@ def judge(workload: Workload, series: Sequence[Mapping[str, Any]], policy: str) 
     for p in range(max(1, WARMUP_PERIODS), len(series)):
         sample, before = series[p], series[p - 1]
         classes, shed_in_force = sample["classes"], before["classes"]
-        free = max(1e-9, period_s * (1.0 - float(sample["background_share"])))
+        # the processor time the classes had: their busy time plus idle time (a background
+        # job's share sampled at the period's end misses one that started inside it)
+        free = max(
+            1e-9, float(sample["idle_s"]) + sum(float(c["busy_s"]) for c in classes.values())
+        )
         shed = {n: float(shed_in_force[n]["shed_fraction"]) for n in names}
         flagged |= {n for n in names if classes[n]["state"] == INFEASIBLE_STATE}
         for i, high in enumerate(names):

@@ -8,7 +8,7 @@ from qos_plant import QuotaPlant
 from spark_runner.core.dilos import ClassSpec, DilosController, DilosParams
 from spark_runner.core.errors import ParameterError
 from spark_runner.core.load_model import LoadModel
-from spark_runner.core.observation import Observation
+from spark_runner.core.observation import Observation, ResponseTimeStats
 from spark_runner.core.operator_graph import Operator, OperatorGraph
 
 PRIORITIES = {"c1": 6.0, "c2": 3.0, "c3": 1.0}
@@ -124,6 +124,37 @@ def test_lent_quota_comes_back_the_period_the_lender_needs_it(
     assert sum(quotas.values()) == pytest.approx(1.0)
     assert ctl.manager("c1").headroom == pytest.approx(rho * back_to)  # Eq. 6.1
     assert ctl.step(constant_obs({**light, "c1": burst})).event is None  # nothing left to take
+
+
+def test_idle_processor_time_goes_to_shedding_classes_highest_priority_first() -> None:
+    """Aurora headrooms 0.48/0.24/0.08: c2 sheds 0.26 of 0.5 s/s, c3 0.42 of 0.5. With
+    0.3 s/s of the last period idle, c2 admits all of its load and c3 the 0.04 left."""
+    ctl = DilosController(specs("aurora"))
+    loads = {"c1": 0.1, "c2": 0.5, "c3": 0.5}
+    alone = ctl.step(constant_obs(loads)).classes
+    assert alone["c2"].decision.shed_fraction == pytest.approx(0.52)
+    assert alone["c3"].decision.shed_fraction == pytest.approx(0.84)
+    idle = {n: Observation(period_s=T, load=load, idle_load=0.3) for n, load in loads.items()}
+    classes = ctl.step(idle).classes
+    c2, c3 = classes["c2"].decision, classes["c3"].decision
+    assert c2.shed_fraction == 0.0 and c2.admitted_load == pytest.approx(0.5)
+    assert ctl.manager("c2").headroom == pytest.approx(0.5)  # raised to what it admits
+    assert c3.shed_fraction == pytest.approx(0.84 - 0.04 / 0.5)
+    assert c3.action == "shed_excess+admit_idle"
+    assert classes["c1"].decision.shed_fraction == 0.0
+    assert ctl.quotas() == pytest.approx({"c1": 0.6, "c2": 0.3, "c3": 0.1})  # quotas stay
+
+
+def test_a_class_over_its_target_gets_no_idle_time_until_its_queue_drains() -> None:
+    ctl = DilosController(specs("aurora"))
+    late = ResponseTimeStats(mean_s=0.4, max_s=2 * TARGETS["c3"], count=10)
+    obs = {
+        "c1": Observation(period_s=T, load=0.1, idle_load=0.3),
+        "c2": Observation(period_s=T, load=0.1, idle_load=0.3),
+        "c3": Observation(period_s=T, load=0.5, idle_load=0.3, response_time=late),
+    }
+    decision = ctl.step(obs).classes["c3"].decision
+    assert decision.state == "OT" and decision.shed_fraction == pytest.approx(0.84)
 
 
 def test_strict_and_absolute_policies_in_the_controller() -> None:

@@ -44,7 +44,8 @@ def sample(**per_class: dict[str, Any]) -> dict[str, Any]:
         "state": "normal",
     }
     classes = {name: {**base, **per_class.get(name, {})} for name in ("hi", "lo")}
-    return {"background_share": 0.0, "idle_s": 0.0, "classes": classes}
+    idle = PERIOD_S - sum(c["busy_s"] for c in classes.values())  # the rest of the period
+    return {"background_share": 0.0, "idle_s": idle, "classes": classes}
 
 
 def series(**at: dict[str, Any]) -> list[dict[str, Any]]:
@@ -53,6 +54,7 @@ def series(**at: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def test_a_clean_run_keeps_every_promise():
+    # Nobody sheds, so the idle processor breaks nothing.
     verdict = judge(WORKLOAD, series(), "relative")
     assert verdict.all_kept, verdict
     assert verdict.top_loss == 0.0

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import ClassVar, Generic, TypeVar
 
 from spark_runner.core.observation import Decision, LoadState, Observation
@@ -164,6 +164,27 @@ class LoadManager(ABC, Generic[P_co]):
     def describe(self) -> dict[str, object]:
         """Kind, parameters and headroom, for display and storage."""
         return {"kind": self.kind, "headroom": self.headroom, **params_as_dict(self._params)}
+
+    def admit_more(self, decision: Decision, extra_load: float) -> Decision:
+        """``decision`` (this manager's last) amended to admit up to ``extra_load`` s/s of
+        what it sheds; a headroom below the new admitted load is raised to it. DILoS hands
+        a shedding class the processor time that stood idle (see ``DilosController``)."""
+        if decision.load <= 0.0 or extra_load <= 0.0 or decision.shed_fraction <= 0.0:
+            return decision
+        fewer = decision.shed_fraction - extra_load / decision.load
+        shed = clamp_shed(fewer, self._params.max_shed)
+        self._shed = shed
+        admitted = decision.load * (1.0 - shed)
+        headroom = self.headroom
+        if headroom is not None and admitted > headroom:
+            self.set_headroom(admitted)
+        return replace(
+            decision,
+            shed_fraction=shed,
+            admitted_load=admitted,
+            headroom=self.headroom,
+            action=f"{decision.action}+admit_idle",
+        )
 
     @abstractmethod
     def step(self, obs: Observation) -> Decision:
