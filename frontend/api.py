@@ -271,7 +271,7 @@ class MetricSample(TypedDict):
     shed_fraction: float | None
     oracle_shed_fraction: float | None
     manager: str | None
-    manager_state: str | None  # normal, UT, OT or overloaded
+    manager_state: str | None  # normal, UT, OT, overloaded or infeasible
     redistributed: bool | None
     config_version: int | None
 

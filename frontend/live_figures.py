@@ -42,12 +42,14 @@ STATE_COLORS: dict[str, str] = {
     "UT": "#1f77b4",
     "OT": "#d62728",
     "overloaded": "#ff7f0e",
+    "infeasible": "#9467bd",
 }
 STATE_LABELS: dict[str, str] = {
     "normal": "normal",
     "UT": "UT (under target)",
     "OT": "OT (over target)",
     "overloaded": "overloaded",
+    "infeasible": "infeasible (target below floor)",
 }
 OTHER_STATE_COLOR = "#7f7f7f"
 NO_SAMPLES = "No samples yet"

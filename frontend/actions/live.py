@@ -68,6 +68,7 @@ STATE_BADGES: dict[str, str] = {
     "UT": "primary",
     "OT": "danger",
     "overloaded": "warning",
+    "infeasible": "dark",
 }
 
 

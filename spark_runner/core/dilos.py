@@ -70,6 +70,8 @@ from spark_runner.core.thresholds import Thresholds, validate_class_parameters
 
 _HEADROOM_KEYS = ("initial_headroom", "headroom")
 _RECLAIM_EPS = 1e-6  # quota units: smaller gaps are rounding, not need
+FEASIBLE_MARGIN = 0.1
+"""An infeasible class is feasible again once the floor is this far below its target."""
 _THRESHOLD_KEYS = ("tau0", "tau1", "tau2", "tau3")
 
 
@@ -213,6 +215,7 @@ class _ClassState:
     need_sum: float = 0.0
     usage_sum: float = 0.0
     window: int = 0
+    infeasible: bool = False
 
 
 class DilosController:
@@ -321,7 +324,10 @@ class DilosController:
         for name in self._order:
             st = self._classes[name]
             obs = observations[name]
-            decision = st.manager.step(obs)
+            if self._infeasible(st, obs):
+                decision = self._hold_infeasible(st, obs)
+            else:
+                decision = st.manager.step(obs)
             decisions[name] = decision
             headroom = st.manager.headroom
             if headroom is not None and st.quota > 0:
@@ -399,6 +405,33 @@ class DilosController:
         self._events.append(event)
         return event
 
+    @staticmethod
+    def _infeasible(st: _ClassState, obs: Observation) -> bool:
+        """Is the class's target below the floor the engine measured? It becomes
+        infeasible when the floor passes its target and feasible again when the floor
+        falls ``FEASIBLE_MARGIN`` below it; without a floor it stays as it was."""
+        floor = obs.floor_s
+        if floor is not None:
+            target = st.spec.delay_target_s
+            st.infeasible = floor > (target * (1.0 - FEASIBLE_MARGIN) if st.infeasible else target)
+        return st.infeasible
+
+    def _hold_infeasible(self, st: _ClassState, obs: Observation) -> Decision:
+        """An infeasible class sheds only the load above its capacity: shedding cannot
+        bring its response time under a target below the floor, so shedding more would
+        lose data for nothing. Its manager does not learn from these periods. A manager
+        without a capacity estimate (kind ``none``) sheds nothing."""
+        capacity = st.manager.headroom
+        shed = 1.0 - capacity / obs.load if capacity is not None and obs.load > capacity else 0.0
+        floor = obs.floor_s if obs.floor_s is not None else math.nan
+        return st.manager.impose(
+            obs,
+            shed,
+            LoadState.INFEASIBLE,
+            action="hold_infeasible",
+            details={"floor_s": floor, "delay_target_s": st.spec.delay_target_s},
+        )
+
     def _admit_idle(
         self, observations: Mapping[str, Observation], decisions: dict[str, Decision]
     ) -> None:
@@ -431,6 +464,8 @@ class DilosController:
         quotas = self.quotas()
         for name in self._order:
             st = self._classes[name]
+            if st.infeasible:
+                continue  # more quota cannot make it meet its target
             rho = st.capacity_per_quota
             need = observations[name].load / rho if rho > 0 else 0.0
             want = min(need - quotas[name], st.original - quotas[name])

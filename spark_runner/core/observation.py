@@ -27,6 +27,7 @@ class LoadState(StrEnum):
     UT = "UT"
     OT = "OT"
     OVERLOADED = "overloaded"
+    INFEASIBLE = "infeasible"
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +84,10 @@ class Observation:
         transient: the load model saw an operator cost far above its running average.
         idle_load: processor time nobody used in the period, s/s (idle time / T); the
             same for every class; 0 where the engine does not measure it.
+        floor_s: the response time the engine gives this class with almost nothing
+            admitted (a lone tuple's way through its operators, waits included), s;
+            ``None`` where the engine does not measure it. A delay target below it
+            cannot be met by any shedding (the class is *infeasible*).
     """
 
     period_s: float
@@ -97,6 +102,7 @@ class Observation:
     cost_per_tuple_s: float = 0.0
     transient: bool = False
     idle_load: float = 0.0
+    floor_s: float | None = None
 
     def __post_init__(self) -> None:
         if not (math.isfinite(self.period_s) and self.period_s > 0):
@@ -112,6 +118,8 @@ class Observation:
             value = getattr(self, name)
             if not (math.isfinite(value) and value >= 0):
                 raise ParameterError(name, value, "must be a finite number >= 0")
+        if self.floor_s is not None and not (math.isfinite(self.floor_s) and self.floor_s >= 0):
+            raise ParameterError("floor_s", self.floor_s, "must be a finite number >= 0 seconds")
         for name in ("arrived_count", "processed_count", "shed_count"):
             if getattr(self, name) < 0:
                 raise ParameterError(name, getattr(self, name), "must be >= 0")

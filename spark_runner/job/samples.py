@@ -86,7 +86,7 @@ class MetricSample(BaseModel):
     )
     manager: str | None = Field(default=None, max_length=20)
     manager_state: str | None = Field(
-        default=None, max_length=20, description="normal, UT, OT or overloaded."
+        default=None, max_length=20, description="normal, UT, OT, overloaded or infeasible."
     )
     redistributed: bool = Field(
         default=False, description="A DILoS capacity redistribution happened this period."

@@ -231,6 +231,16 @@ class Simulation:
         visible = eng.background_cost_visible
         tick = eng.tick_s
         span = eng.run_span_s
+        # the floor (response time of a lone tuple): an arrival tick, a scheduler round
+        # waiting for its class's turn, and its most expensive path at the current speed
+        paths = net.longest_paths()
+        floor_work = [
+            (paths[n][0] + paths[n][1] * ovh) * hidden + paths[n][1] * dispatch
+            if n in paths
+            else 0.0
+            for n in names
+        ]
+        floor_wait = tick + round_s
         period = sc.control.period_s
         end = sc.duration_s
         rng = self.rng
@@ -342,6 +352,7 @@ class Simulation:
                     cost_per_tuple_s=cl.cost_per_tuple_s,
                     transient=cl.transient,
                     idle_load=p_idle / dt,
+                    floor_s=floor_wait + floor_work[k] / speed,
                 )
                 offered = cl.load * dt
                 tot = totals[k]

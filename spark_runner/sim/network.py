@@ -81,6 +81,25 @@ class Network:
         """Class names, highest priority first (ties by name)."""
         return tuple(sorted(self.priorities, key=lambda c: (-self.priorities[c], c)))
 
+    def longest_paths(self) -> dict[str, tuple[float, int]]:
+        """Per class, the most expensive way a lone tuple takes from a source to one of
+        the class's outputs: (its cost per tuple summed, s; the operators on it)."""
+        best: dict[str, tuple[float, int]] = {}
+        by_id = {n.op_id: n for n in self.nodes}
+
+        def walk(node: Node, cost: float, count: int) -> None:
+            cost, count = cost + node.cost_s, count + 1
+            if node.output is not None:
+                name = node.output[0]
+                best[name] = max(best.get(name, (0.0, 0)), (cost, count))
+            for d in node.downstream:
+                walk(by_id[d], cost, count)
+
+        for node in self.nodes:
+            if node.stream is not None:
+                walk(node, 0.0, 0)
+        return best
+
 
 def _owner(classes: set[str], priorities: dict[str, float]) -> str:
     return min(classes, key=lambda c: (-priorities[c], c))

@@ -7,8 +7,10 @@ The promises (issue 12), each with the tolerance a per-period measurement needs:
   ``USAGE_TOLERANCE`` of slack for a scheduler round's granularity;
 - **top class**: the highest class loses at most ``TOP_LOSS_LIMIT`` of its tuples over
   the periods in which it is feasible and its load fits its share;
-- **no idle while shedding**: no period in which a class shed and the processor was idle
-  more than ``IDLE_TOLERANCE`` of it;
+- **no idle while shedding**: no two periods in a row in which a class shed and the
+  processor was idle more than ``IDLE_TOLERANCE`` of each. One is allowed: a controller
+  learns a period was idle at its end, so it can hand that time over in the next period
+  only (a drained backlog, a lull in a higher class);
 - **recovery**: no feasible class is late (its largest response time over its target)
   for more than ``RECOVERY_PERIODS`` periods in a row while its shedding had room left
   (below the manager's ``max_shed``);
@@ -46,7 +48,7 @@ class Verdict:
 
     priority_excess: float  # largest usage of a lower class over its share while a higher shed
     top_loss: float | None  # the top class's loss where its promise applies (None: nowhere)
-    idle_while_shedding: float  # largest idle part of a period in which a class shed
+    idle_while_shedding: float  # largest idle part of two periods in a row in which a class shed
     longest_late_run: int  # periods in a row a feasible class was late with room to shed
     misflagged: tuple[str, ...]  # classes flagged wrongly, either way
 
@@ -75,6 +77,7 @@ def judge(workload: Workload, series: Sequence[Mapping[str, Any]], policy: str) 
     priority_excess = -1.0
     top_shed = top_arrived = 0.0
     idle_while_shedding = 0.0
+    idle_before = 0.0  # the previous period's idle part, if a class shed in it
     late_run = dict.fromkeys(feasible, 0)
     longest = 0
     flagged: set[str] = set()
@@ -101,8 +104,11 @@ def judge(workload: Workload, series: Sequence[Mapping[str, Any]], policy: str) 
             arrived = float(classes[top]["arrival_rate_per_s"])
             top_arrived += arrived
             top_shed += arrived * shed[top]
-        if any(s > SHED_EPS for s in shed.values()):
-            idle_while_shedding = max(idle_while_shedding, float(sample["idle_s"]) / period_s)
+        idle = (
+            float(sample["idle_s"]) / period_s if any(s > SHED_EPS for s in shed.values()) else 0.0
+        )
+        idle_while_shedding = max(idle_while_shedding, min(idle, idle_before))
+        idle_before = idle
         for n in feasible:
             rt = classes[n]["max_response_time_s"]
             late = rt is not None and rt > float(_target(workload, n))

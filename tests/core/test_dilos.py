@@ -157,6 +157,42 @@ def test_a_class_over_its_target_gets_no_idle_time_until_its_queue_drains() -> N
     assert decision.state == "OT" and decision.shed_fraction == pytest.approx(0.84)
 
 
+def test_a_class_whose_target_is_below_the_floor_is_infeasible_and_sheds_only_its_excess() -> None:
+    """c3 (target 0.5 s, ALoMa headroom 0.08 s/s) under a floor of 0.6 s: flagged, it sheds
+    only the load above its capacity and its manager does not learn; it returns to normal
+    control once the floor is 10 % below its target, not before."""
+    ctl = DilosController(specs())
+    late = ResponseTimeStats(mean_s=0.7, max_s=0.9, count=10)
+
+    def step(floor: float, load: float = 0.1):
+        obs = {n: Observation(period_s=T, load=0.05, floor_s=0.01) for n in ("c1", "c2")}
+        obs["c3"] = Observation(period_s=T, load=load, response_time=late, floor_s=floor)
+        return ctl.step(obs).classes["c3"]
+
+    c3 = step(0.6)
+    assert c3.decision.state == "infeasible" and c3.decision.action == "hold_infeasible"
+    assert c3.decision.shed_fraction == pytest.approx(1 - 0.08 / 0.1)
+    assert c3.decision.details == {"floor_s": 0.6, "delay_target_s": 0.5}
+    assert ctl.manager("c3").headroom == pytest.approx(0.08)  # ALoMa learnt nothing
+    assert step(0.6, load=0.05).decision.shed_fraction == 0.0  # within capacity: no shedding
+    assert step(0.48).decision.state == "infeasible"  # 4 % under the target: not yet
+    back = step(0.44)
+    assert back.decision.state != "infeasible" and back.decision.action != "hold_infeasible"
+
+
+def test_an_infeasible_class_takes_no_quota_back() -> None:
+    ctl = DilosController(specs("aurora"), DilosParams(redistribution_every=10))
+    light = {"c1": 0.05, "c2": 0.05, "c3": 0.8}
+    for _ in range(10):
+        ctl.step(constant_obs(light))
+    lent = ctl.quotas()
+    obs = constant_obs(light)
+    obs["c1"] = Observation(period_s=T, load=0.55, floor_s=1.0)  # target 0.3 s
+    step = ctl.step(obs)
+    assert step.classes["c1"].decision.state == "infeasible"
+    assert step.event is None and ctl.quotas() == pytest.approx(lent)
+
+
 def test_strict_and_absolute_policies_in_the_controller() -> None:
     loads = {"c1": 1.0, "c2": 0.05, "c3": 0.5}  # c1 heavily overloaded
     for policy in ("strict", "absolute"):

@@ -90,11 +90,18 @@ def test_the_top_class_losing_more_than_the_limit_breaks_its_promise():
     assert judge(WORKLOAD, series(**over), "relative").top_loss is None
 
 
-def test_idle_processor_while_a_class_sheds_is_found():
+def test_idle_processor_while_a_class_sheds_two_periods_in_a_row_is_found():
     p = WARMUP_PERIODS + 2
-    broken = series(**{f"p{p - 1}": {"lo": {"shed_fraction": 0.3}}})
-    broken[p]["idle_s"] = 0.2 * PERIOD_S
-    verdict = judge(WORKLOAD, broken, "relative")
+    once = series(**{f"p{p - 1}": {"lo": {"shed_fraction": 0.3}}})
+    once[p]["idle_s"] = 0.2 * PERIOD_S
+    # One period: the controller could only know at its end (see the module).
+    assert judge(WORKLOAD, once, "relative").kept["no_idle_while_shedding"]
+    twice = series(
+        **{f"p{p - 1}": {"lo": {"shed_fraction": 0.3}}, f"p{p}": {"lo": {"shed_fraction": 0.2}}}
+    )
+    twice[p]["idle_s"] = 0.2 * PERIOD_S
+    twice[p + 1]["idle_s"] = 0.3 * PERIOD_S
+    verdict = judge(WORKLOAD, twice, "relative")
     assert verdict.idle_while_shedding == pytest.approx(0.2)
     assert not verdict.kept["no_idle_while_shedding"]
 
@@ -126,3 +133,16 @@ def test_a_simulated_run_gives_a_verdict_on_its_own_series():
     # No manager never sheds: nothing to break in priority order, idle or the top class.
     assert verdict.priority_excess < 0 and verdict.idle_while_shedding == 0.0
     assert verdict.top_loss in (None, 0.0)
+
+
+@pytest.mark.parametrize("variant", ["dilos-relative", "aloma"])
+def test_the_simulator_flags_exactly_the_infeasible_classes(variant: str):
+    """Seed 1 has three infeasible classes of five, seed 0 one: the floor the simulator
+    measures puts exactly those in state ``infeasible``, in every period."""
+    for seed in (0, 1):
+        workload = random_workload(seed)
+        out = simulate(workload.scenario(variant))
+        assert judge(workload, out.series, "relative").kept["feasibility"]
+        for sample in out.series:
+            flagged = {n for n, c in sample["classes"].items() if c["state"] == "infeasible"}
+            assert flagged == workload.infeasible, sample["t_s"]

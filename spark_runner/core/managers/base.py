@@ -165,6 +165,19 @@ class LoadManager(ABC, Generic[P_co]):
         """Kind, parameters and headroom, for display and storage."""
         return {"kind": self.kind, "headroom": self.headroom, **params_as_dict(self._params)}
 
+    def impose(
+        self,
+        obs: Observation,
+        shed_fraction: float,
+        state: LoadState,
+        *,
+        action: str,
+        details: Mapping[str, float] | None = None,
+    ) -> Decision:
+        """A decision the controller takes for this class instead of the manager's step
+        (an infeasible class, see ``DilosController``); stored as the shed in force."""
+        return self._decide(obs, shed_fraction, state, action=action, details=details)
+
     def admit_more(self, decision: Decision, extra_load: float) -> Decision:
         """``decision`` (this manager's last) amended to admit up to ``extra_load`` s/s of
         what it sheds; a headroom below the new admitted load is raised to it. DILoS hands
