@@ -164,6 +164,33 @@ def test_pinned_load_well_below_target_probes_shedding_down() -> None:
     assert d.shed_fraction == pytest.approx(1 - 0.5 / 0.99)
 
 
+def test_far_below_the_target_while_shedding_the_estimate_grows_to_the_load() -> None:
+    m = AlomaManager(AlomaParams(delay_target_s=D))
+    _shedding_half(m)  # L_C 0.8, shedding half of 1.6
+    d = m.step(obs(1.6, 0.1))  # rt under a quarter of D, nothing queued
+    assert d.action == "probe_shed_less+recover_capacity"
+    assert d.headroom == pytest.approx(1.6) and d.shed_fraction == 0.0
+    # Work still queued beyond a period's worth: no growth, the queue must drain first.
+    m = AlomaManager(AlomaParams(delay_target_s=D))
+    _shedding_half(m)
+    d = m.step(obs(1.6, 0.1, queued=0.8 * T * 1.5))
+    assert "recover_capacity" not in d.action and d.headroom == pytest.approx(0.8)
+
+
+def test_a_collapsed_estimate_recovers_within_ten_periods() -> None:
+    """A stall read as capacity cut L_C a hundredfold; outputs stay fast and nothing
+    queues, so L_C doubles every period until it admits the whole load again."""
+    m = AlomaManager(AlomaParams(delay_target_s=D))
+    _shedding_half(m)
+    m.set_headroom(0.008)
+    periods = 0
+    while m.shed_fraction > 0.0:
+        periods += 1
+        assert periods <= 10, (m.headroom, m.shed_fraction)
+        m.step(obs(1.6, 0.1))
+    assert m.headroom is not None and m.headroom >= 1.6
+
+
 def test_k_counts_periods_over_the_target_across_alternating_actions() -> None:
     # Eq. 5.2's k counts the periods of the situation ("in a sequence"), so the measured
     # load wobbling around L_C, which alternates lines 8 and 19, does not reset it.

@@ -155,6 +155,10 @@ class AlomaParams(ManagerParams):
         drain_target: while over the target, shed the queued work beyond what L_C can do
             in ``drain_target × D``, in (0, 1] [0.8]. Below 1 because a tuple's response
             time is its wait in the queues plus its own way through the operators.
+        recovery_below: while shedding with the response time under ``recovery_below × D``
+            and a queue that drains within a period, L_C is far too low: it grows by
+            ``recovery_growth`` per period, in [0, 1) [0.25]; 0 turns this off.
+        recovery_growth: that growth factor per period (> 1) [2].
     """
 
     RULES: ClassVar[Mapping[str, tuple[Rule, ...]]] = {
@@ -165,6 +169,8 @@ class AlomaParams(ManagerParams):
         "below_margin": (Rule.half_open(0.0, 1.0),),
         "response_statistic": (Rule.one_of(RESPONSE_STATISTICS),),
         "drain_target": (Rule.closed(0.0, 1.0), Rule.positive()),
+        "recovery_below": (Rule.half_open(0.0, 1.0),),
+        "recovery_growth": (Rule.greater(1.0),),
     }
 
     initial_headroom: float = DEFAULT_HEADROOM
@@ -174,6 +180,8 @@ class AlomaParams(ManagerParams):
     below_margin: float = 0.1
     response_statistic: str = "max"
     drain_target: float = 0.8
+    recovery_below: float = 0.25
+    recovery_growth: float = 2.0
 
 
 class AlomaManager(LoadManager[AlomaParams]):
@@ -279,6 +287,14 @@ class AlomaManager(LoadManager[AlomaParams]):
                     probe_less = True
                     shed = by_probe
                     actions[-1] = "probe_shed_less"
+        drained = obs.queued_load_s <= capacity * period and obs.load > 0.0
+        if shedding and not over and drained and rt < p.recovery_below * target:
+            # far below the target and shedding: L_C is far too low (a stall or a burst
+            # measured as capacity): grow it geometrically while the queue keeps draining
+            capacity = max(capacity, min(capacity * p.recovery_growth, obs.load))
+            shed = min(shed, max(0.0, 1.0 - capacity / obs.load))
+            probe_less = False
+            actions.append("recover_capacity")
         capacity = max(capacity, MIN_HEADROOM)
 
         if over and obs.load > 0.0:
