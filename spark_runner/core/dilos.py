@@ -10,9 +10,9 @@ resets each manager's headroom by Eq. 6.1, ``H_k' = T_k' / T_k × H_k``, so it n
 re-learn. Each redistribution (and each priority change) is recorded as a
 :class:`RedistributionEvent` for the dashboard.
 
-Two additions act between redistributions, every period (beyond the thesis, which moves
-capacity only every CRC periods; issue 12 found lent quota that never came back and an
-idle processor while classes shed):
+Three additions act every period (beyond the thesis, which moves capacity only every
+CRC periods; issue 12 found lent quota that never came back, an idle processor while
+classes shed, and classes shedding for a target no shedding could meet):
 
 - **Reclaim** (``_reclaim``): a class below its original share whose load needs more
   than its quota takes it back at once, up to its original share, from the classes above
@@ -20,6 +20,9 @@ idle processor while classes shed):
 - **Idle time** (``_admit_idle``): processor time that stood idle last period
   (``Observation.idle_load``) lets the shedding classes that are not over their target
   admit more, highest priority first. Quotas do not move.
+- **Feasibility** (``_infeasible``): a class whose delay target is below the floor the
+  engine measures (``Observation.floor_s``) is ``infeasible``; it sheds only the load
+  above its capacity, its manager does not learn, and it takes no quota back.
 
 Capacity per unit of quota: ``ρ_k = H_k / q_k`` (s/s per unit quota), taken from the
 manager after every step (kept from before if the quota is 0). A class's need in quota
@@ -69,7 +72,7 @@ from spark_runner.core.sharing import SharingPlan
 from spark_runner.core.thresholds import Thresholds, validate_class_parameters
 
 _HEADROOM_KEYS = ("initial_headroom", "headroom")
-_RECLAIM_EPS = 1e-6  # quota units: smaller gaps are rounding, not need
+_TINY = 1e-6  # smaller quota gaps (quota units) or idle times (s/s) are rounding
 FEASIBLE_MARGIN = 0.1
 """An infeasible class is feasible again once the floor is this far below its target."""
 _THRESHOLD_KEYS = ("tau0", "tau1", "tau2", "tau3")
@@ -443,7 +446,7 @@ class DilosController:
         headroom raised to what it now admits."""
         idle = max((o.idle_load for o in observations.values()), default=0.0)
         for name in self._order:
-            if idle <= _RECLAIM_EPS:
+            if idle <= _TINY:
                 return
             decision = decisions[name]
             if decision.shed_fraction <= 0.0 or decision.state is LoadState.OT:
@@ -470,17 +473,17 @@ class DilosController:
             need = observations[name].load / rho if rho > 0 else 0.0
             want = min(need - quotas[name], st.original - quotas[name])
             for lender in reversed(self._order):
-                if want <= _RECLAIM_EPS:
+                if want <= _TINY:
                     break
                 excess = quotas[lender] - self._classes[lender].original
-                if lender == name or excess <= _RECLAIM_EPS:
+                if lender == name or excess <= _TINY:
                     continue
                 take = min(want, excess)
                 quotas[lender] -= take
                 quotas[name] += take
                 want -= take
         before = self.quotas()
-        if all(abs(quotas[n] - before[n]) <= _RECLAIM_EPS for n in quotas):
+        if all(abs(quotas[n] - before[n]) <= _TINY for n in quotas):
             return None
         self._apply_quotas(quotas)
         event = RedistributionEvent(

@@ -84,21 +84,27 @@ class Network:
     def longest_paths(self) -> dict[str, tuple[float, int]]:
         """Per class, the most expensive way a lone tuple takes from a source to one of
         the class's outputs: (its cost per tuple summed, s; the operators on it)."""
-        best: dict[str, tuple[float, int]] = {}
         by_id = {n.op_id: n for n in self.nodes}
+        memo: dict[str, dict[str, tuple[float, int]]] = {}
 
-        def walk(node: Node, cost: float, count: int) -> None:
-            cost, count = cost + node.cost_s, count + 1
-            if node.output is not None:
-                name = node.output[0]
-                best[name] = max(best.get(name, (0.0, 0)), (cost, count))
-            for d in node.downstream:
-                walk(by_id[d], cost, count)
+        def ahead(node: Node) -> dict[str, tuple[float, int]]:
+            """Per class, the most expensive path from ``node`` (included) to its outputs."""
+            if node.op_id not in memo:
+                best: dict[str, tuple[float, int]] = {}
+                if node.output is not None:
+                    best[node.output[0]] = (0.0, 0)
+                for d in node.downstream:
+                    for name, path in ahead(by_id[d]).items():
+                        best[name] = max(best.get(name, path), path)
+                memo[node.op_id] = {n: (c + node.cost_s, k + 1) for n, (c, k) in best.items()}
+            return memo[node.op_id]
 
+        paths: dict[str, tuple[float, int]] = {}
         for node in self.nodes:
             if node.stream is not None:
-                walk(node, 0.0, 0)
-        return best
+                for name, path in ahead(node).items():
+                    paths[name] = max(paths.get(name, path), path)
+        return paths
 
 
 def _owner(classes: set[str], priorities: dict[str, float]) -> str:

@@ -111,3 +111,14 @@ def test_merged_observation_for_the_common_manager() -> None:
 def test_shipped_trace_is_the_generator_output() -> None:
     shipped = read_trace(ROOT / "scenarios" / "traces" / "bursty_lbl_like.csv")
     assert shipped == [(t, float(f"{r:g}")) for t, r in bursty_trace()]
+
+
+def test_longest_paths_follow_shared_segments_and_joins() -> None:
+    """QN-A with sharing: class 3's q13 reads seg13 (filter 21 µs, project 14 µs) owned by
+    class 1, then its own aggregate (28 µs), behind a 10 µs source: 73 µs over 4
+    operators, more than any of its own queries (the join's path is 59 µs)."""
+    network = build_network(load_scenario(ROOT / "scenarios/thesis/qn_a_sdc_sharing.yaml"))
+    paths = network.longest_paths()
+    assert set(paths) == {"class1", "class2", "class3"}
+    cost, operators = paths["class3"]
+    assert cost == pytest.approx(73e-6) and operators == 4
