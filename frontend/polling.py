@@ -6,7 +6,7 @@ once its answers take longer than the interval (a long poll, a large first windo
 busy machine where a plain read takes over a second). A gated poll puts a store between
 the two: a tick of the interval becomes a request (``<name>-tick`` goes up) only when the
 previous request has been answered, which the server callback says by copying the tick
-it served into ``<name>-answered``. A request unanswered for ``stall_ms`` (a server
+it served into ``<name>-answered``. A request unanswered for ``STALL_MS`` (a server
 error) stops holding the gate, so one failure does not end the poll.
 
 The server callback takes ``Input(tick_id(name), "data")`` and returns the tick it got
@@ -22,7 +22,7 @@ from __future__ import annotations
 from dash import Input, Output, State, clientside_callback, dcc
 from dash.development.base_component import Component
 
-DEFAULT_STALL_MS = 10_000
+STALL_MS = 10_000  # a request unanswered this long (a server error) no longer holds ticks
 
 
 def tick_id(name: str) -> str:
@@ -60,11 +60,11 @@ function(n, tick, answered) {
 """
 
 
-def register(name: str, stall_ms: int = DEFAULT_STALL_MS) -> None:
+def register(name: str) -> None:
     """The clientside gate of poll ``name``: a tick asks the server only when the
-    previous request was answered (or has stalled ``stall_ms``)."""
+    previous request was answered (or has stalled ``STALL_MS``)."""
     clientside_callback(
-        _GATE.replace("NAME", name).replace("STALL_MS", str(stall_ms)),
+        _GATE.replace("NAME", name).replace("STALL_MS", str(STALL_MS)),
         Output(tick_id(name), "data"),
         Input(interval_id(name), "n_intervals"),
         State(tick_id(name), "data"),

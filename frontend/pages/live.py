@@ -41,7 +41,6 @@ dash.register_page(  # type: ignore[no-untyped-call]  # unannotated in dash
 )
 
 REFRESH_INTERVAL_MS = 100
-STALL_MS = 10_000  # a request unanswered this long (a server error) no longer holds ticks
 JOBS_INTERVAL_MS = 5_000
 CONFIG_INTERVAL_MS = 1_000
 LIVE_POLL = "live"  # the chart refresh: live-interval, live-tick, live-answered
@@ -322,8 +321,8 @@ def _refresh(
     }
 
 
-polling.register(LIVE_POLL, STALL_MS)
-polling.register(CONFIG_POLL, STALL_MS)
+polling.register(LIVE_POLL)
+polling.register(CONFIG_POLL)
 
 
 # A refresh answered: record when the samples it added were put on screen, after the

@@ -74,6 +74,7 @@ def judge(workload: Workload, series: Sequence[Mapping[str, Any]], policy: str) 
     names = sorted(workload.priorities, key=lambda n: -workload.priorities[n])
     top = names[0]
     feasible = [n for n in names if n not in workload.infeasible]
+    targets = {c["name"]: float(c["delay_target_s"]) for c in workload.doc["classes"]}
     priority_excess = -1.0
     top_shed = top_arrived = 0.0
     idle_while_shedding = 0.0
@@ -111,7 +112,7 @@ def judge(workload: Workload, series: Sequence[Mapping[str, Any]], policy: str) 
         idle_before = idle
         for n in feasible:
             rt = classes[n]["max_response_time_s"]
-            late = rt is not None and rt > float(_target(workload, n))
+            late = rt is not None and rt > targets[n]
             late_run[n] = late_run[n] + 1 if late and shed[n] < MAX_SHED - SHED_EPS else 0
             longest = max(longest, late_run[n])
     misflagged = tuple(sorted(flagged.symmetric_difference(workload.infeasible)))
@@ -122,7 +123,3 @@ def judge(workload: Workload, series: Sequence[Mapping[str, Any]], policy: str) 
         longest_late_run=longest,
         misflagged=misflagged,
     )
-
-
-def _target(workload: Workload, name: str) -> float:
-    return float(next(c for c in workload.doc["classes"] if c["name"] == name)["delay_target_s"])

@@ -66,7 +66,6 @@ class Workload:
     doc: dict[str, Any]
     infeasible: frozenset[str]
     priorities: dict[str, float]
-    offered_load: float  # total offered load over the processor at the base rates
 
     def scenario(self, variant: str) -> Scenario:
         """The validated scenario under ``variant`` (a key of :data:`VARIANTS`)."""
@@ -143,7 +142,6 @@ def random_workload(seed: int) -> Workload:
         doc=doc,
         infeasible=frozenset(infeasible),
         priorities=dict(zip(names, map(float, priorities), strict=True)),
-        offered_load=total_load,
     )
 
 

@@ -17,6 +17,7 @@ from backend.settings import Settings
 from spark_runner.job.config import EXIT_CODE_FILE, ClassSnapshot, JobSnapshot
 from spark_runner.job.sparkconf import package_root, spark_properties
 from spark_runner.job.submit_entry import DRIVER_PID_FILE, ENTRY_FILE
+from tests.stand_in import stand_in_python
 from tests.waiting import wait_until
 
 
@@ -30,18 +31,8 @@ def _snapshot(tmp_path: Path, master: str = "local[2]") -> JobSnapshot:
     )
 
 
-def _fake_python(tmp_path: Path, body: str) -> str:
-    """An interpreter wrapper whose ``-m spark_runner.job`` runs ``body`` instead."""
-    script = tmp_path / "fake_job.py"
-    script.write_text(body)
-    wrapper = tmp_path / "python"
-    wrapper.write_text(f'#!/bin/sh\nexec {sys.executable} {script} "$@"\n')
-    wrapper.chmod(0o755)
-    return str(wrapper)
-
-
-def _start(python: str, config: Path, log: Path) -> int:
-    settings = Settings(job_python=python, launch_mode="python")
+def _start(python: Path, config: Path, log: Path) -> int:
+    settings = Settings(job_python=str(python), launch_mode="python")
     command = launcher.job_command(settings, _snapshot(config.parent), config)
     return launcher.start_job_process(command, log)
 
@@ -54,7 +45,7 @@ def exited(pid: int, job_dir: Path, seen: list[launcher.ProcessState]) -> bool:
 
 
 def test_start_stop_and_exit_code(tmp_path: Path) -> None:
-    python = _fake_python(
+    python = stand_in_python(
         tmp_path,
         "import signal, subprocess, sys, time\n"
         "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
@@ -80,7 +71,7 @@ def test_start_stop_and_exit_code(tmp_path: Path) -> None:
 
 
 def test_crash_exit_code_is_reaped(tmp_path: Path) -> None:
-    python = _fake_python(tmp_path, "import sys; print('boom'); sys.exit(4)\n")
+    python = stand_in_python(tmp_path, "import sys; print('boom'); sys.exit(4)\n")
     (tmp_path / "config.json").write_text("{}")
     pid = _start(python, tmp_path / "config.json", tmp_path / "job.log")
     states: list[launcher.ProcessState] = []

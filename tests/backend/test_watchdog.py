@@ -7,7 +7,6 @@ periods are crossed by moving the clock, not by waiting for them.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -24,6 +23,7 @@ from backend.jobs.states import JobStatus
 from backend.jobs.watchdog import LAUNCH_GRACE, sweep
 from backend.migrate import upgrade
 from backend.settings import Settings
+from tests.stand_in import stand_in_python
 from tests.waiting import wait_until
 
 # A job process that ignores SIGTERM (says so in its log) and runs until killed.
@@ -69,11 +69,7 @@ def factory(tmp_path: Path) -> Iterator[sessionmaker[Session]]:
 
 @pytest.fixture
 def settings(data_dir: Path, tmp_path: Path) -> Settings:
-    script = tmp_path / "stubborn_job.py"
-    script.write_text(STUBBORN_JOB)
-    python = tmp_path / "python"
-    python.write_text(f"#!/bin/sh\nexec {sys.executable} {script}\n")
-    python.chmod(0o700)
+    python = stand_in_python(tmp_path, STUBBORN_JOB)
     return Settings(data_dir=data_dir / tmp_path.name, job_python=str(python))
 
 

@@ -26,6 +26,7 @@ from spark_runner.engine.jvm_burn import BurnJar, burn_jar, file_sha256
 from spark_runner.job.config import ClassSnapshot, JobSnapshot
 from spark_runner.job.sparkconf import pyspark_home, verified_burn_jar
 from tests.e2e.conftest import free_port
+from tests.stand_in import stand_in_python
 from tests.waiting import poll_for, wait_until
 
 JOB = "import time; print('job up', flush=True); time.sleep(60)\n"
@@ -40,10 +41,7 @@ def started(tmp_path: Path) -> Iterator[Path]:
     """A real ``headroom up --no-dashboard`` (SQLite, embedded broker) that has launched a
     job (a stand-in interpreter, no Spark); yields the data dir."""
     data_dir = tmp_path / "var"
-    python = tmp_path / "python"
-    (tmp_path / "job.py").write_text(JOB)
-    python.write_text(f"#!/bin/sh\nexec {sys.executable} {tmp_path / 'job.py'}\n")
-    python.chmod(0o700)
+    python = stand_in_python(tmp_path, JOB)
     port = free_port()
     env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "CELERY_BROKER_URL")}
     env.update(

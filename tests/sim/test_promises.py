@@ -28,7 +28,6 @@ WORKLOAD = Workload(
     },
     infeasible=frozenset(),
     priorities={"hi": 3.0, "lo": 1.0},
-    offered_load=1.0,
 )
 PERIODS = WARMUP_PERIODS + 30
 

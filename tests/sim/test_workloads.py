@@ -92,7 +92,7 @@ def test_an_infeasible_class_stays_late_with_nothing_else_running(seed: int):
         alone["streams"] = [{"name": stream, "arrival": {"kind": "constant", "rate_per_s": 1.0}}]
         cls = alone["classes"][0]
         cls["queries"] = [{**cls["queries"][0], "source": stream}]
-        single = Workload(seed, alone, workload.infeasible & {name}, {name: 1.0}, 0.0)
+        single = Workload(seed, alone, workload.infeasible & {name}, {name: 1.0})
         out = simulate(single.scenario("none"))
         late = [
             s["classes"][name]["max_response_time_s"] > target(workload, name)
