@@ -10,9 +10,10 @@ resets each manager's headroom by Eq. 6.1, ``H_k' = T_k' / T_k × H_k``, so it n
 re-learn. Each redistribution (and each priority change) is recorded as a
 :class:`RedistributionEvent` for the dashboard.
 
-Three additions act every period (beyond the thesis, which moves capacity only every
-CRC periods; issue 12 found lent quota that never came back, an idle processor while
-classes shed, and classes shedding for a target no shedding could meet):
+Four additions act every period with redistribution enabled (beyond the thesis, which
+moves capacity only every CRC periods; issue 12 found lent quota that never came back, an
+idle processor while classes shed, stale tuples served before fresh ones, and classes
+shedding for a target no shedding could meet):
 
 - **Reclaim** (``_reclaim``): a class below its original share whose load needs more
   than its quota takes it back at once, up to its original share, from the classes above
@@ -20,6 +21,10 @@ classes shed, and classes shedding for a target no shedding could meet):
 - **Idle time** (``_admit_idle``): processor time that stood idle last period
   (``Observation.idle_load``) lets the shedding classes that are not over their target
   admit more, highest priority first. Quotas do not move.
+- **Stale first** (``_stale_rule``): every class that sheds and is feasible tells the
+  engine which tuples queued at its shedding points can no longer meet its target (too
+  old, or too far back in a queue longer than its capacity serves in time); the engine
+  sheds those first (``ClassStep.stale``, :class:`StaleRule`).
 - **Feasibility** (``_infeasible``): a class whose delay target is below the floor the
   engine measures (``Observation.floor_s``) is ``infeasible``; it sheds only the load
   above its capacity, its manager does not learn, and it takes no quota back.
@@ -75,6 +80,8 @@ _HEADROOM_KEYS = ("initial_headroom", "headroom")
 _TINY = 1e-6  # smaller quota gaps (quota units) or idle times (s/s) are rounding
 FEASIBLE_MARGIN = 0.1
 """An infeasible class is feasible again once the floor is this far below its target."""
+STALE_QUEUE_MARGIN = 0.8
+"""Stale first keeps queued at most this share of what a class serves in its target."""
 _THRESHOLD_KEYS = ("tau0", "tau1", "tau2", "tau3")
 
 
@@ -175,6 +182,20 @@ class RedistributionEvent:
 
 
 @dataclass(frozen=True, slots=True)
+class StaleRule:
+    """Which tuples queued at a class's shedding points the engine sheds first.
+
+    Attributes:
+        after_s: a tuple that has waited this long (s) is shed.
+        max_queued: of a longer queue, the oldest tuples beyond this many are shed
+            (``None``: no limit).
+    """
+
+    after_s: float
+    max_queued: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class ClassStep:
     """One class's result of a controller step.
 
@@ -184,6 +205,9 @@ class ClassStep:
         original_share: q0_k.
         usage: u_k = L_k / L_Ck this period.
         headroom: the manager's capacity estimate after any Eq. 6.1 reset, s/s.
+        stale: which queued tuples can no longer meet the class's target, for the engine
+            to shed first (``None``: keep them all; a class that never sheds or is
+            infeasible).
     """
 
     name: str
@@ -193,6 +217,7 @@ class ClassStep:
     original_share: float
     usage: float
     headroom: float
+    stale: StaleRule | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -362,6 +387,11 @@ class DilosController:
                 original_share=st.original,
                 usage=usages[name],
                 headroom=self._headroom_of(st),
+                stale=(
+                    _stale_rule(st, observations[name])
+                    if self._params.redistribution_enabled
+                    else None
+                ),
             )
             for name, st in ((n, self._classes[n]) for n in self._order)
         }
@@ -608,6 +638,23 @@ class DilosController:
         if plan is None:
             raise ParameterError("load_model", None, "attach a load model to see shared segments")
         return plan
+
+
+def _stale_rule(st: _ClassState, obs: Observation) -> StaleRule | None:
+    """Stale first. A tuple that has waited the class's delay target less the floor (the
+    least time its way through the operators still takes) will be late whatever is done
+    next; so will the oldest tuples of a queue longer than the class can serve within that
+    time at its capacity (``STALE_QUEUE_MARGIN`` of it). Both are shed before fresh tuples
+    that can still make it. None for a class whose manager never sheds, and for an
+    infeasible class (every tuple is late; it sheds only what its load requires)."""
+    if not st.manager.sheds or st.infeasible:
+        return None
+    floor = obs.floor_s if obs.floor_s is not None else 0.0
+    after = max(0.0, st.spec.delay_target_s - floor)
+    capacity = st.manager.headroom
+    if capacity is None or obs.cost_per_tuple_s <= 0.0:
+        return StaleRule(after)
+    return StaleRule(after, STALE_QUEUE_MARGIN * after * capacity / obs.cost_per_tuple_s)
 
 
 def _explicit_headroom(spec: ClassSpec) -> bool:

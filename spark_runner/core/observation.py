@@ -88,6 +88,10 @@ class Observation:
             admitted (a lone tuple's way through its operators, waits included), s;
             ``None`` where the engine does not measure it. A delay target below it
             cannot be met by any shedding (the class is *infeasible*).
+        stale_first: the engine sheds this class's stale tuples first (those that waited
+            at its shedding points longer than it can still deliver within its target,
+            DILoS's ``stale_after_s``), so its queue holds only work that can still make it.
+        stale_shed_count: of ``shed_count``, the queued tuples shed as stale.
     """
 
     period_s: float
@@ -103,6 +107,8 @@ class Observation:
     transient: bool = False
     idle_load: float = 0.0
     floor_s: float | None = None
+    stale_first: bool = False
+    stale_shed_count: int = 0
 
     def __post_init__(self) -> None:
         if not (math.isfinite(self.period_s) and self.period_s > 0):
@@ -120,7 +126,7 @@ class Observation:
                 raise ParameterError(name, value, "must be a finite number >= 0")
         if self.floor_s is not None and not (math.isfinite(self.floor_s) and self.floor_s >= 0):
             raise ParameterError("floor_s", self.floor_s, "must be a finite number >= 0 seconds")
-        for name in ("arrived_count", "processed_count", "shed_count"):
+        for name in ("arrived_count", "processed_count", "shed_count", "stale_shed_count"):
             if getattr(self, name) < 0:
                 raise ParameterError(name, getattr(self, name), "must be >= 0")
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from spark_runner.core.class_scheduler import original_shares
-from spark_runner.core.dilos import ClassSpec, DilosController, DilosParams
+from spark_runner.core.dilos import ClassSpec, DilosController, DilosParams, StaleRule
 from spark_runner.core.load_model import LoadModel
 from spark_runner.core.managers.base import LoadManager
 from spark_runner.core.managers.registry import make_manager
@@ -41,6 +41,8 @@ class ControlResult:
         decisions: each class's manager decision (the common decision in ``common`` mode).
         headrooms: each class's capacity estimate (s/s), ``None`` without one.
         redistributed: quotas moved this step (``dilos``).
+        stale: per class, which tuples queued at its shedding points to shed first
+            (absent or ``None``: none).
     """
 
     shed: Mapping[str, float]
@@ -49,6 +51,7 @@ class ControlResult:
     headrooms: Mapping[str, float | None]
     redistributed: bool = False
     details: Mapping[str, Any] = field(default_factory=dict)
+    stale: Mapping[str, StaleRule | None] = field(default_factory=dict)
 
 
 class ControlPlane(Protocol):
@@ -104,6 +107,7 @@ class PerClassControl:
             decisions={n: c.decision for n, c in result.classes.items()},
             headrooms={n: c.headroom for n, c in result.classes.items()},
             redistributed=result.event is not None,
+            stale={n: c.stale for n, c in result.classes.items()},
             details=(
                 {
                     "reason": result.event.reason,

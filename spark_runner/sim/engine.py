@@ -19,7 +19,9 @@ What is modelled, and why (001 §2.1, §5.2.1, §6.1.2, §6.2.2):
   the true headroom is below 1 as in the thesis.
 - **Shedding at class sources**: tuples reaching a class's shedding point (its source
   operators, or its first operator after a higher class's shared segment) are dropped with
-  the class's shed fraction, before they cost anything.
+  the class's shed fraction, before they cost anything; and the queued tuples there that
+  the class can no longer deliver within its target are dropped first (stale first, at
+  every arrival tick; DILoS's ``StaleRule``).
 - **Background load**: a share of the processor taken on a schedule; operator turns take
   longer in wall time. Measured costs stay CPU time unless ``background_cost_visible``.
 - **Processor stalls** (optional): Poisson interruptions of exponential length that nobody
@@ -45,6 +47,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
+from spark_runner.core.dilos import StaleRule
 from spark_runner.core.load_model import LoadModel
 from spark_runner.core.observation import Observation, ResponseTimeStats
 from spark_runner.scenario.arrivals import RateSchedule, build_schedule
@@ -190,6 +193,7 @@ class Simulation:
         carry = [0.0] * N  # selectivity error diffusion
         shed_carry = [0.0] * N  # shedding error diffusion at the node's entry
         keep = [1.0] * K
+        stale: list[StaleRule | None] = [None] * K  # see shed_stale
         quotas = self.control.initial_quotas()
         round_s = eng.scheduler_round_s
         quota_s = [quotas[n] * round_s for n in names]
@@ -203,6 +207,7 @@ class Simulation:
         p_src = [0] * N  # arrivals into source nodes
         p_arrived = [0] * K
         p_shed = [0] * K
+        p_stale = [0] * K
         p_cnt = [0] * K
         p_rt_sum = [0.0] * K
         p_rt_max = [0.0] * K
@@ -308,6 +313,47 @@ class Simulation:
                         qn[j] += kept
             inj_t = now
 
+        def shed_stale(now: float) -> None:
+            """Stale first (``ControlResult.stale``): drop, oldest first, the tuples that
+            waited at a class's shedding points past its rule's age, and the oldest of
+            queues longer than its rule's limit (each queue its proportional part)."""
+            for k in range(K):
+                rule = stale[k]
+                if rule is None:
+                    continue
+                points = shed_points[k]
+                queued = sum(qn[j] for j in points)
+                if not queued:
+                    continue
+                over = queued - rule.max_queued if rule.max_queued is not None else 0.0
+                limit = now - rule.after_s
+                for j in points:
+                    q = queues[j]
+                    excess = int(over * qn[j] / queued) if over > 0 else 0
+                    dropped = 0
+                    while q:
+                        run = q[0]
+                        c, first, last = run
+                        if last < limit or c <= excess - dropped:
+                            q.popleft()
+                            dropped += int(c)
+                            continue
+                        d = max(
+                            int(c * (limit - first) / (last - first)) if first < limit else 0,
+                            excess - dropped,
+                        )
+                        if d > 0:
+                            run[0] = c - d
+                            run[1] = first + (last - first) * d / c
+                            dropped += d
+                        break
+                    if dropped:
+                        qn[j] -= dropped
+                        p_shed[k] += dropped
+                        p_stale[k] += dropped
+                        for kk, f in dout_items[j]:
+                            lost_out[kk] += dropped * f
+
         def control_step(at: float) -> None:
             nonlocal p_idle, quota_s
             dt = at - period_start
@@ -353,6 +399,8 @@ class Simulation:
                     transient=cl.transient,
                     idle_load=p_idle / dt,
                     floor_s=floor_wait + floor_work[k] / speed,
+                    stale_first=stale[k] is not None,
+                    stale_shed_count=p_stale[k],
                 )
                 offered = cl.load * dt
                 tot = totals[k]
@@ -376,6 +424,8 @@ class Simulation:
             for k, name in enumerate(names):
                 keep[k] = 1.0 - result.shed[name]
             quota_s = [result.quotas[n] * round_s for n in names]
+            for k, name in enumerate(names):
+                stale[k] = result.stale.get(name)
             if result.redistributed:
                 redistributions.append({"t_s": round(at, 6), **result.details})
             sample_classes: dict[str, Any] = {}
@@ -414,7 +464,7 @@ class Simulation:
                 p_out[i] = 0
                 p_src[i] = 0
             for k in range(K):
-                p_arrived[k] = p_shed[k] = p_cnt[k] = 0
+                p_arrived[k] = p_shed[k] = p_stale[k] = p_cnt[k] = 0
                 p_rt_sum[k] = p_rt_max[k] = p_cls_busy[k] = 0.0
             p_idle = 0.0
 
@@ -436,6 +486,7 @@ class Simulation:
                 next_bg = bg_starts[bg_i + 1] if bg_i + 1 < len(bg_starts) else math.inf
             if t >= inj_t + tick or t >= period_end:
                 inject(min(t, end))
+                shed_stale(min(t, end))
             while period_end <= t and period_end <= end + 1e-9:
                 control_step(period_end)
                 period_start = period_end

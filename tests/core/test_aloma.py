@@ -3,6 +3,7 @@ measured capacity and backlog drain, closed loops."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import pytest
@@ -267,6 +268,21 @@ def test_backlog_drain_then_waits_for_its_effect() -> None:
     # once the outputs were admitted after the drain, Algorithm 1 takes over again
     d = m.step(obs(1.0, 1.5, queued=0.8))
     assert "wait_for_drain" not in d.action
+
+
+def test_where_the_engine_sheds_stale_tuples_first_aloma_sheds_no_arrivals_for_it() -> None:
+    """The same backlog as above, but the engine sheds stale tuples first: ALoMa leaves the
+    backlog to it, and the 50 tuples (0.05 s of work) it shed from the queue count as work
+    that left unserved: the class did 1.0 − (1.15 + 0.05 − 0.9) / T = 0.4 s/s."""
+    m = AlomaManager(AlomaParams(delay_target_s=D, max_shed=0.99, initial_headroom=0.5))
+    m.step(obs(0.5, 0.1, queued=0.9))
+    late = obs(1.0, 2.4, queued=1.15)
+    d = m.step(
+        dataclasses.replace(late, stale_first=True, stale_shed_count=50, cost_per_tuple_s=0.001)
+    )
+    assert d.details["measured_capacity"] == pytest.approx(0.4)
+    assert d.action == "measured_capacity+shed_excess"
+    assert d.admitted_load == pytest.approx(0.4)
 
 
 def test_periods_without_output_hold_and_idle_resets() -> None:

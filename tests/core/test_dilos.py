@@ -5,7 +5,12 @@ from __future__ import annotations
 import pytest
 from qos_plant import QuotaPlant
 
-from spark_runner.core.dilos import ClassSpec, DilosController, DilosParams
+from spark_runner.core.dilos import (
+    STALE_QUEUE_MARGIN,
+    ClassSpec,
+    DilosController,
+    DilosParams,
+)
 from spark_runner.core.errors import ParameterError
 from spark_runner.core.load_model import LoadModel
 from spark_runner.core.observation import Observation, ResponseTimeStats
@@ -191,6 +196,27 @@ def test_an_infeasible_class_takes_no_quota_back() -> None:
     step = ctl.step(obs)
     assert step.classes["c1"].decision.state == "infeasible"
     assert step.event is None and ctl.quotas() == pytest.approx(lent)
+
+
+def test_each_shedding_feasible_class_tells_the_engine_what_is_stale() -> None:
+    """Stale first: a tuple older than the target less the floor, or beyond what the
+    class's capacity serves in that time, is shed first; not for a class that never sheds
+    (c3), nor for an infeasible one (c2: floor over its 0.4 s target), nor without DILoS."""
+    classes = [*specs()[:2], ClassSpec("c3", 1.0, 0.5, "none")]
+    obs = {
+        n: Observation(period_s=T, load=0.05, floor_s=0.1, cost_per_tuple_s=0.001)
+        for n in PRIORITIES
+    }
+    obs["c2"] = Observation(period_s=T, load=0.05, floor_s=0.45, cost_per_tuple_s=0.001)
+    step = DilosController(classes).step(obs)
+    c1 = step.classes["c1"]
+    assert c1.stale is not None
+    assert c1.stale.after_s == pytest.approx(0.2)
+    assert c1.stale.max_queued == pytest.approx(STALE_QUEUE_MARGIN * 0.2 * c1.headroom / 0.001)
+    assert step.classes["c2"].stale is None
+    assert step.classes["c3"].stale is None
+    separate = DilosController(classes, DilosParams(redistribution_enabled=False))
+    assert all(c.stale is None for c in separate.step(obs).classes.values())
 
 
 def test_strict_and_absolute_policies_in_the_controller() -> None:

@@ -226,7 +226,9 @@ class AlomaManager(LoadManager[AlomaParams]):
         period = obs.period_s
         target = p.delay_target_s
         load = obs.load * (1.0 - shed)  # admitted load under the shed in force
-        service = measured_capacity(load, self._queued_s, obs.queued_load_s, period)
+        # work shed from the queue as stale left it without being served
+        dropped_s = obs.stale_shed_count * obs.cost_per_tuple_s
+        service = measured_capacity(load, self._queued_s, obs.queued_load_s + dropped_s, period)
         self._queued_s = obs.queued_load_s
         stats = obs.response_time
         if not stats.has_output:
@@ -297,8 +299,9 @@ class AlomaManager(LoadManager[AlomaParams]):
             actions.append("recover_capacity")
         capacity = max(capacity, MIN_HEADROOM)
 
-        if over and obs.load > 0.0:
+        if over and obs.load > 0.0 and not obs.stale_first:
             # a tuple admitted now waits behind qL: shed the work beyond drain_target × D
+            # (where the engine sheds stale tuples first, it drains the backlog itself)
             excess = obs.queued_load_s - p.drain_target * target * capacity
             if excess > 0.0 or stale:
                 admit = max(0.0, capacity - max(excess, 0.0) / period)

@@ -122,6 +122,8 @@ class LoadManager(ABC, Generic[P_co]):
     label: ClassVar[str] = ""
     """A short human name for forms (the kind when empty)."""
     params_type: ClassVar[type[ManagerParams]]
+    sheds: ClassVar[bool] = True
+    """False for a manager that never sheds (it sheds no stale tuples either)."""
 
     def __init__(self, params: P_co | None = None) -> None:
         self._params: P_co = params if params is not None else self.params_type()  # type: ignore[assignment]

@@ -20,6 +20,7 @@ class NoSheddingManager(LoadManager[NoSheddingParams]):
     kind: ClassVar[str] = "none"
     label: ClassVar[str] = "none (never sheds)"
     params_type: ClassVar[type[ManagerParams]] = NoSheddingParams
+    sheds: ClassVar[bool] = False
 
     def reset(self) -> None:
         self._shed = 0.0
