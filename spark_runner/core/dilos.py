@@ -15,12 +15,16 @@ moves capacity only every CRC periods; issue 12 found lent quota that never came
 idle processor while classes shed, stale tuples served before fresh ones, and classes
 shedding for a target no shedding could meet):
 
-- **Reclaim** (``_reclaim``): a class below its original share whose load needs more
-  than its quota takes it back at once, up to its original share, from the classes above
-  theirs, lowest priority first (a ``reclaim`` event).
-- **Idle time** (``_admit_idle``): processor time that stood idle last period
-  (``Observation.idle_load``) lets the shedding classes that are not over their target
-  admit more, highest priority first. Quotas do not move.
+- **Reclaim** (``_reclaim``): a class whose load needs more than its quota takes quota
+  at once from the classes above their original share, lowest priority first: up to its
+  own original share from any of them, beyond it (if it sheds) from lower classes only;
+  under ``strict`` a shedding class takes the lower classes' whole quota (a ``reclaim``
+  event).
+- **Unused time** (``_admit_idle``): processor time that stood idle last period
+  (``Observation.idle_load``) and time lower classes took beyond their original share
+  (``Observation.busy_load``; under ``strict`` any time they took) let the shedding
+  classes that are not over their target admit more, highest priority first. Quotas do
+  not move.
 - **Stale first** (``_stale_rule``): every class that sheds and is feasible tells the
   engine which tuples queued at its shedding points can no longer meet its target (too
   old, or too far back in a queue longer than its capacity serves in time); the engine
@@ -376,7 +380,7 @@ class DilosController:
         if p.redistribution_enabled and self._period % p.redistribution_every == 0:
             event = self._redistribute()
         elif p.redistribution_enabled:
-            event = self._reclaim(observations)
+            event = self._reclaim(observations, decisions)
         period_s = next(iter(observations.values())).period_s
         classes = {
             name: ClassStep(
@@ -468,50 +472,84 @@ class DilosController:
     def _admit_idle(
         self, observations: Mapping[str, Observation], decisions: dict[str, Decision]
     ) -> None:
-        """Processor time that stood idle goes to the classes that shed, highest priority
-        first: the scheduler is work-conserving, so what nobody used last period a shedding
-        class can use next period. A class over its target (its decision's state OT)
-        gets none: its queue must drain first. Quotas do not move (the next
-        redistribution sees the larger load); a class that gets idle time has its
-        headroom raised to what it now admits."""
+        """Processor time a shedding class did not get goes to it, highest priority first:
+        the time that stood idle, and the time lower classes took beyond their original
+        share (under ``strict``: any time they took), lowest class's first. The scheduler
+        is work-conserving, so what a shedding class leaves unused runs the others; next
+        period it can use it. A class over its target (its decision's state OT) gets none:
+        its queue must drain first. Quotas do not move (the next redistribution sees the
+        larger load); a class that gets more has its headroom raised to what it admits."""
         idle = max((o.idle_load for o in observations.values()), default=0.0)
-        for name in self._order:
-            if idle <= _TINY:
-                return
+        busy = {n: o.busy_load for n, o in observations.items()}
+        total = idle + sum(b for b in busy.values() if b is not None)
+        strict = self._params.policy == "strict"
+        beyond = {
+            n: max(0.0, b - (0.0 if strict else self._classes[n].original) * total)
+            for n, b in busy.items()
+            if b is not None
+        }
+        for rank, name in enumerate(self._order):
             decision = decisions[name]
             if decision.shed_fraction <= 0.0 or decision.state is LoadState.OT:
                 continue
-            amended = self._classes[name].manager.admit_more(decision, idle)
-            idle -= amended.admitted_load - decision.admitted_load
+            spare = idle + sum(beyond.get(n, 0.0) for n in self._order[rank + 1 :])
+            if spare <= _TINY:
+                continue
+            amended = self._classes[name].manager.admit_more(decision, spare)
+            used = amended.admitted_load - decision.admitted_load
             decisions[name] = amended
+            taken = min(used, idle)
+            idle -= taken
+            used -= taken
+            for lower in reversed(self._order[rank + 1 :]):
+                taken = min(used, beyond.get(lower, 0.0))
+                if lower in beyond:
+                    beyond[lower] -= taken
+                used -= taken
 
-    def _reclaim(self, observations: Mapping[str, Observation]) -> RedistributionEvent | None:
+    def _reclaim(
+        self, observations: Mapping[str, Observation], decisions: Mapping[str, Decision]
+    ) -> RedistributionEvent | None:
         """Lent quota comes back the period it is needed, not at the next redistribution.
 
-        A class below its original share whose load this period needs more than its
-        quota takes quota back, up to its original share, from the classes above their
-        original share, lowest priority first (rule (1) of every policy, applied at once;
-        under ``strict`` the lower classes' quota above their share was lent by the higher
-        ones too). Nothing else moves: the next redistribution still decides the rest.
+        Highest priority first, a class whose load this period needs more than its quota
+        takes quota from the classes above their original share, lowest priority first:
+        from any of them up to its own original share (rule (1) of every policy, applied
+        at once), and, if it sheds, beyond it from lower classes only (a lower class keeps
+        no borrowed capacity while a higher one sheds). Under ``strict`` a shedding class
+        takes the lower classes' whole quota, and no class takes from a higher one that
+        sheds. Nothing else moves: the next redistribution still decides the rest.
         """
         quotas = self.quotas()
-        for name in self._order:
+        strict = self._params.policy == "strict"
+        for rank, name in enumerate(self._order):
             st = self._classes[name]
             if st.infeasible:
                 continue  # more quota cannot make it meet its target
             rho = st.capacity_per_quota
             need = observations[name].load / rho if rho > 0 else 0.0
-            want = min(need - quotas[name], st.original - quotas[name])
-            for lender in reversed(self._order):
+            want = need - quotas[name]
+            own = st.original - quotas[name]
+            sheds = decisions[name].shed_fraction > 0.0
+            if not sheds:
+                want = min(want, own)
+            for lender in reversed(self._order[rank + 1 :] if own <= _TINY else self._order):
                 if want <= _TINY:
                     break
-                excess = quotas[lender] - self._classes[lender].original
+                lower = self._order.index(lender) > rank
+                if strict and not lower and decisions[lender].shed_fraction > 0.0:
+                    continue  # strict: nothing goes down while a higher class sheds
+                keeps = 0.0 if lower and strict and sheds else self._classes[lender].original
+                excess = quotas[lender] - keeps
                 if lender == name or excess <= _TINY:
                     continue
-                take = min(want, excess)
+                take = min(want if lower else min(want, own), excess)
+                if take <= _TINY:
+                    continue
                 quotas[lender] -= take
                 quotas[name] += take
                 want -= take
+                own -= take
         before = self.quotas()
         if all(abs(quotas[n] - before[n]) <= _TINY for n in quotas):
             return None

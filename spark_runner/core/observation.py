@@ -84,6 +84,8 @@ class Observation:
         transient: the load model saw an operator cost far above its running average.
         idle_load: processor time nobody used in the period, s/s (idle time / T); the
             same for every class; 0 where the engine does not measure it.
+        busy_load: processor time the class's operators took in the period, s/s (busy
+            time / T); ``None`` where the engine does not measure it.
         floor_s: the response time the engine gives this class with almost nothing
             admitted (a lone tuple's way through its operators, waits included), s;
             ``None`` where the engine does not measure it. A delay target below it
@@ -106,6 +108,7 @@ class Observation:
     cost_per_tuple_s: float = 0.0
     transient: bool = False
     idle_load: float = 0.0
+    busy_load: float | None = None
     floor_s: float | None = None
     stale_first: bool = False
     stale_shed_count: int = 0
@@ -124,6 +127,10 @@ class Observation:
             value = getattr(self, name)
             if not (math.isfinite(value) and value >= 0):
                 raise ParameterError(name, value, "must be a finite number >= 0")
+        if self.busy_load is not None and not (
+            math.isfinite(self.busy_load) and self.busy_load >= 0
+        ):
+            raise ParameterError("busy_load", self.busy_load, "must be a finite number >= 0")
         if self.floor_s is not None and not (math.isfinite(self.floor_s) and self.floor_s >= 0):
             raise ParameterError("floor_s", self.floor_s, "must be a finite number >= 0 seconds")
         for name in ("arrived_count", "processed_count", "shed_count", "stale_shed_count"):

@@ -398,6 +398,7 @@ class Simulation:
                     cost_per_tuple_s=cl.cost_per_tuple_s,
                     transient=cl.transient,
                     idle_load=p_idle / dt,
+                    busy_load=p_cls_busy[k] / dt,
                     floor_s=floor_wait + floor_work[k] / speed,
                     stale_first=stale[k] is not None,
                     stale_shed_count=p_stale[k],

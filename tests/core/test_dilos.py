@@ -103,13 +103,14 @@ def test_eq_6_1_headroom_reset_and_crc() -> None:
 
 
 @pytest.mark.parametrize("policy", ["relative", "absolute", "strict"])
-@pytest.mark.parametrize(("burst", "back_to"), [(0.55, 0.6), (0.4, 0.5)])
+@pytest.mark.parametrize(("burst", "back_to"), [(0.55, 0.6875), (0.4, 0.5)])
 def test_lent_quota_comes_back_the_period_the_lender_needs_it(
     policy: str, burst: float, back_to: float
 ) -> None:
     """c1 lends most of its share to c3 while light; when its load returns it takes back
-    what it needs (up to its original 0.6) in the same period, from c3, not ten periods
-    later at the next redistribution."""
+    what it needs in the same period, from c3, not ten periods later at the next
+    redistribution: 0.4 s/s needs 0.5 of the period; 0.55 s/s needs 0.6875, beyond c1's
+    original 0.6, which it takes because it sheds and the lower c3 holds lent quota."""
     ctl = DilosController(specs("aurora"), DilosParams(redistribution_every=10, policy=policy))
     light = {"c1": 0.05, "c2": 0.05, "c3": 0.8}
     events = [ctl.step(constant_obs(light)).event for _ in range(10)]
@@ -123,7 +124,7 @@ def test_lent_quota_comes_back_the_period_the_lender_needs_it(
     event = step.event
     assert event is not None and event.reason == "reclaim" and event.period == 11
     quotas = ctl.quotas()
-    assert quotas["c1"] == pytest.approx(back_to)  # its need (burst / 0.8), at most 0.6
+    assert quotas["c1"] == pytest.approx(back_to)  # its need (burst / 0.8)
     assert quotas["c2"] == pytest.approx(lent["c2"])
     assert quotas["c3"] == pytest.approx(lent["c3"] - (back_to - lent["c1"]))
     assert sum(quotas.values()) == pytest.approx(1.0)
@@ -148,6 +149,50 @@ def test_idle_processor_time_goes_to_shedding_classes_highest_priority_first() -
     assert c3.action == "shed_excess+admit_idle"
     assert classes["c1"].decision.shed_fraction == 0.0
     assert ctl.quotas() == pytest.approx({"c1": 0.6, "c2": 0.3, "c3": 0.1})  # quotas stay
+
+
+def test_a_class_that_does_not_shed_takes_back_only_its_own_share() -> None:
+    """c1 never sheds (manager "none"): when its load returns it takes its quota back up to
+    its original 0.6, not beyond (it loses nothing either way; c3 keeps the rest)."""
+    classes = [ClassSpec("c1", 6.0, 0.3, "none"), *specs("aurora")[1:]]
+    ctl = DilosController(classes, DilosParams(redistribution_every=10))
+    light = {"c1": 0.05, "c2": 0.05, "c3": 0.8}
+    for _ in range(10):
+        ctl.step(constant_obs(light))
+    assert ctl.quotas()["c1"] < 0.3
+    step = ctl.step(constant_obs({**light, "c1": 0.9}))
+    assert step.event is not None and step.event.reason == "reclaim"
+    assert ctl.quotas()["c1"] == pytest.approx(0.6)
+
+
+@pytest.mark.parametrize(("policy", "c1_shed"), [("relative", 0.0), ("strict", 0.0)])
+def test_time_lower_classes_took_beyond_their_share_goes_to_a_shedding_class(
+    policy: str, c1_shed: float
+) -> None:
+    """Aurora headrooms 0.48/0.24/0.08. c1 (0.7 s/s) sheds; last period c3 ran 0.45 s/s
+    of the processor's 1.0 although its share is 0.1: the 0.35 beyond its share lets c1
+    admit all of its load next period. c3 has nobody below it and gets nothing. Under
+    ``strict`` any time a lower class took counts (c2's 0.1 too)."""
+    ctl = DilosController(specs("aurora"), DilosParams(policy=policy))
+    busy = {"c1": 0.45, "c2": 0.1, "c3": 0.45}
+    loads = {"c1": 0.7, "c2": 0.1, "c3": 0.5}
+    obs = {n: Observation(period_s=T, load=loads[n], busy_load=busy[n]) for n in loads}
+    classes = ctl.step(obs).classes
+    c1, c3 = classes["c1"].decision, classes["c3"].decision
+    assert c1.shed_fraction == pytest.approx(c1_shed) and c1.action.endswith("+admit_idle")
+    assert c3.shed_fraction == pytest.approx(1 - 0.08 / 0.5)
+
+
+def test_a_shedding_class_under_strict_takes_the_lower_classes_quota() -> None:
+    """Under ``strict`` a higher class that sheds takes quota from the lower classes down
+    to nothing, not only their quota above their share."""
+    ctl = DilosController(specs("aurora"), DilosParams(policy="strict", redistribution_every=50))
+    step = ctl.step(constant_obs({"c1": 0.9, "c2": 0.1, "c3": 0.5}))
+    assert step.event is not None and step.event.reason == "reclaim"
+    quotas = ctl.quotas()
+    assert quotas["c3"] == 0.0 and quotas["c1"] > 0.6
+    relative = DilosController(specs("aurora"), DilosParams(redistribution_every=50))
+    assert relative.step(constant_obs({"c1": 0.9, "c2": 0.1, "c3": 0.5})).event is None
 
 
 def test_a_class_over_its_target_gets_no_idle_time_until_its_queue_drains() -> None:
