@@ -270,6 +270,7 @@ class MetricSample(TypedDict):
     capacity_usage: float | None
     shed_fraction: float | None
     oracle_shed_fraction: float | None
+    floor_s: float | None  # None: the engine does not measure it
     manager: str | None
     manager_state: str | None  # normal, UT, OT, overloaded or infeasible
     redistributed: bool | None

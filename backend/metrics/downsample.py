@@ -33,6 +33,7 @@ _MAXED = (
     "response_time_p95_s",
     "response_time_p99_s",
     "violation_max_s",
+    "floor_s",
 )
 _WEIGHTED = ("response_time_mean_s", "violation_mean_s")
 _SUMMED = ("arrived_count", "output_count", "admitted_count", "shed_count")

@@ -56,6 +56,7 @@ class MetricSampleRow(Base):
     capacity_usage: Mapped[float | None] = mapped_column(Float, default=None)
     shed_fraction: Mapped[float | None] = mapped_column(Float, default=None)
     oracle_shed_fraction: Mapped[float | None] = mapped_column(Float, default=None)
+    floor_s: Mapped[float | None] = mapped_column(Float, default=None)
     manager: Mapped[str | None] = mapped_column(String(20), default=None)
     manager_state: Mapped[str | None] = mapped_column(String(20), default=None)
     redistributed: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())

@@ -153,6 +153,7 @@ class IngestSample(MetricSample):
     capacity_share: float | None = Field(default=None, ge=0, le=1, allow_inf_nan=False)
     shed_fraction: float | None = Field(default=None, ge=0, le=1, allow_inf_nan=False)
     oracle_shed_fraction: float | None = Field(default=None, ge=0, le=1, allow_inf_nan=False)
+    floor_s: _Seconds | None = None
 
 
 class IngestBatch(BaseModel):

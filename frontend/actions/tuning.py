@@ -32,6 +32,7 @@ from frontend.api import (
     ConfigVersion,
     JobConfig,
     LiveConfig,
+    MetricsQuery,
     ParamValue,
     detail_text,
     error_text,
@@ -254,6 +255,49 @@ def class_changes(
             )
         )
     return body, changes
+
+
+FLOOR_WINDOW_S = 60.0
+"""How far back the review looks for the class's last measured floor."""
+
+
+def last_floor(api: ApiClient, job_id: int, class_name: str) -> float | None:
+    """The floor the job measured for ``class_name`` most recently (None: none within
+    ``FLOOR_WINDOW_S``, or the engine does not measure it)."""
+    query: MetricsQuery = {"class_name": class_name, "last_s": FLOOR_WINDOW_S}
+    samples = api.job_metrics(job_id, query=query)["samples"]
+    floors = [s["floor_s"] for s in samples if s.get("floor_s") is not None]
+    return floors[-1] if floors else None
+
+
+def floor_warning(body: Mapping[str, Any], floors: Mapping[str, float | None]) -> Component | None:
+    """A warning for every class whose new delay target is below its last measured floor:
+    the floor, the target and the violation to expect (at least their difference for the
+    slowest tuples); the class will be flagged infeasible and shed only its excess."""
+    lines = []
+    for name, change in (body.get("classes") or {}).items():
+        target = change.get("delay_target_s")
+        floor = floors.get(name)
+        if target is None or floor is None or float(target) >= floor:
+            continue
+        lines.append(
+            html.Li(
+                f"{name}: the new delay target {format_number(float(target))} s is below the "
+                f"floor last measured, {format_number(floor)} s. Expect a violation of at "
+                f"least {format_number(floor - float(target))} s for the slowest tuples; "
+                "the class will be flagged infeasible and shed only what its capacity "
+                "cannot take."
+            )
+        )
+    if not lines:
+        return None
+    alert: Component = dbc.Alert(
+        [html.Strong("Target below the floor"), html.Ul(lines, className="mb-0")],
+        color="warning",
+        class_name="small py-2 mt-2",
+        id="tune-floor-warning",
+    )
+    return alert
 
 
 def apply_change(api: ApiClient, job_id: int, body: Mapping[str, Any]) -> ApplyOutcome:

@@ -31,7 +31,7 @@ from dash.exceptions import PreventUpdate
 from frontend import polling, session
 from frontend.actions import live as actions
 from frontend.actions import tuning
-from frontend.api import JobConfig, Role
+from frontend.api import ApiError, JobConfig, Role
 from frontend.auth import CHANGE_ROLE, can_change, needs_role_hint
 from frontend.context import api_client
 from frontend.managers import POLICIES, manager_options
@@ -475,7 +475,10 @@ def _tune(
         return {
             **clean,
             "modal": True,
-            "modal_body": tuning.render_changes(change.changes),
+            "modal_body": [
+                tuning.render_changes(change.changes),
+                _floor_warning(change.body, job_id),
+            ],
             "plan": change.body,
         }
     parsed_job = actions.parse_job_id(job_id)
@@ -488,6 +491,20 @@ def _tune(
     if outcome.config is not None:
         result["config"] = outcome.config
     return result
+
+
+def _floor_warning(body: dict[str, Any], job_id: Any) -> Component | None:
+    """The review's warning for a delay target below the class's last measured floor."""
+    parsed_job = actions.parse_job_id(job_id)
+    targets = [n for n, c in (body.get("classes") or {}).items() if "delay_target_s" in c]
+    if parsed_job is None or not targets:
+        return None
+    try:
+        with api_client() as api:
+            floors = {n: tuning.last_floor(api, parsed_job, n) for n in targets}
+    except ApiError:
+        return None  # the review still shows the change; the API judges it on confirm
+    return tuning.floor_warning(body, floors)
 
 
 def _marked(result: dict[str, Any], feedback: dict[str, str]) -> dict[str, Any]:

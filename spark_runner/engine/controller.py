@@ -44,6 +44,7 @@ import numpy as np
 from spark_runner.core.errors import ParameterError
 from spark_runner.core.load_model import LoadModel
 from spark_runner.core.observation import Observation, ResponseTimeStats
+from spark_runner.core.oracle import OracleMeter
 from spark_runner.engine.costs import DRIVER_ROW_WEIGHT_S, ROW_WEIGHT_S, BatchBudget, Ewma
 from spark_runner.engine.digest import RunDigest, period_stats
 from spark_runner.engine.finish import FinishedBatch
@@ -169,10 +170,7 @@ class EngineController:
         self.background = background_schedule(scenario)
         # results
         self.totals = {n: ClassTotals() for n in self.names}
-        self._oracle_window = {
-            n: max(1, round(self.targets[n] / self.period_s)) for n in self.names
-        }
-        self._win = {n: [0.0, 0.0, 0] for n in self.names}
+        self._oracles = {n: OracleMeter(self.targets[n]) for n in self.names}
         self.series: list[dict[str, Any]] = []
         self.redistributions: list[dict[str, Any]] = []
         self.idle_s = 0.0
@@ -405,6 +403,14 @@ class EngineController:
             }
         )
 
+    def floor_s(self) -> float:
+        """The least response time a tuple gets with almost nothing admitted: it may
+        arrive just after a batch took its offsets, waits for the next one (a trigger
+        interval, or the batch cycle's fixed time when that is longer) and then that
+        batch's fixed time."""
+        fixed = self.budget.fixed_s
+        return max(self.period_s, fixed) + fixed
+
     def _waiting(self, record: BatchRecord, name: str) -> int:
         return sum(
             record.end.points[p.index].waiting for p in self.plan.points if p.class_name == name
@@ -436,6 +442,7 @@ class EngineController:
         snap = self.load_model.snapshot()
         observations: dict[str, Observation] = {}
         responses: dict[str, np.ndarray] = {}
+        floor = self.floor_s()
         for name in self.names:
             rt = _concat(period.response[name])
             responses[name] = rt
@@ -461,6 +468,7 @@ class EngineController:
                 shed_count=period.shed[name],
                 cost_per_tuple_s=cl.cost_per_tuple_s,
                 transient=bool(cl.transient_operators),
+                floor_s=floor,
             )
         result: ControlResult = self.control.step(observations)
         self._quotas = dict(result.quotas)
@@ -481,10 +489,10 @@ class EngineController:
             headroom = result.headrooms[name]
             offered = obs.load * dt
             received = period.busy_s[name] + period.idle_s
-            oracle = max(0.0, offered - received) / offered if offered > 0 else 0.0
+            oracle_shed = self._oracles[name].period(dt, offered, received, floor)
+            oracle = oracle_shed / offered if offered > 0 else 0.0
             waiting = self._waiting(record, name)
             self._add_totals(name, period, rt, dout)
-            self._add_oracle(name, offered, received)
             shed_next = decision.shed[name]
             classes[name] = {
                 "mean_response_time_s": _r(stats.mean_s),
@@ -506,6 +514,7 @@ class EngineController:
                 "shed": period.shed[name],
                 "violation_mean_s": _r(stats.violation_mean_s),
                 "applied_shed_fraction": _r(shed_next),
+                "floor_s": _r(floor),
             }
             samples.append(
                 MetricSample(
@@ -532,6 +541,7 @@ class EngineController:
                     capacity_usage=_finite(obs.load / headroom) if headroom else None,
                     shed_fraction=min(max(result.shed[name], 0.0), 1.0),
                     oracle_shed_fraction=min(oracle, 1.0),
+                    floor_s=floor,
                     manager=d.kind[:20],
                     manager_state=str(d.state)[:20],
                     redistributed=result.redistributed,
@@ -572,17 +582,6 @@ class EngineController:
         for i, shed in period.edge_shed.items():
             tot.lost_outputs += shed * dout[i][k]
 
-    def _add_oracle(self, name: str, offered: float, received: float) -> None:
-        tot = self.totals[name]
-        tot.offered_work_s += offered
-        win = self._win[name]
-        win[0] += offered
-        win[1] += received
-        win[2] += 1
-        if win[2] >= self._oracle_window[name]:
-            tot.oracle_excess_s += max(0.0, win[0] - win[1])
-            self._win[name] = [0.0, 0.0, 0]
-
     def _expected_outputs(self) -> list[list[float]]:
         """Per node, the output tuples per class one tuple entering it yields (measured)."""
         plan, k_count = self.plan, len(self.names)
@@ -609,10 +608,8 @@ class EngineController:
             tot.violation_sum_s = dig.violation_sum_s
             tot.violation_max_s = dig.violation_max_s
             tot.histogram = dig.histogram.tolist()
-            win = self._win[name]
-            if win[2]:
-                tot.oracle_excess_s += max(0.0, win[0] - win[1])
-                self._win[name] = [0.0, 0.0, 0]
+            tot.oracle_offered_s = self._oracles[name].offered_s
+            tot.oracle_shed_s = self._oracles[name].shed_s
         return self.totals
 
     def backlog(self) -> tuple[dict[str, int], dict[str, float]]:

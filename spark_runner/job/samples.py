@@ -84,6 +84,12 @@ class MetricSample(BaseModel):
     oracle_shed_fraction: float | None = Field(
         default=None, ge=0, le=1, description="Least shedding that would fit the capacity."
     )
+    floor_s: float | None = Field(
+        default=None,
+        ge=0,
+        description="The least response time a tuple of the class gets with almost nothing "
+        "admitted, s: a delay target below it cannot be met (the class is infeasible).",
+    )
     manager: str | None = Field(default=None, max_length=20)
     manager_state: str | None = Field(
         default=None, max_length=20, description="normal, UT, OT, overloaded or infeasible."

@@ -50,6 +50,7 @@ from typing import Any
 from spark_runner.core.dilos import StaleRule
 from spark_runner.core.load_model import LoadModel
 from spark_runner.core.observation import Observation, ResponseTimeStats
+from spark_runner.core.oracle import OracleMeter
 from spark_runner.scenario.arrivals import RateSchedule, build_schedule
 from spark_runner.scenario.models import Scenario
 from spark_runner.sim.control import ControlPlane, ControlResult, make_control_plane
@@ -74,8 +75,8 @@ class ClassTotals:
     shed: int = 0
     offered_outputs: float = 0.0
     lost_outputs: float = 0.0
-    oracle_excess_s: float = 0.0
-    offered_work_s: float = 0.0
+    oracle_offered_s: float = 0.0  # see spark_runner.core.oracle
+    oracle_shed_s: float = 0.0
     histogram: list[float] = field(default_factory=lambda: [0.0] * HIST_BINS)
 
 
@@ -216,10 +217,7 @@ class Simulation:
 
         totals = [ClassTotals() for _ in range(K)]
         hist = [t.histogram for t in totals]
-        win_len = [max(1, round(d / sc.control.period_s)) for d in targets]
-        win_offered = [0.0] * K
-        win_received = [0.0] * K
-        win_count = [0] * K
+        oracles = [OracleMeter(d) for d in targets]
         offered_out = [0.0] * K  # expected outputs of the offered input
         lost_out = [0.0] * K  # expected outputs lost to shedding
         viol_sum = [0.0] * K
@@ -411,16 +409,9 @@ class Simulation:
                 tot.response_sum_s += p_rt_sum[k]
                 if cnt and p_rt_max[k] > tot.response_max_s:
                     tot.response_max_s = p_rt_max[k]
-                tot.offered_work_s += offered
-                # the oracle may move work by up to one delay target: compare offered and
-                # received work over windows of D (at least one period)
-                win_offered[k] += offered
-                win_received[k] += p_cls_busy[k] + avail_s
-                win_count[k] += 1
-                if win_count[k] >= win_len[k]:
-                    tot.oracle_excess_s += max(0.0, win_offered[k] - win_received[k])
-                    win_offered[k] = win_received[k] = 0.0
-                    win_count[k] = 0
+                oracles[k].period(
+                    dt, offered, p_cls_busy[k] + avail_s, observations[name].floor_s or 0.0
+                )
             result: ControlResult = self.control.step(observations)
             for k, name in enumerate(names):
                 keep[k] = 1.0 - result.shed[name]
@@ -450,6 +441,7 @@ class Simulation:
                     "estimated_delay_s": _r(d.estimated_delay_s),
                     "state": str(d.state),
                     "action": d.action,
+                    "floor_s": _r(obs.floor_s),
                 }
             series.append(
                 {
@@ -654,7 +646,8 @@ class Simulation:
             tot.outputs += p_cnt[k]
             tot.response_sum_s += p_rt_sum[k]
             tot.response_max_s = max(tot.response_max_s, p_rt_max[k])
-            tot.oracle_excess_s += max(0.0, win_offered[k] - win_received[k])
+            tot.oracle_offered_s = oracles[k].offered_s
+            tot.oracle_shed_s = oracles[k].shed_s
             tot.offered_outputs = offered_out[k]
             tot.lost_outputs = lost_out[k]
             tot.violation_sum_s = viol_sum[k]

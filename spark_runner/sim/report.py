@@ -18,6 +18,8 @@ CLASS_COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("shed %", "shed_fraction", "%"),
     ("oracle %", "oracle_loss_fraction", "%"),
     ("loss/oracle", "loss_vs_oracle", ".2f"),
+    ("floor max s", "max_floor_s", ".3f"),
+    ("infeasible %", "infeasible_fraction", "%"),
 )
 
 

@@ -21,15 +21,16 @@ Per-class summary fields (times in seconds, fractions in [0, 1]):
 - ``loss_fraction``: data loss, 1 − QoD (001 Def. 5): output tuples lost to shedding over
   the output tuples the offered input would have produced;
 - ``shed_fraction``: tuples shed over tuples arrived at the class's shedding points;
-- ``oracle_loss_fraction``: the smallest share of the class's offered work (its load L
-  before shedding, from the load model, times time) that had to go so the rest fits the
-  capacity the class received (its busy time plus idle processor time). Work may be moved
-  by up to one delay target, so offered and received work are compared over consecutive
-  windows of D (at least one control period) and the excesses summed;
+- ``oracle_loss_fraction``: the least share of the class's offered work (its load L
+  before shedding, from the load model, times time) any admission could have shed and
+  still met the delay target, given the capacity the class received in each period (its
+  busy time plus idle processor time) and the floor (:mod:`spark_runner.core.oracle`);
   ``loss_vs_oracle`` = loss / oracle (``null`` when the oracle is 0);
 - ``outputs``, ``arrived_tuples``, ``shed_tuples``, ``backlog_tuples`` (queued at the end),
   ``backlog_age_s`` (age of the oldest queued tuple at the end; grows without bound when
-  a class is overloaded and nothing sheds), ``mean_headroom``, ``final_headroom``,
+  a class is overloaded and nothing sheds), ``infeasible_fraction`` (share of the
+  periods in which its target was below the floor), ``max_floor_s`` (the largest floor
+  measured; ``null`` where the engine measures none), ``mean_headroom``, ``final_headroom``,
   ``final_quota``.
 """
 
@@ -70,6 +71,8 @@ CLASS_FIELDS = (
     "mean_headroom",
     "final_headroom",
     "final_quota",
+    "infeasible_fraction",
+    "max_floor_s",
 )
 
 
@@ -91,13 +94,18 @@ def _class_summary(out: SimOutput, name: str, tot: ClassTotals) -> dict[str, Any
     qc = out.scenario.query_class(name)
     has = tot.outputs > 0
     loss = tot.lost_outputs / tot.offered_outputs if tot.offered_outputs > 0 else 0.0
-    oracle = tot.oracle_excess_s / tot.offered_work_s if tot.offered_work_s > 0 else 0.0
+    oracle = tot.oracle_shed_s / tot.oracle_offered_s if tot.oracle_offered_s > 0 else 0.0
     headrooms = [
         s["classes"][name]["headroom"]
         for s in out.series
         if s["classes"][name]["headroom"] is not None
     ]
     last = out.series[-1]["classes"][name] if out.series else {}
+    floors = [
+        s["classes"][name]["floor_s"]
+        for s in out.series
+        if s["classes"][name].get("floor_s") is not None
+    ]
     return {
         "priority": qc.priority,
         "delay_target_s": qc.delay_target_s,
@@ -118,6 +126,13 @@ def _class_summary(out: SimOutput, name: str, tot: ClassTotals) -> dict[str, Any
         "mean_headroom": sum(headrooms) / len(headrooms) if headrooms else None,
         "final_headroom": last.get("headroom"),
         "final_quota": last.get("quota"),
+        "infeasible_fraction": (
+            sum(s["classes"][name].get("state") == "infeasible" for s in out.series)
+            / len(out.series)
+            if out.series
+            else 0.0
+        ),
+        "max_floor_s": max(floors) if floors else None,
     }
 
 

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import cast
 
 import pytest
+from frontend_real_api import CREATED
 from frontend_tree import find, of_type, text
 
 from frontend.actions.tuning import (
@@ -14,8 +15,10 @@ from frontend.actions.tuning import (
     apply_change,
     class_names,
     config_fingerprint,
+    floor_warning,
     form_values,
     in_force,
+    last_floor,
     load_config,
     pick_class,
     plan_change,
@@ -131,6 +134,27 @@ def test_a_change_goes_from_pending_to_applied(api, real_api, job, config):
     assert config_fingerprint(applied) != config_fingerprint(outcome.config)
     key = prefill_key(applied, "ads")
     assert key is not None and key[2] == 1
+
+
+def test_a_target_below_the_last_measured_floor_is_shown_before_it_is_confirmed(
+    api, real_api, job, config
+):
+    """The job measured the ads class's floor at 2.0 s, then 3.5 s: a new target of 2.5 s
+    is below the newest floor, so the review names the floor and the violation to expect;
+    4 s is not, and a class without a measured floor gets no warning."""
+    for t, floor in ((10.0, 2.0), (11.0, 3.5)):
+        real_api.add_sample(job["id"], "ads", CREATED.timestamp() + t, floor_s=floor)
+    assert last_floor(api, job["id"], "ads") == pytest.approx(3.5)
+    assert last_floor(api, job["id"], "fraud") is None
+    below = plan_change(config, "ads", form(config, delay_target_s=2.5)).body
+    warning = floor_warning(below, {"ads": 3.5})
+    assert warning is not None
+    assert "below the floor last measured, 3.5 s" in text(warning)
+    assert "violation of at least 1 s" in text(warning)
+    above = plan_change(config, "ads", form(config, delay_target_s=4.0)).body
+    assert floor_warning(above, {"ads": 3.5}) is None
+    fraud = plan_change(config, "fraud", form(config, "fraud", delay_target_s=0.5)).body
+    assert floor_warning(fraud, {"fraud": None}) is None
 
 
 def test_the_cores_message_lands_on_the_field_it_names(api, job, config):

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from spark_runner.sim import simulate
+from spark_runner.sim import build_results, simulate
 from spark_runner.sim.promises import (
     RECOVERY_PERIODS,
     TOP_LOSS_LIMIT,
@@ -145,3 +145,8 @@ def test_the_simulator_flags_exactly_the_infeasible_classes(variant: str):
         for sample in out.series:
             flagged = {n for n, c in sample["classes"].items() if c["state"] == "infeasible"}
             assert flagged == workload.infeasible, sample["t_s"]
+        # the results say so too: the share of periods infeasible, and the floor
+        for name, summary in build_results(out)["classes"].items():
+            infeasible = name in workload.infeasible
+            assert summary["infeasible_fraction"] == (1.0 if infeasible else 0.0)
+            assert (summary["max_floor_s"] > summary["delay_target_s"]) == infeasible

@@ -327,3 +327,18 @@ def test_dilos_sheds_stale_tuples_first_and_is_back_within_target(build: Build) 
 
     assert last_late("dilos") <= 3.0 + 10 * 0.5
     assert last_late("per_class") > 3.0 + 10 * 0.5
+
+
+def test_the_oracle_sheds_what_exceeds_the_capacity_and_no_manager_beats_it(
+    build: Build,
+) -> None:
+    """Twice the processor's capacity offered for 20 s: the oracle (spark_runner.core.oracle)
+    had to shed a large share of the offered work (as measured: offered load and received
+    capacity come from the engine's measurements), and DILoS, which meets the target,
+    loses at least that much (the oracle is a lower bound); unloaded, it sheds nothing."""
+    overloaded = one_class(rate=1000, ops=2, cost_s=0.001, mode="dilos", duration_s=20.0)
+    result = build_results(simulate(build(overloaded)))["classes"]["c"]
+    assert 0.35 <= result["oracle_loss_fraction"] <= 0.55
+    assert result["loss_fraction"] >= result["oracle_loss_fraction"] - 0.02
+    light = build_results(simulate(build(one_class(rate=100, mode="dilos"))))["classes"]["c"]
+    assert light["oracle_loss_fraction"] == 0.0

@@ -54,7 +54,7 @@ def test_samples_carry_the_controller_state(overloaded: Plant) -> None:
         "response_time_p50_s", "response_time_p95_s", "response_time_p99_s", "violation_mean_s",
         "violation_max_s", "admitted_count", "shed_count", "waiting_count", "load",
         "capacity_share", "headroom", "capacity_usage", "shed_fraction", "oracle_shed_fraction",
-        "manager", "manager_state", "config_version",
+        "floor_s", "manager", "manager_state", "config_version",
     ):  # fmt: skip
         assert getattr(sample, field) is not None, field
     assert sample.manager == "aloma"
