@@ -351,6 +351,28 @@ class ConfigAtVersion(TypedDict):
     applied_at: str | None  # None: not acknowledged yet
 
 
+class ClassPrediction(TypedDict):
+    """One class over the replayed window (None: no output, or nothing arrived)."""
+
+    mean_violation_s: float | None
+    loss_fraction: float | None
+    mean_response_time_s: float | None
+
+
+class ClassPreview(TypedDict):
+    measured: ClassPrediction
+    current: ClassPrediction
+    proposed: ClassPrediction
+
+
+class ConfigPreview(TypedDict):
+    """``POST /jobs/{id}/config/preview``: measured, and predicted before and after."""
+
+    job_id: int
+    window_s: float
+    classes: dict[str, ClassPreview]
+
+
 class JobConfig(TypedDict):
     """``GET /jobs/{id}/config``: the newest configuration and its audit trail."""
 
@@ -670,6 +692,13 @@ class ApiClient:
     def change_job_config(self, job_id: int, body: Mapping[str, Any]) -> JobConfig:
         """A new configuration version (partial body, same shape as the config)."""
         return cast(JobConfig, self._request("PATCH", f"/jobs/{job_id}/config", json=body))
+
+    def preview_job_config(self, job_id: int, body: Mapping[str, Any]) -> ConfigPreview:
+        """What a change would do, predicted by replaying the job's last minutes; nothing
+        is stored."""
+        return cast(
+            ConfigPreview, self._request("POST", f"/jobs/{job_id}/config/preview", json=body)
+        )
 
     def run_summary(
         self, job_id: int, since: float | None = None, until: float | None = None

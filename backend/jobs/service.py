@@ -33,6 +33,7 @@ from spark_runner.core.errors import ParameterError
 from spark_runner.job.config import ClassSnapshot, JobSnapshot
 from spark_runner.job.control import CLASS_FIELDS, ClassControl, LiveConfig
 from spark_runner.scenario.loader import scenario_from_dict
+from spark_runner.sim.live import scenario_live_config
 
 # The job may take ~45 s to drain a batch, flush metrics and stop Spark (see its main).
 STOP_GRACE = timedelta(seconds=60)
@@ -203,21 +204,12 @@ def _plan_from_scenario(document: dict[str, Any], data: JobCreate) -> _LaunchPla
     """A stored scenario: its classes, queries, workload and control settings."""
     scenario = scenario_from_dict(document)  # traces confined to the trace folder
     control_doc = scenario.control
-    controls = {}
-    for c in scenario.classes:
-        manager = data.manager or c.manager.kind
-        controls[c.name] = ClassControl(
-            priority=c.priority,
-            delay_target_s=c.delay_target_s,
-            tau0=c.thresholds.tau0,
-            tau1=c.thresholds.tau1,
-            tau2=c.thresholds.tau2,
-            tau3=c.thresholds.tau3,
-            manager=manager,
-            manager_params=dict(c.manager.params) if manager == c.manager.kind else {},
-            reserve_fraction=c.reserve_fraction,
-            max_lend_fraction=c.max_lend_fraction,
-        )
+    controls = {
+        name: c.model_copy(update={"manager": data.manager, "manager_params": {}})
+        if data.manager is not None and data.manager != c.manager
+        else c
+        for name, c in scenario_live_config(scenario).classes.items()
+    }
     return _LaunchPlan(
         classes=tuple(
             ClassSnapshot(

@@ -10,7 +10,7 @@ from backend.api.auth import JobCallerDep, OperatorDep, ViewerDep
 from backend.api.deps import IdPath, ReadSessionsDep, SessionDep
 from backend.bell import bell, config_key
 from backend.tuning import service
-from backend.tuning.schemas import Ack, ConfigChange, ControlMessage, JobConfigRead
+from backend.tuning.schemas import Ack, ConfigChange, ControlMessage, JobConfigRead, WhatIfRead
 
 router = APIRouter(prefix="/jobs/{job_id}", tags=["live tuning"])
 
@@ -33,6 +33,16 @@ def change_config(
     picks it up and acknowledges it."""
     service.propose(session, job_id, body.as_changes(), user.username)
     return service.describe(session, job_id)
+
+
+@router.post("/config/preview", response_model=WhatIfRead)
+def preview_config(
+    session: SessionDep, _user: OperatorDep, job_id: IdPath, body: ConfigChange
+) -> WhatIfRead:
+    """Predict a change before storing it: the job's last minutes replayed through the
+    simulator under the newest configuration and under the change, beside what the job
+    measured (422 when there is nothing to replay or the change breaks a rule)."""
+    return service.preview(session, job_id, body.as_changes())
 
 
 @router.get(

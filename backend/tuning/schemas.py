@@ -92,3 +92,27 @@ class Ack(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     version: int = Field(ge=0, le=INT32_MAX)
+
+
+class ClassPrediction(BaseModel):
+    """One class over the replayed window (``None``: no output, or nothing arrived)."""
+
+    mean_violation_s: float | None = Field(description="Mean of max(0, rt − target), s.")
+    loss_fraction: float | None = Field(description="Share of the tuples lost.")
+    mean_response_time_s: float | None
+
+
+class ClassWhatIf(BaseModel):
+    measured: ClassPrediction = Field(description="What the job measured in the window.")
+    current: ClassPrediction = Field(description="Replayed under the configuration in force.")
+    proposed: ClassPrediction = Field(description="Replayed under the proposed change.")
+
+
+class WhatIfRead(BaseModel):
+    """The job's last minutes replayed through the simulator (``spark_runner.sim.whatif``)
+    under the newest configuration and under the proposed change, beside what the job
+    measured. Nothing is stored."""
+
+    job_id: int
+    window_s: float = Field(description="Length of the replayed window, s.")
+    classes: dict[str, ClassWhatIf]

@@ -18,10 +18,23 @@ from backend.errors import Conflict, NotFound
 from backend.jobs import service as jobs
 from backend.jobs.models import Job
 from backend.jobs.states import TERMINAL
+from backend.metrics.repository import MetricRepository
+from backend.metrics.schemas import MAX_LIMIT
 from backend.tuning.models import ConfigVersion
 from backend.tuning.repository import ConfigVersionRepository
-from backend.tuning.schemas import ConfigAtVersion, JobConfigRead, VersionRead
+from backend.tuning.schemas import (
+    ClassPrediction,
+    ClassWhatIf,
+    ConfigAtVersion,
+    JobConfigRead,
+    VersionRead,
+    WhatIfRead,
+)
+from spark_runner.job.config import JobSnapshot
 from spark_runner.job.control import CLASS_FIELDS, LiveConfig
+from spark_runner.job.derive import derived_scenario
+from spark_runner.job.samples import MetricSample
+from spark_runner.sim.whatif import REPLAY_MAX_S, what_if
 
 
 def record_initial(session: Session, job: Job, config: LiveConfig, created_by: str | None) -> None:
@@ -88,6 +101,44 @@ def propagate_class_change(
                 continue  # Already at these values.
             touched.append(job_id)
     return touched
+
+
+def preview(session: Session, job_id: int, changes: dict[str, Any]) -> WhatIfRead:
+    """What ``changes`` would do, predicted by replaying the job's last minutes (its
+    samples) through the simulator under the newest configuration and under the change
+    (``spark_runner.sim.whatif``). Validated like a change; nothing is stored."""
+    job = jobs.get_job(session, job_id)
+    current = latest_config(session, job_id)
+    proposed = current.merged(changes, current.version + 1)
+    proposed.validate_rules()
+    snapshot = JobSnapshot.model_validate(job.config)
+    if snapshot.scenario is not None:
+        document: dict[str, Any] = snapshot.scenario
+        aliases: dict[str, str] = {}
+    else:
+        document, aliases = derived_scenario(snapshot)
+    repo = MetricRepository(session)
+    newest = repo.newest_t(job_id)
+    rows = (
+        repo.query(job_id, since=newest - REPLAY_MAX_S, limit=MAX_LIMIT)
+        if newest is not None
+        else []
+    )
+    samples = [MetricSample.model_validate(r, from_attributes=True).model_dump() for r in rows]
+    result = what_if(document, aliases, samples, current, proposed)
+    return WhatIfRead(
+        job_id=job_id,
+        window_s=result.window_s,
+        classes={
+            name: ClassWhatIf(
+                measured=ClassPrediction(**vars(result.measured[name])),
+                current=ClassPrediction(**vars(result.current[name])),
+                proposed=ClassPrediction(**vars(result.proposed[name])),
+            )
+            for name in result.current
+            if name in result.measured
+        },
+    )
 
 
 def newer_than(session: Session, job_id: int, version: int) -> LiveConfig | None:

@@ -18,7 +18,7 @@ import httpx
 from dash import html
 from dash.development.base_component import Component
 
-from frontend.actions.tuning import class_changes
+from frontend.actions.tuning import class_changes, floor_warning, last_floor
 from frontend.api import (
     ApiClient,
     ApiError,
@@ -75,6 +75,7 @@ class EditOutcome:
     alert: Component | None = None
     updated: QueryClass | None = None
     unchanged: bool = False
+    confirm: dict[str, Any] | None = None  # {"class_id", "body"}: saved again, it goes through
 
 
 @dataclass(frozen=True)
@@ -172,9 +173,18 @@ def load_edit_values(api: ApiClient, class_id: int) -> tuple[dict[str, Any], Com
     return values, None
 
 
-def save_edit(api: ApiClient, class_id: int, values: Mapping[str, Any]) -> EditOutcome:
+def save_edit(
+    api: ApiClient,
+    class_id: int,
+    values: Mapping[str, Any],
+    confirmed: Mapping[str, Any] | None = None,
+) -> EditOutcome:
     """``PATCH`` the fields the dialog changed. The API validates the merged class with
-    the core's rules and passes live fields on to every running job of the class."""
+    the core's rules and passes live fields on to every running job of the class.
+
+    A new delay target below the floor a running job of the class last measured is
+    shown first (``confirm``: the same change saved again, passed as ``confirmed``, goes
+    through)."""
     try:
         cls = api.get_class(class_id)
     except ApiError as err:
@@ -187,6 +197,13 @@ def save_edit(api: ApiClient, class_id: int, values: Mapping[str, Any]) -> EditO
         return EditOutcome(feedback_by_field=feedback)
     if not body:
         return EditOutcome(unchanged=True)
+    shown = {"class_id": class_id, "body": body}
+    if "delay_target_s" in body and shown != confirmed:
+        floor = class_floor(api, cls["name"])
+        warning = floor_warning({"classes": {cls["name"]: body}}, {cls["name"]: floor})
+        if warning is not None:
+            again = html.P("Save again to apply it anyway.", className="small mb-0")
+            return EditOutcome(alert=html.Div([warning, again]), confirm=shown)
     try:
         updated = api.update_class(class_id, body)
     except ApiError as err:
@@ -211,6 +228,24 @@ def save_edit(api: ApiClient, class_id: int, values: Mapping[str, Any]) -> EditO
             "new configuration version."
         ),
     )
+
+
+def class_floor(api: ApiClient, name: str) -> float | None:
+    """The floor last measured for class ``name`` by its newest running job that measured
+    one (None: no such job, or the API could not say)."""
+    try:
+        jobs = [
+            j
+            for j in api.list_jobs()
+            if j["status"] == "running" and any(c["name"] == name for c in j["classes"])
+        ]
+        for job in sorted(jobs, key=lambda j: -j["id"]):
+            floor = last_floor(api, job["id"], name)
+            if floor is not None:
+                return floor
+    except ApiError:
+        return None
+    return None
 
 
 def delete_class(api: ApiClient, class_id: int) -> Component:

@@ -29,6 +29,7 @@ from dash.development.base_component import Component
 from frontend.api import (
     ApiClient,
     ApiError,
+    ClassPrediction,
     ConfigVersion,
     JobConfig,
     LiveConfig,
@@ -298,6 +299,53 @@ def floor_warning(body: Mapping[str, Any], floors: Mapping[str, float | None]) -
         id="tune-floor-warning",
     )
     return alert
+
+
+def prediction(api: ApiClient, job_id: int, body: Mapping[str, Any]) -> Component:
+    """The review's what-if table: per class, the mean violation and loss the job
+    measured over its last minutes, and those the simulator predicts replaying them under
+    the configuration in force and under the change (or why it cannot)."""
+    try:
+        preview = api.preview_job_config(job_id, body)
+    except ApiError as err:
+        return html.P(f"No prediction: {error_text(err)}", className="small text-muted mt-2")
+
+    def cell(p: ClassPrediction) -> str:
+        violation = p["mean_violation_s"]
+        loss = p["loss_fraction"]
+        return (
+            f"{'—' if violation is None else format_number(violation)} s · "
+            f"{'—' if loss is None else f'{loss:.1%}'}"
+        )
+
+    rows = [
+        html.Tr(
+            [
+                html.Td(name),
+                html.Td(cell(c["measured"])),
+                html.Td(cell(c["current"])),
+                html.Td(cell(c["proposed"])),
+            ]
+        )
+        for name, c in preview["classes"].items()
+    ]
+    heads = ("Class", "Measured", "Predicted now", "Predicted with the change")
+    table: Component = html.Div(
+        [
+            html.P(
+                f"What if: the job's last {format_number(preview['window_s'])} s replayed "
+                "through the simulator (mean violation · loss per class).",
+                className="small text-muted mt-2 mb-1",
+            ),
+            dbc.Table(
+                [html.Thead(html.Tr([html.Th(h) for h in heads])), html.Tbody(rows)],
+                size="sm",
+                class_name="w-auto mb-0 small",
+            ),
+        ],
+        id="tune-prediction",
+    )
+    return table
 
 
 def apply_change(api: ApiClient, job_id: int, body: Mapping[str, Any]) -> ApplyOutcome:

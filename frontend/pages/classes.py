@@ -209,6 +209,7 @@ def _edit_modal() -> dbc.Modal:
                         "version (see their live view)."
                     ),
                     dcc.Store(id="class-edit-id", data=None),
+                    dcc.Store(id="class-edit-confirm", data=None),
                 ]
             ),
             dbc.ModalFooter(
@@ -371,6 +372,7 @@ _EDIT_MARKABLE = actions.EDIT_FIELDS
         "dialog_alert": Output("class-edit-alert", "children"),
         "alert": Output("classes-alert", "children", allow_duplicate=True),
         "changed": Output("classes-created", "data", allow_duplicate=True),
+        "confirm": Output("class-edit-confirm", "data"),
     },
     inputs={
         "save": Input("class-edit-save", "n_clicks"),
@@ -378,6 +380,7 @@ _EDIT_MARKABLE = actions.EDIT_FIELDS
         "class_id": State("class-edit-id", "data"),
         "values": {f: State(_edit_id(f), "value") for f in actions.EDIT_FIELDS},
         "created": State("classes-created", "data"),
+        "confirmed": State("class-edit-confirm", "data"),
     },
     prevent_initial_call=True,
 )
@@ -387,8 +390,10 @@ def _save_edit(
     class_id: int | None,
     values: dict[str, Any],
     created: int,
+    confirmed: dict[str, Any] | None,
 ) -> dict[str, Any]:
     clean: dict[str, Any] = {
+        "confirm": None,
         "open": False,
         "invalid": {f: False for f in _EDIT_MARKABLE},
         "feedback": {f: None for f in _EDIT_MARKABLE},
@@ -399,9 +404,11 @@ def _save_edit(
     if ctx.triggered_id != "class-edit-save" or class_id is None:
         return clean
     with api_client() as api:
-        outcome = actions.save_edit(api, class_id, values)
+        outcome = actions.save_edit(api, class_id, values, confirmed)
     if outcome.unchanged:
         return clean
+    if outcome.confirm is not None:  # shown first: saved again unchanged, it goes through
+        return {**clean, "open": True, "dialog_alert": outcome.alert, "confirm": outcome.confirm}
     if outcome.updated is None:
         feedback = outcome.feedback_by_field
         return {

@@ -477,7 +477,7 @@ def _tune(
             "modal": True,
             "modal_body": [
                 tuning.render_changes(change.changes),
-                _floor_warning(change.body, job_id),
+                *_before_confirming(change.body, job_id),
             ],
             "plan": change.body,
         }
@@ -493,18 +493,20 @@ def _tune(
     return result
 
 
-def _floor_warning(body: dict[str, Any], job_id: Any) -> Component | None:
-    """The review's warning for a delay target below the class's last measured floor."""
+def _before_confirming(body: dict[str, Any], job_id: Any) -> list[Component | None]:
+    """What the review shows under the change: a warning for a delay target below the
+    class's last measured floor, and the what-if prediction."""
     parsed_job = actions.parse_job_id(job_id)
+    if parsed_job is None:
+        return []
     targets = [n for n, c in (body.get("classes") or {}).items() if "delay_target_s" in c]
-    if parsed_job is None or not targets:
-        return None
-    try:
-        with api_client() as api:
+    with api_client() as api:
+        try:
             floors = {n: tuning.last_floor(api, parsed_job, n) for n in targets}
-    except ApiError:
-        return None  # the review still shows the change; the API judges it on confirm
-    return tuning.floor_warning(body, floors)
+            warning = tuning.floor_warning(body, floors)
+        except ApiError:
+            warning = None  # the review still shows the change; the API judges it on confirm
+        return [warning, tuning.prediction(api, parsed_job, body)]
 
 
 def _marked(result: dict[str, Any], feedback: dict[str, str]) -> dict[str, Any]:

@@ -20,7 +20,7 @@ shedding for a target no shedding could meet):
   own original share from any of them, beyond it (if it sheds) from lower classes only;
   under ``strict`` a shedding class takes the lower classes' whole quota (a ``reclaim``
   event).
-- **Unused time** (``_admit_idle``): processor time that stood idle last period
+- **Unused time** (``_admit_unused``): processor time that stood idle last period
   (``Observation.idle_load``) and time lower classes took beyond their original share
   (``Observation.busy_load``; under ``strict`` any time they took) let the shedding
   classes that are not over their target admit more, highest priority first. Quotas do
@@ -374,7 +374,7 @@ class DilosController:
             st.usage_sum += usage
             st.window += 1
         if self._params.redistribution_enabled:
-            self._admit_idle(observations, decisions)
+            self._admit_unused(observations, decisions)
         event = None
         p = self._params
         if p.redistribution_enabled and self._period % p.redistribution_every == 0:
@@ -469,7 +469,7 @@ class DilosController:
             details={"floor_s": floor, "delay_target_s": st.spec.delay_target_s},
         )
 
-    def _admit_idle(
+    def _admit_unused(
         self, observations: Mapping[str, Observation], decisions: dict[str, Decision]
     ) -> None:
         """Processor time a shedding class did not get goes to it, highest priority first:
@@ -480,19 +480,18 @@ class DilosController:
         its queue must drain first. Quotas do not move (the next redistribution sees the
         larger load); a class that gets more has its headroom raised to what it admits."""
         idle = max((o.idle_load for o in observations.values()), default=0.0)
-        busy = {n: o.busy_load for n, o in observations.items()}
-        total = idle + sum(b for b in busy.values() if b is not None)
+        busy = {n: o.busy_load or 0.0 for n, o in observations.items()}
+        total = idle + sum(busy.values())
         strict = self._params.policy == "strict"
         beyond = {
             n: max(0.0, b - (0.0 if strict else self._classes[n].original) * total)
             for n, b in busy.items()
-            if b is not None
         }
         for rank, name in enumerate(self._order):
             decision = decisions[name]
             if decision.shed_fraction <= 0.0 or decision.state is LoadState.OT:
                 continue
-            spare = idle + sum(beyond.get(n, 0.0) for n in self._order[rank + 1 :])
+            spare = idle + sum(beyond[n] for n in self._order[rank + 1 :])
             if spare <= _TINY:
                 continue
             amended = self._classes[name].manager.admit_more(decision, spare)
@@ -502,9 +501,8 @@ class DilosController:
             idle -= taken
             used -= taken
             for lower in reversed(self._order[rank + 1 :]):
-                taken = min(used, beyond.get(lower, 0.0))
-                if lower in beyond:
-                    beyond[lower] -= taken
+                taken = min(used, beyond[lower])
+                beyond[lower] -= taken
                 used -= taken
 
     def _reclaim(
@@ -533,10 +531,11 @@ class DilosController:
             sheds = decisions[name].shed_fraction > 0.0
             if not sheds:
                 want = min(want, own)
-            for lender in reversed(self._order[rank + 1 :] if own <= _TINY else self._order):
+            lenders = list(enumerate(self._order))[rank + 1 if own <= _TINY else 0 :]
+            for position, lender in reversed(lenders):
                 if want <= _TINY:
                     break
-                lower = self._order.index(lender) > rank
+                lower = position > rank
                 if strict and not lower and decisions[lender].shed_fraction > 0.0:
                     continue  # strict: nothing goes down while a higher class sheds
                 keeps = 0.0 if lower and strict and sheds else self._classes[lender].original

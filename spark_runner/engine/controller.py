@@ -48,7 +48,6 @@ from spark_runner.core.oracle import OracleMeter
 from spark_runner.engine.costs import DRIVER_ROW_WEIGHT_S, ROW_WEIGHT_S, BatchBudget, Ewma
 from spark_runner.engine.digest import RunDigest, period_stats
 from spark_runner.engine.finish import FinishedBatch
-from spark_runner.engine.live import apply_live_config, scenario_live_config
 from spark_runner.engine.network import NetworkPlan
 from spark_runner.engine.offsets import BatchRecord, Decision
 from spark_runner.engine.stateful import WindowAggregate
@@ -57,6 +56,7 @@ from spark_runner.job.samples import INT32_MAX, MetricSample
 from spark_runner.scenario.models import MapOp, WindowAggregateOp
 from spark_runner.sim.control import ControlResult, make_control_plane
 from spark_runner.sim.engine import ClassTotals, background_schedule
+from spark_runner.sim.live import apply_live_config, scenario_live_config
 
 log = logging.getLogger(__name__)
 

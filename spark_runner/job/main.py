@@ -150,7 +150,7 @@ def prepare(snapshot: JobSnapshot) -> Prepared:
     plan = compile_network(scenario)
     if live is not None:
         reverse = {name: alias for alias, name in aliases.items()}
-        live = scenario_config(live, reverse)
+        live = live.renamed(reverse)
         missing = sorted(set(plan.class_names) - set(live.classes))
         extra = sorted(set(live.classes) - set(plan.class_names))
         if missing or extra:
@@ -162,15 +162,6 @@ def prepare(snapshot: JobSnapshot) -> Prepared:
                 + (f"; unknown {extra}" if extra else ""),
             )
     return Prepared(plan=plan, live=live, aliases=aliases)
-
-
-def scenario_config(config: LiveConfig, reverse: dict[str, str]) -> LiveConfig:
-    """``config`` with class names as the scenario spells them."""
-    if not reverse:
-        return config
-    return config.model_copy(
-        update={"classes": {reverse.get(n, n): c for n, c in config.classes.items()}}
-    )
 
 
 def run(snapshot: JobSnapshot, *, submitted: bool = False) -> int:
@@ -300,7 +291,7 @@ def _run_query(
         poller = ControlPoller(
             snapshot.api_url,
             snapshot.job_id,
-            lambda config: run.controller.offer(scenario_config(config, reverse)),
+            lambda config: run.controller.offer(config.renamed(reverse)),
             token=snapshot.ingest_token,
             after_version=run.controller.config_version,
         )

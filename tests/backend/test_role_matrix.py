@@ -184,6 +184,9 @@ ROUTES: dict[tuple[str, str], Route] = {
     ("PATCH", API + "/jobs/{job_id}/config"): Route(
         Access.OPERATOR, 200, at(JOB + "/config", json={"recommend_only": True})
     ),
+    ("POST", API + "/jobs/{job_id}/config/preview"): Route(
+        Access.OPERATOR, 200, at(JOB + "/config/preview", json={"recommend_only": True})
+    ),
     ("GET", API + "/jobs/{job_id}/control"): Route(
         Access.JOB, 204, at(JOB + "/control", params={"after_version": 0, "wait_s": 0})
     ),

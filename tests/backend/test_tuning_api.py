@@ -7,7 +7,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session
 
 from tests.api_fixtures import login_headers
-from tests.backend.test_jobs_api import RecordingDispatcher, _job_token
+from tests.backend.test_jobs_api import RecordingDispatcher, _job_token, _sample
 
 
 @pytest.fixture
@@ -185,3 +185,36 @@ def test_config_shows_the_latest_and_the_applied_content(client: TestClient, job
     client.post(f"/api/v1/jobs/{job_id}/control/ack", json={"version": 1}, headers=job_auth)
     done = client.get(f"/api/v1/jobs/{job_id}/config").json()
     assert done["applied"]["version"] == 1 and done["applied"]["config"] == done["config"]
+
+
+def test_a_change_is_predicted_by_replaying_the_jobs_last_minutes(client: TestClient, job) -> None:
+    """POST .../config/preview replays the job's samples through the simulator under the
+    configuration in force and under the change, beside what the job measured; nothing is
+    stored. Without samples, or with a change the core refuses, it says why (422)."""
+    job_id, job_auth = job
+    url = f"/api/v1/jobs/{job_id}/config/preview"
+    change = {"classes": {"ads": {"priority": 9}}}
+    empty = client.post(url, json=change)
+    assert empty.status_code == 422 and "no samples in its last 120 s" in empty.text
+    samples = [
+        {**_sample(seq, name), "load": load, "shed_count": 20}
+        for seq in range(30)
+        for name, load in (("fraud", 0.3), ("ads", 1.5))
+    ]
+    posted = client.post(
+        f"/api/v1/jobs/{job_id}/metrics", json={"samples": samples}, headers=job_auth
+    )
+    assert posted.status_code == 202, posted.text
+    preview = client.post(url, json=change)
+    assert preview.status_code == 200, preview.text
+    body = preview.json()
+    assert body["job_id"] == job_id and body["window_s"] == pytest.approx(30.0)
+    assert set(body["classes"]) == {"fraud", "ads"}
+    ads, fraud = body["classes"]["ads"], body["classes"]["fraud"]
+    assert ads["measured"]["loss_fraction"] == pytest.approx(0.2)
+    # 1.8 s/s of work on 1 s/s: ads (priority 1) absorbs it; raised to 9, fraud does
+    assert ads["proposed"]["loss_fraction"] < ads["current"]["loss_fraction"]
+    assert fraud["proposed"]["loss_fraction"] > fraud["current"]["loss_fraction"]
+    assert client.get(f"/api/v1/jobs/{job_id}/config").json()["latest_version"] == 0
+    refused = client.post(url, json={"classes": {"ads": {"tau2": 5.0}}})
+    assert refused.status_code == 422 and "tau2" in refused.text

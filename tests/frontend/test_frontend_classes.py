@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+from frontend_real_api import CREATED
 from frontend_tree import find, ids, of_type, text
 
 from frontend.actions.classes import (
@@ -9,6 +11,7 @@ from frontend.actions.classes import (
     DELETE_BUTTON_TYPE,
     EDIT_BUTTON_TYPE,
     build_create_body,
+    class_floor,
     delete_class,
     load_classes_table,
     load_edit_values,
@@ -240,6 +243,26 @@ def test_editing_sends_only_what_changed(api, real_api):
     }
     assert "running jobs of the class get the change" in text(outcome.alert)
     assert real_api.classes[clicks["id"]]["manager"] == "ctrl"
+
+
+def test_a_target_below_a_running_jobs_floor_is_shown_before_it_is_saved(api, real_api):
+    """A running job of the class measured its floor at 2.4 s: a new target of 2 s is
+    shown first with the floor and the violation to expect; saved again, it goes through.
+    A target above the floor is saved at once."""
+    clicks = real_api.add_class("clicks", 1.0, 5.0)
+    job = real_api.add_job(["clicks"], status="running")
+    real_api.add_sample(job["id"], "clicks", CREATED.timestamp() + 10.0, floor_s=2.4)
+    assert class_floor(api, "clicks") == pytest.approx(2.4)
+    values, _ = load_edit_values(api, clicks["id"])
+    first = save_edit(api, clicks["id"], {**values, "delay_target_s": 2.0})
+    assert first.updated is None and first.confirm is not None
+    assert "below the floor last measured, 2.4 s" in text(first.alert)
+    assert "Save again" in text(first.alert)
+    assert real_api.requests_to("PATCH", f"/classes/{clicks['id']}") == []
+    again = save_edit(api, clicks["id"], {**values, "delay_target_s": 2.0}, first.confirm)
+    assert again.updated is not None and again.updated["delay_target_s"] == 2.0
+    above = save_edit(api, clicks["id"], {**values, "delay_target_s": 3.0})
+    assert above.updated is not None and above.confirm is None
 
 
 def test_an_edit_the_core_refuses_is_marked_on_its_field(api, viewer_api, real_api):

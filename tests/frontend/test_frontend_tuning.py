@@ -22,6 +22,7 @@ from frontend.actions.tuning import (
     load_config,
     pick_class,
     plan_change,
+    prediction,
     prefill_key,
     render_changes,
     render_status,
@@ -155,6 +156,21 @@ def test_a_target_below_the_last_measured_floor_is_shown_before_it_is_confirmed(
     assert floor_warning(above, {"ads": 3.5}) is None
     fraud = plan_change(config, "fraud", form(config, "fraud", delay_target_s=0.5)).body
     assert floor_warning(fraud, {"fraud": None}) is None
+
+
+def test_the_review_predicts_the_change_from_the_jobs_last_minutes(api, real_api, job, config):
+    """Without samples the review says why there is no prediction; with them it shows,
+    per class, what the job measured and what the replay predicts now and with the
+    change (mean violation · loss)."""
+    body = plan_change(config, "ads", form(config, priority=9.0)).body
+    assert "No prediction: " in text(prediction(api, job["id"], body))
+    for i in range(20):
+        for name, load in (("fraud", 0.3), ("ads", 1.5)):
+            real_api.add_sample(job["id"], name, CREATED.timestamp() + 10.0 + i, load=load)
+    table = prediction(api, job["id"], body)
+    shown = text(find(table, "tune-prediction"))
+    assert "last 20 s replayed" in shown
+    assert "Predicted with the change" in shown and "fraud" in shown and "ads" in shown
 
 
 def test_the_cores_message_lands_on_the_field_it_names(api, job, config):

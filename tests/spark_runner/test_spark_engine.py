@@ -18,13 +18,13 @@ import redis
 from pyspark.sql import SparkSession
 
 from spark_runner.engine.controller import ControllerOptions
-from spark_runner.engine.live import scenario_live_config
 from spark_runner.engine.redis_log import Producer, id_seconds, stream_key
 from spark_runner.engine.sink import MemorySink
 from spark_runner.engine.streams import stream_specs
 from spark_runner.job.config import ClassSnapshot, JobSnapshot
 from spark_runner.job.session import start_spark
 from spark_runner.scenario import parse_scenario
+from spark_runner.sim.live import scenario_live_config
 from tests.waiting import wait_until
 
 from .control_plane import ControlPlaneServer
