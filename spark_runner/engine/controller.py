@@ -41,6 +41,7 @@ from typing import Any
 
 import numpy as np
 
+from spark_runner.core.dilos import StaleRule
 from spark_runner.core.errors import ParameterError
 from spark_runner.core.load_model import LoadModel
 from spark_runner.core.observation import Observation, ResponseTimeStats
@@ -108,6 +109,7 @@ class _Period:
     arrived: dict[str, int] = field(default_factory=dict)
     processed: dict[str, int] = field(default_factory=dict)
     shed: dict[str, int] = field(default_factory=dict)
+    stale: dict[str, int] = field(default_factory=dict)
     busy_s: dict[str, float] = field(default_factory=dict)
     point_arrived: list[int] = field(default_factory=list)
     point_shed: list[int] = field(default_factory=list)
@@ -269,8 +271,18 @@ class EngineController:
         self._push_costs()
         return self._decision({n: 0.0 for n in self.names}, self._quotas)
 
-    def _decision(self, shed: Mapping[str, float], quotas: Mapping[str, float]) -> Decision:
+    def _decision(
+        self,
+        shed: Mapping[str, float],
+        quotas: Mapping[str, float],
+        stale: Mapping[str, StaleRule | None] | None = None,
+    ) -> Decision:
         applied = {n: 0.0 if self.recommend_only else float(shed[n]) for n in self.names}
+        stale_max = {
+            n: rule.max_queued
+            for n, rule in (stale or {}).items()
+            if rule is not None and rule.max_queued is not None and not self.recommend_only
+        }
         costs = {
             self.plan.nodes[p.node].op_id: self.load_model.coefficient(p.op_id)
             for p in self.plan.points
@@ -283,6 +295,7 @@ class EngineController:
             costs_s=costs,
             admit_all=False,
             config_version=self.config_version,
+            stale_max=stale_max,
         )
 
     def _push_costs(self) -> None:
@@ -297,7 +310,7 @@ class EngineController:
         n = len(self.plan.nodes)
         p = _Period()
         p.response = {name: [] for name in self.names}
-        for d in (p.arrived, p.processed, p.shed, p.busy_s):
+        for d in (p.arrived, p.processed, p.shed, p.stale, p.busy_s):
             d.update({name: 0 for name in self.names})
         p.point_arrived = [0] * len(self.plan.points)
         p.point_shed = [0] * len(self.plan.points)
@@ -332,6 +345,7 @@ class EngineController:
             period.arrived[p.class_name] += d.arrived
             period.processed[p.class_name] += d.kept
             period.shed[p.class_name] += d.shed
+            period.stale[p.class_name] += d.stale
             period.point_arrived[p.index] += d.arrived
             period.point_shed[p.index] += d.shed
         for name, nodes in self._edge_points.items():
@@ -469,12 +483,14 @@ class EngineController:
                 cost_per_tuple_s=cl.cost_per_tuple_s,
                 transient=bool(cl.transient_operators),
                 floor_s=floor,
+                stale_first=name in record.decision.stale_max,
+                stale_shed_count=period.stale[name],
             )
         result: ControlResult = self.control.step(observations)
         self._quotas = dict(result.quotas)
         self._step += 1
         self._decision_version += 1
-        decision = self._decision(result.shed, result.quotas)
+        decision = self._decision(result.shed, result.quotas, result.stale)
         if result.redistributed:
             self.redistributions.append({"t_s": _r(t_s), **result.details})
         samples: list[MetricSample] = []

@@ -13,6 +13,7 @@ entry's append instant (its id). Nothing here reads a clock; ``now_us`` is hande
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -132,14 +133,49 @@ def next_offset(
     repeated = start.decision is not None and start.decision.version == decision.version
     if decision.discard and not repeated:
         return _discard(log, start, decision, arrived, t_us)
-    demands = demands_of(spec, start, decision, arrived)
+    stale = stale_counts(spec, start, decision, arrived)
+    demands = [
+        dataclasses.replace(d, waiting=d.waiting - stale[i])
+        for i, d in enumerate(demands_of(spec, start, decision, arrived))
+    ]
     admitted = admit(demands, decision.quotas, decision.budget_s, admit_all=decision.admit_all)
     points: list[PointState] = []
-    for i, (s, a) in enumerate(zip(start.points, admitted, strict=True)):
+    for i, (s, admission) in enumerate(zip(start.points, admitted, strict=True)):
+        # the stale tuples (the oldest) are shed first, then the newer ones are admitted
+        a = PointAdmission(
+            stale[i] + admission.taken, admission.kept, stale[i] + admission.shed, admission.carry
+        )
         cursor = log.take(i, s, a.taken) if a.taken else s.cursor
-        moved = _advance(s, a, arrived[i], cursor)
+        moved = _advance(s, a, arrived[i], cursor, stale[i])
         points.append(_with_head(moved, log.head_s(i, moved, t_us)))
     return SourceOffset(start.origin_us, t_us, tuple(points), decision)
+
+
+def stale_counts(
+    spec: FeedSpec, start: SourceOffset, decision: Decision, arrived: Sequence[int]
+) -> list[int]:
+    """Per point, the oldest waiting tuples to shed before anything else: of the backlog
+    (what waits beyond the tuples that arrived since the last batch was planned, which
+    the floor's trigger wait already covers), what exceeds the class's ``stale_max``,
+    shared by the class's points in proportion to their backlog. Tuples waiting in the
+    log pass the shedder when taken, so a class shedding ``f`` may keep
+    ``stale_max / (1 − f)`` of them."""
+    backlog = [
+        max(0, min(arrived[i] - s.taken, s.arrived - s.taken)) for i, s in enumerate(start.points)
+    ]
+    per_class: dict[str, int] = {}
+    for p, b in zip(spec.points, backlog, strict=True):
+        per_class[p.class_name] = per_class.get(p.class_name, 0) + b
+    out = []
+    for p, b in zip(spec.points, backlog, strict=True):
+        limit = decision.stale_max.get(p.class_name)
+        total = per_class[p.class_name]
+        if limit is None or not b:
+            out.append(0)
+            continue
+        keep = limit / max(1.0 - decision.shed.get(p.class_name, 0.0), 1e-3)
+        out.append(max(0, int(b - keep * b / total)))
+    return out
 
 
 def _discard(
@@ -150,14 +186,14 @@ def _discard(
     for i, s in enumerate(start.points):
         count = arrived[i] - s.taken
         cursor = log.take(i, s, count) if count > 0 else s.cursor
-        moved = PointState(
-            arrived[i], arrived[i], s.kept, s.shed, s.carry, s.head_s, cursor, s.base
-        )
+        moved = dataclasses.replace(s, arrived=arrived[i], taken=arrived[i], cursor=cursor)
         points.append(_with_head(moved, log.head_s(i, moved, t_us)))
     return SourceOffset(start.origin_us, t_us, tuple(points), decision)
 
 
-def _advance(s: PointState, a: PointAdmission, arrived: int, cursor: str | None) -> PointState:
+def _advance(
+    s: PointState, a: PointAdmission, arrived: int, cursor: str | None, stale: int = 0
+) -> PointState:
     return PointState(
         arrived=arrived,
         taken=s.taken + a.taken,
@@ -167,18 +203,20 @@ def _advance(s: PointState, a: PointAdmission, arrived: int, cursor: str | None)
         head_s=s.head_s,
         cursor=cursor,
         base=s.base,
+        stale=s.stale + stale,
     )
 
 
 def _with_head(s: PointState, head_s: float) -> PointState:
-    return PointState(s.arrived, s.taken, s.kept, s.shed, s.carry, head_s, s.cursor, s.base)
+    return dataclasses.replace(s, head_s=head_s)
 
 
 @dataclass(frozen=True, slots=True)
 class Slice:
     """Kept tuples ``j0 .. j1-1`` of the ``kept`` among the ``taken`` that follow ``first``
     at one point: ``first`` is the first taken seq (generator) and the cursor before the
-    batch / after it bound a broker range."""
+    batch / after it bound a broker range, whose first ``skip`` entries were shed as
+    stale (``first`` and ``taken`` leave them out)."""
 
     point: int
     first: int
@@ -188,6 +226,7 @@ class Slice:
     j1: int
     cursor_before: str | None = None
     cursor_after: str | None = None
+    skip: int = 0
 
 
 def plan_partitions(
@@ -239,7 +278,11 @@ def plan_partitions(
 
 
 def _slice(i: int, a: PointState, b: PointState, j0: int, j1: int) -> Slice:
-    return Slice(i, a.taken, b.taken - a.taken, b.kept - a.kept, j0, j1, a.cursor, b.cursor)
+    skip = b.stale - a.stale
+    return Slice(
+        i, a.taken + skip, b.taken - a.taken - skip, b.kept - a.kept, j0, j1, a.cursor, b.cursor,
+        skip,
+    )  # fmt: skip
 
 
 def demands_of(

@@ -41,6 +41,8 @@ class Decision:
         discard: drop every tuple waiting now without processing it, once (the end of a
             warm-up: what arrived while the JVM and the workers warmed up is not part of
             the measured run).
+        stale_max: per class, the most tuples that may wait at its points (stale first,
+            DILoS's ``StaleRule``); the oldest beyond it are shed before anything else.
     """
 
     version: int = 0
@@ -51,6 +53,7 @@ class Decision:
     admit_all: bool = True
     config_version: int = 0
     discard: bool = False
+    stale_max: Mapping[str, float] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -62,6 +65,7 @@ class Decision:
             "all": self.admit_all,
             "cv": self.config_version,
             **({"x": True} if self.discard else {}),
+            **({"s": _rounded(self.stale_max, 3)} if self.stale_max else {}),
         }
 
     @classmethod
@@ -75,7 +79,12 @@ class Decision:
             admit_all=bool(data.get("all", True)),
             config_version=int(data.get("cv", 0)),
             discard=bool(data.get("x", False)),
+            stale_max={str(k): float(v) for k, v in dict(data.get("s", {})).items()},
         )
+
+
+def _rounded(values: Mapping[str, float], digits: int) -> dict[str, float]:
+    return {k: round(v, digits) for k, v in values.items()}
 
 
 ADMIT_ALL = Decision()
@@ -90,12 +99,14 @@ class PointState:
         arrived: tuples that arrived in the log.
         taken: tuples taken from the log (``kept + shed``); ``arrived − taken`` wait.
         kept: tuples processed.
-        shed: tuples dropped by the shedder.
+        shed: tuples dropped by the shedder (``stale`` included).
         carry: fractional shed remainder.
         head_s: arrival instant (epoch s) of the oldest waiting tuple, or of the end of
             the window when none waits.
         cursor: broker streams only: id of the last entry taken.
         base: broker streams only: entries the stream held before the run.
+        stale: tuples shed as stale (the oldest beyond ``Decision.stale_max``), taken
+            from the log in a batch of their own at that point.
     """
 
     arrived: int = 0
@@ -106,6 +117,7 @@ class PointState:
     head_s: float = 0.0
     cursor: str | None = None
     base: int = 0
+    stale: int = 0
 
     @property
     def waiting(self) -> int:
@@ -120,14 +132,17 @@ class PointState:
             round(self.carry, 9),
             round(self.head_s, 6),
         ]
-        if self.cursor is not None:
+        if self.cursor is not None or self.stale:
             row += [self.cursor, self.base]
+        if self.stale:
+            row.append(self.stale)
         return row
 
     @classmethod
     def from_json(cls, row: Sequence[Any]) -> PointState:
-        cursor = str(row[6]) if len(row) > 6 else None
+        cursor = str(row[6]) if len(row) > 6 and row[6] is not None else None
         base = int(row[7]) if len(row) > 7 else 0
+        stale = int(row[8]) if len(row) > 8 else 0
         return cls(
             int(row[0]),
             int(row[1]),
@@ -137,6 +152,7 @@ class PointState:
             float(row[5]),
             cursor,
             base,
+            stale,
         )
 
 
@@ -207,6 +223,7 @@ class BatchRecord:
             shed=b.shed - a.shed,
             carry=b.carry,
             head_s=b.head_s,
+            stale=b.stale - a.stale,
         )
 
 

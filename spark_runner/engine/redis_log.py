@@ -84,10 +84,10 @@ class RedisLog:
                 self._keys[piece.point],
                 f"({piece.cursor_before}",
                 piece.cursor_after or "+",
-                count=piece.taken,
+                count=piece.skip + piece.taken,
             )
             or []
-        )
+        )[piece.skip :]
         keep = kept_positions(len(entries), min(piece.kept, len(entries)), piece.j0, piece.j1)
         chosen = [entries[int(k)] for k in keep]
         return {

@@ -183,6 +183,43 @@ def test_a_warm_up_discard_takes_everything_waiting_once(
     assert all(p.kept > 0 for p in again.points)
 
 
+def test_stale_tuples_beyond_the_limit_are_shed_before_the_newer_ones_are_admitted(
+    two_classes: Scenario, tmp_path: Path
+) -> None:
+    """Nothing is taken for 10 s (500 bronze tuples wait). Then bronze (shedding half)
+    may keep 100 kept tuples' worth of backlog, 200 in the log: of the 500 that waited
+    since the last batch was planned, the oldest 300 are shed first (counted as stale);
+    the other 200 and the 400 that arrived since are admitted as usual, half kept; gold
+    has no limit and loses nothing."""
+    spec = feed(two_classes, tmp_path)
+    log = GeneratedLog(spec)
+    start = initial_offset(spec, log, ORIGIN_US)
+    gold_op, bronze_op = (p.op_id for p in spec.points)
+    costs = {gold_op: 0.001, bronze_op: 0.001}
+    quotas = {"gold": 0.5, "bronze": 0.5}
+    hold = Decision(version=1, quotas=quotas, budget_s=0.0, costs_s=costs, admit_all=False)
+    held = next_offset(spec, log, start, hold, ORIGIN_US + 10 * S)
+    assert [p.waiting for p in held.points] == [1000, 500]
+    decision = Decision(
+        version=2,
+        shed={"gold": 0.0, "bronze": 0.5},
+        quotas=quotas,
+        budget_s=100.0,
+        costs_s=costs,
+        admit_all=False,
+        stale_max={"bronze": 100.0},
+    )
+    end = next_offset(spec, log, held, decision, ORIGIN_US + 12 * S)
+    gold, bronze = end.points
+    assert (gold.taken, gold.kept, gold.stale) == (1200, 1200, 0)
+    assert (bronze.taken, bronze.kept, bronze.shed, bronze.stale) == (900, 300, 600, 300)
+    kept = rows_of(spec, held, end)
+    assert np.bincount(kept["point"], minlength=2).tolist() == [1200, 300]
+    assert kept["seq"][kept["point"] == 1].tolist() == list(range(300, 900, 2))
+    assert SourceOffset.from_json(json.loads(json.dumps(end.to_json()))) == end
+    assert end.to_json()["p"][1][-1] == 300  # the stale count is in the offset
+
+
 def test_decision_file_round_trip_and_default(tmp_path: Path) -> None:
     path = tmp_path / "decision.json"
     assert read_decision(path) == ADMIT_ALL
@@ -194,6 +231,7 @@ def test_decision_file_round_trip_and_default(tmp_path: Path) -> None:
         costs_s={"src:a:s": 1e-4},
         admit_all=False,
         config_version=2,
+        stale_max={"a": 120.0},
     )
     write_decision(path, decision)
     assert read_decision(path) == decision

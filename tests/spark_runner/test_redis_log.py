@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -85,6 +86,16 @@ def test_producer_and_reader_agree_on_every_entry(
         rows = [log.rows(p) for g in plan_partitions(spec, end, later, half.costs_s) for p in g]
         gold_rows = next(r for r in rows if r["point"][0] == 0)
         assert gold_rows["seq"].tolist() == list(range(200, 250))
+        # stale first: gold may keep 50 of the 150 that waited; the oldest 100 are shed
+        # unread, and the 100 that arrived since and the 50 kept are read, in order
+        producer.step(5.0)
+        stale = dataclasses.replace(half, version=2, budget_s=100.0, stale_max={"gold": 50.0})
+        after = next_offset(spec, log, later, stale, 4_000)
+        gold = after.points[0]
+        assert (gold.taken, gold.kept, gold.stale) == (500, 400, 100)
+        rows = [log.rows(p) for g in plan_partitions(spec, later, after, stale.costs_s) for p in g]
+        gold_rows = next(r for r in rows if r["point"][0] == 0)
+        assert gold_rows["seq"].tolist() == list(range(350, 500))
     finally:
         client.delete(*(stream_key(prefix, name) for name in specs))
 
