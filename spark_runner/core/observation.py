@@ -90,9 +90,9 @@ class Observation:
             admitted (a lone tuple's way through its operators, waits included), s;
             ``None`` where the engine does not measure it. A delay target below it
             cannot be met by any shedding (the class is *infeasible*).
-        stale_first: the engine sheds this class's stale tuples first (those that waited
-            at its shedding points longer than it can still deliver within its target,
-            DILoS's ``stale_after_s``), so its queue holds only work that can still make it.
+        stale_first: the engine sheds this class's stale tuples first (those it can no
+            longer deliver within its target, DILoS's ``StaleRule``), so its queue holds
+            only work that can still make it.
         stale_shed_count: of ``shed_count``, the queued tuples shed as stale.
     """
 

@@ -415,9 +415,8 @@ class Simulation:
             result: ControlResult = self.control.step(observations)
             for k, name in enumerate(names):
                 keep[k] = 1.0 - result.shed[name]
-            quota_s = [result.quotas[n] * round_s for n in names]
-            for k, name in enumerate(names):
                 stale[k] = result.stale.get(name)
+            quota_s = [result.quotas[n] * round_s for n in names]
             if result.redistributed:
                 redistributions.append({"t_s": round(at, 6), **result.details})
             sample_classes: dict[str, Any] = {}
