@@ -128,9 +128,10 @@ def test_start_a_job_and_see_the_live_chart_move(
 def test_change_a_threshold_and_see_it_applied(
     live: Browser, live_product: Product, started: dict[str, int]
 ):
-    """The operator changes τ2 on the running job, confirms, and sees the running Spark
-    job apply it: the version is stored as pending, and the job, which long-polls for
-    new versions, puts it in force and acknowledges it."""
+    """The operator changes τ2 on the running job, sees the what-if prediction from the
+    job's own samples, confirms, and sees the running Spark job apply it: the version is
+    stored as pending, and the job, which long-polls for new versions, puts it in force
+    and acknowledges it."""
     job_id = started["job_id"]
     live.login(OPERATOR, path=f"/live?job_id={job_id}")
     live.wait_text("tune-status", "In force: version 0")
@@ -149,6 +150,9 @@ def test_change_a_threshold_and_see_it_applied(
     live.fill("tune-tau2", "0.7")
     live.click("//button[@id='tune-review']")
     live.wait_text("tune-changes", "0.8 → 0.7")
+    # the review predicts the change by replaying the Spark job's last minutes
+    prediction = live.wait_text("tune-prediction", "replayed through the simulator")
+    assert CLASS in prediction and "Predicted with the change" in prediction
     live.click("//button[@id='tune-confirm']")
     live.wait_text("tune-alert", "Stored configuration version 1: pending until the job applies it")
     live.wait_text("tune-version-1", "fraud.tau2: 0.8 → 0.7")
