@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
+import sys
 import threading
 
 import pytest
@@ -15,6 +17,7 @@ from spark_runner.job.lifecycle import (
     StopSignal,
     close_gate_when_quiet,
 )
+from spark_runner.job.main import expected_cancellation
 
 
 def test_gate_waits_for_the_running_batch_then_refuses_new_ones() -> None:
@@ -153,3 +156,23 @@ def test_a_batch_that_never_ends_is_interrupted_at_the_timeout() -> None:
     query.batch_enters()
     assert query.close(timeout_s=20.0) is StopMoment.TIMED_OUT
     assert query.now == pytest.approx(20.0)
+
+
+def test_the_expected_cancellation_is_not_logged_as_an_error_but_others_are() -> None:
+    """py4j logs an exception raised in a Python callback at ERROR with its traceback. A
+    GateClosedError (a batch that started while the job stops, replayed by the next run)
+    is expected and logged by the job itself; any other exception still shows."""
+
+    def record(error: Exception) -> logging.LogRecord:
+        try:
+            raise error
+        except Exception:
+            exc_info = sys.exc_info()
+        return logging.LogRecord(
+            "py4j.clientserver", logging.ERROR, __file__, 1, "callback failed", (), exc_info
+        )
+
+    assert not expected_cancellation(record(GateClosedError("the job is stopping")))
+    assert expected_cancellation(record(RuntimeError("a real failure")))
+    plain = logging.LogRecord("py4j.clientserver", logging.ERROR, __file__, 1, "x", (), None)
+    assert expected_cancellation(plain)
