@@ -94,10 +94,11 @@ def what_if(
         start = end - max(MAX_REPLAY_TUPLES / rate, period)
     by_class = {n: [s for s in ss if float(s["t"]) > start] for n, ss in by_class.items()}
     doc = _replay_document(document, by_class, start, end, period)
-    outcomes = {}
-    for label, config in (("current", current), ("proposed", proposed)):
-        scenario = scenario_from_dict(copy.deepcopy(doc), source="what-if replay")
-        outcomes[label] = _run(scenario, config.renamed(reverse), aliases)
+    scenario = scenario_from_dict(doc, source="what-if replay")  # frozen: both runs share it
+    outcomes = {
+        label: _run(scenario, config.renamed(reverse), aliases)
+        for label, config in (("current", current), ("proposed", proposed))
+    }
     measured = {aliases.get(n, n): _measured(ss) for n, ss in by_class.items()}
     return WhatIf(end - start, measured, outcomes["current"], outcomes["proposed"])
 
