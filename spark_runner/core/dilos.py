@@ -377,10 +377,12 @@ class DilosController:
             self._admit_unused(observations, decisions)
         event = None
         p = self._params
-        if p.redistribution_enabled and self._period % p.redistribution_every == 0:
-            event = self._redistribute()
-        elif p.redistribution_enabled:
-            event = self._reclaim(observations, decisions)
+        if p.redistribution_enabled:
+            if self._period % p.redistribution_every == 0:
+                event = self._redistribute()
+            # a redistribution averages its window: what this period's shedding needs
+            # comes back now, after it too
+            event = self._reclaim(observations, decisions) or event
         period_s = next(iter(observations.values())).period_s
         classes = {
             name: ClassStep(
@@ -489,7 +491,7 @@ class DilosController:
         }
         for rank, name in enumerate(self._order):
             decision = decisions[name]
-            if decision.shed_fraction <= 0.0 or decision.state is LoadState.OT:
+            if not _sheds(decision, observations[name]) or decision.state is LoadState.OT:
                 continue
             spare = idle + sum(beyond[n] for n in self._order[rank + 1 :])
             if spare <= _TINY:
@@ -528,21 +530,22 @@ class DilosController:
             need = observations[name].load / rho if rho > 0 else 0.0
             want = need - quotas[name]
             own = st.original - quotas[name]
-            sheds = decisions[name].shed_fraction > 0.0
+            sheds = _sheds(decisions[name], observations[name])
             if not sheds:
                 want = min(want, own)
             lenders = list(enumerate(self._order))[rank + 1 if own <= _TINY else 0 :]
             for position, lender in reversed(lenders):
-                if want <= _TINY:
+                if want <= _TINY and not (sheds and position > rank):
                     break
                 lower = position > rank
-                if strict and not lower and decisions[lender].shed_fraction > 0.0:
+                if strict and not lower and _sheds(decisions[lender], observations[lender]):
                     continue  # strict: nothing goes down while a higher class sheds
                 keeps = 0.0 if lower and strict and sheds else self._classes[lender].original
                 excess = quotas[lender] - keeps
                 if lender == name or excess <= _TINY:
                     continue
-                take = min(want if lower else min(want, own), excess)
+                # a shedding class takes all a lower class holds beyond its share
+                take = excess if lower and sheds else min(want if lower else min(want, own), excess)
                 if take <= _TINY:
                     continue
                 quotas[lender] -= take
@@ -675,6 +678,11 @@ class DilosController:
         if plan is None:
             raise ParameterError("load_model", None, "attach a load model to see shared segments")
         return plan
+
+
+def _sheds(decision: Decision, obs: Observation) -> bool:
+    """Does the class shed: by its decision, or stale first in the period just ended?"""
+    return decision.shed_fraction > 0.0 or obs.stale_shed_count > 0
 
 
 def _stale_rule(st: _ClassState, obs: Observation) -> StaleRule | None:

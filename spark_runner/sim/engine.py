@@ -11,15 +11,20 @@ What is modelled, and why (001 §2.1, §5.2.1, §6.1.2, §6.2.2):
 - **One processor** running operators in scheduler order. The class scheduler is weighted
   round robin with deficits: each round (``scheduler_round_s``) class k is credited
   ``quota_k × round``; a class runs operator turns (a sweep in topological order, resuming
-  where it stopped) until its credit is spent or it has no work; a class out of work gives
-  the rest of its turn to the next class (implicit sharing). Quotas come from the control
-  plane (priority shares, or DILoS's redistribution).
+  where it stopped) until its credit is spent or it has no work. The credit classes out of
+  work leave in a round goes to the classes that have work, highest priority first
+  (implicit sharing by priority: a lower class gets more than its quota only while no
+  higher class has work). A turn, once started, is not preempted. Quotas come from the
+  control plane (priority shares, or DILoS's redistribution).
 - **Unmeasured work**: a per-turn ``dispatch_overhead_s`` and a ``hidden_overhead_fraction``
   of every turn's work take processor time that no operator's measured cost includes, so
   the true headroom is below 1 as in the thesis.
 - **Shedding at class sources**: tuples reaching a class's shedding point (its source
-  operators, or its first operator after a higher class's shared segment) are dropped with
-  the class's shed fraction, before they cost anything; and the queued tuples there that
+  operators, or its first operator after a higher class's shared segment) are admitted up
+  to the rate the class's shed fraction keeps of the point's arrival rate in the period
+  the fraction was decided on (a token bucket holding ``ADMIT_DEPTH_S`` of that rate), and
+  the rest dropped before they cost anything: a class sheds only while its tuples arrive
+  faster than the rate its manager planned for, not in a lull; and the queued tuples there that
   the class can no longer deliver within its target are dropped first (stale first, at
   every arrival tick; DILoS's ``StaleRule``).
 - **Background load**: a share of the processor taken on a schedule; operator turns take
@@ -56,6 +61,7 @@ from spark_runner.scenario.models import Scenario
 from spark_runner.sim.control import ControlPlane, ControlResult, make_control_plane
 from spark_runner.sim.network import Network, build_network
 
+ADMIT_DEPTH_S = 0.25  # a shedding point's bucket holds this many seconds of its admit rate
 HIST_BINS_PER_DECADE = 20
 HIST_MIN_EXP = -6  # 1 µs
 HIST_BINS = HIST_BINS_PER_DECADE * 11  # up to 1e5 s
@@ -192,13 +198,20 @@ class Simulation:
         queues: list[deque[list[float]]] = [deque() for _ in range(N)]
         qn = [0] * N
         carry = [0.0] * N  # selectivity error diffusion
-        shed_carry = [0.0] * N  # shedding error diffusion at the node's entry
+        # admission at shedding points: a token bucket per point whose rate is the share
+        # the shed fraction keeps of the point's last-period arrival rate (< 0: admit all)
+        admit_rate = [-1.0] * N
+        tokens = [0.0] * N
+        depth = [0.0] * N
+        filled = [0.0] * N
+        p_point = [0] * N  # arrivals at each shedding point in the period
         keep = [1.0] * K
         stale: list[StaleRule | None] = [None] * K  # see shed_stale
         quotas = self.control.initial_quotas()
         round_s = eng.scheduler_round_s
         quota_s = [quotas[n] * round_s for n in names]
         credit = [0.0] * K
+        spare = 0.0  # credit left by classes out of work, for the others by priority
         cursor = [0] * K
 
         # per period (reset at each control step)
@@ -213,6 +226,7 @@ class Simulation:
         p_rt_sum = [0.0] * K
         p_rt_max = [0.0] * K
         p_cls_busy = [0.0] * K
+        p_turn_max = [0.0] * K  # the longest single operator turn (turns are not preempted)
         p_idle = 0.0
 
         totals = [ClassTotals() for _ in range(K)]
@@ -287,11 +301,9 @@ class Simulation:
                     p_arrived[k] += n
                     for kk, f in dout_items[j]:
                         offered_out[kk] += n * f
-                    kp = keep[k]
-                    if kp < 1.0:
-                        acc = shed_carry[j] + n * kp
-                        kept = int(acc)
-                        shed_carry[j] = acc - kept
+                    p_point[j] += n
+                    if admit_rate[j] >= 0.0:
+                        kept = admit(j, n, now)
                         dropped = n - kept
                         p_shed[k] += dropped
                         for kk, f in dout_items[j]:
@@ -310,6 +322,14 @@ class Simulation:
                         q.append([kept, a, now])
                         qn[j] += kept
             inj_t = now
+
+        def admit(j: int, n: int, now: float) -> int:
+            """How many of ``n`` tuples reaching shedding point ``j`` at ``now`` it admits."""
+            tok = min(tokens[j] + admit_rate[j] * (now - filled[j]), depth[j])
+            filled[j] = now
+            kept = n if n <= tok else int(tok)
+            tokens[j] = tok - kept
+            return kept
 
         def shed_stale(now: float) -> None:
             """Stale first (``ControlResult.stale``): drop, oldest first, the tuples that
@@ -416,6 +436,16 @@ class Simulation:
             for k, name in enumerate(names):
                 keep[k] = 1.0 - result.shed[name]
                 stale[k] = result.stale.get(name)
+                for j in shed_points[k]:
+                    if keep[k] >= 1.0:
+                        admit_rate[j] = -1.0
+                        continue
+                    rate = keep[k] * p_point[j] / dt
+                    if admit_rate[j] < 0.0:
+                        tokens[j] = rate * ADMIT_DEPTH_S
+                        filled[j] = at
+                    admit_rate[j] = rate
+                    depth[j] = rate * ADMIT_DEPTH_S
             quota_s = [result.quotas[n] * round_s for n in names]
             if result.redistributed:
                 redistributions.append({"t_s": round(at, 6), **result.details})
@@ -434,9 +464,12 @@ class Simulation:
                     "admitted_load": _r(obs.load * (1.0 - result.shed[name])),
                     "headroom": _r(result.headrooms[name]),
                     "shed_fraction": _r(result.shed[name]),
+                    "shed_count": p_shed[k],
+                    "stale_shed_count": p_stale[k],
                     "quota": _r(result.quotas[name]),
                     "queue_length": int(obs.queue_length),
                     "busy_s": _r(p_cls_busy[k]),
+                    "longest_turn_s": _r(p_turn_max[k]),
                     "estimated_delay_s": _r(d.estimated_delay_s),
                     "state": str(d.state),
                     "action": d.action,
@@ -455,9 +488,10 @@ class Simulation:
                 p_in[i] = 0
                 p_out[i] = 0
                 p_src[i] = 0
+                p_point[i] = 0
             for k in range(K):
                 p_arrived[k] = p_shed[k] = p_stale[k] = p_cnt[k] = 0
-                p_rt_sum[k] = p_rt_max[k] = p_cls_busy[k] = 0.0
+                p_rt_sum[k] = p_rt_max[k] = p_cls_busy[k] = p_turn_max[k] = 0.0
             p_idle = 0.0
 
         def housekeeping() -> None:
@@ -489,11 +523,21 @@ class Simulation:
             if t >= next_house:
                 housekeeping()
             worked = False
-            for k in range(K):
-                cr = credit[k] + quota_s[k]
-                if cr <= 0.0:
-                    credit[k] = cr
-                    continue
+            # a round: each class runs on its quota; then the quota that classes without
+            # work left over goes to the classes with work, highest priority first (a turn
+            # that overruns it is paid back from later rounds' spare, as a deficit)
+            for slot in range(2 * K):  # slot ≥ K: the spare pass
+                in_quota = slot < K
+                k = slot if in_quota else slot - K
+                if in_quota:
+                    cr = credit[k] + quota_s[k]
+                    if cr <= 0.0:
+                        credit[k] = cr
+                        continue
+                else:
+                    if spare <= 0.0:
+                        break
+                    cr = spare
                 nodes = owned[k]
                 m = len(nodes)
                 cur = cursor[k]
@@ -552,6 +596,8 @@ class Simulation:
                     measured = elapsed if visible else work
                     p_busy[i] += measured
                     p_cls_busy[owner[i]] += measured
+                    if measured > p_turn_max[k]:  # noqa: PLR1730 - hot loop, no call
+                        p_turn_max[k] = measured
                     p_in[i] += n
                     acc_out = carry[i] + n * sel[i]
                     out = int(acc_out)
@@ -585,9 +631,8 @@ class Simulation:
                         for j, sk2 in children[i]:
                             if sk2 >= 0:
                                 p_arrived[sk2] += out
-                                acc2 = shed_carry[j] + out * keep[sk2]
-                                kept = int(acc2)
-                                shed_carry[j] = acc2 - kept
+                                p_point[j] += out
+                                kept = admit(j, out, done) if admit_rate[j] >= 0.0 else out
                                 dropped = out - kept
                                 if dropped:
                                     p_shed[sk2] += dropped
@@ -612,9 +657,15 @@ class Simulation:
                     cr -= elapsed
                     worked = True
                 cursor[k] = cur
-                credit[k] = cr if cr < 0.0 else 0.0
+                if in_quota:
+                    if cr > 0.0:
+                        spare += cr
+                    credit[k] = cr if cr < 0.0 else 0.0
+                else:
+                    spare = cr
                 if t >= end:
                     break
+            spare = min(spare, 0.0)  # spare nobody had work for is not kept
             if not worked and t < end:
                 pending = [k for k in range(K) if any(qn[i] for i in owned[k])]
                 if pending:
@@ -623,9 +674,13 @@ class Simulation:
                     # others have nothing to do: the scheduler stays work-conserving)
                     positive = [k for k in pending if quota_s[k] > 0.0]
                     if positive:
+                        idle_quota = sum(quota_s[k] for k in range(K) if k not in pending)
                         rounds = min(math.floor(-credit[k] / quota_s[k]) + 1 for k in positive)
+                        if idle_quota > 0.0:
+                            rounds = min(rounds, math.floor(-spare / idle_quota) + 1)
                         for k in positive:
                             credit[k] += max(rounds - 1, 0) * quota_s[k]
+                        spare += max(rounds - 1, 0) * idle_quota
                     else:
                         for k in pending:
                             credit[k] = round_s

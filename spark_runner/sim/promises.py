@@ -2,11 +2,15 @@
 
 The promises (issue 12), each with the tolerance a per-period measurement needs:
 
-- **priority order**: while a feasible class sheds, no lower class uses more than its
-  own original share of the processor (under ``strict``, none is served at all), with
-  ``USAGE_TOLERANCE`` of slack for a scheduler round's granularity;
-- **top class**: the highest class loses at most ``TOP_LOSS_LIMIT`` of its tuples over
-  the periods in which it is feasible and its load fits its share;
+- **priority order**: while a feasible class sheds arriving tuples, no lower class uses
+  more than its own original share of the processor (under ``strict``, none is served at
+  all), beyond one operator turn (a turn is not preempted) and ``USAGE_TOLERANCE`` of
+  slack for a scheduler round's granularity. Tuples shed stale first (already queued and
+  past meeting the target) do not make a period one in which the class sheds;
+- **top class**: the highest class loses at most ``TOP_LOSS_LIMIT`` of its tuples (shed on
+  arrival or stale first) over the periods in which it is feasible and its load fitted
+  its share in the period and in the periods one delay target before it (stale first drops
+  tuples that arrived up to a target earlier);
 - **no idle while shedding**: no two periods in a row in which a class shed and the
   processor was idle more than ``IDLE_TOLERANCE`` of each. One is allowed: a controller
   learns a period was idle at its end, so it can hand that time over in the next period
@@ -18,14 +22,16 @@ The promises (issue 12), each with the tolerance a per-period measurement needs:
   feasible class is.
 
 Usage is a class's busy time over the processor time the classes had in the period (all
-their busy time plus idle time). The shed fraction a period's sample reports is decided at
-its end and in force during the next period, so period p is judged with the shed fraction
-of sample p − 1. The first ``WARMUP_PERIODS`` are not judged (managers start from their
-initial estimates).
+their busy time plus idle time). Whether a class shed in a period is read from the tuples
+it shed in it (``shed_count``, of which ``stale_shed_count`` stale first); the room left
+to shed (recovery) from the shed fraction in force, which a sample reports at its end for
+the next period (period p is judged with that of sample p − 1). The first
+``WARMUP_PERIODS`` are not judged (managers start from their initial estimates).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -77,6 +83,10 @@ def judge(workload: Workload, series: Sequence[Mapping[str, Any]], policy: str) 
     targets = {c["name"]: float(c["delay_target_s"]) for c in workload.doc["classes"]}
     priority_excess = -1.0
     top_shed = top_arrived = 0.0
+    # stale first drops tuples up to a target after they arrived: the top class's loss in
+    # a period counts where its load fitted its share over that long before it too
+    top_window = math.ceil(targets[top] / period_s)
+    fit_run = 0
     idle_while_shedding = 0.0
     idle_before = 0.0  # the previous period's idle part, if a class shed in it
     late_run = dict.fromkeys(feasible, 0)
@@ -91,23 +101,28 @@ def judge(workload: Workload, series: Sequence[Mapping[str, Any]], policy: str) 
             1e-9, float(sample["idle_s"]) + sum(float(c["busy_s"]) for c in classes.values())
         )
         shed = {n: float(shed_in_force[n]["shed_fraction"]) for n in names}
+        # what each class shed in the period (its admission and stale first), of arrivals
+        arrived = {n: float(classes[n]["arrival_rate_per_s"]) * period_s for n in names}
+        dropped = {n: float(classes[n]["shed_count"]) for n in names}
+        sheds = {
+            n: dropped[n] - float(classes[n]["stale_shed_count"]) > SHED_EPS * arrived[n]
+            for n in names
+        }
         flagged |= {n for n in names if classes[n]["state"] == INFEASIBLE_STATE}
         for i, high in enumerate(names):
-            if high in workload.infeasible or shed[high] <= SHED_EPS:
+            if high in workload.infeasible or not sheds[high]:
                 continue
             for low in names[i + 1 :]:
                 allowed = 0.0 if policy == "strict" else workload.original_share(low)
-                usage = float(classes[low]["busy_s"]) / free
-                priority_excess = max(priority_excess, usage - allowed)
-        if top in feasible and float(classes[top]["load"]) <= workload.original_share(top) * (
-            free / period_s
-        ):
-            arrived = float(classes[top]["arrival_rate_per_s"])
-            top_arrived += arrived
-            top_shed += arrived * shed[top]
-        idle = (
-            float(sample["idle_s"]) / period_s if any(s > SHED_EPS for s in shed.values()) else 0.0
-        )
+                # a turn the class started is not preempted: one is beyond any share
+                busy = float(classes[low]["busy_s"]) - float(classes[low]["longest_turn_s"])
+                priority_excess = max(priority_excess, busy / free - allowed)
+        fits = float(classes[top]["load"]) <= workload.original_share(top) * free / period_s
+        fit_run = fit_run + 1 if fits else 0
+        if top in feasible and fit_run > top_window:
+            top_arrived += arrived[top]
+            top_shed += dropped[top]
+        idle = float(sample["idle_s"]) / period_s if any(sheds.values()) else 0.0
         idle_while_shedding = max(idle_while_shedding, min(idle, idle_before))
         idle_before = idle
         for n in feasible:

@@ -11,7 +11,7 @@ from qos_plant import FluidPlant
 
 from spark_runner.core.errors import ParameterError
 from spark_runner.core.managers import AlomaManager, AlomaParams, capacity_step, probe_percent
-from spark_runner.core.managers.aloma import measured_capacity
+from spark_runner.core.managers.aloma import MAX_CAPACITY_DROP, measured_capacity
 from spark_runner.core.managers.response_monitor import ResponseTimeMonitor
 from spark_runner.core.observation import LoadState, Observation, ResponseTimeStats
 
@@ -233,6 +233,29 @@ def test_over_the_target_and_saturated_the_measured_capacity_is_l_c() -> None:
     assert d.details["measured_capacity"] == pytest.approx(0.6)
     assert d.action == "measured_capacity+shed_excess+shed_backlog"
     assert d.admitted_load == pytest.approx(0.6 - (1.2 - 0.96) / T)
+
+
+def test_a_measured_capacity_cuts_l_c_by_a_bounded_step() -> None:
+    """One stalled period (the class did 0.1 s/s while busy) halves L_C, not more; the
+    processor time the engine measured the class using, where it measures it, is the
+    measured capacity."""
+    m = AlomaManager(AlomaParams(delay_target_s=D))
+    m.step(obs(0.5, 0.1, queued=1.0))
+    d = m.step(obs(1.0, 2.5, queued=1.45))  # did 1.0 − 0.45 / T = 0.1 s/s, late
+    assert d.details["measured_capacity"] == pytest.approx(0.1)
+    assert d.headroom == pytest.approx(0.8 * MAX_CAPACITY_DROP)
+    m = AlomaManager(AlomaParams(delay_target_s=D))
+    m.step(obs(0.5, 0.1, queued=1.0))
+    busy = Observation(
+        period_s=T,
+        load=1.0,
+        response_time=ResponseTimeStats(2.5, 2.5, 100),
+        queued_load_s=1.2,
+        busy_load=0.7,
+    )
+    d = m.step(busy)
+    assert d.details["measured_capacity"] == pytest.approx(0.7)
+    assert d.headroom == pytest.approx(0.7)
 
 
 def test_saturated_faster_than_l_c_raises_it_by_eq_5_1() -> None:

@@ -38,7 +38,10 @@ def sample(**per_class: dict[str, Any]) -> dict[str, Any]:
     """One period: both classes well inside everything unless overridden."""
     base = {
         "shed_fraction": 0.0,
+        "shed_count": 0,
+        "stale_shed_count": 0,
         "busy_s": 0.1 * PERIOD_S,
+        "longest_turn_s": 0.0,
         "load": 0.1,
         "arrival_rate_per_s": 100.0,
         "max_response_time_s": 0.5,
@@ -63,43 +66,50 @@ def test_a_clean_run_keeps_every_promise():
 
 def test_a_lower_class_above_its_share_while_a_higher_one_sheds_breaks_priority_order():
     p = WARMUP_PERIODS + 3
-    broken = series(
-        **{f"p{p - 1}": {"hi": {"shed_fraction": 0.2}}},
-        **{f"p{p}": {"lo": {"busy_s": (0.25 + 2 * USAGE_TOLERANCE) * PERIOD_S}}},
-    )
+    over = (0.25 + 2 * USAGE_TOLERANCE) * PERIOD_S
+    broken = series(**{f"p{p}": {"hi": {"shed_count": 20}, "lo": {"busy_s": over}}})
     verdict = judge(WORKLOAD, broken, "relative")
     assert not verdict.kept["priority_order"]
     assert verdict.priority_excess == pytest.approx(2 * USAGE_TOLERANCE)
     # Within its share it is allowed, except under strict, where it is not served at all.
-    within = series(
-        **{f"p{p - 1}": {"hi": {"shed_fraction": 0.2}}},
-        **{f"p{p}": {"lo": {"busy_s": 0.2 * PERIOD_S}}},
-    )
+    within = series(**{f"p{p}": {"hi": {"shed_count": 20}, "lo": {"busy_s": 0.2 * PERIOD_S}}})
     assert judge(WORKLOAD, within, "relative").kept["priority_order"]
     assert not judge(WORKLOAD, within, "strict").kept["priority_order"]
+    # One operator turn it started is not preempted; tuples shed stale do not count.
+    turn = {"busy_s": over, "longest_turn_s": 2 * USAGE_TOLERANCE * PERIOD_S}
+    one_turn = series(**{f"p{p}": {"hi": {"shed_count": 20}, "lo": turn}})
+    assert judge(WORKLOAD, one_turn, "relative").kept["priority_order"]
+    stale = series(
+        **{f"p{p}": {"hi": {"shed_count": 20, "stale_shed_count": 20}, "lo": {"busy_s": over}}}
+    )
+    assert judge(WORKLOAD, stale, "relative").kept["priority_order"]
 
 
 def test_the_top_class_losing_more_than_the_limit_breaks_its_promise():
-    shed = {f"p{k}": {"hi": {"shed_fraction": 0.1}} for k in range(WARMUP_PERIODS, PERIODS)}
+    # 100 tuples arrive per second, 50 per period: 5 shed is 10 %
+    shed = {f"p{k}": {"hi": {"shed_count": 5}} for k in range(WARMUP_PERIODS, PERIODS)}
     verdict = judge(WORKLOAD, series(**shed), "relative")
     assert verdict.top_loss is not None and verdict.top_loss > TOP_LOSS_LIMIT
+    assert verdict.top_loss == pytest.approx(0.1)
     assert not verdict.kept["top_class"]
-    # A load above its share releases the promise.
-    over = {
-        f"p{k}": {"hi": {"shed_fraction": 0.1, "load": 0.9}} for k in range(WARMUP_PERIODS, PERIODS)
-    }
+    # A load above its share releases the promise, for that period and one target after.
+    over = {f"p{k}": {"hi": {"shed_count": 5, "load": 0.9}} for k in range(WARMUP_PERIODS, PERIODS)}
     assert judge(WORKLOAD, series(**over), "relative").top_loss is None
+    p = WARMUP_PERIODS + 5
+    after_burst = series(
+        **{f"p{p}": {"hi": {"load": 0.9}}},
+        **{f"p{k}": {"hi": {"shed_count": 5}} for k in (p + 1, p + 2)},
+    )
+    assert judge(WORKLOAD, after_burst, "relative").top_loss == 0.0
 
 
 def test_idle_processor_while_a_class_sheds_two_periods_in_a_row_is_found():
     p = WARMUP_PERIODS + 2
-    once = series(**{f"p{p - 1}": {"lo": {"shed_fraction": 0.3}}})
+    once = series(**{f"p{p}": {"lo": {"shed_count": 15}}})
     once[p]["idle_s"] = 0.2 * PERIOD_S
     # One period: the controller could only know at its end (see the module).
     assert judge(WORKLOAD, once, "relative").kept["no_idle_while_shedding"]
-    twice = series(
-        **{f"p{p - 1}": {"lo": {"shed_fraction": 0.3}}, f"p{p}": {"lo": {"shed_fraction": 0.2}}}
-    )
+    twice = series(**{f"p{p}": {"lo": {"shed_count": 15}}, f"p{p + 1}": {"lo": {"shed_count": 10}}})
     twice[p]["idle_s"] = 0.2 * PERIOD_S
     twice[p + 1]["idle_s"] = 0.3 * PERIOD_S
     verdict = judge(WORKLOAD, twice, "relative")

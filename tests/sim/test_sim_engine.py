@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 from pathlib import Path
@@ -111,6 +112,44 @@ def test_a_class_out_of_work_hands_its_quota_on(build: Build) -> None:
     assert hi < 0.3  # needs ~0.2 of its 0.9 share
     assert lo > 0.65  # far above its 0.1 share: implicit sharing
     assert hi + lo == pytest.approx(1.0, abs=0.02)
+
+
+def test_quota_left_by_a_class_out_of_work_goes_to_the_highest_class_with_work(
+    build: Build,
+) -> None:
+    """Shares 3/6, 2/6, 1/6; the middle class has no work. Its third goes to the top
+    class, which has work, not shared with the lowest: 5/6 and 1/6 (proportional sharing
+    would give 3/4 and 1/4)."""
+    doc = two_classes(rate_hi=3000, rate_lo=3000, prio_hi=3, prio_lo=1)
+    doc["streams"].append({"name": "s_mid", "arrival": {"kind": "constant", "rate_per_s": 0}})
+    mid = copy.deepcopy(doc["classes"][1])
+    mid.update(name="mid", priority=2)
+    mid["queries"][0]["source"] = "s_mid"
+    doc["classes"].append(mid)
+    out = simulate(build(doc))
+    assert busy_share(out, "mid") == 0.0
+    assert busy_share(out, "hi") == pytest.approx(5 / 6, abs=0.03)
+    assert busy_share(out, "lo") == pytest.approx(1 / 6, abs=0.03)
+
+
+def test_a_class_sheds_nothing_in_a_lull_after_the_burst_its_fraction_was_decided_on(
+    build: Build,
+) -> None:
+    """Admission keeps the rate its shed fraction planned for (a token bucket), not the
+    fraction: after the arrival rate falls from twice to a fifth of the capacity, the
+    period under the fraction decided in the burst sheds (almost) nothing."""
+    doc = one_class(rate=0, ops=3, cost_s=0.001, duration_s=12.0)
+    doc["streams"][0]["arrival"] = {
+        "kind": "step",
+        "steps": [{"at_s": 0.0, "rate_per_s": 700.0}, {"at_s": 8.0, "rate_per_s": 70.0}],
+    }
+    out = simulate(build(doc))
+    burst = next(k for k, s in enumerate(out.series) if s["t_s"] == pytest.approx(8.0))
+    in_force = out.series[burst]["classes"]["c"]["shed_fraction"]
+    lull = out.series[burst + 1]["classes"]["c"]
+    assert in_force > 0.3
+    assert lull["shed_count"] - lull["stale_shed_count"] <= 1
+    assert out.series[burst]["classes"]["c"]["shed_count"] > 0.3 * 350
 
 
 def test_background_load_takes_processor_but_not_measured_cost(build: Build) -> None:

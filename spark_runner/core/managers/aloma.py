@@ -97,6 +97,7 @@ from spark_runner.core.params import Rule
 
 RESPONSE_STATISTICS = ("max", "mean")
 _EPS = 1e-9  # relative tolerance: an admitted load pinned at L_C must not count as above it
+MAX_CAPACITY_DROP = 0.5  # a measured capacity cuts L_C to at most half per period
 _NEVER = 1 << 30  # periods since a drain that never happened
 
 
@@ -229,6 +230,8 @@ class AlomaManager(LoadManager[AlomaParams]):
         # work shed from the queue as stale left it without being served
         dropped_s = obs.stale_shed_count * obs.cost_per_tuple_s
         service = measured_capacity(load, self._queued_s, obs.queued_load_s + dropped_s, period)
+        if service is not None and obs.busy_load is not None:
+            service = obs.busy_load  # saturated: the processor time it got is its capacity
         self._queued_s = obs.queued_load_s
         stats = obs.response_time
         if not stats.has_output:
@@ -248,7 +251,9 @@ class AlomaManager(LoadManager[AlomaParams]):
         probe_less = False
 
         if service is not None and over and service < capacity:
-            capacity = service  # saturated and late: the measured capacity is L_C
+            # saturated and late: the measured capacity is L_C, by at most a bounded step
+            # (one slow period, a stall, is not the class's capacity)
+            capacity = max(service, capacity * MAX_CAPACITY_DROP)
             actions.append("measured_capacity")
         elif service is not None and service > capacity:
             capacity = capacity_step(service, capacity)  # saturated faster than L_C
