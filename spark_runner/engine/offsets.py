@@ -43,6 +43,9 @@ class Decision:
             the measured run).
         stale_max: per class, the most tuples that may wait at its points (stale first,
             DILoS's ``StaleRule``); the oldest beyond it are shed before anything else.
+        hold: plan no new batch (the job is stopping): the source offers no new data, so
+            Spark runs no batch after the one in progress and the query can stop between
+            triggers.
     """
 
     version: int = 0
@@ -54,6 +57,7 @@ class Decision:
     config_version: int = 0
     discard: bool = False
     stale_max: Mapping[str, float] = field(default_factory=dict)
+    hold: bool = False
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -66,6 +70,7 @@ class Decision:
             "cv": self.config_version,
             **({"x": True} if self.discard else {}),
             **({"s": _rounded(self.stale_max, 3)} if self.stale_max else {}),
+            **({"h": True} if self.hold else {}),
         }
 
     @classmethod
@@ -80,6 +85,7 @@ class Decision:
             config_version=int(data.get("cv", 0)),
             discard=bool(data.get("x", False)),
             stale_max={str(k): float(v) for k, v in dict(data.get("s", {})).items()},
+            hold=bool(data.get("h", False)),
         )
 
 

@@ -21,9 +21,10 @@ to the controller's budget.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +54,7 @@ from spark_runner.engine.offsets import (
     BatchRecord,
     PointState,
     SourceOffset,
+    read_decision,
     read_offset_log,
     write_decision,
 )
@@ -140,6 +142,8 @@ class EngineRun:
         self._previous: SourceOffset | None = None
         self._last_id = -1
         self.last_batch_s = 0.0
+        self._decision_lock = threading.Lock()
+        self._holding = False
 
     # --- start -------------------------------------------------------------------------
 
@@ -249,7 +253,11 @@ class EngineRun:
         output_s = self._clock()
         outcome = self.controller.on_batch(record, finished, BatchTiming(started, output_s))
         if outcome is not None:
-            write_decision(self.decision_path, outcome.decision)
+            with self._decision_lock:
+                decision = outcome.decision
+                write_decision(
+                    self.decision_path, replace(decision, hold=True) if self._holding else decision
+                )
             if self._samples is not None:
                 aliases = self.settings.aliases
                 self._samples(
@@ -271,6 +279,15 @@ class EngineRun:
         )
 
     # --- end ---------------------------------------------------------------------------
+
+    def hold(self) -> None:
+        """Plan no new batch from now on (the job is stopping): the batch in progress
+        ends, no other starts, and the query can be stopped between triggers."""
+        with self._decision_lock:
+            self._holding = True
+            write_decision(
+                self.decision_path, replace(read_decision(self.decision_path), hold=True)
+            )
 
     def stop_background(self) -> None:
         self.background.stop()

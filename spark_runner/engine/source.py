@@ -110,6 +110,8 @@ class FeedReader(DataSourceStreamReader):
     # with the last offset; the limit is ignored: the class scheduler bounds a batch.
     def latestOffset(self, start: dict[str, Any], limit: ReadLimit) -> dict[str, Any]:
         decision = read_decision(self.spec.decision_path)
+        if decision.hold:
+            return start  # no new data: Spark plans no batch
         begin = SourceOffset.from_json(start)
         log = self.log(begin.origin_us)
         return next_offset(self.spec, log, begin, decision, now_us()).to_json()

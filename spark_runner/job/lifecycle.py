@@ -4,9 +4,10 @@ Stopping a streaming query while ``foreachBatch`` runs interrupts the batch insi
 py4j callback; Spark 4.3 then matches the callback's long error text against a
 backtracking regex and the stream thread dies of ``StackOverflowError``. Stopping it
 while Spark plans a batch makes Spark's own Python helpers print tracebacks. So the job
-stops the query in a quiet moment (see ``main``), and closes the ``BatchGate`` in that
-moment so that a batch that would still slip in fails cleanly (and is replayed later)
-instead of being interrupted.
+first holds its source (``EngineRun.hold``: Spark plans no batch after the one in
+progress), then stops the query in a quiet moment (see ``main``), and closes the
+``BatchGate`` in that moment so that a batch that would still slip in fails cleanly (and
+is replayed later) instead of being interrupted.
 """
 
 from __future__ import annotations

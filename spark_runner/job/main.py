@@ -307,6 +307,7 @@ def _run_query(
         deadline = time.monotonic() + (snapshot.duration_s or math.inf)
         failure = _supervise(query, stop, deadline)
         if failure is None:
+            run.hold()  # no batch after the one in progress: the query goes quiet
             moment = close_gate_when_quiet(
                 gate,
                 trigger_active=lambda: bool(query.status["isTriggerActive"]),

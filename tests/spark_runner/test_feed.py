@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from pyspark.sql.streaming.datasource import ReadAllAvailable
 
 from spark_runner.engine.feed import (
     FeedPoint,
@@ -27,6 +28,7 @@ from spark_runner.engine.offsets import (
     read_offset_log,
     write_decision,
 )
+from spark_runner.engine.source import FeedReader
 from spark_runner.engine.streams import stream_specs
 from spark_runner.scenario import Scenario
 
@@ -236,6 +238,21 @@ def test_decision_file_round_trip_and_default(tmp_path: Path) -> None:
     write_decision(path, decision)
     assert read_decision(path) == decision
     assert [p.name for p in tmp_path.iterdir()] == ["decision.json"]  # no temporary left
+
+
+def test_a_held_source_offers_no_new_data(two_classes: Scenario, tmp_path: Path) -> None:
+    """A stopping job holds the source: ``latestOffset`` returns the offset Spark passed
+    in, so Spark plans no batch after the one in progress; without the hold it moves on."""
+    spec = feed(two_classes, tmp_path)
+    reader = FeedReader(spec)
+    start = reader.initialOffset()
+    start = {**start, "t_us": start["t_us"] - 2 * S}  # two seconds of arrivals waiting
+    write_decision(spec.decision_path, Decision(version=1, hold=True))
+    assert read_decision(spec.decision_path).hold
+    assert reader.latestOffset(start, ReadAllAvailable()) == start
+    write_decision(spec.decision_path, Decision(version=1))
+    moved = SourceOffset.from_json(reader.latestOffset(start, ReadAllAvailable()))
+    assert moved.t_us > start["t_us"]
 
 
 def test_offset_log_entries_are_read_as_spark_writes_them(tmp_path: Path) -> None:
