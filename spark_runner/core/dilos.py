@@ -515,19 +515,29 @@ class DilosController:
         Highest priority first, a class whose load this period needs more than its quota
         takes quota from the classes above their original share, lowest priority first:
         from any of them up to its own original share (rule (1) of every policy, applied
-        at once), and, if it sheds, beyond it from lower classes only (a lower class keeps
-        no borrowed capacity while a higher one sheds). Under ``strict`` a shedding class
-        takes the lower classes' whole quota, and no class takes from a higher one that
-        sheds. Nothing else moves: the next redistribution still decides the rest.
+        at once; a higher class keeps what its own load needs), and, if it sheds (by its
+        decision or stale first), everything the lower classes hold beyond their original
+        shares (a lower class keeps no borrowed capacity while a higher one sheds). Under
+        ``strict`` a shedding class takes the lower classes' whole quota, and no class
+        below a shedding one takes any. Nothing else moves: the next redistribution still
+        decides the rest.
         """
         quotas = self.quotas()
         strict = self._params.policy == "strict"
+        needs = {
+            n: observations[n].load / st.capacity_per_quota if st.capacity_per_quota > 0 else 0.0
+            for n, st in self._classes.items()
+        }
+        higher_sheds = False
         for rank, name in enumerate(self._order):
             st = self._classes[name]
-            if st.infeasible:
-                continue  # more quota cannot make it meet its target
-            rho = st.capacity_per_quota
-            need = observations[name].load / rho if rho > 0 else 0.0
+            above_sheds, higher_sheds = (
+                higher_sheds,
+                higher_sheds or _sheds(decisions[name], observations[name]),
+            )
+            if st.infeasible or (strict and above_sheds):
+                continue  # more quota cannot make it meet its target / strict: none below
+            need = needs[name]
             want = need - quotas[name]
             own = st.original - quotas[name]
             sheds = _sheds(decisions[name], observations[name])
@@ -540,7 +550,14 @@ class DilosController:
                 lower = position > rank
                 if strict and not lower and _sheds(decisions[lender], observations[lender]):
                     continue  # strict: nothing goes down while a higher class sheds
-                keeps = 0.0 if lower and strict and sheds else self._classes[lender].original
+                # a higher class keeps what its load needs (demands go highest first)
+                keeps = (
+                    0.0
+                    if lower and strict and sheds
+                    else self._classes[lender].original
+                    if lower
+                    else max(self._classes[lender].original, needs[lender])
+                )
                 excess = quotas[lender] - keeps
                 if lender == name or excess <= _TINY:
                     continue

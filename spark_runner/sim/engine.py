@@ -22,11 +22,11 @@ What is modelled, and why (001 §2.1, §5.2.1, §6.1.2, §6.2.2):
 - **Shedding at class sources**: tuples reaching a class's shedding point (its source
   operators, or its first operator after a higher class's shared segment) are admitted up
   to the rate the class's shed fraction keeps of the point's arrival rate in the period
-  the fraction was decided on (a token bucket holding ``ADMIT_DEPTH_S`` of that rate), and
-  the rest dropped before they cost anything: a class sheds only while its tuples arrive
-  faster than the rate its manager planned for, not in a lull; and the queued tuples there that
-  the class can no longer deliver within its target are dropped first (stale first, at
-  every arrival tick; DILoS's ``StaleRule``).
+  the fraction was decided on (a token bucket holding ``ADMIT_DEPTH_S`` of that rate, at
+  least one tuple), and the rest dropped before they cost anything: a class sheds only
+  while its tuples arrive faster than the rate its manager planned for, not in a lull.
+  The queued tuples there that the class can no longer deliver within its target are
+  dropped first (stale first, at every arrival tick; DILoS's ``StaleRule``).
 - **Background load**: a share of the processor taken on a schedule; operator turns take
   longer in wall time. Measured costs stay CPU time unless ``background_cost_visible``.
 - **Processor stalls** (optional): Poisson interruptions of exponential length that nobody
@@ -441,11 +441,13 @@ class Simulation:
                         admit_rate[j] = -1.0
                         continue
                     rate = keep[k] * p_point[j] / dt
+                    # at least one whole tuple: a trickle admits a tuple now and then
+                    full = max(rate * ADMIT_DEPTH_S, 1.0)
                     if admit_rate[j] < 0.0:
-                        tokens[j] = rate * ADMIT_DEPTH_S
+                        tokens[j] = full
                         filled[j] = at
                     admit_rate[j] = rate
-                    depth[j] = rate * ADMIT_DEPTH_S
+                    depth[j] = full
             quota_s = [result.quotas[n] * round_s for n in names]
             if result.redistributed:
                 redistributions.append({"t_s": round(at, 6), **result.details})
