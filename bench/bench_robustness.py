@@ -24,7 +24,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from spark_runner.sim import simulate  # noqa: E402
-from spark_runner.sim.promises import PROMISES, Verdict, judge  # noqa: E402
+from spark_runner.sim.promises import PROMISES, USAGE_TOLERANCE, Verdict, judge  # noqa: E402
 from spark_runner.sim.report import render_table  # noqa: E402
 from spark_runner.sim.workloads import VARIANTS, random_workload  # noqa: E402
 
@@ -43,7 +43,7 @@ def _pct(part: int, whole: int) -> str:
 
 
 def render(verdicts: dict[str, list[Verdict]]) -> str:
-    headers = ["variant", "every promise", *PROMISES]
+    headers = ["variant", "every promise", *PROMISES, "priority (arrival sheds only)"]
     kept_rows = []
     for variant, runs in verdicts.items():
         kept = [v.kept for v in runs]
@@ -52,6 +52,7 @@ def render(verdicts: dict[str, list[Verdict]]) -> str:
                 variant,
                 _pct(sum(v.all_kept for v in runs), len(runs)),
                 *(_pct(sum(k[p] for k in kept), len(runs)) for p in PROMISES),
+                _pct(sum(v.priority_excess_on_arrival <= USAGE_TOLERANCE for v in runs), len(runs)),
             ]
         )
     worst_headers = [

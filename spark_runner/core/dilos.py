@@ -514,13 +514,14 @@ class DilosController:
 
         Highest priority first, a class whose load this period needs more than its quota
         takes quota from the classes above their original share, lowest priority first:
-        from any of them up to its own original share (rule (1) of every policy, applied
-        at once; a higher class keeps what its own load needs), and, if it sheds (by its
-        decision or stale first), everything the lower classes hold beyond their original
-        shares (a lower class keeps no borrowed capacity while a higher one sheds). Under
-        ``strict`` a shedding class takes the lower classes' whole quota, and no class
-        below a shedding one takes any. Nothing else moves: the next redistribution still
-        decides the rest.
+        from a higher class up to its own original share (rule (1) of every policy,
+        applied at once; the higher class keeps what its own load needs), from lower
+        classes up to what its load needs (demands are served highest priority first),
+        and, if it sheds (by its decision or stale first), everything the lower classes
+        hold beyond their original shares (a lower class keeps no borrowed capacity while
+        a higher one sheds). Under ``strict`` a shedding class takes the lower classes'
+        whole quota, and no class below a shedding one takes any. Nothing else moves: the
+        next redistribution still decides the rest.
         """
         quotas = self.quotas()
         strict = self._params.policy == "strict"
@@ -541,8 +542,6 @@ class DilosController:
             want = need - quotas[name]
             own = st.original - quotas[name]
             sheds = _sheds(decisions[name], observations[name])
-            if not sheds:
-                want = min(want, own)
             lenders = list(enumerate(self._order))[rank + 1 if own <= _TINY else 0 :]
             for position, lender in reversed(lenders):
                 if want <= _TINY and not (sheds and position > rank):
@@ -716,6 +715,8 @@ def _stale_rule(st: _ClassState, obs: Observation) -> StaleRule | None:
     capacity = st.manager.headroom
     if capacity is None or obs.cost_per_tuple_s <= 0.0:
         return StaleRule(after)
+    # a class that lent quota gets its original share back as soon as it needs it
+    capacity = max(capacity, st.capacity_per_quota * st.original)
     return StaleRule(after, STALE_QUEUE_MARGIN * after * capacity / obs.cost_per_tuple_s)
 
 

@@ -2,11 +2,13 @@
 
 The promises (issue 12), each with the tolerance a per-period measurement needs:
 
-- **priority order**: while a feasible class sheds arriving tuples, no lower class uses
-  more than its own original share of the processor (under ``strict``, none is served at
-  all), beyond one operator turn (a turn is not preempted) and ``USAGE_TOLERANCE`` of
-  slack for a scheduler round's granularity. Tuples shed stale first (already queued and
-  past meeting the target) do not make a period one in which the class sheds;
+- **priority order**: while a feasible class sheds (arriving tuples, or queued ones
+  stale first), no lower class uses more than its own original share of the processor
+  (under ``strict``, none is served at all), beyond one operator turn (a turn is not
+  preempted) and ``USAGE_TOLERANCE`` of slack for a scheduler round's granularity. The
+  verdict also reports the same measure over the periods in which the class shed arriving
+  tuples (``priority_excess_on_arrival``): stale drops are of tuples queued earlier, so
+  that reading leaves out a controller's one-period lag behind a backlog;
 - **top class**: the highest class loses at most ``TOP_LOSS_LIMIT`` of its tuples (shed on
   arrival or stale first) over the periods in which it is feasible and its load fitted
   its share in the period and in the periods one delay target before it (stale first drops
@@ -53,6 +55,7 @@ class Verdict:
     """How far a run was from each promise (0 or less: kept) and what was measured."""
 
     priority_excess: float  # largest usage of a lower class over its share while a higher shed
+    priority_excess_on_arrival: float  # the same, where the higher class shed arrivals
     top_loss: float | None  # the top class's loss where its promise applies (None: nowhere)
     idle_while_shedding: float  # largest idle part of two periods in a row in which a class shed
     longest_late_run: int  # periods in a row a feasible class was late with room to shed
@@ -81,7 +84,7 @@ def judge(workload: Workload, series: Sequence[Mapping[str, Any]], policy: str) 
     top = names[0]
     feasible = [n for n in names if n not in workload.infeasible]
     targets = {c["name"]: float(c["delay_target_s"]) for c in workload.doc["classes"]}
-    priority_excess = -1.0
+    priority_excess = on_arrival = -1.0
     top_shed = top_arrived = 0.0
     # stale first drops tuples up to a target after they arrived: the top class's loss in
     # a period counts where its load fitted its share over that long before it too
@@ -104,7 +107,8 @@ def judge(workload: Workload, series: Sequence[Mapping[str, Any]], policy: str) 
         # what each class shed in the period (its admission and stale first), of arrivals
         arrived = {n: float(classes[n]["arrival_rate_per_s"]) * period_s for n in names}
         dropped = {n: float(classes[n]["shed_count"]) for n in names}
-        sheds = {
+        sheds = {n: dropped[n] > SHED_EPS * arrived[n] for n in names}
+        sheds_arrivals = {
             n: dropped[n] - float(classes[n]["stale_shed_count"]) > SHED_EPS * arrived[n]
             for n in names
         }
@@ -117,6 +121,8 @@ def judge(workload: Workload, series: Sequence[Mapping[str, Any]], policy: str) 
                 # a turn the class started is not preempted: one is beyond any share
                 busy = float(classes[low]["busy_s"]) - float(classes[low]["longest_turn_s"])
                 priority_excess = max(priority_excess, busy / free - allowed)
+                if sheds_arrivals[high]:
+                    on_arrival = max(on_arrival, busy / free - allowed)
         fits = float(classes[top]["load"]) <= workload.original_share(top) * free / period_s
         fit_run = fit_run + 1 if fits else 0
         if top in feasible and fit_run > top_window:
@@ -133,6 +139,7 @@ def judge(workload: Workload, series: Sequence[Mapping[str, Any]], policy: str) 
     misflagged = tuple(sorted(flagged.symmetric_difference(workload.infeasible)))
     return Verdict(
         priority_excess=priority_excess,
+        priority_excess_on_arrival=on_arrival,
         top_loss=top_shed / top_arrived if top_arrived > 0 else None,
         idle_while_shedding=idle_while_shedding,
         longest_late_run=longest,

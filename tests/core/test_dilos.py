@@ -155,18 +155,22 @@ def test_idle_processor_time_goes_to_shedding_classes_highest_priority_first() -
     assert ctl.quotas() == pytest.approx({"c1": 0.6, "c2": 0.3, "c3": 0.1})  # quotas stay
 
 
-def test_a_class_that_does_not_shed_takes_back_only_its_own_share() -> None:
-    """c1 never sheds (manager "none"): when its load returns it takes its quota back up to
-    its original 0.6, not beyond (it loses nothing either way; c3 keeps the rest)."""
+def test_a_class_that_does_not_shed_takes_back_what_its_load_needs() -> None:
+    """c1 never sheds (manager "none"): when its load returns it takes back its original
+    0.6, and beyond it what lower classes hold beyond their own shares, up to its need
+    (demands are served highest priority first); c2 and c3 keep their own shares."""
     classes = [ClassSpec("c1", 6.0, 0.3, "none"), *specs("aurora")[1:]]
     ctl = DilosController(classes, DilosParams(redistribution_every=10))
     light = {"c1": 0.05, "c2": 0.05, "c3": 0.8}
     for _ in range(10):
         ctl.step(constant_obs(light))
-    assert ctl.quotas()["c1"] < 0.3
+    lent = ctl.quotas()
+    assert lent["c1"] < 0.3 and lent["c2"] <= 0.3
     step = ctl.step(constant_obs({**light, "c1": 0.9}))
     assert step.event is not None and step.event.reason == "reclaim"
-    assert ctl.quotas()["c1"] == pytest.approx(0.6)
+    quotas = ctl.quotas()
+    assert quotas["c3"] == pytest.approx(0.1) and quotas["c2"] == pytest.approx(lent["c2"])
+    assert quotas["c1"] == pytest.approx(1.0 - lent["c2"] - 0.1)
 
 
 @pytest.mark.parametrize(("policy", "c1_shed"), [("relative", 0.0), ("strict", 0.0)])

@@ -75,14 +75,17 @@ def test_a_lower_class_above_its_share_while_a_higher_one_sheds_breaks_priority_
     within = series(**{f"p{p}": {"hi": {"shed_count": 20}, "lo": {"busy_s": 0.2 * PERIOD_S}}})
     assert judge(WORKLOAD, within, "relative").kept["priority_order"]
     assert not judge(WORKLOAD, within, "strict").kept["priority_order"]
-    # One operator turn it started is not preempted; tuples shed stale do not count.
+    # One operator turn it started is not preempted.
     turn = {"busy_s": over, "longest_turn_s": 2 * USAGE_TOLERANCE * PERIOD_S}
     one_turn = series(**{f"p{p}": {"hi": {"shed_count": 20}, "lo": turn}})
     assert judge(WORKLOAD, one_turn, "relative").kept["priority_order"]
+    # Tuples shed stale first are shed too; the on-arrival reading leaves them out.
     stale = series(
         **{f"p{p}": {"hi": {"shed_count": 20, "stale_shed_count": 20}, "lo": {"busy_s": over}}}
     )
-    assert judge(WORKLOAD, stale, "relative").kept["priority_order"]
+    verdict = judge(WORKLOAD, stale, "relative")
+    assert not verdict.kept["priority_order"]
+    assert verdict.priority_excess_on_arrival < 0
 
 
 def test_the_top_class_losing_more_than_the_limit_breaks_its_promise():
