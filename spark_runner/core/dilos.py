@@ -86,6 +86,8 @@ FEASIBLE_MARGIN = 0.1
 """An infeasible class is feasible again once the floor is this far below its target."""
 STALE_QUEUE_MARGIN = 0.8
 """Stale first keeps queued at most this share of what a class serves in its target."""
+STALE_MARGIN_DECAY = 0.8
+"""Each period on time keeps this share of the lateness stale first learned to allow for."""
 _THRESHOLD_KEYS = ("tau0", "tau1", "tau2", "tau3")
 
 
@@ -248,6 +250,7 @@ class _ClassState:
     usage_sum: float = 0.0
     window: int = 0
     infeasible: bool = False
+    stale_margin: float = 0.0  # s the way through the operators took beyond the floor
 
 
 class DilosController:
@@ -361,6 +364,7 @@ class DilosController:
             else:
                 decision = st.manager.step(obs)
             decisions[name] = decision
+            _learn_stale_margin(st, obs)
             headroom = st.manager.headroom
             if headroom is not None and st.quota > 0:
                 st.capacity_per_quota = headroom / st.quota
@@ -701,17 +705,30 @@ def _sheds(decision: Decision, obs: Observation) -> bool:
     return decision.shed_fraction > 0.0 or obs.stale_shed_count > 0
 
 
+def _learn_stale_margin(st: _ClassState, obs: Observation) -> None:
+    """How much longer than the floor a class's way through its operators takes when it
+    shares the processor (its turns wait for the other classes'): a class that shed stale
+    first and was still late adds its lateness; each period on time forgets part of it."""
+    rt = obs.response_time
+    late = rt.max_s - st.spec.delay_target_s if rt.count else 0.0
+    if obs.stale_first and late > 0.0:
+        st.stale_margin = min(st.stale_margin + late, st.spec.delay_target_s)
+    else:
+        st.stale_margin *= STALE_MARGIN_DECAY
+
+
 def _stale_rule(st: _ClassState, obs: Observation) -> StaleRule | None:
     """Stale first. A tuple that has waited the class's delay target less the floor (the
-    least time its way through the operators still takes) will be late whatever is done
-    next; so will the oldest tuples of a queue longer than the class can serve within that
-    time at its capacity (``STALE_QUEUE_MARGIN`` of it). Both are shed before fresh tuples
-    that can still make it. None for a class whose manager never sheds, and for an
-    infeasible class (every tuple is late; it sheds only what its load requires)."""
+    least time its way through the operators still takes) and less the margin the class
+    learned (:func:`_learn_stale_margin`) will be late whatever is done next; so will the
+    oldest tuples of a queue longer than the class can serve within that time at its
+    capacity (``STALE_QUEUE_MARGIN`` of it). Both are shed before fresh tuples that can
+    still make it. None for a class whose manager never sheds, and for an infeasible class
+    (every tuple is late; it sheds only what its load requires)."""
     if not st.manager.sheds or st.infeasible:
         return None
     floor = obs.floor_s if obs.floor_s is not None else 0.0
-    after = max(0.0, st.spec.delay_target_s - floor)
+    after = max(0.0, st.spec.delay_target_s - floor - st.stale_margin)
     capacity = st.manager.headroom
     if capacity is None or obs.cost_per_tuple_s <= 0.0:
         return StaleRule(after)

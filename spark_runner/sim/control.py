@@ -59,6 +59,15 @@ class ControlPlane(Protocol):
 
     def initial_quotas(self) -> dict[str, float]: ...
 
+    def priorities(self) -> dict[str, float]:
+        """Each class's priority now (a live change applies at once)."""
+        ...
+
+    def own_shares(self) -> dict[str, float]:
+        """The share of the processor each class holds as its own: quota beyond it is
+        lent by the classes above and goes back to them as soon as they have work."""
+        ...
+
     def step(self, observations: Mapping[str, Observation]) -> ControlResult: ...
 
 
@@ -99,6 +108,16 @@ class PerClassControl:
     def initial_quotas(self) -> dict[str, float]:
         return self.controller.quotas()
 
+    def priorities(self) -> dict[str, float]:
+        return self.controller.priorities
+
+    def own_shares(self) -> dict[str, float]:
+        """The original shares; none under DILoS's ``strict`` policy (a class is served
+        only while no class above it has work)."""
+        params = self.controller.params
+        strict = params.redistribution_enabled and params.policy == "strict"
+        return {n: 0.0 if strict else q for n, q in self.controller.original_quotas().items()}
+
     def step(self, observations: Mapping[str, Observation]) -> ControlResult:
         result = self.controller.step(observations)
         return ControlResult(
@@ -130,9 +149,16 @@ class CommonControl:
         self.manager: LoadManager[Any] = make_manager(
             spec.kind, {**spec.params, "delay_target_s": target}
         )
-        self._quotas = original_shares({c.name: c.priority for c in scenario.classes})
+        self._priorities = {c.name: c.priority for c in scenario.classes}
+        self._quotas = original_shares(self._priorities)
 
     def initial_quotas(self) -> dict[str, float]:
+        return dict(self._quotas)
+
+    def priorities(self) -> dict[str, float]:
+        return dict(self._priorities)
+
+    def own_shares(self) -> dict[str, float]:
         return dict(self._quotas)
 
     def step(self, observations: Mapping[str, Observation]) -> ControlResult:

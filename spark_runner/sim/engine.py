@@ -13,9 +13,11 @@ What is modelled, and why (001 §2.1, §5.2.1, §6.1.2, §6.2.2):
   ``quota_k × round``; a class runs operator turns (a sweep in topological order, resuming
   where it stopped) until its credit is spent or it has no work. The credit classes out of
   work leave in a round goes to the classes that have work, highest priority first
-  (implicit sharing by priority: a lower class gets more than its quota only while no
-  higher class has work). A turn, once started, is not preempted. Quotas come from the
-  control plane (priority shares, or DILoS's redistribution).
+  (implicit sharing by priority). A turn, once started, is not preempted. Quotas come from
+  the control plane (priority shares, or DILoS's redistribution). A class's quota beyond
+  its own share (``ControlPlane.own_shares``) is lent by the classes above it: a turn paid
+  from it, or from spare credit, starts only while no class above needs the processor
+  (see ``needs``); a turn that overruns the class's own share is its own deficit.
 - **Unmeasured work**: a per-turn ``dispatch_overhead_s`` and a ``hidden_overhead_fraction``
   of every turn's work take processor time that no operator's measured cost includes, so
   the true headroom is below 1 as in the thesis.
@@ -23,10 +25,12 @@ What is modelled, and why (001 §2.1, §5.2.1, §6.1.2, §6.2.2):
   operators, or its first operator after a higher class's shared segment) are admitted up
   to the rate the class's shed fraction keeps of the point's arrival rate in the period
   the fraction was decided on (a token bucket holding ``ADMIT_DEPTH_S`` of that rate, at
-  least one tuple), and the rest dropped before they cost anything: a class sheds only
-  while its tuples arrive faster than the rate its manager planned for, not in a lull.
-  The queued tuples there that the class can no longer deliver within its target are
-  dropped first (stale first, at every arrival tick; DILoS's ``StaleRule``).
+  least one tuple): a class sheds only while its tuples arrive faster than the rate its
+  manager planned for, not in a lull. The tuples over that rate are dropped before they
+  cost anything, or, for a class that sheds stale first (DILoS's ``StaleRule``), deferred:
+  it serves the freshest of them when it has nothing admitted to do or room in a batch,
+  and drops them once stale. The queued and deferred tuples there that the class can no
+  longer deliver within its target are dropped first (stale first, at every arrival tick).
 - **Background load**: a share of the processor taken on a schedule; operator turns take
   longer in wall time. Measured costs stay CPU time unless ``background_cost_visible``.
 - **Processor stalls** (optional): Poisson interruptions of exponential length that nobody
@@ -62,6 +66,7 @@ from spark_runner.sim.control import ControlPlane, ControlResult, make_control_p
 from spark_runner.sim.network import Network, build_network
 
 ADMIT_DEPTH_S = 0.25  # a shedding point's bucket holds this many seconds of its admit rate
+PATIENCE = 0.5  # a class wants lent quota back once tuples waited this share of their limit
 HIST_BINS_PER_DECADE = 20
 HIST_MIN_EXP = -6  # 1 µs
 HIST_BINS = HIST_BINS_PER_DECADE * 11  # up to 1e5 s
@@ -207,10 +212,43 @@ class Simulation:
         p_point = [0] * N  # arrivals at each shedding point in the period
         keep = [1.0] * K
         stale: list[StaleRule | None] = [None] * K  # see shed_stale
+        patience = [PATIENCE * d for d in targets]  # see needs
+        patience_n = [math.inf] * K
+        # deferred tuples: over its admit rate, a class that sheds stale first defers
+        # tuples instead of dropping them; they wait (runs like a queue's) until the class
+        # has nothing admitted to do or room in a batch, and are dropped only once stale
+        deferred: list[deque[list[float]]] = [deque() for _ in range(N)]
+        dn = [0] * N
+        kdn = [0] * K
+        kq = [0] * K  # tuples queued in each class's operators
+        # until when a class that turned arriving tuples away wants the processor
+        turned_away = [-1.0] * K
         quotas = self.control.initial_quotas()
         round_s = eng.scheduler_round_s
         quota_s = [quotas[n] * round_s for n in names]
+        # the classes by priority and each class's own share of a round (beyond it, its
+        # quota is lent by the classes above it: ControlPlane.own_shares), from the
+        # control plane, where a live change applies
+        order: list[int] = []
+        above: list[list[int]] = []
+        own_s: list[float] = []
+        eager = False
+
+        def rank_classes() -> None:
+            prio = self.control.priorities()
+            own = self.control.own_shares()
+            order[:] = sorted(range(K), key=lambda k: (-prio[names[k]], names[k]))
+            above[:] = [order[: order.index(k)] for k in range(K)]
+            own_s[:] = [own[n] * round_s for n in names]
+            nonlocal eager
+            # no class holds a share of its own (strict priority): any work of a class
+            # takes the processor back from the classes below it
+            eager = not any(own_s)
+
+        rank_classes()
+        # deficits of turns that overran a class's own share and its lent quota
         credit = [0.0] * K
+        lent_credit = [0.0] * K
         spare = 0.0  # credit left by classes out of work, for the others by priority
         cursor = [0] * K
 
@@ -226,6 +264,7 @@ class Simulation:
         p_rt_sum = [0.0] * K
         p_rt_max = [0.0] * K
         p_cls_busy = [0.0] * K
+        p_free = [0.0] * K  # busy time taken while no class above wanted the processor
         p_turn_max = [0.0] * K  # the longest single operator turn (turns are not preempted)
         p_idle = 0.0
 
@@ -304,10 +343,8 @@ class Simulation:
                     p_point[j] += n
                     if admit_rate[j] >= 0.0:
                         kept = admit(j, n, now)
-                        dropped = n - kept
-                        p_shed[k] += dropped
-                        for kk, f in dout_items[j]:
-                            lost_out[kk] += dropped * f
+                        if n > kept:
+                            defer(j, k, n - kept, a, now)
                     else:
                         kept = n
                     if kept:
@@ -318,9 +355,11 @@ class Simulation:
                                 last[0] += kept
                                 last[2] = now
                                 qn[j] += kept
+                                kq[k] += kept
                                 continue
                         q.append([kept, a, now])
                         qn[j] += kept
+                        kq[k] += kept
             inj_t = now
 
         def admit(j: int, n: int, now: float) -> int:
@@ -331,42 +370,119 @@ class Simulation:
             tokens[j] = tok - kept
             return kept
 
+        def defer(j: int, k: int, n: int, first: float, last: float) -> None:
+            """``n`` tuples over shedding point ``j``'s admit rate: deferred if class ``k``
+            sheds stale first, dropped otherwise."""
+            if stale[k] is None:
+                p_shed[k] += n
+                for kk, f in dout_items[j]:
+                    lost_out[kk] += n * f
+                turned_away[k] = last + tick
+                return
+            q = deferred[j]
+            if q and last - q[-1][1] <= span and first >= q[-1][1]:
+                tail = q[-1]
+                tail[0] += n
+                tail[2] = max(tail[2], last)
+            else:
+                q.append([n, first, last])
+            dn[j] += n
+            kdn[k] += n
+
+        def undefer(j: int, k: int, take: int) -> None:
+            """Move the ``take`` freshest tuples deferred at shedding point ``j`` (of class
+            ``k``) to its queue."""
+            q = deferred[j]
+            moved: deque[list[float]] = deque()
+            need = take
+            while need:
+                c, first, last = q[-1]
+                if c <= need:
+                    moved.appendleft(q.pop())
+                    need -= int(c)
+                else:
+                    split = first + (last - first) * (c - need) / c
+                    q[-1] = [c - need, first, split]
+                    moved.appendleft([need, split, last])
+                    need = 0
+            queues[j].extend(moved)
+            qn[j] += take
+            kq[k] += take
+            dn[j] -= take
+            kdn[k] -= take
+
+        def drop_oldest(q: deque[list[float]], limit: float, excess: int) -> int:
+            """Drop from ``q`` the tuples that arrived before ``limit`` and at least the
+            ``excess`` oldest; how many were dropped."""
+            dropped = 0
+            while q:
+                run = q[0]
+                c, first, last = run
+                if last < limit or c <= excess - dropped:
+                    q.popleft()
+                    dropped += int(c)
+                    continue
+                d = max(
+                    int(c * (limit - first) / (last - first)) if first < limit else 0,
+                    excess - dropped,
+                )
+                if d > 0:
+                    run[0] = c - d
+                    run[1] = first + (last - first) * d / c
+                    dropped += d
+                break
+            return dropped
+
+        def needs(h: int) -> bool:
+            """Does class ``h`` need the processor back from the classes below it: it has
+            tuples deferred, a full batch queued at a shedding point, or queued tuples
+            halfway (``PATIENCE``) to what its stale rule lets them wait or lets queue? A
+            class with a few young tuples lets them batch up while a lower class runs on
+            quota it lent (the batching DILoS's redistribution exploits), except under
+            strict priority (``eager``), where any work takes the processor back."""
+            if kdn[h]:
+                return True
+            if not kq[h]:
+                return False
+            if eager:
+                return True
+            limit = t - patience[h]
+            queued = 0
+            for j in shed_points[h]:
+                if qn[j] >= batch or (queues[j] and queues[j][0][1] < limit):
+                    return True
+                queued += qn[j]
+            return queued > patience_n[h]
+
         def shed_stale(now: float) -> None:
             """Stale first (``ControlResult.stale``): drop, oldest first, the tuples that
-            waited at a class's shedding points past its rule's age, and the oldest of
-            queues longer than its rule's limit (each queue its proportional part)."""
+            waited at a class's shedding points (queued or deferred) past its rule's age,
+            and the oldest of queues longer than its rule's limit (each queue its
+            proportional part). A class without a rule drops what it deferred."""
             for k in range(K):
                 rule = stale[k]
-                if rule is None:
-                    continue
                 points = shed_points[k]
-                queued = sum(qn[j] for j in points)
-                if not queued:
+                queued = sum(qn[j] for j in points) if rule is not None else 0
+                if not queued and not kdn[k]:
                     continue
-                over = queued - rule.max_queued if rule.max_queued is not None else 0.0
-                limit = now - rule.after_s
+                over = 0.0
+                if rule is not None and rule.max_queued is not None:
+                    over = queued - rule.max_queued
+                limit = now - rule.after_s if rule is not None else math.inf
                 for j in points:
-                    q = queues[j]
-                    excess = int(over * qn[j] / queued) if over > 0 else 0
                     dropped = 0
-                    while q:
-                        run = q[0]
-                        c, first, last = run
-                        if last < limit or c <= excess - dropped:
-                            q.popleft()
-                            dropped += int(c)
-                            continue
-                        d = max(
-                            int(c * (limit - first) / (last - first)) if first < limit else 0,
-                            excess - dropped,
-                        )
-                        if d > 0:
-                            run[0] = c - d
-                            run[1] = first + (last - first) * d / c
-                            dropped += d
-                        break
+                    if qn[j]:
+                        excess = int(over * qn[j] / queued) if over > 0 else 0
+                        d = drop_oldest(queues[j], limit, excess)
+                        qn[j] -= d
+                        kq[k] -= d
+                        dropped += d
+                    if dn[j]:
+                        d = drop_oldest(deferred[j], limit, 0)
+                        dn[j] -= d
+                        kdn[k] -= d
+                        dropped += d
                     if dropped:
-                        qn[j] -= dropped
                         p_shed[k] += dropped
                         p_stale[k] += dropped
                         for kk, f in dout_items[j]:
@@ -435,7 +551,10 @@ class Simulation:
             result: ControlResult = self.control.step(observations)
             for k, name in enumerate(names):
                 keep[k] = 1.0 - result.shed[name]
-                stale[k] = result.stale.get(name)
+                rule = stale[k] = result.stale.get(name)
+                patience[k] = PATIENCE * (rule.after_s if rule is not None else targets[k])
+                most = rule.max_queued if rule is not None else None
+                patience_n[k] = PATIENCE * most if most is not None else math.inf
                 for j in shed_points[k]:
                     if keep[k] >= 1.0:
                         admit_rate[j] = -1.0
@@ -449,6 +568,7 @@ class Simulation:
                     admit_rate[j] = rate
                     depth[j] = full
             quota_s = [result.quotas[n] * round_s for n in names]
+            rank_classes()
             if result.redistributed:
                 redistributions.append({"t_s": round(at, 6), **result.details})
             sample_classes: dict[str, Any] = {}
@@ -471,6 +591,7 @@ class Simulation:
                     "quota": _r(result.quotas[name]),
                     "queue_length": int(obs.queue_length),
                     "busy_s": _r(p_cls_busy[k]),
+                    "unwanted_busy_s": _r(p_free[k]),
                     "longest_turn_s": _r(p_turn_max[k]),
                     "estimated_delay_s": _r(d.estimated_delay_s),
                     "state": str(d.state),
@@ -493,7 +614,7 @@ class Simulation:
                 p_point[i] = 0
             for k in range(K):
                 p_arrived[k] = p_shed[k] = p_stale[k] = p_cnt[k] = 0
-                p_rt_sum[k] = p_rt_max[k] = p_cls_busy[k] = p_turn_max[k] = 0.0
+                p_rt_sum[k] = p_rt_max[k] = p_cls_busy[k] = p_turn_max[k] = p_free[k] = 0.0
             p_idle = 0.0
 
         def housekeeping() -> None:
@@ -525,29 +646,43 @@ class Simulation:
             if t >= next_house:
                 housekeeping()
             worked = False
+            held = False  # spare kept for a higher class whose work arrived
             # a round: each class runs on its quota; then the quota that classes without
             # work left over goes to the classes with work, highest priority first (a turn
-            # that overruns it is paid back from later rounds' spare, as a deficit)
+            # that overruns it is paid back from later rounds' spare, as a deficit). What
+            # a class runs beyond its own share (lent quota, spare) stops at the next turn
+            # as soon as a class above it has work: it goes back to that class
             for slot in range(2 * K):  # slot ≥ K: the spare pass
                 in_quota = slot < K
-                k = slot if in_quota else slot - K
+                k = order[slot] if in_quota else order[slot - K]
                 if in_quota:
-                    cr = credit[k] + quota_s[k]
-                    if cr <= 0.0:
-                        credit[k] = cr
+                    q_k = quota_s[k]
+                    own = credit[k] + (q_k if q_k < own_s[k] else own_s[k])
+                    lent = lent_credit[k] + (q_k - own_s[k] if q_k > own_s[k] else 0.0)
+                    if own <= 0.0 and lent <= 0.0:
+                        credit[k] = own
+                        lent_credit[k] = lent
                         continue
                 else:
                     if spare <= 0.0:
                         break
-                    cr = spare
+                    own, lent = 0.0, spare
                 nodes = owned[k]
                 m = len(nodes)
                 cur = cursor[k]
-                while cr > 0.0:
+                while own > 0.0 or lent > 0.0:
                     if t >= next_house:
                         if t >= end:
                             break
                         housekeeping()
+                    # beyond its own share, a turn starts only while no class above needs
+                    # the processor (on spare credit: while none has work at all); what is
+                    # left goes back to the spare, for the classes above
+                    if own <= 0.0 and any(
+                        needs(h) if in_quota else kq[h] or kdn[h] for h in above[k]
+                    ):
+                        held = not in_quota
+                        break
                     found = -1
                     for step in range(m):
                         pos = cur + step
@@ -559,8 +694,13 @@ class Simulation:
                             cur = pos + 1 if pos + 1 < m else 0
                             break
                     if found < 0:
-                        break
+                        if not kdn[k]:
+                            break
+                        found = max(shed_points[k], key=dn.__getitem__)
                     i = found
+                    if dn[i] and qn[i] < batch:
+                        # a turn at a shedding point fills its batch with deferred tuples
+                        undefer(i, k, min(batch - qn[i], dn[i]))
                     # --- one operator turn ------------------------------------------------
                     have = qn[i]
                     n = batch if have > batch else have
@@ -590,6 +730,7 @@ class Simulation:
                                 last_t = split
                             break
                     qn[i] = have - n
+                    kq[k] -= n
                     work = ovh + n * cost[i]
                     if jitter:
                         work *= exp(gauss(jitter_mu, jitter))
@@ -597,7 +738,12 @@ class Simulation:
                     done = t + elapsed
                     measured = elapsed if visible else work
                     p_busy[i] += measured
-                    p_cls_busy[owner[i]] += measured
+                    p_cls_busy[k] += measured
+                    for h in above[k]:
+                        if kq[h] or kdn[h] or turned_away[h] > t:
+                            break
+                    else:
+                        p_free[k] += measured
                     if measured > p_turn_max[k]:  # noqa: PLR1730 - hot loop, no call
                         p_turn_max[k] = measured
                     p_in[i] += n
@@ -635,11 +781,8 @@ class Simulation:
                                 p_arrived[sk2] += out
                                 p_point[j] += out
                                 kept = admit(j, out, done) if admit_rate[j] >= 0.0 else out
-                                dropped = out - kept
-                                if dropped:
-                                    p_shed[sk2] += dropped
-                                    for kk, f in dout_items[j]:
-                                        lost_out[kk] += dropped * f
+                                if out > kept:
+                                    defer(j, sk2, out - kept, first, last_t)
                                 if not kept:
                                     continue
                             else:
@@ -652,40 +795,59 @@ class Simulation:
                                     if last_t > tail[2]:  # noqa: PLR1730 - hot loop, no call
                                         tail[2] = last_t
                                     qn[j] += kept
+                                    kq[owner[j]] += kept
                                     continue
                             qj.append([kept, first, last_t])
                             qn[j] += kept
+                            kq[owner[j]] += kept
                     t = done
-                    cr -= elapsed
+                    # a turn is paid from the class's own share first; one that overruns
+                    # it is the class's own deficit
+                    if own > 0.0:
+                        own -= elapsed
+                    else:
+                        lent -= elapsed
                     worked = True
                 cursor[k] = cur
                 if in_quota:
-                    if cr > 0.0:
-                        spare += cr
-                    credit[k] = cr if cr < 0.0 else 0.0
+                    spare += (own if own > 0.0 else 0.0) + (lent if lent > 0.0 else 0.0)
+                    credit[k] = own if own < 0.0 else 0.0
+                    lent_credit[k] = lent if lent < 0.0 else 0.0
                 else:
-                    spare = cr
+                    spare = lent
                 if t >= end:
                     break
-            spare = min(spare, 0.0)  # spare nobody had work for is not kept
+            if not held:
+                spare = min(spare, 0.0)  # spare nobody had work for is not kept
             if not worked and t < end:
-                pending = [k for k in range(K) if any(qn[i] for i in owned[k])]
+                pending = [k for k in range(K) if kq[k] or kdn[k]]
                 if pending:
                     # every class with work is in deficit: skip the rounds it would take
-                    # to pay the deficits (a class with no quota runs only when the
-                    # others have nothing to do: the scheduler stays work-conserving)
-                    positive = [k for k in pending if quota_s[k] > 0.0]
-                    if positive:
-                        idle_quota = sum(quota_s[k] for k in range(K) if k not in pending)
-                        rounds = min(math.floor(-credit[k] / quota_s[k]) + 1 for k in positive)
-                        if idle_quota > 0.0:
-                            rounds = min(rounds, math.floor(-spare / idle_quota) + 1)
-                        for k in positive:
-                            credit[k] += max(rounds - 1, 0) * quota_s[k]
-                        spare += max(rounds - 1, 0) * idle_quota
-                    else:
-                        for k in pending:
-                            credit[k] = round_s
+                    # for one to run again, on its own share, its lent quota, or the spare
+                    # the classes without work leave (a class with no quota runs only
+                    # when the others have nothing to do: the scheduler stays
+                    # work-conserving)
+                    idle_quota = sum(quota_s[k] for k in range(K) if k not in pending)
+                    parts = [
+                        (min(quota_s[k], own_s[k]), max(quota_s[k] - own_s[k], 0.0))
+                        for k in range(K)
+                    ]
+                    waits = [
+                        math.floor(-c / q) + 1
+                        for k in pending
+                        for c, q in ((credit[k], parts[k][0]), (lent_credit[k], parts[k][1]))
+                        if q > 0.0
+                    ]
+                    if idle_quota > 0.0:
+                        waits.append(math.floor(-spare / idle_quota) + 1)
+                    if not waits:  # no quota anywhere: a round for the classes by priority
+                        spare = round_s
+                        continue
+                    skip = max(min(waits) - 1, 0)
+                    for k in pending:
+                        credit[k] = min(credit[k] + skip * parts[k][0], 0.0)
+                        lent_credit[k] = min(lent_credit[k] + skip * parts[k][1], 0.0)
+                    spare += skip * idle_quota
                     continue
                 target_t = max(t, min(inj_t + tick, period_end, next_bg, end, next_stall))
                 gap = target_t - t
@@ -711,8 +873,9 @@ class Simulation:
         backlog: dict[str, int] = {}
         backlog_age: dict[str, float] = {}
         for k, name in enumerate(names):
-            backlog[name] = sum(qn[i] for i in owned[k])
-            oldest = min((queues[i][0][1] for i in owned[k] if queues[i]), default=None)
+            backlog[name] = kq[k] + kdn[k]  # queued and deferred
+            waiting = [queues[i] for i in owned[k]] + [deferred[j] for j in shed_points[k]]
+            oldest = min((run[1] for q in waiting for run in q), default=None)
             backlog_age[name] = end - oldest if oldest is not None else 0.0
         self.last_headroom = last_headroom
         return SimOutput(

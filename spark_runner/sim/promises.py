@@ -5,10 +5,13 @@ The promises (issue 12), each with the tolerance a per-period measurement needs:
 - **priority order**: while a feasible class sheds (arriving tuples, or queued ones
   stale first), no lower class uses more than its own original share of the processor
   (under ``strict``, none is served at all), beyond one operator turn (a turn is not
-  preempted) and ``USAGE_TOLERANCE`` of slack for a scheduler round's granularity. The
-  verdict also reports the same measure over the periods in which the class shed arriving
-  tuples (``priority_excess_on_arrival``): stale drops are of tuples queued earlier, so
-  that reading leaves out a controller's one-period lag behind a backlog;
+  preempted) and a scheduler round's granularity: ``USAGE_TOLERANCE`` of the period's
+  processor time, or one round where the classes had less than a round's worth of
+  tolerance (stalls, background load). Processor time a lower class took while no class
+  above it wanted it (``unwanted_busy_s``: nothing waiting there, nothing turned away at
+  the last arrivals) was taken from nobody and does not count. The verdict also reports
+  the same measure over the periods in which the class shed arriving tuples
+  (``priority_excess_on_arrival``);
 - **top class**: the highest class loses at most ``TOP_LOSS_LIMIT`` of its tuples (shed on
   arrival or stale first) over the periods in which it is feasible and its load fitted
   its share in the period and in the periods one delay target before it (stale first drops
@@ -38,6 +41,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from spark_runner.scenario.models import Engine
 from spark_runner.sim.workloads import MAX_SHED, Workload
 
 WARMUP_PERIODS = 8
@@ -84,6 +88,11 @@ def judge(workload: Workload, series: Sequence[Mapping[str, Any]], policy: str) 
     top = names[0]
     feasible = [n for n in names if n not in workload.infeasible]
     targets = {c["name"]: float(c["delay_target_s"]) for c in workload.doc["classes"]}
+    round_s = float(
+        workload.doc.get("engine", {}).get(
+            "scheduler_round_s", Engine.model_fields["scheduler_round_s"].default
+        )
+    )
     priority_excess = on_arrival = -1.0
     top_shed = top_arrived = 0.0
     # stale first drops tuples up to a target after they arrived: the top class's loss in
@@ -118,8 +127,13 @@ def judge(workload: Workload, series: Sequence[Mapping[str, Any]], policy: str) 
                 continue
             for low in names[i + 1 :]:
                 allowed = 0.0 if policy == "strict" else workload.original_share(low)
-                # a turn the class started is not preempted: one is beyond any share
-                busy = float(classes[low]["busy_s"]) - float(classes[low]["longest_turn_s"])
+                # what it took while no class above it wanted the processor (nothing
+                # waiting, nothing turned away) was taken from nobody; a turn the class
+                # started is not preempted: one is beyond any share
+                wanted = float(classes[low]["busy_s"]) - float(classes[low]["unwanted_busy_s"])
+                # a round's granularity where the tolerance is less than a round
+                slack = max(0.0, round_s - USAGE_TOLERANCE * free)
+                busy = max(0.0, wanted - float(classes[low]["longest_turn_s"]) - slack)
                 priority_excess = max(priority_excess, busy / free - allowed)
                 if sheds_arrivals[high]:
                     on_arrival = max(on_arrival, busy / free - allowed)

@@ -6,6 +6,7 @@ import pytest
 from qos_plant import QuotaPlant
 
 from spark_runner.core.dilos import (
+    STALE_MARGIN_DECAY,
     STALE_QUEUE_MARGIN,
     ClassSpec,
     DilosController,
@@ -270,6 +271,36 @@ def test_each_shedding_feasible_class_tells_the_engine_what_is_stale() -> None:
     assert step.classes["c3"].stale is None
     separate = DilosController(classes, DilosParams(redistribution_enabled=False))
     assert all(c.stale is None for c in separate.step(obs).classes.values())
+
+
+def test_a_class_late_while_shedding_stale_first_learns_to_shed_earlier() -> None:
+    """Its way through the operators took longer than the floor (its turns waited for other
+    classes'): the 0.05 s it was late comes off the age its tuples may wait; each period on
+    time gives back part of it (``STALE_MARGIN_DECAY``)."""
+
+    def after_s(ctl: DilosController, max_rt: float, stale_first: bool = True) -> float:
+        stats = ResponseTimeStats(mean_s=0.1, max_s=max_rt, count=10)
+        obs = {
+            n: Observation(
+                period_s=T,
+                load=0.05,
+                floor_s=0.1,
+                cost_per_tuple_s=0.001,
+                response_time=stats,
+                stale_first=stale_first,
+            )
+            for n in PRIORITIES
+        }
+        rule = ctl.step(obs).classes["c1"].stale
+        assert rule is not None
+        return rule.after_s
+
+    ctl = DilosController(specs())
+    assert after_s(ctl, 0.2) == pytest.approx(0.2)  # on time: the 0.3 s target less the floor
+    assert after_s(ctl, 0.35) == pytest.approx(0.15)  # 0.05 s late
+    assert after_s(ctl, 0.2) == pytest.approx(0.2 - 0.05 * STALE_MARGIN_DECAY)
+    # late without stale first in force: nothing to learn about it
+    assert after_s(DilosController(specs()), 0.35, stale_first=False) == pytest.approx(0.2)
 
 
 def test_strict_and_absolute_policies_in_the_controller() -> None:

@@ -368,6 +368,54 @@ def test_dilos_sheds_stale_tuples_first_and_is_back_within_target(build: Build) 
     assert last_late("per_class") > 3.0 + 10 * 0.5
 
 
+def test_dilos_defers_what_it_cannot_admit_and_drops_only_what_goes_stale(build: Build) -> None:
+    """At twice the capacity, tuples over the admitted rate wait (deferred, freshest served
+    first when the class has nothing admitted to do) and are dropped only once they can no
+    longer make the 2 s target: every drop is stale, every tuple is accounted for, outputs
+    stay within the target, and the class loses no more than ALoMa shedding on arrival
+    (within 2 %: the deferred tuples it serves are paid for by the ones it keeps waiting)."""
+    doc = one_class(rate=1300, ops=3, cost_s=0.0005, mode="dilos", duration_s=20.0)
+    out = simulate(build(doc))
+    tot = out.totals["c"]
+    assert tot.arrived == tot.shed + tot.outputs + out.backlog["c"]
+    late = [s for s in out.series[6:] if (s["classes"]["c"]["max_response_time_s"] or 0) > 2.0]
+    assert not late
+    for s in out.series:
+        assert s["classes"]["c"]["shed_count"] == s["classes"]["c"]["stale_shed_count"]
+    on_arrival = simulate(build(doc, "control.mode=per_class")).totals["c"]
+    assert tot.shed / tot.arrived <= 1.02 * on_arrival.shed / on_arrival.arrived
+
+
+@pytest.mark.parametrize("policy", ["relative", "strict"])
+def test_quota_a_lower_class_borrowed_goes_back_as_soon_as_the_class_above_needs_it(
+    build: Build, policy: str
+) -> None:
+    """The top class idles for 10 s, so DILoS lends its quota to the overloaded low class;
+    then it surges past its own share. In every period in which it sheds, the low class
+    runs within its own quarter of the processor beyond one operator turn (and, under
+    strict, not at all while the class above wants the processor): what it borrowed went
+    back at once, not a redistribution later."""
+    doc = two_classes(rate_hi=0, rate_lo=3000, prio_hi=3, prio_lo=1, mode="dilos")
+    doc["duration_s"] = 20.0
+    doc["streams"][0]["arrival"] = {
+        "kind": "step",
+        "steps": [{"at_s": 0.0, "rate_per_s": 20.0}, {"at_s": 10.0, "rate_per_s": 3000.0}],
+    }
+    doc["control"]["policy"] = policy
+    for cls in doc["classes"]:
+        cls["manager"] = {"kind": "aloma", "params": {"max_shed": 0.99}}
+    out = simulate(build(doc))
+    lent = out.series[18]["classes"]["lo"]["quota"]
+    assert lent > 0.5  # the low class held most of the processor before the surge
+    allowed = 0.0 if policy == "strict" else 0.25
+    shedding = [s for s in out.series if s["classes"]["hi"]["shed_count"] > 0]
+    assert len(shedding) > 5
+    for s in shedding:
+        lo = s["classes"]["lo"]
+        wanted = lo["busy_s"] - lo["unwanted_busy_s"] - lo["longest_turn_s"]
+        assert wanted <= allowed * 0.5 + 0.01, s["t_s"]
+
+
 def test_the_oracle_sheds_what_exceeds_the_capacity_and_no_manager_beats_it(
     build: Build,
 ) -> None:
