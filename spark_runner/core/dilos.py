@@ -88,6 +88,8 @@ STALE_QUEUE_MARGIN = 0.8
 """Stale first keeps queued at most this share of what a class serves in its target."""
 STALE_MARGIN_DECAY = 0.8
 """Each period on time keeps this share of the lateness stale first learned to allow for."""
+STALE_MARGIN_MAX = 0.5
+"""The learned margin takes at most this share of the time a tuple may wait (D − floor)."""
 _THRESHOLD_KEYS = ("tau0", "tau1", "tau2", "tau3")
 
 
@@ -712,7 +714,11 @@ def _learn_stale_margin(st: _ClassState, obs: Observation) -> None:
     rt = obs.response_time
     late = rt.max_s - st.spec.delay_target_s if rt.count else 0.0
     if obs.stale_first and late > 0.0:
-        st.stale_margin = min(st.stale_margin + late, st.spec.delay_target_s)
+        # at most half the time a tuple may wait: lateness stale first cannot cure (a
+        # stall) must not make the class shed everything
+        floor = obs.floor_s if obs.floor_s is not None else 0.0
+        most = STALE_MARGIN_MAX * max(0.0, st.spec.delay_target_s - floor)
+        st.stale_margin = min(st.stale_margin + late, most)
     else:
         st.stale_margin *= STALE_MARGIN_DECAY
 
@@ -722,7 +728,9 @@ def _stale_rule(st: _ClassState, obs: Observation) -> StaleRule | None:
     least time its way through the operators still takes) and less the margin the class
     learned (:func:`_learn_stale_margin`) will be late whatever is done next; so will the
     oldest tuples of a queue longer than the class can serve within that time at its
-    capacity (``STALE_QUEUE_MARGIN`` of it). Both are shed before fresh tuples that can
+    capacity (``STALE_QUEUE_MARGIN`` of it; the capacity is the largest of its manager's
+    headroom, its original share's and what it was served last period plus the idle
+    processor). Both are shed before fresh tuples that can
     still make it. None for a class whose manager never sheds, and for an infeasible class
     (every tuple is late; it sheds only what its load requires)."""
     if not st.manager.sheds or st.infeasible:
@@ -732,8 +740,10 @@ def _stale_rule(st: _ClassState, obs: Observation) -> StaleRule | None:
     capacity = st.manager.headroom
     if capacity is None or obs.cost_per_tuple_s <= 0.0:
         return StaleRule(after)
-    # a class that lent quota gets its original share back as soon as it needs it
-    capacity = max(capacity, st.capacity_per_quota * st.original)
+    # a class that lent quota gets its original share back as soon as it needs it, and
+    # what it was served last period plus the idle processor was its to use
+    received = obs.busy_load + obs.idle_load if obs.busy_load is not None else 0.0
+    capacity = max(capacity, st.capacity_per_quota * st.original, received)
     return StaleRule(after, STALE_QUEUE_MARGIN * after * capacity / obs.cost_per_tuple_s)
 
 

@@ -777,12 +777,32 @@ class Simulation:
                             )
                             hist[sk][b if b < HIST_BINS else HIST_BINS - 1] += out
                         for j, sk2 in children[i]:
+                            run_first = first
                             if sk2 >= 0:
                                 p_arrived[sk2] += out
                                 p_point[j] += out
-                                kept = admit(j, out, done) if admit_rate[j] >= 0.0 else out
-                                if out > kept:
-                                    defer(j, sk2, out - kept, first, last_t)
+                                fresh = out
+                                rule = stale[sk2]
+                                if rule is not None and first < done - rule.after_s:
+                                    # stale first where a higher class's segment hands
+                                    # over tuples already too old for this class
+                                    run_first = done - rule.after_s
+                                    old = (
+                                        out
+                                        if last_t <= run_first
+                                        else int(out * (run_first - first) / (last_t - first))
+                                    )
+                                    if old:
+                                        fresh -= old
+                                        p_shed[sk2] += old
+                                        p_stale[sk2] += old
+                                        for kk, f in dout_items[j]:
+                                            lost_out[kk] += old * f
+                                if not fresh:
+                                    continue
+                                kept = admit(j, fresh, done) if admit_rate[j] >= 0.0 else fresh
+                                if fresh > kept:
+                                    defer(j, sk2, fresh - kept, run_first, last_t)
                                 if not kept:
                                     continue
                             else:
@@ -790,14 +810,14 @@ class Simulation:
                             qj = queues[j]
                             if qj:
                                 tail = qj[-1]
-                                if last_t - tail[1] <= span and first >= tail[1]:
+                                if last_t - tail[1] <= span and run_first >= tail[1]:
                                     tail[0] += kept
                                     if last_t > tail[2]:  # noqa: PLR1730 - hot loop, no call
                                         tail[2] = last_t
                                     qn[j] += kept
                                     kq[owner[j]] += kept
                                     continue
-                            qj.append([kept, first, last_t])
+                            qj.append([kept, run_first, last_t])
                             qn[j] += kept
                             kq[owner[j]] += kept
                     t = done

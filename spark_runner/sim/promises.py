@@ -15,7 +15,9 @@ The promises (issue 12), each with the tolerance a per-period measurement needs:
 - **top class**: the highest class loses at most ``TOP_LOSS_LIMIT`` of its tuples (shed on
   arrival or stale first) over the periods in which it is feasible and its load fitted
   its share in the period and in the periods one delay target before it (stale first drops
-  tuples that arrived up to a target earlier);
+  tuples that arrived up to a target earlier). Its load fits when its arrivals' load does
+  and the work it carries queued at the period's end (queue length × cost per tuple, a
+  backlog an overload left) is at most a period of its share;
 - **no idle while shedding**: no two periods in a row in which a class shed and the
   processor was idle more than ``IDLE_TOLERANCE`` of each. One is allowed: a controller
   learns a period was idle at its end, so it can hand that time over in the next period
@@ -137,7 +139,13 @@ def judge(workload: Workload, series: Sequence[Mapping[str, Any]], policy: str) 
                 priority_excess = max(priority_excess, busy / free - allowed)
                 if sheds_arrivals[high]:
                     on_arrival = max(on_arrival, busy / free - allowed)
-        fits = float(classes[top]["load"]) <= workload.original_share(top) * free / period_s
+        # its load fits its share when what arrives does and what it carries queued (a
+        # backlog an overload left) is at most a period of its share
+        top_load = float(classes[top]["load"])
+        rate = float(classes[top]["arrival_rate_per_s"])
+        queued_s = float(classes[top]["queue_length"]) * top_load / rate if rate > 0 else 0.0
+        share_s = workload.original_share(top) * free
+        fits = top_load * period_s <= share_s and queued_s <= share_s
         fit_run = fit_run + 1 if fits else 0
         if top in feasible and fit_run > top_window:
             top_arrived += arrived[top]

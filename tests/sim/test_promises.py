@@ -44,6 +44,7 @@ def sample(**per_class: dict[str, Any]) -> dict[str, Any]:
         "unwanted_busy_s": 0.0,
         "longest_turn_s": 0.0,
         "load": 0.1,
+        "queue_length": 0,
         "arrival_rate_per_s": 100.0,
         "max_response_time_s": 0.5,
         "state": "normal",
@@ -118,6 +119,15 @@ def test_the_top_class_losing_more_than_the_limit_breaks_its_promise():
         **{f"p{k}": {"hi": {"shed_count": 5}} for k in (p + 1, p + 2)},
     )
     assert judge(WORKLOAD, after_burst, "relative").top_loss == 0.0
+    # So does a backlog an overload left: 500 tuples at 1 ms (0.5 s of work) is more than
+    # a period of its 0.75 share; the periods it carries one, and one target after, are
+    # not judged.
+    backlog = series(
+        **{f"p{k}": {"hi": {"queue_length": 500}} for k in range(WARMUP_PERIODS, p)},
+        **{f"p{k}": {"hi": {"shed_count": 5}} for k in (p, p + 1)},
+    )
+    assert judge(WORKLOAD, backlog, "relative").top_loss == 0.0
+    assert judge(WORKLOAD, series(**{f"p{p}": {"hi": {"shed_count": 5}}}), "relative").top_loss
 
 
 def test_idle_processor_while_a_class_sheds_two_periods_in_a_row_is_found():
@@ -186,16 +196,13 @@ def test_the_simulator_flags_exactly_the_infeasible_classes(variant: str):
     seed=st.integers(min_value=200, max_value=100_000),
     variant=st.sampled_from(["dilos-relative", "dilos-absolute", "dilos-strict"]),
 )
-def test_on_any_generated_workload_dilos_keeps_priority_order_and_flags_the_infeasible(
-    seed: int, variant: str
-):
+def test_on_any_generated_workload_dilos_keeps_every_promise(seed: int, variant: str):
     """A property over workloads outside the benchmark's seeds, under each policy: while a
-    class sheds, no lower class takes more than its own share (none under strict), and
-    exactly the infeasible classes are flagged. (The top class's loss, no idle while
-    shedding and recovery are measured by ``bench/bench_robustness.py``: they hold on most
-    workloads, not every one; see the closing notes of issue 12.)"""
+    class sheds, no lower class takes more than its own share (none under strict); the top
+    class loses at most 0.5 % where its load fits its share; the processor is not idle
+    while a class sheds; every feasible class is back within its target within ten
+    periods; exactly the infeasible classes are flagged."""
     workload = random_workload(seed)
     out = simulate(workload.scenario(variant))
     verdict = judge(workload, out.series, VARIANTS[variant]["policy"])
-    assert verdict.kept["priority_order"], verdict.priority_excess
-    assert verdict.kept["feasibility"], verdict.misflagged
+    assert verdict.all_kept, verdict

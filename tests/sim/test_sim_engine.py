@@ -226,6 +226,29 @@ def test_inter_class_sharing_owner_and_shedding_point(build: Build) -> None:
     assert r["hi"]["outputs"] >= 2 * 2000 - 10
 
 
+def test_a_reader_sheds_first_what_a_slower_owner_hands_over_too_late(build: Build) -> None:
+    """The owner of a shared segment (target 4 s) is overloaded and lets its tuples wait
+    about 2 s, within its target; the reader's target is 0.5 s. Under DILoS the reader
+    sheds, as stale first, the tuples the segment hands over already too old for it, and
+    what it outputs from then on is within its target."""
+    doc = two_classes(rate_hi=2000, rate_lo=0, prio_hi=6, prio_lo=5, mode="dilos")
+    doc["duration_s"] = 20.0
+    doc["shared_segments"] = [{"name": "seg", "source": "sh", "operators": chain(1, 0.0004)}]
+    doc["classes"][0]["queries"] = [{"name": "q", "source": "seg", "operators": chain(1, 0.0004)}]
+    doc["classes"][0]["delay_target_s"] = 4.0
+    doc["classes"][1]["queries"] = [{"name": "q", "source": "seg", "operators": chain(1, 0.0001)}]
+    doc["classes"][1]["delay_target_s"] = 0.5
+    doc["engine"]["tick_s"] = 0.1  # arrivals (and the stale sweep with them) every 0.1 s
+    for cls in doc["classes"]:
+        cls["manager"] = {"kind": "aloma", "params": {"max_shed": 0.99}}
+    out = simulate(build(doc))
+    owner = [s["classes"]["hi"]["max_response_time_s"] or 0.0 for s in out.series[10:]]
+    assert max(owner) > 1.0  # the owner's tuples wait long, within its 4 s target
+    reader = [s["classes"]["lo"] for s in out.series[10:]]
+    assert sum(c["stale_shed_count"] for c in reader) > 0
+    assert all((c["max_response_time_s"] or 0.0) <= 0.5 for c in reader)
+
+
 def test_window_join_reads_both_inputs(build: Build) -> None:
     doc = two_classes(rate_hi=200, rate_lo=300, mode="none")
     doc["classes"] = doc["classes"][:1]
