@@ -66,6 +66,7 @@ EXIT_OUTPUT_FAILED = 6
 POLL_S = 0.2
 # How long to wait for a moment between triggers before stopping right after a batch.
 QUIET_WAIT_S = 3.0
+RETRIED_COMMAND_MESSAGE = "Exception while sending command."  # py4j, java_gateway.py
 BATCH_DRAIN_TIMEOUT_S = 20.0
 REPORTER_CLOSE_TIMEOUT_S = 5.0
 
@@ -428,6 +429,7 @@ def configure_logging(level: str) -> None:
     # py4j logs every gateway command at DEBUG, httpx every request at INFO.
     logging.getLogger("py4j").setLevel(logging.WARNING)
     logging.getLogger("py4j.clientserver").addFilter(expected_cancellation)
+    logging.getLogger().addFilter(retried_gateway_command)
     logging.getLogger("httpx").setLevel(logging.WARNING)
     # PySpark warns at import about pandas 3; the job's pandas use is its own.
     warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas")
@@ -439,6 +441,24 @@ def expected_cancellation(record: logging.LogRecord) -> bool:
     at INFO, after the query stops. Every other record passes."""
     error = record.exc_info[1] if record.exc_info else None
     return not isinstance(error, GateClosedError)
+
+
+def retried_gateway_command(record: logging.LogRecord) -> bool:
+    """py4j logs, on the root logger at INFO with a traceback, a command whose pooled
+    connection the JVM had closed (Spark interrupts its threads while it stops); it then
+    sends the command again on a new connection, and the outcome of that is what counts.
+    Keep the record as one line naming the cause, without the traceback."""
+    if (
+        record.levelno == logging.INFO
+        and record.msg == RETRIED_COMMAND_MESSAGE
+        and record.exc_info
+        and record.exc_info[1] is not None
+    ):
+        record.msg = "py4j sent a command again on a new connection: %s"
+        record.args = (_first_line(record.exc_info[1]),)
+        record.exc_info = None
+        record.exc_text = None
+    return True
 
 
 def _fail(code: int, message: str) -> int:

@@ -17,7 +17,7 @@ from spark_runner.job.lifecycle import (
     StopSignal,
     close_gate_when_quiet,
 )
-from spark_runner.job.main import expected_cancellation
+from spark_runner.job.main import expected_cancellation, retried_gateway_command
 
 
 def test_gate_waits_for_the_running_batch_then_refuses_new_ones() -> None:
@@ -176,3 +176,25 @@ def test_the_expected_cancellation_is_not_logged_as_an_error_but_others_are() ->
     assert expected_cancellation(record(RuntimeError("a real failure")))
     plain = logging.LogRecord("py4j.clientserver", logging.ERROR, __file__, 1, "x", (), None)
     assert expected_cancellation(plain)
+
+
+def test_a_command_py4j_sends_again_is_logged_as_one_line_without_a_traceback() -> None:
+    """At stop, py4j may find a pooled connection closed by the JVM; it logs that at INFO
+    on the root logger with a traceback and sends the command again. The job keeps one
+    line; the same message at another level, or another message, is left as it is."""
+    try:
+        raise ConnectionError("Answer from Java side is empty\nmore")
+    except ConnectionError:
+        exc_info = sys.exc_info()
+    retried = logging.LogRecord(
+        "root", logging.INFO, __file__, 1, "Exception while sending command.", (), exc_info
+    )
+    assert retried_gateway_command(retried)
+    assert retried.exc_info is None
+    assert retried.getMessage() == (
+        "py4j sent a command again on a new connection: Answer from Java side is empty"
+    )
+    failed = logging.LogRecord(
+        "root", logging.ERROR, __file__, 1, "Exception while sending command.", (), exc_info
+    )
+    assert retried_gateway_command(failed) and failed.exc_info is exc_info
