@@ -650,8 +650,8 @@ class Simulation:
             # a round: each class runs on its quota; then the quota that classes without
             # work left over goes to the classes with work, highest priority first (a turn
             # that overruns it is paid back from later rounds' spare, as a deficit). What
-            # a class runs beyond its own share (lent quota, spare) stops at the next turn
-            # as soon as a class above it has work: it goes back to that class
+            # a class runs beyond its own share stops at the next turn as soon as a class
+            # above it needs the processor (lent quota) or has work (spare)
             for slot in range(2 * K):  # slot ≥ K: the spare pass
                 in_quota = slot < K
                 k = order[slot] if in_quota else order[slot - K]
