@@ -538,16 +538,13 @@ class DilosController:
         higher_sheds = False
         for rank, name in enumerate(self._order):
             st = self._classes[name]
-            above_sheds, higher_sheds = (
-                higher_sheds,
-                higher_sheds or _sheds(decisions[name], observations[name]),
-            )
+            sheds = _sheds(decisions[name], observations[name])
+            above_sheds, higher_sheds = higher_sheds, higher_sheds or sheds
             if st.infeasible or (strict and above_sheds):
                 continue  # more quota cannot make it meet its target / strict: none below
             need = needs[name]
             want = need - quotas[name]
             own = st.original - quotas[name]
-            sheds = _sheds(decisions[name], observations[name])
             lenders = list(enumerate(self._order))[rank + 1 if own <= _TINY else 0 :]
             for position, lender in reversed(lenders):
                 if want <= _TINY and not (sheds and position > rank):
@@ -555,14 +552,11 @@ class DilosController:
                 lower = position > rank
                 if strict and not lower and _sheds(decisions[lender], observations[lender]):
                     continue  # strict: nothing goes down while a higher class sheds
-                # a higher class keeps what its load needs (demands go highest first)
-                keeps = (
-                    0.0
-                    if lower and strict and sheds
-                    else self._classes[lender].original
-                    if lower
-                    else max(self._classes[lender].original, needs[lender])
-                )
+                keeps = self._classes[lender].original
+                if not lower:  # a higher class keeps what its load needs (highest first)
+                    keeps = max(keeps, needs[lender])
+                elif strict and sheds:
+                    keeps = 0.0
                 excess = quotas[lender] - keeps
                 if lender == name or excess <= _TINY:
                     continue

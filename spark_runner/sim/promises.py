@@ -124,6 +124,8 @@ def judge(workload: Workload, series: Sequence[Mapping[str, Any]], policy: str) 
             for n in names
         }
         flagged |= {n for n in names if classes[n]["state"] == INFEASIBLE_STATE}
+        # a scheduler round's granularity where the tolerance is less than a round
+        slack = max(0.0, round_s - USAGE_TOLERANCE * free)
         for i, high in enumerate(names):
             if high in workload.infeasible or not sheds[high]:
                 continue
@@ -133,8 +135,6 @@ def judge(workload: Workload, series: Sequence[Mapping[str, Any]], policy: str) 
                 # waiting, nothing turned away) was taken from nobody; a turn the class
                 # started is not preempted: one is beyond any share
                 wanted = float(classes[low]["busy_s"]) - float(classes[low]["unwanted_busy_s"])
-                # a round's granularity where the tolerance is less than a round
-                slack = max(0.0, round_s - USAGE_TOLERANCE * free)
                 busy = max(0.0, wanted - float(classes[low]["longest_turn_s"]) - slack)
                 priority_excess = max(priority_excess, busy / free - allowed)
                 if sheds_arrivals[high]:
