@@ -265,6 +265,10 @@ class Simulation:
         p_rt_max = [0.0] * K
         p_cls_busy = [0.0] * K
         p_free = [0.0] * K  # busy time taken while no class above wanted the processor
+        p_repaid = [0.0] * K  # busy time given back while other classes repaid a deficit
+        # what each class lost to turns of other classes that overran their slots, not
+        # given back yet (shorter rounds give it back; see repaid_busy_s)
+        owed = [0.0] * K
         p_turn_max = [0.0] * K  # the longest single operator turn (turns are not preempted)
         p_idle = 0.0
 
@@ -592,6 +596,7 @@ class Simulation:
                     "queue_length": int(obs.queue_length),
                     "busy_s": _r(p_cls_busy[k]),
                     "unwanted_busy_s": _r(p_free[k]),
+                    "repaid_busy_s": _r(p_repaid[k]),
                     "longest_turn_s": _r(p_turn_max[k]),
                     "estimated_delay_s": _r(d.estimated_delay_s),
                     "state": str(d.state),
@@ -614,7 +619,8 @@ class Simulation:
                 p_point[i] = 0
             for k in range(K):
                 p_arrived[k] = p_shed[k] = p_stale[k] = p_cnt[k] = 0
-                p_rt_sum[k] = p_rt_max[k] = p_cls_busy[k] = p_turn_max[k] = p_free[k] = 0.0
+                p_rt_sum[k] = p_rt_max[k] = p_cls_busy[k] = p_turn_max[k] = 0.0
+                p_free[k] = p_repaid[k] = 0.0
             p_idle = 0.0
 
         def housekeeping() -> None:
@@ -647,6 +653,17 @@ class Simulation:
                 housekeeping()
             worked = False
             held = False  # spare kept for a higher class whose work arrived
+            # the share of this round that classes repaying a deficit skip: a turn that
+            # overran its class's slot delayed every other class alike; the shorter round
+            # gives each its part back, in proportion to its quota (repaid_busy_s)
+            short = 0.0
+            for k in range(K):
+                q_k = quota_s[k]
+                if credit[k] + min(q_k, own_s[k]) <= 0.0 and (
+                    lent_credit[k] + max(q_k - own_s[k], 0.0) <= 0.0
+                ):
+                    short += q_k
+            short /= round_s
             # a round: each class runs on its quota; then the quota that classes without
             # work left over goes to the classes with work, highest priority first (a turn
             # that overruns it is paid back from later rounds' spare, as a deficit). What
@@ -695,6 +712,7 @@ class Simulation:
                             break
                     if found < 0:
                         if not kdn[k]:
+                            owed[k] = 0.0  # a class out of work is owed nothing
                             break
                         found = max(shed_points[k], key=dn.__getitem__)
                     i = found
@@ -741,6 +759,10 @@ class Simulation:
                     p_cls_busy[k] += measured
                     for h in above[k]:
                         if kq[h] or kdn[h] or turned_away[h] > t:
+                            if short and owed[k] > 0.0 and in_quota:
+                                back = min(owed[k], measured * short)
+                                p_repaid[k] += back
+                                owed[k] -= back
                             break
                     else:
                         p_free[k] += measured
@@ -825,8 +847,16 @@ class Simulation:
                     # it is the class's own deficit
                     if own > 0.0:
                         own -= elapsed
+                        over = -own
                     else:
                         lent -= elapsed
+                        over = -lent
+                    if over > 0.0 and in_quota:
+                        # it overran its slot: the other classes lost their parts of that
+                        over = min(over, elapsed) / round_s
+                        for j in range(K):
+                            if j != k:
+                                owed[j] += over * quota_s[j]
                     worked = True
                 cursor[k] = cur
                 if in_quota:

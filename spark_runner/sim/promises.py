@@ -9,7 +9,10 @@ The promises (issue 12), each with the tolerance a per-period measurement needs:
   processor time, or one round where the classes had less than a round's worth of
   tolerance (stalls, background load). Processor time a lower class took while no class
   above it wanted it (``unwanted_busy_s``: nothing waiting there, nothing turned away at
-  the last arrivals) was taken from nobody and does not count. The verdict also reports
+  the last arrivals) was taken from nobody and does not count, nor does the time the
+  scheduler gave it back (``repaid_busy_s``) while another class repaid a turn that overran
+  its slot: that turn, never preempted, had delayed every class alike, often in the period
+  before. The verdict also reports
   the same measure over the periods in which the class shed arriving tuples
   (``priority_excess_on_arrival``);
 - **top class**: the highest class loses at most ``TOP_LOSS_LIMIT`` of its tuples (shed on
@@ -132,9 +135,15 @@ def judge(workload: Workload, series: Sequence[Mapping[str, Any]], policy: str) 
             for low in names[i + 1 :]:
                 allowed = 0.0 if policy == "strict" else workload.original_share(low)
                 # what it took while no class above it wanted the processor (nothing
-                # waiting, nothing turned away) was taken from nobody; a turn the class
-                # started is not preempted: one is beyond any share
-                wanted = float(classes[low]["busy_s"]) - float(classes[low]["unwanted_busy_s"])
+                # waiting, nothing turned away) was taken from nobody; what the scheduler
+                # gave it back while another class repaid a turn that overran its slot it
+                # had lost to that turn; a turn the class started is not preempted: one is
+                # beyond any share
+                wanted = (
+                    float(classes[low]["busy_s"])
+                    - float(classes[low]["unwanted_busy_s"])
+                    - float(classes[low]["repaid_busy_s"])
+                )
                 busy = max(0.0, wanted - float(classes[low]["longest_turn_s"]) - slack)
                 priority_excess = max(priority_excess, busy / free - allowed)
                 if sheds_arrivals[high]:

@@ -42,6 +42,7 @@ def sample(**per_class: dict[str, Any]) -> dict[str, Any]:
         "stale_shed_count": 0,
         "busy_s": 0.1 * PERIOD_S,
         "unwanted_busy_s": 0.0,
+        "repaid_busy_s": 0.0,
         "longest_turn_s": 0.0,
         "load": 0.1,
         "queue_length": 0,
@@ -85,6 +86,10 @@ def test_a_lower_class_above_its_share_while_a_higher_one_sheds_breaks_priority_
     unwanted = {"busy_s": over, "unwanted_busy_s": 2 * USAGE_TOLERANCE * PERIOD_S}
     free_time = series(**{f"p{p}": {"hi": {"shed_count": 20}, "lo": unwanted}})
     assert judge(WORKLOAD, free_time, "relative").kept["priority_order"]
+    # Nor what the scheduler gave it back for what another class's long turn took from it.
+    repaid = {"busy_s": over, "repaid_busy_s": 2 * USAGE_TOLERANCE * PERIOD_S}
+    given_back = series(**{f"p{p}": {"hi": {"shed_count": 20}, "lo": repaid}})
+    assert judge(WORKLOAD, given_back, "relative").kept["priority_order"]
     # Where stalls left the classes a sliver of the period, a scheduler round is the
     # granularity: a class may be one round ahead of its share.
     sliver = series(

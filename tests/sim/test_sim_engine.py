@@ -132,6 +132,39 @@ def test_quota_left_by_a_class_out_of_work_goes_to_the_highest_class_with_work(
     assert busy_share(out, "lo") == pytest.approx(1 / 6, abs=0.03)
 
 
+def test_a_long_turn_is_repaid_by_shorter_rounds_and_every_class_keeps_its_share(
+    build: Build,
+) -> None:
+    """Shares 3/6, 2/6, 1/6, all saturated; one turn of the low class takes 40 ms, 24 of
+    its slots. That turn delays the two other classes alike; while the low class repays
+    it, rounds are shorter and give each of them back its part (``repaid_busy_s``, never
+    more than it lost). Every class keeps its share, the middle class in every period
+    (within a round's granularity)."""
+    doc = two_classes(rate_hi=3000, rate_lo=3000, prio_hi=3, prio_lo=1)
+    doc["engine"]["batch_size"] = 4
+    doc["streams"].append({"name": "s_mid", "arrival": {"kind": "constant", "rate_per_s": 3000}})
+    mid = copy.deepcopy(doc["classes"][1])
+    mid.update(name="mid", priority=2)
+    mid["queries"][0]["source"] = "s_mid"
+    doc["classes"].append(mid)
+    doc["classes"][1]["queries"][0]["operators"] = chain(1, 0.01)
+    out = simulate(build(doc))
+    assert max(s["classes"]["lo"]["longest_turn_s"] for s in out.series) > 0.03
+    period = out.scenario.control.period_s
+    repaid = 0.0
+    for s in out.series[4:]:
+        mid = s["classes"]["mid"]
+        assert mid["busy_s"] / period <= 1 / 3 + 0.02, s["t_s"]
+        assert 0.0 <= mid["repaid_busy_s"] <= mid["busy_s"]
+        repaid += mid["repaid_busy_s"]
+    # what the middle class was given back is what the low class's overruns took from it:
+    # a third of each overrun (24 slots of 10/6 ms less one per turn, ~38 ms)
+    turns = sum(s["classes"]["lo"]["busy_s"] for s in out.series[4:]) / 0.0401
+    assert repaid == pytest.approx(turns * (0.0401 - 0.01 / 6) / 3, rel=0.1)
+    assert busy_share(out, "lo") == pytest.approx(1 / 6, abs=0.02)
+    assert busy_share(out, "hi") == pytest.approx(1 / 2, abs=0.03)
+
+
 def test_a_class_sheds_nothing_in_a_lull_after_the_burst_its_fraction_was_decided_on(
     build: Build,
 ) -> None:
