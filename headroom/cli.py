@@ -188,7 +188,7 @@ def run(
     if engine != "spark":
         typer.echo(f"--engine must be spark or sim, got {engine!r}", err=True)
         raise typer.Exit(code=2)
-    from spark_runner.job.config import ClassSnapshot, EngineSettings, JobSnapshot
+    from spark_runner.contract.snapshot import ClassSnapshot, EngineSettings, JobSnapshot
     from spark_runner.job.main import configure_logging, results_of
     from spark_runner.job.main import run as run_job
 

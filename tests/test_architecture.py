@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 FORBIDDEN_IN_CORE = (
     "pyspark",
@@ -23,11 +25,17 @@ FORBIDDEN_IN_CORE = (
 )
 
 
-def test_core_imports_without_spark_web_or_database() -> None:
-    """Every module of spark_runner.core imports with those packages made unimportable."""
+# the adapters: neither the core nor the messages to and from a job may import them
+ADAPTERS = ("spark_runner.engine", "spark_runner.job", "spark_runner.sim", "backend", "frontend")
+
+
+@pytest.mark.parametrize("package", ["core", "contract"])
+def test_core_and_contract_import_without_spark_web_database_or_adapters(package: str) -> None:
+    """Every module of spark_runner.core and spark_runner.contract imports with those
+    packages made unimportable, and loads none of the adapters."""
     modules = sorted(
         ".".join(path.relative_to(ROOT).with_suffix("").parts)
-        for path in (ROOT / "spark_runner" / "core").rglob("*.py")
+        for path in (ROOT / "spark_runner" / package).rglob("*.py")
     )
     modules = [m.removesuffix(".__init__") for m in modules]
     program = (
@@ -38,6 +46,7 @@ def test_core_imports_without_spark_web_or_database() -> None:
         "    importlib.import_module(module)\n"
         f"leaked = [m for m in sys.modules if m.split('.')[0] in {FORBIDDEN_IN_CORE!r}"
         " and sys.modules[m] is not None]\n"
+        f"leaked += [m for m in sys.modules if m.startswith({ADAPTERS!r})]\n"
         "assert not leaked, leaked\n"
         "print(len(sys.argv), 'ok')\n"
     )

@@ -8,10 +8,10 @@ from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from spark_runner.contract.control import CLASS_FIELDS, ClassControl
 from spark_runner.core.managers.registry import MANAGER_KINDS
 from spark_runner.core.params import ParamValue
 from spark_runner.core.thresholds import Thresholds
-from spark_runner.job.control import CLASS_FIELDS, ClassControl
 from spark_runner.scenario.models import MAX_DELAY_TARGET_S, MAX_PRIORITY, MIN_DELAY_TARGET_S
 
 _DEFAULT = Thresholds()

@@ -11,7 +11,7 @@ from backend.classes.repository import QueryClassRepository
 from backend.classes.schemas import QueryClassCreate, QueryClassUpdate, control_of
 from backend.errors import Conflict, NotFound
 from backend.tuning import service as tuning
-from spark_runner.job.control import CLASS_FIELDS
+from spark_runner.contract.control import CLASS_FIELDS
 
 
 def list_classes(session: Session) -> Sequence[QueryClass]:

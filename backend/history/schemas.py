@@ -6,8 +6,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from backend.history.summary import ClassSummary
 from backend.jobs.schemas import JobRead
+from spark_runner.contract.samples import INT32_MAX
 from spark_runner.core.errors import ParameterError
-from spark_runner.job.samples import INT32_MAX
 
 MAX_OFFSET_S = 10 * 365 * 86_400.0
 

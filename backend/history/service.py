@@ -7,7 +7,7 @@ from backend.history.summary import summarize
 from backend.jobs import service as jobs
 from backend.jobs.schemas import JobRead
 from backend.metrics.repository import MetricRepository
-from spark_runner.job.samples import MetricSample
+from spark_runner.contract.samples import MetricSample
 
 MAX_SUMMARY_ROWS = 2_000_000
 

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 
 from pydantic import BaseModel
 
-from spark_runner.job.samples import MetricSample
+from spark_runner.contract.samples import MetricSample
 
 
 class ClassSummary(BaseModel):

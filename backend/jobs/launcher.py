@@ -30,8 +30,8 @@ from backend.files import PRIVATE_UMASK, open_private_append, private_dir, touch
 from backend.jobs.environment import job_environment
 from backend.processes import pid_exists
 from backend.settings import Settings
-from spark_runner.engine.jvm_burn import BurnJar, burn_jar
-from spark_runner.job.config import EXIT_CODE_FILE, JobSnapshot
+from spark_runner.contract.snapshot import EXIT_CODE_FILE, BurnJar, JobSnapshot
+from spark_runner.engine.jvm_burn import burn_jar
 from spark_runner.job.sparkconf import package_root, pyspark_home, spark_properties
 from spark_runner.job.submit_entry import DRIVER_PID_FILE, ENTRY_FILE
 

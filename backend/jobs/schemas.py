@@ -7,9 +7,9 @@ from urllib.parse import urlsplit, urlunsplit
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from backend.jobs.states import JobStatus
-from spark_runner.job.config import JobSnapshot
-from spark_runner.job.control import LiveConfig
-from spark_runner.job.samples import INT32_MAX
+from spark_runner.contract.control import LiveConfig
+from spark_runner.contract.samples import INT32_MAX
+from spark_runner.contract.snapshot import JobSnapshot
 from spark_runner.scenario.models import (
     MAX_DURATION_S,
     MAX_PERIOD_S,

@@ -29,9 +29,9 @@ from backend.scenarios import service as scenarios
 from backend.settings import Settings
 from backend.tuning import service as tuning
 from backend.users import security
+from spark_runner.contract.control import CLASS_FIELDS, ClassControl, LiveConfig
+from spark_runner.contract.snapshot import ClassSnapshot, JobSnapshot
 from spark_runner.core.errors import ParameterError
-from spark_runner.job.config import ClassSnapshot, JobSnapshot
-from spark_runner.job.control import CLASS_FIELDS, ClassControl, LiveConfig
 from spark_runner.scenario.loader import scenario_from_dict
 from spark_runner.sim.live import scenario_live_config
 

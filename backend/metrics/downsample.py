@@ -25,7 +25,7 @@ import math
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from spark_runner.job.samples import MetricSample
+from spark_runner.contract.samples import MetricSample
 
 _MAXED = (
     "response_time_max_s",

@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 from backend.metrics.downsample import downsample
 from backend.metrics.models import MetricSampleRow
 from backend.metrics.repository import MetricRepository
-from spark_runner.job.samples import MetricSample
+from spark_runner.contract.samples import MetricSample
 
 
 @dataclass(frozen=True)

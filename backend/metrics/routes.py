@@ -22,7 +22,7 @@ from backend.metrics.schemas import (
     MetricSeries,
     SeriesPoll,
 )
-from spark_runner.job.samples import MetricSample
+from spark_runner.contract.samples import MetricSample
 
 router = APIRouter(prefix="/jobs/{job_id}/metrics", tags=["metrics"])
 

@@ -5,7 +5,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from spark_runner.job.samples import INT32_MAX, MetricSample
+from spark_runner.contract.samples import INT32_MAX, MetricSample
 from spark_runner.scenario.models import MAX_DURATION_S, MAX_PERIOD_S, MAX_RATE_PER_S
 
 MAX_LIMIT = 100_000

@@ -18,7 +18,7 @@ from backend.metrics.downsample import downsample_stream, newest_buckets, oldest
 from backend.metrics.models import MetricSampleRow
 from backend.metrics.repository import MetricRepository, PageCursor
 from backend.metrics.schemas import CLOCK_SKEW_S, MAX_LIMIT, ExportQuery, SeriesQuery
-from spark_runner.job.samples import MetricSample
+from spark_runner.contract.samples import MetricSample
 
 ReadSessions = Callable[[], AbstractContextManager[Session]]
 EXPORT_PAGE_ROWS = 1000  # rows per keyset page (and per short read transaction) of an export

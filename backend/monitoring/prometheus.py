@@ -29,7 +29,7 @@ from prometheus_client import (
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from backend.api.deps import SettingsDep
-from spark_runner.job.samples import MetricSample
+from spark_runner.contract.samples import MetricSample
 
 CLASS_LABELS = ("job", "query_class")
 

@@ -6,8 +6,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from backend.classes.schemas import ClassChange
-from spark_runner.job.control import LiveConfig
-from spark_runner.job.samples import INT32_MAX
+from spark_runner.contract.control import LiveConfig
+from spark_runner.contract.samples import INT32_MAX
 
 
 class ConfigChange(BaseModel):

@@ -30,10 +30,10 @@ from backend.tuning.schemas import (
     VersionRead,
     WhatIfRead,
 )
-from spark_runner.job.config import JobSnapshot
-from spark_runner.job.control import CLASS_FIELDS, LiveConfig
+from spark_runner.contract.control import CLASS_FIELDS, LiveConfig
+from spark_runner.contract.samples import MetricSample
+from spark_runner.contract.snapshot import JobSnapshot
 from spark_runner.job.derive import derived_scenario
-from spark_runner.job.samples import MetricSample
 from spark_runner.sim.whatif import REPLAY_MAX_S, what_if
 
 

@@ -41,6 +41,8 @@ from typing import Any
 
 import numpy as np
 
+from spark_runner.contract.control import LiveConfig
+from spark_runner.contract.samples import INT32_MAX, MetricSample
 from spark_runner.core.dilos import StaleRule
 from spark_runner.core.errors import ParameterError
 from spark_runner.core.load_model import LoadModel
@@ -52,8 +54,6 @@ from spark_runner.engine.finish import FinishedBatch
 from spark_runner.engine.network import NetworkPlan
 from spark_runner.engine.offsets import BatchRecord, Decision
 from spark_runner.engine.stateful import WindowAggregate
-from spark_runner.job.control import LiveConfig
-from spark_runner.job.samples import INT32_MAX, MetricSample
 from spark_runner.scenario.models import MapOp, WindowAggregateOp
 from spark_runner.sim.control import ControlResult, make_control_plane
 from spark_runner.sim.engine import ClassTotals, background_schedule

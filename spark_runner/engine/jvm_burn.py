@@ -27,7 +27,7 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
+from spark_runner.contract.snapshot import BurnJar
 
 log = logging.getLogger(__name__)
 
@@ -57,15 +57,6 @@ public final class Burn implements UDF1<Long, Boolean> {
   }
 }
 """
-
-
-class BurnJar(BaseModel):
-    """A built burn jar and the SHA-256 of its bytes when it was built (hex)."""
-
-    model_config = ConfigDict(frozen=True)
-
-    path: str
-    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
 
 
 def burn_jar(pyspark_jars: Path, cache_dir: Path) -> BurnJar | None:

@@ -39,6 +39,8 @@ from pyspark.sql.streaming.listener import (
 from pyspark.sql.streaming.query import StreamingQuery
 from pyspark.sql.types import BooleanType
 
+from spark_runner.contract.control import LiveConfig
+from spark_runner.contract.samples import MetricSample
 from spark_runner.engine.background import BackgroundLoad
 from spark_runner.engine.controller import (
     BatchTiming,
@@ -64,8 +66,6 @@ from spark_runner.engine.results import build_spark_results
 from spark_runner.engine.sink import Sink, SinkError, make_sink
 from spark_runner.engine.source import OPTION_SPEC, SOURCE_NAME, FeedSource
 from spark_runner.engine.streams import stream_specs
-from spark_runner.job.control import LiveConfig
-from spark_runner.job.samples import MetricSample
 from spark_runner.scenario.models import MapOp
 
 log = logging.getLogger(__name__)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from spark_runner.job.config import JobSnapshot
+from spark_runner.contract.snapshot import JobSnapshot
 from spark_runner.scenario.models import NAME_PATTERN
 
 DEFAULT_DURATION_S = 86_400.0

@@ -40,10 +40,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from spark_runner.contract.control import LiveConfig
+from spark_runner.contract.snapshot import EXIT_CODE_FILE, JobSnapshot
 from spark_runner.core.errors import ParameterError
 from spark_runner.engine.network import NetworkPlan
-from spark_runner.job.config import EXIT_CODE_FILE, JobSnapshot
-from spark_runner.job.control import LiveConfig
 from spark_runner.job.lifecycle import (
     BatchGate,
     GateClosedError,
@@ -249,10 +249,10 @@ def _run_query(
     stop: StopSignal,
     reporter: MetricsReporter | None,
 ) -> int:
-    from spark_runner.engine.control_client import ControlPoller
     from spark_runner.engine.controller import ControllerOptions
     from spark_runner.engine.runner import EngineRun, RunSettings
     from spark_runner.engine.sink import SinkError
+    from spark_runner.job.control_client import ControlPoller
 
     engine = snapshot.engine
     settings = RunSettings(

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 import httpx
 
-from spark_runner.job.samples import MetricBatch, MetricSample
+from spark_runner.contract.samples import MetricBatch, MetricSample
 
 log = logging.getLogger(__name__)
 

@@ -29,7 +29,7 @@ from pyspark import SparkConf, SparkContext
 from pyspark.java_gateway import launch_gateway
 from pyspark.sql import SparkSession
 
-from spark_runner.job.config import JobSnapshot
+from spark_runner.contract.snapshot import JobSnapshot
 from spark_runner.job.sparkconf import package_root, spark_properties, verified_burn_jar
 
 log = logging.getLogger(__name__)

@@ -13,8 +13,8 @@ import logging
 from pathlib import Path
 
 import spark_runner
+from spark_runner.contract.snapshot import JobSnapshot
 from spark_runner.engine.jvm_burn import burn_jar, file_sha256
-from spark_runner.job.config import JobSnapshot
 
 log = logging.getLogger(__name__)
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from spark_runner.contract.control import ClassControl, LiveConfig
 from spark_runner.core.errors import ParameterError
-from spark_runner.job.control import ClassControl, LiveConfig
 from spark_runner.scenario.models import Scenario
 from spark_runner.sim.control import CommonControl, ControlPlane, PerClassControl
 

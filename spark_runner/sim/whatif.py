@@ -28,8 +28,8 @@ from dataclasses import dataclass
 from statistics import median
 from typing import Any
 
+from spark_runner.contract.control import LiveConfig
 from spark_runner.core.errors import ParameterError
-from spark_runner.job.control import LiveConfig
 from spark_runner.scenario.loader import scenario_from_dict
 from spark_runner.scenario.models import MAX_COST_PER_TUPLE_S, Scenario, operator_cost
 from spark_runner.sim.engine import Simulation

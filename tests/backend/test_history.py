@@ -7,7 +7,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session
 
 from backend.history.summary import summarize
-from spark_runner.job.samples import MetricSample
+from spark_runner.contract.samples import MetricSample
 from tests.backend.test_jobs_api import RecordingDispatcher, _job_token, _sample
 
 

@@ -14,7 +14,7 @@ import pytest
 
 from backend.jobs import launcher
 from backend.settings import Settings
-from spark_runner.job.config import EXIT_CODE_FILE, ClassSnapshot, JobSnapshot
+from spark_runner.contract.snapshot import EXIT_CODE_FILE, ClassSnapshot, JobSnapshot
 from spark_runner.job.sparkconf import package_root, spark_properties
 from spark_runner.job.submit_entry import DRIVER_PID_FILE, ENTRY_FILE
 from tests.stand_in import stand_in_python

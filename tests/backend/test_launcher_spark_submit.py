@@ -13,8 +13,8 @@ import pytest
 
 from backend.jobs import launcher
 from backend.settings import Settings
+from spark_runner.contract.snapshot import ClassSnapshot, JobSnapshot
 from spark_runner.engine.cluster import StandaloneCluster
-from spark_runner.job.config import ClassSnapshot, JobSnapshot
 from spark_runner.job.submit_entry import DRIVER_PID_FILE
 from spark_runner.scenario import parse_scenario
 from tests.backend.test_launcher import exited

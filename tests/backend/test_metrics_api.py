@@ -19,7 +19,7 @@ from backend.metrics.downsample import (
     newest_buckets,
     oldest_buckets,
 )
-from spark_runner.job.samples import MetricSample
+from spark_runner.contract.samples import MetricSample
 from tests.backend.test_jobs_api import RecordingDispatcher, _job_token, _sample
 
 

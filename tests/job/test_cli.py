@@ -9,7 +9,7 @@ from pathlib import Path
 
 import spark_runner
 from backend.jobs import launcher
-from spark_runner.job.config import EXIT_CODE_FILE
+from spark_runner.contract.snapshot import EXIT_CODE_FILE
 
 # ``python -m`` finds the package from the working directory (it is not pip-installed).
 PACKAGE_ROOT = Path(spark_runner.__file__).resolve().parent.parent

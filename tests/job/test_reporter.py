@@ -11,8 +11,8 @@ import logging
 
 import pytest
 
+from spark_runner.contract.samples import MetricBatch, MetricSample
 from spark_runner.job.reporter import MetricsReporter, metrics_url
-from spark_runner.job.samples import MetricBatch, MetricSample
 
 from .capture import CaptureServer
 

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 import spark_runner
-from spark_runner.job.config import ClassSnapshot, JobSnapshot
+from spark_runner.contract.snapshot import ClassSnapshot, JobSnapshot
 from tests.waiting import wait_until
 
 from .capture import CaptureServer

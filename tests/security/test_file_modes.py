@@ -22,8 +22,8 @@ import pytest
 
 from backend.jobs import launcher
 from backend.settings import Settings
-from spark_runner.engine.jvm_burn import BurnJar, burn_jar, file_sha256
-from spark_runner.job.config import ClassSnapshot, JobSnapshot
+from spark_runner.contract.snapshot import BurnJar, ClassSnapshot, JobSnapshot
+from spark_runner.engine.jvm_burn import burn_jar, file_sha256
 from spark_runner.job.sparkconf import pyspark_home, verified_burn_jar
 from tests.e2e.conftest import free_port
 from tests.stand_in import stand_in_python

@@ -20,7 +20,7 @@ import pytest
 from backend.jobs import launcher
 from backend.jobs.environment import JOB_ENV_ALLOWLIST
 from backend.settings import Settings
-from spark_runner.job.config import ClassSnapshot, JobSnapshot
+from spark_runner.contract.snapshot import ClassSnapshot, JobSnapshot
 from spark_runner.job.submit_entry import DRIVER_PID_FILE
 from tests.waiting import poll_for, wait_until
 

@@ -118,7 +118,7 @@ def test_a_local_run_keeps_its_files_paths_a_control_plane_job_does_not(
 ) -> None:
     """``headroom run`` hands the job its scenario with the absolute trace paths its file's
     folder gave; a job launched by the control plane (an api_url) is confined."""
-    from spark_runner.job.config import ClassSnapshot, JobSnapshot
+    from spark_runner.contract.snapshot import ClassSnapshot, JobSnapshot
     from spark_runner.job.main import prepare
 
     (tmp_path / "t.csv").write_text("time_s,rate_per_s\n0,10\n")

@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
+from spark_runner.contract.control import LiveConfig
 from spark_runner.engine.controller import (
     BatchTiming,
     ControllerOptions,
@@ -33,7 +34,6 @@ from spark_runner.engine.finish import BatchFinisher
 from spark_runner.engine.network import OUTPUT, compile_network
 from spark_runner.engine.offsets import BatchRecord, Decision, SourceOffset
 from spark_runner.engine.streams import stream_specs
-from spark_runner.job.control import LiveConfig
 from spark_runner.scenario import Scenario, parse_scenario
 from spark_runner.scenario.models import MapOp
 

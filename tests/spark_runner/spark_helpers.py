@@ -8,12 +8,12 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
+from spark_runner.contract.control import LiveConfig
+from spark_runner.contract.samples import MetricSample
 from spark_runner.engine.controller import ControllerOptions
 from spark_runner.engine.network import compile_network
 from spark_runner.engine.runner import EngineRun, RunSettings
-from spark_runner.job.control import LiveConfig
 from spark_runner.job.lifecycle import BatchGate, close_gate_when_quiet
-from spark_runner.job.samples import MetricSample
 from spark_runner.scenario import Scenario
 from tests.waiting import wait_until
 

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from spark_runner.contract.snapshot import ClassSnapshot, JobSnapshot
 from spark_runner.engine.expressions import burn_sql, compile_pipeline
 from spark_runner.engine.jvm_burn import burn_jar
 from spark_runner.engine.network import compile_network
-from spark_runner.job.config import ClassSnapshot, JobSnapshot
 from spark_runner.job.derive import derived_scenario
 from spark_runner.scenario import Scenario
 from spark_runner.scenario.loader import scenario_from_dict

@@ -17,11 +17,11 @@ import pytest
 import redis
 from pyspark.sql import SparkSession
 
+from spark_runner.contract.snapshot import ClassSnapshot, JobSnapshot
 from spark_runner.engine.controller import ControllerOptions
 from spark_runner.engine.redis_log import Producer, id_seconds, stream_key
 from spark_runner.engine.sink import MemorySink
 from spark_runner.engine.streams import stream_specs
-from spark_runner.job.config import ClassSnapshot, JobSnapshot
 from spark_runner.job.session import start_spark
 from spark_runner.scenario import parse_scenario
 from spark_runner.sim.live import scenario_live_config
@@ -118,7 +118,7 @@ def test_overloaded_class_sheds_and_holds_its_response_time_unloaded_class_sheds
 def test_a_live_update_takes_effect_within_two_batches(spark: SparkSession, tmp_path: Path) -> None:
     """Recommend-only switched on while bronze sheds: from the second batch after the
     control plane hands the new version over, nothing is shed (decisions still reported)."""
-    from spark_runner.engine.control_client import ControlPoller
+    from spark_runner.job.control_client import ControlPoller
 
     scenario = parse_scenario(overload())
     plane = ControlPlaneServer()

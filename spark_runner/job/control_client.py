@@ -17,7 +17,7 @@ from collections.abc import Callable
 import httpx
 from pydantic import ValidationError
 
-from spark_runner.job.control import LiveConfig
+from spark_runner.contract.control import LiveConfig
 
 log = logging.getLogger(__name__)
 

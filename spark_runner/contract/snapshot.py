@@ -11,8 +11,17 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from spark_runner.engine.jvm_burn import BurnJar
-from spark_runner.job.control import ClassControl, LiveConfig
+from spark_runner.contract.control import ClassControl, LiveConfig
+
+
+class BurnJar(BaseModel):
+    """A built burn jar (``spark_runner.engine.jvm_burn``) and the SHA-256 of its bytes
+    when it was built (hex)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    path: str
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
 
 
 class ClassSnapshot(BaseModel):

@@ -9,11 +9,10 @@ from contextlib import contextmanager
 
 import pytest
 
-from spark_runner.engine.control_client import ControlPoller
-from spark_runner.job.control import ClassControl, LiveConfig
+from spark_runner.contract.control import ClassControl, LiveConfig
+from spark_runner.job.control_client import ControlPoller
+from tests.spark_runner.control_plane import ControlPlaneServer
 from tests.waiting import wait_until
-
-from .control_plane import ControlPlaneServer
 
 
 def wait_for(predicate: Callable[[], bool], timeout_s: float = 10.0) -> bool:
