@@ -12,11 +12,15 @@ from spark_runner.contract.control import CLASS_FIELDS, ClassControl
 from spark_runner.core.managers.registry import MANAGER_KINDS
 from spark_runner.core.params import ParamValue
 from spark_runner.core.thresholds import Thresholds
-from spark_runner.scenario.models import MAX_DELAY_TARGET_S, MAX_PRIORITY, MIN_DELAY_TARGET_S
+from spark_runner.scenario.models import (
+    MAX_DELAY_TARGET_S,
+    MAX_PRIORITY,
+    MIN_DELAY_TARGET_S,
+    NAME_MAX_LENGTH,
+    NAME_PATTERN,
+)
 
 _DEFAULT = Thresholds()
-
-NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
 
 
 class QueryClassCreate(BaseModel):
@@ -37,7 +41,7 @@ class QueryClassCreate(BaseModel):
         },
     )
 
-    name: str = Field(min_length=1, max_length=100, pattern=NAME_PATTERN)
+    name: str = Field(min_length=1, max_length=NAME_MAX_LENGTH, pattern=NAME_PATTERN)
     priority: float = Field(gt=0, le=MAX_PRIORITY, description="Larger means more important.")
     delay_target_s: float = Field(
         ge=MIN_DELAY_TARGET_S,
@@ -93,7 +97,9 @@ class ClassChange(BaseModel):
 class QueryClassUpdate(ClassChange):
     """Partial update; the merged result must still satisfy every rule."""
 
-    name: str | None = Field(default=None, min_length=1, max_length=100, pattern=NAME_PATTERN)
+    name: str | None = Field(
+        default=None, min_length=1, max_length=NAME_MAX_LENGTH, pattern=NAME_PATTERN
+    )
 
 
 class QueryClassRead(BaseModel):

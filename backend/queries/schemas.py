@@ -5,7 +5,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from backend.classes.schemas import NAME_PATTERN
+from spark_runner.scenario.models import NAME_MAX_LENGTH, NAME_PATTERN
 
 
 class QuerySpec(BaseModel):
@@ -29,7 +29,7 @@ class QuerySpec(BaseModel):
         },
     )
 
-    name: str = Field(min_length=1, max_length=100, pattern=NAME_PATTERN)
+    name: str = Field(min_length=1, max_length=NAME_MAX_LENGTH, pattern=NAME_PATTERN)
     source: str = Field(
         min_length=1,
         max_length=110,

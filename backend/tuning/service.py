@@ -112,11 +112,7 @@ def preview(session: Session, job_id: int, changes: dict[str, Any]) -> WhatIfRea
     proposed = current.merged(changes, current.version + 1)
     proposed.validate_rules()
     snapshot = JobSnapshot.model_validate(job.config)
-    if snapshot.scenario is not None:
-        document: dict[str, Any] = snapshot.scenario
-        aliases: dict[str, str] = {}
-    else:
-        document, aliases = derived_scenario(snapshot)
+    document = snapshot.scenario if snapshot.scenario is not None else derived_scenario(snapshot)
     repo = MetricRepository(session)
     newest = repo.newest_t(job_id)
     rows = (
@@ -125,7 +121,7 @@ def preview(session: Session, job_id: int, changes: dict[str, Any]) -> WhatIfRea
         else []
     )
     samples = [MetricSample.model_validate(r, from_attributes=True).model_dump() for r in rows]
-    result = what_if(document, aliases, samples, current, proposed)
+    result = what_if(document, samples, current, proposed)
     return WhatIfRead(
         job_id=job_id,
         window_s=result.window_s,

@@ -8,7 +8,6 @@ controller runs), so the API rejects what the job would reject.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -104,15 +103,6 @@ class LiveConfig(BaseModel):
                 raise ParameterError(
                     f"classes.{name}.{error.field}", error.value, error.rule
                 ) from None
-
-    def renamed(self, names: Mapping[str, str]) -> LiveConfig:
-        """The same configuration with classes renamed by ``names`` (others kept): a
-        derived scenario spells some class names its own way."""
-        if not names:
-            return self
-        return self.model_copy(
-            update={"classes": {names.get(n, n): c for n, c in self.classes.items()}}
-        )
 
     def merged(self, changes: dict[str, Any], version: int) -> LiveConfig:
         """A new configuration with ``changes`` (same shape, partial) applied."""

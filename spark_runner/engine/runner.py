@@ -23,7 +23,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -86,7 +86,6 @@ class RunSettings:
         partitions: tasks per batch (None: Spark's default parallelism).
         burn_repetition_s: cost of one burn repetition (None: measured at start-up).
         options: the controller's options.
-        aliases: scenario class name → the name reported in metric samples.
     """
 
     name: str
@@ -100,7 +99,6 @@ class RunSettings:
     partitions: int | None = None
     burn_repetition_s: float | None = None
     options: ControllerOptions = field(default_factory=ControllerOptions)
-    aliases: Mapping[str, str] = field(default_factory=dict)
 
 
 class HandlerError(RuntimeError):
@@ -259,15 +257,7 @@ class EngineRun:
                     self.decision_path, replace(decision, hold=True) if self._holding else decision
                 )
             if self._samples is not None:
-                aliases = self.settings.aliases
-                self._samples(
-                    [
-                        s.model_copy(update={"class_name": aliases.get(s.class_name, s.class_name)})
-                        if s.class_name in aliases
-                        else s
-                        for s in outcome.samples
-                    ]
-                )
+                self._samples(outcome.samples)
         self.last_batch_s = self._clock()
         log.debug(
             "batch %d: %d rows, %d outputs, %.0f ms (collect+finish %.0f ms)",

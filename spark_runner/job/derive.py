@@ -3,46 +3,34 @@
 A job from registered classes (``JobSnapshot.scenario`` is None) runs what the walking
 skeleton ran, as a scenario the engine understands: class *k* reads its own stream at its
 ``rate_per_s`` and runs one query, ``filter value < selectivity`` then ``project key,
-value``; the control period, duration and managers come from the snapshot. Class names the
-scenario format does not allow (a leading digit, longer than 64 characters) get a scenario
-name of their own; ``aliases`` maps it back to the name the control plane knows.
+value``; the control period, duration and managers come from the snapshot. Classes keep
+their names: the control plane and the scenario format follow one name rule.
 """
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from spark_runner.contract.snapshot import JobSnapshot
-from spark_runner.scenario.models import NAME_PATTERN
 
 DEFAULT_DURATION_S = 86_400.0
 """Schedules of an unlimited job are built for this long (constant rates hold after)."""
 
 
-def scenario_name(name: str, index: int) -> str:
-    if re.fullmatch(NAME_PATTERN, name) and len(name) <= 64:
-        return name
-    return f"class{index}_" + re.sub(r"[^A-Za-z0-9_.-]", "_", name)[:50]
-
-
-def derived_scenario(snapshot: JobSnapshot) -> tuple[dict[str, Any], dict[str, str]]:
-    """The scenario document of ``snapshot.classes`` and ``{scenario name: class name}``."""
+def derived_scenario(snapshot: JobSnapshot) -> dict[str, Any]:
+    """The scenario document of ``snapshot.classes``."""
     control = snapshot.initial_control()
-    aliases = {scenario_name(c.name, i): c.name for i, c in enumerate(snapshot.classes)}
-    by_name = {c.name: c for c in snapshot.classes}
     classes = []
     streams = []
-    for i, (alias, name) in enumerate(aliases.items()):
-        c = by_name[name]
-        live = control.classes.get(name)
-        stream = f"s{i}_{alias}"[:64]
+    for i, c in enumerate(snapshot.classes):
+        live = control.classes.get(c.name)
+        stream = f"s{i}_{c.name}"
         streams.append(
             {"name": stream, "arrival": {"kind": "constant", "rate_per_s": c.rate_per_s}}
         )
         classes.append(
             {
-                "name": alias,
+                "name": c.name,
                 "priority": c.priority,
                 "delay_target_s": c.delay_target_s,
                 "manager": {
@@ -75,4 +63,4 @@ def derived_scenario(snapshot: JobSnapshot) -> tuple[dict[str, Any], dict[str, s
         "streams": streams,
         "classes": classes,
     }
-    return document, aliases
+    return document

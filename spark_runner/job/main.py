@@ -122,7 +122,6 @@ class Prepared:
 
     plan: NetworkPlan
     live: LiveConfig | None
-    aliases: dict[str, str]
 
 
 def prepare(snapshot: JobSnapshot) -> Prepared:
@@ -134,13 +133,12 @@ def prepare(snapshot: JobSnapshot) -> Prepared:
     from spark_runner.job.derive import derived_scenario
     from spark_runner.scenario.loader import scenario_from_dict
 
-    aliases: dict[str, str] = {}
     if snapshot.scenario is not None:
         document = snapshot.scenario
         live = snapshot.control
         source = "snapshot.scenario"
     else:
-        document, aliases = derived_scenario(snapshot)
+        document = derived_scenario(snapshot)
         live = snapshot.initial_control()
         source = "scenario derived from snapshot.classes"
     # A control-plane job reads trace files from the trace folder only (as the API
@@ -150,8 +148,6 @@ def prepare(snapshot: JobSnapshot) -> Prepared:
     scenario = scenario_from_dict(document, base_dir=local_paths, source=source)
     plan = compile_network(scenario)
     if live is not None:
-        reverse = {name: alias for alias, name in aliases.items()}
-        live = live.renamed(reverse)
         missing = sorted(set(plan.class_names) - set(live.classes))
         extra = sorted(set(live.classes) - set(plan.class_names))
         if missing or extra:
@@ -162,7 +158,7 @@ def prepare(snapshot: JobSnapshot) -> Prepared:
                 + (f"; missing {missing}" if missing else "")
                 + (f"; unknown {extra}" if extra else ""),
             )
-    return Prepared(plan=plan, live=live, aliases=aliases)
+    return Prepared(plan=plan, live=live)
 
 
 def run(snapshot: JobSnapshot, *, submitted: bool = False) -> int:
@@ -272,7 +268,6 @@ def _run_query(
             plain=engine.plain,
             burn=engine.burn,
         ),
-        aliases=prepared.aliases,
     )
     gate = BatchGate()
     poller: ControlPoller | None = None
@@ -288,11 +283,10 @@ def _run_query(
     except ParameterError as exc:
         return _fail(EXIT_BAD_CONFIG, f"launch configuration rejected: {exc}")
     if snapshot.api_url and not engine.plain:
-        reverse = {name: alias for alias, name in prepared.aliases.items()}
         poller = ControlPoller(
             snapshot.api_url,
             snapshot.job_id,
-            lambda config: run.controller.offer(config.renamed(reverse)),
+            run.controller.offer,
             token=snapshot.ingest_token,
             after_version=run.controller.config_version,
         )

@@ -35,9 +35,23 @@ FORMAT_VERSION = 1
 
 SUPPORTED_VERSIONS = (1,)
 
-NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_.-]*$"
-Name = Annotated[str, StringConstraints(pattern=NAME_PATTERN, min_length=1, max_length=64)]
-"""Names of streams, segments, classes, queries, operators and columns."""
+NAME_PATTERN = r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$"
+NAME_MAX_LENGTH = 100
+"""The longest name a user gives (a class, a query, a stream)."""
+DERIVED_PREFIX_MAX_LENGTH = 16
+"""Room for the prefix of a name the control plane derives from one (``stream.<class>``,
+``shared.<query>``)."""
+Name = Annotated[
+    str,
+    StringConstraints(
+        pattern=NAME_PATTERN, min_length=1, max_length=NAME_MAX_LENGTH + DERIVED_PREFIX_MAX_LENGTH
+    ),
+]
+"""Names of streams, segments, classes, queries and operators: the one rule the control
+plane's classes and queries follow too, so a stored class runs under its own name."""
+COLUMN_PATTERN = r"^[A-Za-z_][A-Za-z0-9_.-]*$"
+Column = Annotated[str, StringConstraints(pattern=COLUMN_PATTERN, min_length=1, max_length=64)]
+"""Names of columns (they appear in SQL expressions: no leading digit)."""
 
 ParamScalar = bool | int | float | str
 """A manager parameter value (numbers, enumerated strings, booleans)."""
@@ -292,7 +306,7 @@ class ProjectOp(_Operator):
     """Keep only ``columns`` (``arrival_s`` is always carried along)."""
 
     kind: Literal["project"]
-    columns: list[Name] = Field(min_length=1)
+    columns: list[Column] = Field(min_length=1)
 
 
 class MapOp(_Operator):
@@ -304,7 +318,7 @@ class MapOp(_Operator):
         description="A Spark SQL expression over the tuple's columns; it must pass the "
         "allow-list of spark_runner.scenario.sql_allowlist (no other function runs).",
     )
-    output: Name = "value"
+    output: Column = "value"
     cpu_cost_per_tuple_s: float = Field(ge=0, le=MAX_COST_PER_TUPLE_S, allow_inf_nan=False)
 
     @field_validator("expression")
@@ -344,8 +358,8 @@ class WindowAggregateOp(_Operator):
     kind: Literal["window_aggregate"]
     window: Window
     function: Literal["count", "sum", "avg", "min", "max"] = "count"
-    column: Name = "value"
-    group_by: list[Name] = Field(default_factory=lambda: ["key"])
+    column: Column = "value"
+    group_by: list[Column] = Field(default_factory=lambda: ["key"])
 
 
 class JoinWindow(_Model):
@@ -361,7 +375,7 @@ class WindowJoinOp(_Operator):
     kind: Literal["window_join"]
     right: Name
     window: JoinWindow
-    on_column: Name = "key"
+    on_column: Column = "key"
 
 
 Operator = Annotated[

@@ -66,22 +66,19 @@ class WhatIf:
 
 def what_if(
     document: Mapping[str, Any],
-    aliases: Mapping[str, str],
     samples: Sequence[Mapping[str, Any]],
     current: LiveConfig,
     proposed: LiveConfig,
 ) -> WhatIf:
-    """Replay ``samples`` (the job's newest, oldest first, control-plane class names) of
-    the scenario ``document`` (``aliases``: scenario name → control-plane name, for a
-    derived scenario) under ``current`` and ``proposed``.
+    """Replay ``samples`` (the job's newest, oldest first) of the scenario ``document``
+    under ``current`` and ``proposed``.
 
     Raises ``ParameterError`` when there is nothing to replay, ``ScenarioError`` when the
     replayed scenario is not valid.
     """
-    reverse = {name: alias for alias, name in aliases.items()}
     by_class: dict[str, list[Mapping[str, Any]]] = {}
     for s in samples:
-        by_class.setdefault(reverse.get(s["class_name"], s["class_name"]), []).append(s)
+        by_class.setdefault(s["class_name"], []).append(s)
     if not by_class:
         raise ParameterError(
             "samples", 0, f"the job reported no samples in its last {REPLAY_MAX_S:g} s"
@@ -96,10 +93,10 @@ def what_if(
     doc = _replay_document(document, by_class, start, end, period)
     scenario = scenario_from_dict(doc, source="what-if replay")  # frozen: both runs share it
     outcomes = {
-        label: _run(scenario, config.renamed(reverse), aliases)
+        label: _run(scenario, config)
         for label, config in (("current", current), ("proposed", proposed))
     }
-    measured = {aliases.get(n, n): _measured(ss) for n, ss in by_class.items()}
+    measured = {n: _measured(ss) for n, ss in by_class.items()}
     return WhatIf(end - start, measured, outcomes["current"], outcomes["proposed"])
 
 
@@ -169,14 +166,12 @@ def _distinct_instants(steps: list[dict[str, float]]) -> list[dict[str, float]]:
     return out
 
 
-def _run(
-    scenario: Scenario, config: LiveConfig, aliases: Mapping[str, str]
-) -> dict[str, ClassOutcome]:
+def _run(scenario: Scenario, config: LiveConfig) -> dict[str, ClassOutcome]:
     simulation = Simulation(scenario)
     apply_live_config(simulation.control, scenario_live_config(scenario), config)
     classes = build_results(simulation.run())["classes"]
     return {
-        aliases.get(name, name): ClassOutcome(
+        name: ClassOutcome(
             mean_violation_s=c["mean_violation_s"] if c["outputs"] else None,
             loss_fraction=c["loss_fraction"] if c["arrived_tuples"] else None,
             mean_response_time_s=c["mean_response_time_s"],

@@ -49,7 +49,7 @@ def test_a_priority_change_is_predicted_before_it_is_applied() -> None:
     current = scenario_live_config(scenario_from_dict(doc))
     proposed = current.merged({"classes": {"lo": {"priority": 9}}}, 1)
     measured = samples(60, {"hi": 100.0, "lo": 600.0}, cost_s=0.003)
-    result = what_if(doc, {}, measured, current, proposed)
+    result = what_if(doc, measured, current, proposed)
     assert result.window_s == pytest.approx(30.0)
     assert result.measured["lo"].loss_fraction == pytest.approx(0.5, abs=0.01)
     assert result.measured["lo"].mean_violation_s == pytest.approx(0.1)
@@ -65,7 +65,7 @@ def test_nothing_to_replay_is_said() -> None:
     doc = two_classes(rate_hi=100, rate_lo=100)
     config = scenario_live_config(scenario_from_dict(doc))
     with pytest.raises(ParameterError, match=f"no samples in its last {REPLAY_MAX_S:g} s"):
-        what_if(doc, {}, [], config, config)
+        what_if(doc, [], config, config)
 
 
 def test_the_replay_is_bounded_to_its_newest_part() -> None:
@@ -74,6 +74,6 @@ def test_the_replay_is_bounded_to_its_newest_part() -> None:
     doc = two_classes(rate_hi=100, rate_lo=100, mode="dilos")
     config = scenario_live_config(scenario_from_dict(doc))
     measured = samples(60, {"hi": 6000.0, "lo": 6000.0}, cost_s=0.00005)
-    result = what_if(doc, {}, measured, config, config)
+    result = what_if(doc, measured, config, config)
     assert result.window_s == pytest.approx(MAX_REPLAY_TUPLES / 12_000.0)
     assert result.current == result.proposed  # the same configuration, the same replay
