@@ -11,7 +11,7 @@ from backend.classes.repository import QueryClassRepository
 from backend.classes.schemas import QueryClassCreate, QueryClassUpdate, control_of
 from backend.errors import Conflict, NotFound
 from backend.tuning import service as tuning
-from spark_runner.contract.control import CLASS_FIELDS
+from spark_runner.contract.control import CLASS_FIELDS, ClassControl
 
 
 def list_classes(session: Session) -> Sequence[QueryClass]:
@@ -53,6 +53,11 @@ def update_class(
     session.flush()
     tuning.propagate_class_change(session, stored_name, changes, changed_by)
     return query_class
+
+
+def class_control(query_class: QueryClass) -> ClassControl:
+    """The live-control view of a stored class."""
+    return control_of({field: getattr(query_class, field) for field in CLASS_FIELDS})
 
 
 def delete_class(session: Session, class_id: int) -> None:

@@ -15,6 +15,7 @@ from typing import Any
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from backend.classes import service as classes_service
 from backend.classes.models import QueryClass
 from backend.classes.repository import QueryClassRepository
 from backend.db import after_commit, utcnow
@@ -29,11 +30,11 @@ from backend.scenarios import service as scenarios
 from backend.settings import Settings
 from backend.tuning import service as tuning
 from backend.users import security
-from spark_runner.contract.control import CLASS_FIELDS, ClassControl, LiveConfig
+from spark_runner.contract.control import ClassControl, LiveConfig
 from spark_runner.contract.snapshot import ClassSnapshot, JobSnapshot
 from spark_runner.core.errors import ParameterError
+from spark_runner.scenario.compose import UNLIMITED_SCHEDULE_S, scenario_live_config
 from spark_runner.scenario.loader import scenario_from_dict
-from spark_runner.sim.live import scenario_live_config
 
 # The job may take ~45 s to drain a batch, flush metrics and stop Spark (see its main).
 STOP_GRACE = timedelta(seconds=60)
@@ -157,7 +158,7 @@ class _LaunchPlan:
 
 
 def _plan_from_classes(session: Session, settings: Settings, data: JobCreate) -> _LaunchPlan:
-    """Registered classes, one generated stream each."""
+    """Registered classes with their queries (a class without one: a generated stream)."""
     classes_repo = QueryClassRepository(session)
     if data.class_ids is None:
         classes = classes_repo.list_all()
@@ -172,6 +173,13 @@ def _plan_from_classes(session: Session, settings: Settings, data: JobCreate) ->
             "class_ids", data.class_ids, "a job needs at least one query class; create one first"
         )
     period_s = data.control_period_s or settings.control_period_s
+    control = LiveConfig(
+        recommend_only=data.recommend_only,
+        policy=data.policy,
+        redistribution_every=data.redistribution_every,
+        redistribution_enabled=data.redistribution_enabled,
+        classes={c.name: _control_of(c, data.manager) for c in classes},
+    )
     return _LaunchPlan(
         classes=tuple(
             ClassSnapshot(
@@ -185,17 +193,12 @@ def _plan_from_classes(session: Session, settings: Settings, data: JobCreate) ->
         scenario=queries.scenario_for(
             session,
             classes,
+            control,
             rate_per_s=data.rate_per_s,
             period_s=period_s,
-            duration_s=data.duration_s or 86_400.0,
+            duration_s=data.duration_s or UNLIMITED_SCHEDULE_S,
         ),
-        control=LiveConfig(
-            recommend_only=data.recommend_only,
-            policy=data.policy,
-            redistribution_every=data.redistribution_every,
-            redistribution_enabled=data.redistribution_enabled,
-            classes={c.name: _control_of(c, data.manager) for c in classes},
-        ),
+        control=control,
         control_period_s=data.control_period_s,
     )
 
@@ -229,10 +232,10 @@ def _plan_from_scenario(document: dict[str, Any], data: JobCreate) -> _LaunchPla
 
 
 def _control_of(query_class: QueryClass, manager: str | None) -> ClassControl:
-    values = {field: getattr(query_class, field) for field in CLASS_FIELDS}
-    if manager is not None and manager != values["manager"]:
-        values["manager"], values["manager_params"] = manager, {}
-    return ClassControl(**values)
+    control = classes_service.class_control(query_class)
+    if manager is not None and manager != control.manager:
+        return control.model_copy(update={"manager": manager, "manager_params": {}})
+    return control
 
 
 def restart(

@@ -11,27 +11,15 @@ from sqlalchemy.orm import Session
 from backend.classes import service as classes
 from backend.classes.models import QueryClass
 from backend.errors import Conflict, FieldErrors, NotFound
-from backend.queries.compose import QUERY_PREFIX, ClassPart, QueryPart, compose
 from backend.queries.models import ContinuousQuery
 from backend.queries.repository import QueryRepository
 from backend.queries.schemas import QuerySpec
+from spark_runner.contract.control import LiveConfig
+from spark_runner.scenario.compose import QUERY_PREFIX, QueryPart, compose
 from spark_runner.scenario.errors import ScenarioError
 from spark_runner.scenario.loader import scenario_from_dict
 
 _NOOP = {"kind": "map", "expression": "value", "output": "value", "cpu_cost_per_tuple_s": 0}
-
-
-def class_part(query_class: QueryClass) -> ClassPart:
-    return ClassPart(
-        name=query_class.name,
-        priority=query_class.priority,
-        delay_target_s=query_class.delay_target_s,
-        manager=query_class.manager,
-        manager_params=dict(query_class.manager_params),
-        thresholds=(query_class.tau0, query_class.tau1, query_class.tau2, query_class.tau3),
-        reserve_fraction=query_class.reserve_fraction,
-        max_lend_fraction=query_class.max_lend_fraction,
-    )
 
 
 def query_part(query: ContinuousQuery | QuerySpec) -> QueryPart:
@@ -82,7 +70,8 @@ def validate(session: Session, query_class: QueryClass, spec: QuerySpec) -> None
         own = [part]
         prefix = "classes[0].queries[0]."
     document = compose(
-        [(class_part(query_class), own)],
+        LiveConfig(classes={query_class.name: classes.class_control(query_class)}),
+        {query_class.name: own},
         shared,
         rate_per_s=1.0,
         period_s=1.0,
@@ -140,20 +129,20 @@ def delete(session: Session, class_id: int, query_id: int) -> None:
 def scenario_for(
     session: Session,
     chosen: Sequence[QueryClass],
+    config: LiveConfig,
     *,
     rate_per_s: float,
     period_s: float,
     duration_s: float,
-) -> dict[str, Any] | None:
-    """The scenario of the chosen classes' registered queries; None if none has any."""
+) -> dict[str, Any]:
+    """The scenario of the chosen classes' registered queries (a class without one runs a
+    generated stream) with their parameters from ``config``."""
     queries = QueryRepository(session).for_classes([c.id for c in chosen])
-    if not queries:
-        return None
-    by_class = {c.id: [query_part(q) for q in queries if q.class_id == c.id] for c in chosen}
-    parts = [(class_part(c), by_class[c.id]) for c in chosen]
-    readers = [q for _, qs in parts for q in qs if not q.shared]
+    by_class = {c.name: [query_part(q) for q in queries if q.class_id == c.id] for c in chosen}
+    readers = [q for qs in by_class.values() for q in qs if not q.shared]
     return compose(
-        parts,
+        config,
+        by_class,
         shared_closure(session, readers),
         rate_per_s=rate_per_s,
         period_s=period_s,

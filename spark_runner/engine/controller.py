@@ -54,10 +54,11 @@ from spark_runner.engine.finish import FinishedBatch
 from spark_runner.engine.network import NetworkPlan
 from spark_runner.engine.offsets import BatchRecord, Decision
 from spark_runner.engine.stateful import WindowAggregate
+from spark_runner.scenario.compose import scenario_live_config
 from spark_runner.scenario.models import MapOp, WindowAggregateOp
 from spark_runner.sim.control import ControlResult, make_control_plane
 from spark_runner.sim.engine import ClassTotals, background_schedule
-from spark_runner.sim.live import apply_live_config, scenario_live_config
+from spark_runner.sim.live import apply_live_config
 
 log = logging.getLogger(__name__)
 

@@ -1,5 +1,4 @@
-"""Live configuration: a scenario's as a ``LiveConfig``, and applying a new version to the
-running control plane (no Spark).
+"""Live configuration: applying a new version to the running control plane (no Spark).
 
 A new version is applied as the difference to the one in force, through the core's own
 live-update calls — ``DilosController.update`` (policy, CRC, redistribution on/off),
@@ -14,9 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from spark_runner.contract.control import ClassControl, LiveConfig
+from spark_runner.contract.control import LiveConfig
 from spark_runner.core.errors import ParameterError
-from spark_runner.scenario.models import Scenario
 from spark_runner.sim.control import CommonControl, ControlPlane, PerClassControl
 
 JOB_FIELDS = ("policy", "redistribution_every", "redistribution_enabled")
@@ -30,31 +28,6 @@ SPEC_FIELDS = (
     "tau2",
     "tau3",
 )
-
-
-def scenario_live_config(scenario: Scenario) -> LiveConfig:
-    """The live configuration a scenario starts with (version 0), as the backend derives it."""
-    control = scenario.control
-    return LiveConfig(
-        policy=control.policy,
-        redistribution_every=control.redistribution_every,
-        redistribution_enabled=control.mode == "dilos",
-        classes={
-            c.name: ClassControl(
-                priority=c.priority,
-                delay_target_s=c.delay_target_s,
-                tau0=c.thresholds.tau0,
-                tau1=c.thresholds.tau1,
-                tau2=c.thresholds.tau2,
-                tau3=c.thresholds.tau3,
-                manager=c.manager.kind,
-                manager_params=dict(c.manager.params),
-                reserve_fraction=c.reserve_fraction,
-                max_lend_fraction=c.max_lend_fraction,
-            )
-            for c in scenario.classes
-        },
-    )
 
 
 def apply_live_config(control: ControlPlane, old: LiveConfig, new: LiveConfig) -> list[str]:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import pytest
 from fastapi.testclient import TestClient
 
-from spark_runner.scenario.loader import scenario_from_dict
 from tests.backend.test_jobs_api import RecordingDispatcher
 
 FILTER = {"kind": "filter", "predicate": "value > 0.5"}
@@ -113,26 +112,3 @@ def test_sharing_across_classes(client: TestClient, class_ids: dict[str, int]) -
     job = client.post("/api/v1/jobs", json={"rate_per_s": 100, "duration_s": 60}).json()
     config = client.get(f"/api/v1/jobs/{job['id']}/config").json()
     assert set(config["config"]["classes"]) == {"fraud", "ads"}
-
-
-def test_composed_scenario_is_valid_and_shares_once() -> None:
-    from backend.queries.compose import ClassPart, QueryPart, compose
-
-    def part(name: str, priority: float) -> ClassPart:
-        return ClassPart(name, priority, 2.0, "aloma", {}, (0.2, 0.4, 0.8, 0.95), 0.05, 1.0)
-
-    clean = QueryPart(
-        "clean", "trades", [{"kind": "project", "columns": ["key", "value"]}], shared=True
-    )
-    hot = QueryPart("hot", "query:clean", [FILTER])
-    document = compose(
-        [(part("fraud", 6), [hot]), (part("ads", 1), [hot]), (part("idle", 1), [])],
-        [clean],
-        rate_per_s=50,
-        period_s=1,
-        duration_s=30,
-    )
-    scenario = scenario_from_dict(document)
-    assert [s.name for s in scenario.shared_segments] == ["shared.clean"]
-    assert {s.name for s in scenario.streams} == {"trades", "stream.idle"}
-    assert scenario.classes[2].queries[0].source == "stream.idle"

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from spark_runner.engine.controller import ControllerOptions
-from spark_runner.sim.live import scenario_live_config
+from spark_runner.scenario.compose import scenario_live_config
 
 from .plant import Plant, one_map_scenario
 

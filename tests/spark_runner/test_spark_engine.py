@@ -24,7 +24,7 @@ from spark_runner.engine.sink import MemorySink
 from spark_runner.engine.streams import stream_specs
 from spark_runner.job.session import start_spark
 from spark_runner.scenario import parse_scenario
-from spark_runner.sim.live import scenario_live_config
+from spark_runner.scenario.compose import scenario_live_config
 from tests.waiting import wait_until
 
 from .control_plane import ControlPlaneServer

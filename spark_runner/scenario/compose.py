@@ -1,0 +1,171 @@
+"""Control-plane classes and their queries → one scenario document, and back (pure).
+
+The one converter between a class the control plane knows (its name and live parameters,
+``ClassControl``) and a scenario class: :func:`scenario_class` (and :func:`compose` for a
+whole job) one way, :func:`scenario_live_config` for a stored scenario's classes the
+other. Used for a job launched from registered classes (``backend/queries``), for a
+snapshot that carries no scenario (``spark_runner/job``), to validate a query before it
+is stored, and for a job launched from a stored scenario (``backend/jobs``). Streams a
+query names are generated at a constant rate (a stored scenario supplies real
+workloads); a query reading ``query:<name>`` reads that shared query's output, which
+becomes a shared segment owned by the highest-priority reader (spec §4); a class with
+no query runs :func:`generated_query`. The job-level settings (DILoS or one manager per
+class, policy, redistribution period) come from the same ``LiveConfig``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from spark_runner.contract.control import ClassControl, LiveConfig
+from spark_runner.scenario.models import Scenario
+
+QUERY_PREFIX = "query:"
+SEGMENT_PREFIX = "shared."
+STREAM_PREFIX = "stream."
+DEFAULT_KEYS = 100
+DEFAULT_SELECTIVITY = 0.5
+UNLIMITED_SCHEDULE_S = 86_400.0
+"""Generated streams of a job without a duration are scheduled for this long (constant
+rates hold after)."""
+
+
+@dataclass(frozen=True)
+class QueryPart:
+    name: str
+    source: str
+    operators: list[dict[str, Any]] = field(default_factory=list)
+    shared: bool = False
+
+
+def segment_name(query_name: str) -> str:
+    return SEGMENT_PREFIX + query_name
+
+
+def generated_query(class_name: str, selectivity: float = DEFAULT_SELECTIVITY) -> QueryPart:
+    """The query of a class that has none: its own generated stream, ``filter value <
+    selectivity``, ``project key, value``."""
+    return QueryPart(
+        "generated",
+        STREAM_PREFIX + class_name,
+        [
+            {"kind": "filter", "predicate": f"value < {selectivity!r}"},
+            {"kind": "project", "columns": ["key", "value"]},
+        ],
+    )
+
+
+def scenario_class(
+    name: str, control: ClassControl, queries: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """The scenario class of the control plane's class ``name`` running ``queries``."""
+    return {
+        "name": name,
+        "priority": control.priority,
+        "delay_target_s": control.delay_target_s,
+        "manager": {"kind": control.manager, "params": dict(control.manager_params)},
+        "reserve_fraction": control.reserve_fraction,
+        "max_lend_fraction": control.max_lend_fraction,
+        "thresholds": {
+            "tau0": control.tau0,
+            "tau1": control.tau1,
+            "tau2": control.tau2,
+            "tau3": control.tau3,
+        },
+        "queries": queries,
+    }
+
+
+def compose(
+    config: LiveConfig,
+    queries: Mapping[str, Sequence[QueryPart]],
+    shared: Sequence[QueryPart] = (),
+    *,
+    rate_per_s: float,
+    period_s: float,
+    duration_s: float,
+    stream_rates: Mapping[str, float] | None = None,
+    name: str = "registered-classes",
+    seed: int = 0,
+) -> dict[str, Any]:
+    """The scenario document of the classes of ``queries`` (in its order; each with its
+    own, non-shared queries, or none) with their parameters from ``config``, reading the
+    given ``shared`` queries. The streams they read are generated at ``rate_per_s``, or
+    at ``stream_rates[stream]``."""
+    streams: dict[str, float] = {}
+    rates = stream_rates or {}
+
+    def input_name(source: str) -> str:
+        if source.startswith(QUERY_PREFIX):
+            return segment_name(source.removeprefix(QUERY_PREFIX))
+        streams.setdefault(source, rates.get(source, rate_per_s))
+        return source
+
+    def operators(ops: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        out = [dict(op) for op in ops]
+        for op in out:
+            if op.get("kind") == "window_join" and isinstance(op.get("right"), str):
+                op["right"] = input_name(op["right"])
+        return out
+
+    segments = [
+        {
+            "name": segment_name(q.name),
+            "source": input_name(q.source),
+            "operators": operators(q.operators),
+        }
+        for q in shared
+    ]
+    classes = []
+    for class_name, parts in queries.items():
+        own = [q for q in parts if not q.shared] or [generated_query(class_name)]
+        docs = [
+            {"name": q.name, "source": input_name(q.source), "operators": operators(q.operators)}
+            for q in own
+        ]
+        classes.append(scenario_class(class_name, config.classes[class_name], docs))
+    return {
+        "version": 1,
+        "name": name,
+        "seed": seed,
+        "duration_s": duration_s,
+        "control": {
+            "period_s": period_s,
+            "mode": "dilos" if config.redistribution_enabled else "per_class",
+            "policy": config.policy,
+            "redistribution_every": config.redistribution_every,
+        },
+        "streams": [
+            {"name": s, "keys": DEFAULT_KEYS, "arrival": {"kind": "constant", "rate_per_s": r}}
+            for s, r in streams.items()
+        ],
+        "shared_segments": segments,
+        "classes": classes,
+    }
+
+
+def scenario_live_config(scenario: Scenario) -> LiveConfig:
+    """The live configuration a scenario starts with (version 0), as the backend derives it."""
+    control = scenario.control
+    return LiveConfig(
+        policy=control.policy,
+        redistribution_every=control.redistribution_every,
+        redistribution_enabled=control.mode == "dilos",
+        classes={
+            c.name: ClassControl(
+                priority=c.priority,
+                delay_target_s=c.delay_target_s,
+                tau0=c.thresholds.tau0,
+                tau1=c.thresholds.tau1,
+                tau2=c.thresholds.tau2,
+                tau3=c.thresholds.tau3,
+                manager=c.manager.kind,
+                manager_params=dict(c.manager.params),
+                reserve_fraction=c.reserve_fraction,
+                max_lend_fraction=c.max_lend_fraction,
+            )
+            for c in scenario.classes
+        },
+    )
