@@ -13,8 +13,21 @@ planning, commit) and inside (collect, driver, sink).
 from __future__ import annotations
 
 import argparse
+import sys
+from pathlib import Path
 
-from bench_spark_common import load_average, median, render_table, run_spark, sec, series_values
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:  # run as a script: python bench/<name>.py
+    sys.path.insert(0, str(ROOT))
+
+from bench.bench_spark_common import (  # noqa: E402
+    load_average,
+    median,
+    render_table,
+    run_spark,
+    sec,
+    series_values,
+)
 
 
 def floor_scenario(target_s: float, period_s: float) -> dict[str, object]:

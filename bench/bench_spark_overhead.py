@@ -20,9 +20,15 @@ costs that much throughput by design).
 from __future__ import annotations
 
 import argparse
+import sys
+from pathlib import Path
 from typing import Any
 
-from bench_spark_common import (
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:  # run as a script: python bench/<name>.py
+    sys.path.insert(0, str(ROOT))
+
+from bench.bench_spark_common import (  # noqa: E402
     load_average,
     median,
     render_table,

@@ -26,10 +26,16 @@ the oracle loss; class 1 loses nothing.
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
-from bench_spark_common import (
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:  # run as a script: python bench/<name>.py
+    sys.path.insert(0, str(ROOT))
+
+from bench.bench_spark_common import (  # noqa: E402
     load_average,
     pct,
     render_table,

@@ -7,13 +7,13 @@ import dataclasses
 import math
 
 import pytest
-from qos_plant import FluidPlant
 
 from spark_runner.core.errors import ParameterError
 from spark_runner.core.managers import AlomaManager, AlomaParams, capacity_step, probe_percent
 from spark_runner.core.managers.aloma import MAX_CAPACITY_DROP, measured_capacity
 from spark_runner.core.managers.response_monitor import ResponseTimeMonitor
 from spark_runner.core.observation import LoadState, Observation, ResponseTimeStats
+from tests.core.qos_plant import FluidPlant
 
 D = 2.0
 T = 0.5

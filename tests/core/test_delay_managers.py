@@ -6,7 +6,6 @@ import cmath
 import dataclasses
 
 import pytest
-from qos_plant import FluidPlant
 
 from spark_runner.core.managers import (
     CtrlManager,
@@ -18,6 +17,7 @@ from spark_runner.core.managers import (
     make_manager,
 )
 from spark_runner.core.observation import Observation, ResponseTimeStats
+from tests.core.qos_plant import FluidPlant
 
 D = 2.0
 T = 0.5

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from qos_plant import QuotaPlant
 
 from spark_runner.core.dilos import (
     STALE_MARGIN_DECAY,
@@ -16,6 +15,7 @@ from spark_runner.core.errors import ParameterError
 from spark_runner.core.load_model import LoadModel
 from spark_runner.core.observation import Observation, ResponseTimeStats
 from spark_runner.core.operator_graph import Operator, OperatorGraph
+from tests.core.qos_plant import QuotaPlant
 
 PRIORITIES = {"c1": 6.0, "c2": 3.0, "c3": 1.0}
 TARGETS = {"c1": 0.3, "c2": 0.4, "c3": 0.5}  # 001 §6.2.1

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from qos_plant import FluidPlant
 
 from spark_runner.core.errors import ParameterError
 from spark_runner.core.managers import (
@@ -14,6 +13,7 @@ from spark_runner.core.managers import (
     parameter_names,
 )
 from spark_runner.core.observation import LoadState, Observation, ResponseTimeStats
+from tests.core.qos_plant import FluidPlant
 
 D = 2.0
 T = 0.5

@@ -21,9 +21,8 @@ ROOT = Path(__file__).resolve().parents[2]
 if sys.path[:1] != [str(ROOT)]:
     sys.path.insert(0, str(ROOT))
 
-from frontend_real_api import RealApi, running_api  # noqa: E402
-
 from frontend.api import ApiClient  # noqa: E402
+from tests.frontend.frontend_real_api import RealApi, running_api  # noqa: E402
 
 
 @pytest.fixture(scope="session")

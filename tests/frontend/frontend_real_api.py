@@ -30,7 +30,6 @@ from pathlib import Path
 from typing import Any, cast
 
 import httpx
-from recording_proxy import Recorded, RecordingProxy
 from sqlalchemy import Engine, Table, delete, insert, select, update
 from sqlalchemy.orm import Session
 
@@ -42,6 +41,7 @@ from backend.settings import Settings
 from backend.stack import Stack
 from backend.users import security
 from tests.browser.harness import create_admin, free_port
+from tests.frontend.recording_proxy import Recorded, RecordingProxy
 
 PASSWORD = "dashboard-test-pw-7"  # every account made here has it
 BASE_USERS = (("admin", "admin"), ("ops", "operator"), ("viewer", "viewer"))

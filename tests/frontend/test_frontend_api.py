@@ -5,9 +5,9 @@ from __future__ import annotations
 import time
 
 import pytest
-from recording_proxy import BAD_GATEWAY_TEXT, RecordingProxy
 
 from frontend.api import ApiClient, ApiError, detail_text, field_errors
+from tests.frontend.recording_proxy import BAD_GATEWAY_TEXT, RecordingProxy
 
 CONTRACT_422 = [
     {

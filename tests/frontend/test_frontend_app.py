@@ -14,12 +14,12 @@ import json
 import dash
 import pytest
 import yaml
-from frontend_real_api import PASSWORD
 
 from backend.settings import Settings, get_settings
 from frontend.app import NAV_LINKS, SESSION_COOKIE_NAME, create_app, resolve_api_url
 from frontend.context import API_URL_KEY, AUTH_LOCATION_ID
 from frontend.session import SESSION_KEY, store_of
+from tests.frontend.frontend_real_api import PASSWORD
 
 PAGES = {  # ids each page shows to an operator
     "/": [

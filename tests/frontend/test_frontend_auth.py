@@ -7,7 +7,6 @@ import stat
 import threading
 
 import pytest
-from frontend_real_api import PASSWORD
 
 from backend.settings import Settings
 from frontend.actions.auth import check_me, login, logout
@@ -22,6 +21,7 @@ from frontend.auth import (
     safe_next,
 )
 from frontend.secret_key import load_or_create_secret_key, secret_key_path
+from tests.frontend.frontend_real_api import PASSWORD
 
 
 @pytest.mark.parametrize(

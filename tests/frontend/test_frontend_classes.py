@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from frontend_real_api import CREATED
-from frontend_tree import find, ids, of_type, text
 
 from frontend.actions.classes import (
     CLASS_FIELDS,
@@ -19,6 +17,8 @@ from frontend.actions.classes import (
     submit_class,
 )
 from frontend.api import ApiClient
+from tests.frontend.frontend_real_api import CREATED
+from tests.frontend.frontend_tree import find, ids, of_type, prop, text
 
 FORM = {
     "name": "fraud",
@@ -110,7 +110,7 @@ def test_table_lists_classes_with_a_delete_button_each(api, real_api):
     assert f"class-row-{fraud['id']}" in ids(table)
     row_text = text(find(table, f"class-row-{clicks['id']}"))
     assert "clicks" in row_text and "0.1" in row_text and "3" in row_text
-    buttons = [b.id for b in of_type(table, "Button")]
+    buttons = [prop(b, "id") for b in of_type(table, "Button")]
     assert buttons == [
         {"type": EDIT_BUTTON_TYPE, "index": fraud["id"]},
         {"type": DELETE_BUTTON_TYPE, "index": fraud["id"]},

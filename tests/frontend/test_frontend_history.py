@@ -6,7 +6,6 @@ import csv
 import io
 
 import pytest
-from frontend_tree import find, ids, prop, text
 
 from frontend.actions.history import (
     SINCE_SLACK_S,
@@ -22,6 +21,7 @@ from frontend.actions.history import (
     slider_settings,
     time_range,
 )
+from tests.frontend.frontend_tree import find, ids, prop, text
 
 T0 = 1_763_700_000.0
 
@@ -110,7 +110,7 @@ def test_one_run_in_a_range_shows_qos_and_qod_per_class(api, real_api, runs):
     qod = text(find(parts, "history-a-qod-fraud"))
     assert "10,200" in qod and "10.0%" in qod and "8.0%" in qod  # arrived, loss, oracle
     assert {"history-a-series", "history-a-qos", "history-a-qod"} <= set(ids(parts))
-    series = find(parts, "history-a-series").figure
+    series = prop(find(parts, "history-a-series"), "figure")
     assert [t.name for t in series.data][:2] == ["fraud mean", "fraud p95"]
 
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from frontend_tree import find, ids, of_type, text
-
 from frontend.actions.jobs import (
     LOG_BUTTON_TYPE,
     RESTART_BUTTON_TYPE,
@@ -24,6 +22,7 @@ from frontend.actions.jobs import (
     stop_job,
     waiting_since,
 )
+from tests.frontend.frontend_tree import find, ids, of_type, prop, text
 
 
 def test_class_choices_preselect_every_class(api, real_api):
@@ -49,7 +48,7 @@ def test_start_sends_the_chosen_classes_and_duration(api, real_api):
         "duration_s": 60.0,
     }
     assert "Started job" in text(outcome.alert)
-    assert live_href(outcome.job["id"]) in [c.href for c in of_type(outcome.alert, "Link")]
+    assert live_href(outcome.job["id"]) in [prop(c, "href") for c in of_type(outcome.alert, "Link")]
 
 
 def test_start_without_classes_is_refused_locally(api, real_api):
@@ -87,14 +86,14 @@ def test_table_shows_status_failure_reason_and_actions(api, real_api):
     )
     # An active job can be stopped, an ended one restarted; every job has a log and
     # links to its live view. Newest first.
-    button_ids = [b.id for b in of_type(table, "Button")]
+    button_ids = [prop(b, "id") for b in of_type(table, "Button")]
     assert button_ids == [
         {"type": LOG_BUTTON_TYPE, "index": failed["id"]},
         {"type": RESTART_BUTTON_TYPE, "index": failed["id"]},
         {"type": LOG_BUTTON_TYPE, "index": running["id"]},
         {"type": STOP_BUTTON_TYPE, "index": running["id"]},
     ]
-    hrefs = {link.href for link in of_type(table, "Link")}
+    hrefs = {prop(link, "href") for link in of_type(table, "Link")}
     assert hrefs == {
         live_href(running["id"]),
         live_href(failed["id"]),
@@ -157,7 +156,7 @@ def test_a_viewer_gets_logs_but_no_stop_or_restart_buttons(viewer_api, real_api)
     failed = real_api.add_job(["fraud"], status="failed", failure_reason="boom")
     view = load_jobs_table(viewer_api, can_control=False)
     assert view.alert is None
-    assert [b.id for b in of_type(view.table, "Button")] == [
+    assert [prop(b, "id") for b in of_type(view.table, "Button")] == [
         {"type": LOG_BUTTON_TYPE, "index": failed["id"]},
         {"type": LOG_BUTTON_TYPE, "index": running["id"]},
     ]
@@ -183,7 +182,7 @@ def test_start_up_shows_progress_and_the_wait(api, real_api):
         find(table, f"job-row-{starting['id']}")
     )
     assert not of_type(find(table, f"job-row-{running['id']}"), "Progress")
-    progress_ids = [p.id for p in of_type(table, "Progress")]
+    progress_ids = [prop(p, "id") for p in of_type(table, "Progress")]
     assert progress_ids == [f"job-progress-{starting['id']}", f"job-progress-{pending['id']}"]
 
 
@@ -205,7 +204,7 @@ def test_restart_starts_a_new_run(api, real_api):
     alert = restart_job(api, stopped["id"])
     new_id = max(real_api.jobs)
     assert f"Restarted job {stopped['id']} as job {new_id} (pending)" in text(alert)
-    assert live_href(new_id) in [c.href for c in of_type(alert, "Link")]
+    assert live_href(new_id) in [prop(c, "href") for c in of_type(alert, "Link")]
     assert real_api.jobs[new_id]["restart_of"] == stopped["id"]
 
 

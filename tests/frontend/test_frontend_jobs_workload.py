@@ -4,7 +4,6 @@ scenario (``JobCreate.scenario_id``), and which workload each job in the table r
 from __future__ import annotations
 
 import pytest
-from frontend_tree import find, text
 
 from backend.jobs.schemas import JobCreate
 from frontend.actions.jobs import (
@@ -28,6 +27,7 @@ from frontend.actions.jobs import (
 )
 from frontend.api import ApiClient, ScenarioSummary
 from frontend.managers import POLICIES
+from tests.frontend.frontend_tree import find, text
 
 FORM = {
     "rate_per_s": 50,

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import cast
 
 import pytest
-from frontend_tree import find, text
 
 from frontend.actions.live import (
     JOB_REFRESH_TICKS,
@@ -24,6 +23,7 @@ from frontend.actions.live import (
     window_options,
 )
 from frontend.api import ApiClient, MetricSample
+from tests.frontend.frontend_tree import find, text
 
 T0 = 1_763_700_000.0
 FULL = {

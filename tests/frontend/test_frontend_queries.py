@@ -5,7 +5,6 @@ edit, delete, and what a viewer gets."""
 from __future__ import annotations
 
 import yaml
-from frontend_tree import find, of_type, text
 
 from frontend.actions.queries import (
     DELETE_BUTTON_TYPE,
@@ -34,6 +33,7 @@ from frontend.query_editor import (
     operator_rows,
 )
 from frontend.query_spec import blank_form, query_form
+from tests.frontend.frontend_tree import find, of_type, prop, text
 
 GOOD = """\
 name: big-trades
@@ -102,7 +102,7 @@ def test_saving_a_good_spec_creates_the_query_and_edits_it_next(api, real_api):
     row = text(find(table, f"query-row-{view.saved['id']}"))
     assert "big-trades" in row and "trades" in row and "filter → window_aggregate" in row
     assert "value > 0.8" in text(find(table, f"query-spec-{view.saved['id']}"))
-    assert [b.id for b in of_type(table, "Button")] == [
+    assert [prop(b, "id") for b in of_type(table, "Button")] == [
         {"type": EDIT_BUTTON_TYPE, "index": view.saved["id"]},
         {"type": DELETE_BUTTON_TYPE, "index": view.saved["id"]},
     ]
@@ -127,9 +127,9 @@ def test_the_apis_refusal_is_shown_under_the_spec_and_next_to_the_control(api, r
     # The form shows the submitted spec, so row 1 is the join the message is about.
     rows = operator_rows(view.form.operators, view.feedback)
     control = find(rows, field_id(1, "on_column"))
-    assert control.invalid is True
+    assert prop(control, "invalid") is True
     assert "join column 'key'" in text(find(rows, feedback_id(1, "on_column")))
-    assert find(rows, field_id(0, "columns")).invalid is False
+    assert prop(find(rows, field_id(0, "columns")), "invalid") is False
 
     unknown = save_query(api, fraud["id"], None, "name: q\nsource: s\noperators: [{kind: explode}]")
     assert unknown.feedback.operators == {
@@ -217,11 +217,11 @@ def test_empty_and_unreadable_tables(api, real_api, dead_url):
 def test_rows_show_only_their_kinds_controls():
     form = query_form(yaml.safe_load(BAD_JOIN))
     rows = operator_rows(form.operators)
-    assert find(rows, group_id(0, "columns")).style is None
-    assert find(rows, group_id(0, "predicate")).style == {"display": "none"}
-    assert find(rows, group_id(1, "window.size_s")).style is None
-    assert find(rows, field_id(1, "window.size_s")).value == 2
-    assert find(rows, field_id(1, "right")).value == "clicks"
+    assert prop(find(rows, group_id(0, "columns")), "style") is None
+    assert prop(find(rows, group_id(0, "predicate")), "style") == {"display": "none"}
+    assert prop(find(rows, group_id(1, "window.size_s")), "style") is None
+    assert prop(find(rows, field_id(1, "window.size_s")), "value") == 2
+    assert prop(find(rows, field_id(1, "right")), "value") == "clicks"
     styles = group_styles("filter")
     assert styles.count(None) == 4  # predicate, selectivity, cost, name
     assert dom_id(field_id(1, "on_column")) == (

@@ -7,8 +7,6 @@ from collections.abc import Mapping
 from typing import cast
 
 import pytest
-from frontend_real_api import CREATED
-from frontend_tree import find, of_type, text
 
 from frontend.actions.tuning import (
     TUNE_FIELDS,
@@ -30,6 +28,8 @@ from frontend.actions.tuning import (
 )
 from frontend.api import ApiClient, JobConfig
 from frontend.components import format_timestamp
+from tests.frontend.frontend_real_api import CREATED
+from tests.frontend.frontend_tree import find, of_type, text
 
 
 @pytest.fixture

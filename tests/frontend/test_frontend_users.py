@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from frontend_tree import find, of_type, text
-
 from frontend.actions.users import (
     ACTIVE_BUTTON_TYPE,
     ROLE_ITEM_TYPE,
@@ -12,6 +10,7 @@ from frontend.actions.users import (
     load_users_table,
     set_active,
 )
+from tests.frontend.frontend_tree import find, of_type, prop, text
 
 
 def test_table_lists_users_with_controls_except_on_my_own_row(admin_api, real_api):
@@ -21,12 +20,12 @@ def test_table_lists_users_with_controls_except_on_my_own_row(admin_api, real_ap
     assert "you" in text(admin_row) and not of_type(admin_row, "Button")
     ops_row = find(table, "user-row-2")
     assert "operator" in text(ops_row) and "active" in text(ops_row)
-    items = [item.id for item in of_type(ops_row, "DropdownMenuItem")]
+    items = [prop(item, "id") for item in of_type(ops_row, "DropdownMenuItem")]
     assert items == [
         {"type": ROLE_ITEM_TYPE, "index": 2, "role": "viewer"},
         {"type": ROLE_ITEM_TYPE, "index": 2, "role": "admin"},
     ]
-    assert [b.id for b in of_type(ops_row, "Button")] == [
+    assert [prop(b, "id") for b in of_type(ops_row, "Button")] == [
         {"type": ACTIVE_BUTTON_TYPE, "index": 2, "active": 0}
     ]
 

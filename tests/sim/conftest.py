@@ -6,10 +6,10 @@ import copy
 from typing import Any
 
 import pytest
-from simkit import Build
 
 from spark_runner.scenario import Scenario
 from spark_runner.scenario.loader import apply_override, scenario_from_dict
+from tests.sim.simkit import Build
 
 
 @pytest.fixture

@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from simkit import Build, chain, one_class, two_classes
 
 from spark_runner.sim import build_results, simulate
 from spark_runner.sim.engine import SimOutput
 from spark_runner.sim.results import CLASS_FIELDS, write_results
+from tests.sim.simkit import Build, chain, one_class, two_classes
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from simkit import Build, chain, one_class, two_classes
 
 from spark_runner.core.observation import Observation, ResponseTimeStats
 from spark_runner.scenario import load_scenario
@@ -14,6 +13,7 @@ from spark_runner.sim import run_scenario
 from spark_runner.sim.control import merge_observations
 from spark_runner.sim.network import build_network
 from spark_runner.sim.tracegen import bursty_trace
+from tests.sim.simkit import Build, chain, one_class, two_classes
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIOS = sorted((ROOT / "scenarios").rglob("*.yaml"))

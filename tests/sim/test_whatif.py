@@ -6,12 +6,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from simkit import two_classes
 
 from spark_runner.core.errors import ParameterError
 from spark_runner.scenario.compose import scenario_live_config
 from spark_runner.scenario.loader import scenario_from_dict
 from spark_runner.sim.whatif import MAX_REPLAY_TUPLES, REPLAY_MAX_S, what_if
+from tests.sim.simkit import two_classes
 
 T0 = 1_763_700_000.0
 
