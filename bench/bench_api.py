@@ -5,7 +5,7 @@
    Mix: 60 % GET /classes, 20 % GET /classes/{id}, 10 % PATCH, 10 % POST+DELETE pairs.
 2. Metric ingest: batches of 500 samples from 4 concurrent senders, samples/s stored.
 
-    python bench/bench_api.py [--seconds 20] [--rate 200] [--ingest-samples 200000]
+    python -m bench.bench_api [--seconds 20] [--rate 200] [--ingest-samples 200000]
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ and a select), the model recomputes every class's load and queued load, 50 obser
 built, and the DILoS controller steps every class's ALoMa (redistributing every 10th
 period). The budget is 5 ms per step. Wall time is shown per part; the full period is also
 shown as this thread's CPU time, which other processes on a shared machine cannot inflate.
-Run: ``python bench/bench_core_step.py``.
+Run: ``python -m bench.bench_core_step``.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Freshness of the live view: from a metric sample leaving the job to its point on screen.
 
-    .venv/bin/python bench/bench_dashboard_freshness.py [--samples 60]
+    .venv/bin/python -m bench.bench_dashboard_freshness [--samples 60]
 
 Runs the real product (API and dashboard processes over SQLite, the harness of
 tests/browser) and plays a job that reports every field (tests/browser/synthetic.py):
@@ -24,20 +24,15 @@ from __future__ import annotations
 import argparse
 import os
 import random
-import sys
 import tempfile
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+from selenium.webdriver.support.ui import Select
 
-from selenium.webdriver.support.ui import Select  # noqa: E402
-
-from bench.common import percentile, print_table  # noqa: E402
-from tests.browser.harness import (  # noqa: E402
+from bench.common import percentile, print_table
+from tests.browser.harness import (
     OPERATOR,
     Browser,
     Product,
@@ -46,7 +41,7 @@ from tests.browser.harness import (  # noqa: E402
     post_samples,
     start_product,
 )
-from tests.browser.synthetic import CLASSES, SyntheticClass, synthetic_period  # noqa: E402
+from tests.browser.synthetic import CLASSES, SyntheticClass, synthetic_period
 
 TARGET_P95_S = 1.0
 

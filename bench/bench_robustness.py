@@ -17,16 +17,11 @@ import argparse
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-from spark_runner.sim import simulate  # noqa: E402
-from spark_runner.sim.promises import PROMISES, USAGE_TOLERANCE, Verdict, judge  # noqa: E402
-from spark_runner.sim.report import render_table  # noqa: E402
-from spark_runner.sim.workloads import VARIANTS, random_workload  # noqa: E402
+from spark_runner.sim import simulate
+from spark_runner.sim.promises import PROMISES, USAGE_TOLERANCE, Verdict, judge
+from spark_runner.sim.report import render_table
+from spark_runner.sim.workloads import VARIANTS, random_workload
 
 Case = tuple[int, str]  # (workload seed, variant)
 

@@ -1,6 +1,6 @@
 """How fast the simulator runs: 400 simulated seconds of three classes must take <= 20 s.
 
-    python bench/bench_sim_speed.py [--repeat 1]
+    python -m bench.bench_sim_speed [--repeat 1]
 
 Runs the Table 8 scenario (QN-A, SD_c, three classes, 400 s) in every control mode and
 the SD_p scenario, and prints wall time, the simulated-to-wall ratio and the cost of one
@@ -10,17 +10,14 @@ operator turn. The budget applies per run on this 2-core machine.
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+from spark_runner.scenario import load_scenario
+from spark_runner.sim import simulate
+from spark_runner.sim.report import render_table
 
-from spark_runner.scenario import load_scenario  # noqa: E402
-from spark_runner.sim import simulate  # noqa: E402
-from spark_runner.sim.report import render_table  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 BUDGET_S = 20.0
 CASES = (

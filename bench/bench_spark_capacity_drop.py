@@ -1,6 +1,6 @@
 """Capacity drop on real Spark: a CPU hog takes half the machine mid-run.
 
-    python bench/bench_spark_capacity_drop.py [--duration 120] [--hog-at 50] [--share 0.5]
+    python -m bench.bench_spark_capacity_drop [--duration 120] [--hog-at 50] [--share 0.5]
 
 The overload benchmark's three classes under DILoS, offered about 0.9× the engine's
 capacity (so everyone fits until the hog starts). At ``--hog-at`` seconds of scenario time a
@@ -15,15 +15,9 @@ CTRL (fixed headroom) runs the same for comparison.
 from __future__ import annotations
 
 import argparse
-import sys
-from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:  # run as a script: python bench/<name>.py
-    sys.path.insert(0, str(ROOT))
-
-from bench.bench_spark_common import (  # noqa: E402
+from bench.bench_spark_common import (
     load_average,
     pct,
     render_table,

@@ -18,11 +18,9 @@ from typing import Any
 
 import yaml
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+from spark_runner.sim.report import class_table, render_table
 
-from spark_runner.sim.report import class_table, render_table  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 __all__ = ["class_table", "render_table"]
 

@@ -1,6 +1,6 @@
 """The lowest delay target the Spark runner honours on this machine, measured.
 
-    python bench/bench_spark_floor.py [--targets 0.5,0.75,1,1.5,2] [--duration 40]
+    python -m bench.bench_spark_floor [--targets 0.5,0.75,1,1.5,2] [--duration 40]
 
 One lightly loaded class (200 tuples/s through filter → project) with ALoMa, the control
 period at 0.4 × the target (the thesis uses ¼–½). A target is *honoured* when, over the
@@ -13,14 +13,8 @@ planning, commit) and inside (collect, driver, sink).
 from __future__ import annotations
 
 import argparse
-import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:  # run as a script: python bench/<name>.py
-    sys.path.insert(0, str(ROOT))
-
-from bench.bench_spark_common import (  # noqa: E402
+from bench.bench_spark_common import (
     load_average,
     median,
     render_table,

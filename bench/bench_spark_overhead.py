@@ -1,6 +1,6 @@
 """Overhead of the controller on real Spark: maximum sustainable throughput with and without it.
 
-    python bench/bench_spark_overhead.py [--duration 40] [--low 300] [--high 4000] [--steps 5]
+    python -m bench.bench_spark_overhead [--duration 40] [--low 300] [--high 4000] [--steps 5]
         [--no-default]
 
 The overload benchmark's network (three classes, filter → calibrated CPU map → project),
@@ -20,15 +20,9 @@ costs that much throughput by design).
 from __future__ import annotations
 
 import argparse
-import sys
-from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:  # run as a script: python bench/<name>.py
-    sys.path.insert(0, str(ROOT))
-
-from bench.bench_spark_common import (  # noqa: E402
+from bench.bench_spark_common import (
     load_average,
     median,
     render_table,

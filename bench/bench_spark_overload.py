@@ -1,6 +1,6 @@
 """Overload on real Spark: three classes, ≈1.5× capacity, six ways to manage it, side by side.
 
-    python bench/bench_spark_overload.py [--duration 120] [--warmup 15] [--period 0.6]
+    python -m bench.bench_spark_overload [--duration 120] [--warmup 15] [--period 0.6]
         [--targets 1.5,2,3] [--cost 0.0002] [--only dilos,aurora] [--quick]
 
 Three classes (priorities 6/3/1), each with its own stream through filter → calibrated CPU
@@ -26,16 +26,10 @@ the oracle loss; class 1 loses nothing.
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:  # run as a script: python bench/<name>.py
-    sys.path.insert(0, str(ROOT))
-
-from bench.bench_spark_common import (  # noqa: E402
+from bench.bench_spark_common import (
     load_average,
     pct,
     render_table,

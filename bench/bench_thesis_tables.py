@@ -1,6 +1,6 @@
 """Reproduce the thesis's tables (001 ch. 4–6) in the simulator, our numbers beside theirs.
 
-    python bench/bench_thesis_tables.py [--jobs 2] [--only table8] [--strict]
+    python -m bench.bench_thesis_tables [--jobs 2] [--only table8] [--strict]
 
 Every table runs the scenarios under ``scenarios/thesis/`` (variants by ``--set``-style
 overrides), prints our numbers next to the thesis's, and checks the outcome the issue asks
@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import sys
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -22,13 +21,11 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+from spark_runner.scenario import load_scenario
+from spark_runner.sim import run_scenario
+from spark_runner.sim.report import render_table
 
-from spark_runner.scenario import load_scenario  # noqa: E402
-from spark_runner.sim import run_scenario  # noqa: E402
-from spark_runner.sim.report import render_table  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 THESIS = ROOT / "scenarios" / "thesis"
 Run = tuple[str, tuple[str, ...]]  # (scenario file name, overrides)
