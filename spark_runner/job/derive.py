@@ -12,21 +12,27 @@ from __future__ import annotations
 
 from typing import Any
 
+from spark_runner.contract.control import ClassControl
 from spark_runner.contract.snapshot import JobSnapshot
 from spark_runner.scenario.compose import UNLIMITED_SCHEDULE_S, compose, generated_query
 
 
 def derived_scenario(snapshot: JobSnapshot) -> dict[str, Any]:
-    """The scenario document of ``snapshot.classes``."""
+    """The scenario document of ``snapshot.classes`` (a class the snapshot's configuration
+    does not name runs with the spec defaults; the job refuses such a configuration by
+    name before Spark starts)."""
+    control = snapshot.initial_control()
+    defaults = {
+        c.name: ClassControl(priority=c.priority, delay_target_s=c.delay_target_s)
+        for c in snapshot.classes
+        if c.name not in control.classes
+    }
     queries = {c.name: [generated_query(c.name, c.selectivity)] for c in snapshot.classes}
     return compose(
-        snapshot.initial_control(),
+        control.model_copy(update={"classes": {**control.classes, **defaults}}),
         queries,
         rate_per_s=0.0,
-        stream_rates={
-            q[0].source: c.rate_per_s
-            for c, q in zip(snapshot.classes, queries.values(), strict=True)
-        },
+        stream_rates={generated_query(c.name).source: c.rate_per_s for c in snapshot.classes},
         period_s=snapshot.control_period_s,
         duration_s=snapshot.duration_s or UNLIMITED_SCHEDULE_S,
         name=f"job-{snapshot.job_id}",

@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from spark_runner.contract.control import ClassControl, LiveConfig
 from spark_runner.contract.snapshot import ClassSnapshot, JobSnapshot
+from spark_runner.core.errors import ParameterError
 from spark_runner.engine.expressions import burn_sql, compile_pipeline
 from spark_runner.engine.jvm_burn import burn_jar
 from spark_runner.engine.network import compile_network
@@ -92,3 +94,11 @@ def test_derived_scenario_runs_the_skeletons_queries() -> None:
     assert gold.operators[0].predicate == "value < 0.5"  # type: ignore[union-attr]
     assert scenario.stream(gold.source).arrival.rate_per_s == 50  # type: ignore[union-attr]
     compile_network(scenario)
+
+
+def test_a_configuration_that_misses_a_class_is_refused_by_name() -> None:
+    from spark_runner.job.main import prepare
+
+    gold = LiveConfig(classes={"gold": ClassControl(priority=6, delay_target_s=2)})
+    with pytest.raises(ParameterError, match=r"missing \['9lives'\]"):
+        prepare(snapshot(control=gold))
