@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from spark_runner.contract.control import ClassControl, LiveConfig
-from spark_runner.scenario.models import Scenario
+from spark_runner.scenario.models import FORMAT_VERSION, Scenario
 
 QUERY_PREFIX = "query:"
 SEGMENT_PREFIX = "shared."
@@ -127,7 +127,7 @@ def compose(
         ]
         classes.append(scenario_class(class_name, config.classes[class_name], docs))
     return {
-        "version": 1,
+        "version": FORMAT_VERSION,
         "name": name,
         "seed": seed,
         "duration_s": duration_s,
