@@ -125,8 +125,10 @@ class JobSnapshot(BaseModel):
 
     def initial_control(self) -> LiveConfig:
         """The launch configuration (spec defaults when the snapshot carries none)."""
-        if self.control is not None:
-            return self.control
+        return self.control if self.control is not None else self.default_control()
+
+    def default_control(self) -> LiveConfig:
+        """The spec defaults for every class of the snapshot."""
         return LiveConfig(
             classes={
                 c.name: ClassControl(priority=c.priority, delay_target_s=c.delay_target_s)

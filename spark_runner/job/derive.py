@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from spark_runner.contract.control import ClassControl
 from spark_runner.contract.snapshot import JobSnapshot
 from spark_runner.scenario.compose import UNLIMITED_SCHEDULE_S, compose, generated_query
 
@@ -22,17 +21,13 @@ def derived_scenario(snapshot: JobSnapshot) -> dict[str, Any]:
     does not name runs with the spec defaults; the job refuses such a configuration by
     name before Spark starts)."""
     control = snapshot.initial_control()
-    defaults = {
-        c.name: ClassControl(priority=c.priority, delay_target_s=c.delay_target_s)
-        for c in snapshot.classes
-        if c.name not in control.classes
-    }
+    classes = {**snapshot.default_control().classes, **control.classes}
     queries = {c.name: [generated_query(c.name, c.selectivity)] for c in snapshot.classes}
     return compose(
-        control.model_copy(update={"classes": {**control.classes, **defaults}}),
+        control.model_copy(update={"classes": classes}),
         queries,
         rate_per_s=0.0,
-        stream_rates={generated_query(c.name).source: c.rate_per_s for c in snapshot.classes},
+        stream_rates={queries[c.name][0].source: c.rate_per_s for c in snapshot.classes},
         period_s=snapshot.control_period_s,
         duration_s=snapshot.duration_s or UNLIMITED_SCHEDULE_S,
         name=f"job-{snapshot.job_id}",

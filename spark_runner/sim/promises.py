@@ -12,9 +12,8 @@ The promises (issue 12), each with the tolerance a per-period measurement needs:
   the last arrivals) was taken from nobody and does not count, nor does the time the
   scheduler gave it back (``repaid_busy_s``) while another class repaid a turn that overran
   its slot: that turn, never preempted, had delayed every class alike, often in the period
-  before. The verdict also reports
-  the same measure over the periods in which the class shed arriving tuples
-  (``priority_excess_on_arrival``);
+  before. The verdict also reports the same measure over the periods in which the class
+  shed arriving tuples (``priority_excess_on_arrival``);
 - **top class**: the highest class loses at most ``TOP_LOSS_LIMIT`` of its tuples (shed on
   arrival or stale first) over the periods in which it is feasible and its load fitted
   its share in the period and in the periods one delay target before it (stale first drops
