@@ -12,6 +12,7 @@ import typer
 
 from backend.cli import users_app
 from headroom.api_cli import auth_app, classes_app, jobs_app
+from spark_runner.contract.snapshot import DEFAULT_WATERMARK_S
 
 app = typer.Typer(help="QoS control plane for Spark Structured Streaming.", no_args_is_help=True)
 app.add_typer(users_app, name="users")
@@ -152,6 +153,11 @@ def run(
     warmup: float = typer.Option(
         0.0, help="Seconds of warm-up before the measured run (waiting tuples discarded)."
     ),
+    watermark: float = typer.Option(
+        DEFAULT_WATERMARK_S,
+        help="Seconds a window's event time (arrival) may lag behind the newest before its "
+        "state is dropped (a tuple that waited longer is late).",
+    ),
     plain: bool = typer.Option(
         False, help="No controller: admit every waiting tuple (the 'plain Spark' baseline)."
     ),
@@ -203,6 +209,7 @@ def run(
                 sink_path=str(sink_path) if sink_path else None,
                 target_utilization=utilization,
                 warmup_s=warmup,
+                watermark_s=watermark,
                 plain=plain,
                 burn_repetition_ns=burn_ns,
             )

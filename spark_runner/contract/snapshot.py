@@ -40,6 +40,10 @@ class ClassSnapshot(BaseModel):
     )
 
 
+DEFAULT_WATERMARK_S = 30.0
+"""How far a window's event time (a tuple's arrival instant) may lag behind the newest."""
+
+
 class EngineSettings(BaseModel):
     """How the Spark engine runs the job's scenario (defaults: the control plane's jobs)."""
 
@@ -56,6 +60,13 @@ class EngineSettings(BaseModel):
     sink_path: str | None = Field(default=None, description="Directory of the parquet sink.")
     target_utilization: float = Field(
         default=0.9, gt=0, le=1, description="Share of a control period a batch may take."
+    )
+    watermark_s: float = Field(
+        default=DEFAULT_WATERMARK_S,
+        gt=0,
+        le=3600,
+        description="Window and join state older than this behind the newest arrival is "
+        "dropped; a tuple that waited longer in the log is late for a window.",
     )
     warmup_s: float = Field(
         default=0.0, ge=0, description="Seconds at the start left out of the results document."

@@ -1,11 +1,12 @@
 """The control loop on the driver: batch accounting → core step → next decision (no Spark).
 
 After every micro-batch (one control period: the trigger interval is the period) the
-runner hands over the batch's record (offsets), its finished outputs and counts, and its
-timing. :meth:`EngineController.on_batch` then
+runner hands over the batch's record (offsets), what its ``observe`` operators measured
+in Spark (:mod:`measures`: counts per operator, each class's answers) and its timing.
+:meth:`EngineController.on_batch` then
 
-1. computes each output tuple's response time (output instant − arrival instant) and the
-   exact per-class counts: arrived, admitted (processed), shed, waiting;
+1. takes the response times of the class's answers (commit instant − arrival instant)
+   and the exact per-class counts: arrived, admitted (processed), shed, waiting;
 2. fits the cost model on the batch's time (:mod:`costs`) and feeds the core's
    :class:`LoadModel` with measured costs, selectivities, arrival rates before shedding
    and the queues waiting in the log;
@@ -48,12 +49,11 @@ from spark_runner.core.errors import ParameterError
 from spark_runner.core.load_model import LoadModel
 from spark_runner.core.observation import Observation, ResponseTimeStats
 from spark_runner.core.oracle import OracleMeter
-from spark_runner.engine.costs import DRIVER_ROW_WEIGHT_S, ROW_WEIGHT_S, BatchBudget, Ewma
+from spark_runner.engine.costs import ROW_WEIGHT_S, STATEFUL_ROW_WEIGHT_S, BatchBudget
 from spark_runner.engine.digest import RunDigest, period_stats
-from spark_runner.engine.finish import FinishedBatch
+from spark_runner.engine.measures import BatchMeasures, ResponseSample
 from spark_runner.engine.network import NetworkPlan
 from spark_runner.engine.offsets import BatchRecord, Decision
-from spark_runner.engine.stateful import WindowAggregate
 from spark_runner.scenario.compose import scenario_live_config
 from spark_runner.scenario.models import MapOp, WindowAggregateOp
 from spark_runner.sim.control import ControlResult, make_control_plane
@@ -85,8 +85,8 @@ class ControllerOptions:
 
 @dataclass(frozen=True)
 class BatchTiming:
-    """Epoch seconds: ``started_s`` the handler began, ``output_s`` the sink write ended
-    (every output tuple of the batch counts as produced then)."""
+    """Epoch seconds: ``started_s`` the trigger began, ``output_s`` the batch committed
+    (its outputs written: every answer of the batch counts as produced then)."""
 
     started_s: float
     output_s: float
@@ -106,7 +106,7 @@ class _Period:
     """Accumulators between two steps."""
 
     window_s: float = 0.0
-    response: dict[str, list[np.ndarray]] = field(default_factory=dict)
+    response: dict[str, ResponseSample] = field(default_factory=dict)
     arrived: dict[str, int] = field(default_factory=dict)
     processed: dict[str, int] = field(default_factory=dict)
     shed: dict[str, int] = field(default_factory=dict)
@@ -145,7 +145,6 @@ class EngineController:
             changes = self._install(live)
             if changes:
                 log.info("launch configuration v%d over the scenario: %s", live.version, changes)
-        self.outside = Ewma(0.15)
         self.budget = BatchBudget(
             self.period_s,
             self.options.target_utilization,
@@ -155,7 +154,6 @@ class EngineController:
         self._step_lock = threading.Lock()  # a step and a live configuration's install
         self._w_in, self._w_out = self._weights()
         self._owner = np.array([self.names.index(n.owner) for n in plan.nodes], dtype=np.int64)
-        self._class_of_output = {n.index: n.output[0] for n in plan.nodes if n.output is not None}
         shedding = plan.sharing
         self._edge_points = {
             name: [
@@ -191,11 +189,13 @@ class EngineController:
             if isinstance(n.model, MapOp) and self.options.burn:
                 w_in[n.index] += n.model.cpu_cost_per_tuple_s
             elif isinstance(n.model, WindowAggregateOp):
-                w_in[n.index] = DRIVER_ROW_WEIGHT_S * WindowAggregate(n.model).windows_per_tuple
+                window = n.model.window
+                per_tuple = math.ceil(window.size_s / (window.slide_s or window.size_s) - 1e-9)
+                w_in[n.index] = STATEFUL_ROW_WEIGHT_S * per_tuple
             elif n.stateful:
-                w_in[n.index] = DRIVER_ROW_WEIGHT_S
+                w_in[n.index] = STATEFUL_ROW_WEIGHT_S
             if n.output is not None:
-                w_out[n.index] = DRIVER_ROW_WEIGHT_S
+                w_out[n.index] = STATEFUL_ROW_WEIGHT_S
         return w_in, w_out
 
     def _sync_targets(self) -> None:
@@ -231,10 +231,6 @@ class EngineController:
         self.live = config
         self._sync_targets()
         return changes
-
-    def on_progress(self, outside_s: float) -> None:
-        """A batch's time outside ``foreachBatch`` (offset log, planning, commit), s."""
-        self.outside.update(max(0.0, outside_s))
 
     # --- decisions -----------------------------------------------------------------------
 
@@ -310,7 +306,7 @@ class EngineController:
     def _new_period(self) -> _Period:
         n = len(self.plan.nodes)
         p = _Period()
-        p.response = {name: [] for name in self.names}
+        p.response = {name: ResponseSample() for name in self.names}
         for d in (p.arrived, p.processed, p.shed, p.stale, p.busy_s):
             d.update({name: 0 for name in self.names})
         p.point_arrived = [0] * len(self.plan.points)
@@ -320,27 +316,27 @@ class EngineController:
         return p
 
     def on_batch(
-        self, record: BatchRecord, finished: FinishedBatch, timing: BatchTiming
+        self, record: BatchRecord, measures: BatchMeasures, timing: BatchTiming
     ) -> StepOutcome | None:
         """Account for one batch; step the control plane (returns None in plain mode)."""
         with self._step_lock:
-            return self._on_batch(record, finished, timing)
+            return self._on_batch(record, measures, timing)
 
     def _on_batch(
-        self, record: BatchRecord, finished: FinishedBatch, timing: BatchTiming
+        self, record: BatchRecord, measures: BatchMeasures, timing: BatchTiming
     ) -> StepOutcome | None:
         self.batches += 1
         self.last_record = record
         plan, period = self.plan, self._period
-        counts = finished.counts
+        counts = measures.counts
         start_s, end_s = record.window_s
         window_s = max(end_s - start_s, 1e-6)
         period.window_s += window_s
         period.batches += 1
-        for i, out in finished.outputs.items():
-            if len(out):
-                rt = np.maximum(timing.output_s - out.arrival_s, 0.0)
-                period.response[self._class_of_output[i]].append(rt)
+        commit_s = timing.output_s - measures.origin_s
+        for name, summaries in measures.answers.items():
+            for summary in summaries:
+                period.response[name].add_answers(summary, commit_s)
         for p in plan.points:
             d = record.delta(p.index)
             period.arrived[p.class_name] += d.arrived
@@ -362,7 +358,7 @@ class EngineController:
         node_work = counts.reached * self._w_in + counts.passed * self._w_out
         work = float(node_work.sum())
         seconds = timing.output_s - timing.started_s
-        cycle = seconds + self.outside.value
+        cycle = seconds
         busy = np.bincount(self._owner, weights=node_work * self.alpha, minlength=len(self.names))
         self.budget.update(work, cycle)
         for k, name in enumerate(self.names):
@@ -393,7 +389,7 @@ class EngineController:
         dout = self._expected_outputs()
         classes: dict[str, Any] = {}
         for name in self.names:
-            rt = _concat(period.response[name])
+            rt = period.response[name]
             stats = period_stats(rt, self.targets[name])
             self._add_totals(name, period, rt, dout)
             classes[name] = {
@@ -413,7 +409,6 @@ class EngineController:
                 "t_s": _r(t_s),
                 "batch": record.batch_id,
                 "batch_s": _r(batch_s),
-                "outside_s": _r(self.outside.value),
                 "classes": classes,
             }
         )
@@ -456,19 +451,17 @@ class EngineController:
         )
         snap = self.load_model.snapshot()
         observations: dict[str, Observation] = {}
-        responses: dict[str, np.ndarray] = {}
+        responses: dict[str, ResponseSample] = {}
         floor = self.floor_s()
         for name in self.names:
-            rt = _concat(period.response[name])
+            rt = period.response[name]
             responses[name] = rt
             cl = snap[name]
             rt_stats = (
                 ResponseTimeStats(
-                    mean_s=min(float(rt.mean()), float(rt.max())),
-                    max_s=float(rt.max()),
-                    count=len(rt),
+                    mean_s=min(rt.sum_s / rt.count, rt.max_s), max_s=rt.max_s, count=rt.count
                 )
-                if len(rt)
+                if rt.count
                 else ResponseTimeStats()
             )
             observations[name] = Observation(
@@ -574,7 +567,6 @@ class EngineController:
                 "budget_s": _r(decision.budget_s),
                 "budget_weight_s": _r(self.budget.budget_s),
                 "fixed_s": _r(self.budget.fixed_s),
-                "outside_s": _r(self.outside.value),
                 "batch_s": _r(timing.output_s - timing.started_s),
                 "config_version": self.config_version,
                 "classes": classes,
@@ -585,7 +577,7 @@ class EngineController:
     # --- results -----------------------------------------------------------------------
 
     def _add_totals(
-        self, name: str, period: _Period, rt: np.ndarray, dout: Sequence[Sequence[float]]
+        self, name: str, period: _Period, rt: ResponseSample, dout: Sequence[Sequence[float]]
     ) -> None:
         """Run totals; ``dout``: per node, expected outputs per class of one tuple entering."""
         tot = self.totals[name]
@@ -647,10 +639,6 @@ class EngineController:
             ]
             ages[name] = max(0.0, now_s - min(waiting_heads)) if waiting_heads else 0.0
         return tuples, ages
-
-
-def _concat(parts: Sequence[np.ndarray]) -> np.ndarray:
-    return np.concatenate(parts) if parts else np.empty(0)
 
 
 def _finite(value: float | None) -> float | None:

@@ -1,11 +1,11 @@
 """The batch budget and the operator costs, from measured batch times (no Spark, no clock).
 
 Spark fuses a batch's operators into one job, so no operator's own time can be read. What
-is measured is the batch: its *cycle* ``C`` (time inside ``foreachBatch`` — collect,
-window operators, sink — plus the time outside it: offset log, planning, commit, from the
-query progress) and the exact number of tuples every operator took in. Each operator has
-a *weight* ``w`` (s/tuple of CPU): ``ROW_WEIGHT_S`` per tuple for every operator, plus the
-exact CPU cost of a calibrated map, plus the driver's work per tuple for window operators;
+is measured is the batch: its *cycle* ``C`` (the query progress's ``triggerExecution``:
+offset log, planning, the operators, the sink, the commit) and the exact number of tuples
+every operator took in (its ``observe`` counts). Each operator has a *weight* ``w``
+(s/tuple of CPU): ``ROW_WEIGHT_S`` per tuple for every operator, plus the exact CPU cost
+of a calibrated map, plus the state-store work per tuple of a window operator;
 a batch's weighted work is ``W = Σ_o n_o × w_o``. The cycle is modelled as
 
     C = o + α × W        α = 1 / parallelism (the work spreads over the task slots)
@@ -44,8 +44,8 @@ from collections import deque
 
 ROW_WEIGHT_S = 1e-6
 """Prior weight of one tuple through one operator (JVM projection + transfer), s."""
-DRIVER_ROW_WEIGHT_S = 3e-6
-"""Prior weight of one tuple into or out of a window operator (finished on the driver), s."""
+STATEFUL_ROW_WEIGHT_S = 3e-6
+"""Prior weight of one tuple into or out of a window operator (shuffle, state store), s."""
 
 
 class BatchBudget:
@@ -108,16 +108,3 @@ class BatchBudget:
             self._recent.append(max(0.0, cycle_s - self.alpha * work_s))
             self.fixed_s += self._weight * (statistics.median(self._recent) - self.fixed_s)
         return self.budget_s
-
-
-class Ewma:
-    """Exponentially weighted mean (``weight`` on the newest sample)."""
-
-    def __init__(self, initial: float, weight: float = 0.2) -> None:
-        self.value = initial
-        self.weight = weight
-
-    def update(self, sample: float) -> float:
-        if math.isfinite(sample):
-            self.value += self.weight * (sample - self.value)
-        return self.value

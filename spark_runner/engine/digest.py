@@ -1,10 +1,11 @@
-"""Response-time statistics: exact per control period, a log histogram for the whole run.
+"""Response-time statistics per control period, and a log histogram for the whole run.
 
-Per period the runner holds every output tuple's response time (a batch's outputs are
-on the driver anyway), so count, mean, max, p50/p95/p99 and the delay violations are
-exact (:func:`period_stats`). Over a run, :class:`RunDigest` keeps the same log histogram
-as the simulator (20 bins per decade from 1 µs, about 12 % resolution), so both engines
-report p95 the same way.
+Per period a class's answers come as a :class:`ResponseSample` (measured in Spark:
+:mod:`measures`): count, mean and max are exact; p50/p95/p99 and the mean violation come
+from the merged quantile points, and the largest violation from the exact max
+(:func:`period_stats`). Over a run, :class:`RunDigest` keeps the same log histogram as the
+simulator (20 bins per decade from 1 µs, about 12 % resolution), so both engines report
+p95 the same way.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from spark_runner.engine.measures import ResponseSample
 from spark_runner.sim.engine import HIST_BINS, HIST_BINS_PER_DECADE, HIST_MIN_EXP
 from spark_runner.sim.results import percentile_from_histogram
 
@@ -31,22 +33,19 @@ class PeriodStats:
     violation_max_s: float | None = None
 
 
-def period_stats(response_s: np.ndarray, delay_target_s: float) -> PeriodStats:
-    """Exact statistics of ``response_s`` against the target ``delay_target_s``."""
-    n = len(response_s)
-    if n == 0:
+def period_stats(sample: ResponseSample, delay_target_s: float) -> PeriodStats:
+    """Statistics of ``sample`` against the target ``delay_target_s``."""
+    if sample.count == 0:
         return PeriodStats(count=0)
-    p50, p95, p99 = np.percentile(response_s, (50, 95, 99))
-    violation = np.maximum(response_s - delay_target_s, 0.0)
     return PeriodStats(
-        count=n,
-        mean_s=float(response_s.mean()),
-        max_s=float(response_s.max()),
-        p50_s=float(p50),
-        p95_s=float(p95),
-        p99_s=float(p99),
-        violation_mean_s=float(violation.mean()),
-        violation_max_s=float(violation.max()),
+        count=sample.count,
+        mean_s=sample.mean_s,
+        max_s=sample.max_s,
+        p50_s=sample.quantile_s(0.50),
+        p95_s=sample.quantile_s(0.95),
+        p99_s=sample.quantile_s(0.99),
+        violation_mean_s=sample.violation_mean_s(delay_target_s),
+        violation_max_s=max(0.0, sample.max_s - delay_target_s),
     )
 
 
@@ -69,16 +68,17 @@ class RunDigest:
         self.violation_max_s = 0.0
         self.histogram = np.zeros(HIST_BINS, dtype=np.float64)
 
-    def add(self, response_s: np.ndarray) -> None:
-        if not len(response_s):
+    def add(self, sample: ResponseSample) -> None:
+        if not sample.count:
             return
-        self.count += len(response_s)
-        self.sum_s += float(response_s.sum())
-        self.max_s = max(self.max_s, float(response_s.max()))
-        violation = np.maximum(response_s - self.delay_target_s, 0.0)
-        self.violation_sum_s += float(violation.sum())
-        self.violation_max_s = max(self.violation_max_s, float(violation.max()))
-        self.histogram += np.bincount(histogram_bins(response_s), minlength=HIST_BINS)
+        values, weights = sample.points()
+        self.count += sample.count
+        self.sum_s += sample.sum_s
+        self.max_s = max(self.max_s, sample.max_s)
+        violation = np.maximum(values - self.delay_target_s, 0.0)
+        self.violation_sum_s += float((violation * weights).sum())
+        self.violation_max_s = max(self.violation_max_s, sample.max_s - self.delay_target_s)
+        self.histogram += np.bincount(histogram_bins(values), weights=weights, minlength=HIST_BINS)
 
     def quantile_s(self, fraction: float) -> float | None:
         return percentile_from_histogram(self.histogram.tolist(), fraction)

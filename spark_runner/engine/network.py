@@ -6,16 +6,13 @@ class's tuples enter and where it sheds —, the same shared segments owned by t
 highest-priority class that reads them (the core's :class:`SharingPlan`). This module adds
 what execution needs:
 
-- each node's operator model, its *depth* (stateless operators run in layers: layer ℓ
-  applies every operator at depth ℓ, then routes its tuples on), and its *routes*: the
-  edges to the operators it feeds, with the side of a join and the class that sheds on
-  the edge (a lower class reading a higher class's segment sheds where it starts);
-- the extra columns map operators create (``key``, ``value``, ``seq`` and ``arrival_s``
-  are always there).
+- each node's operator model and its *routes*: the edges to the operators it feeds, with
+  the side of a join and the class that sheds on the edge (a lower class reading a higher
+  class's segment sheds where it starts).
 
 Rules of the Spark engine beyond the scenario format (:func:`engine_issues`): window
 aggregates and window joins are the last operator of a query and do not appear in shared
-segments (their state lives on the driver, see :mod:`stateful`), and a map may not
+segments (their updates cannot feed another operator: see :mod:`dataflow`), and a map may not
 overwrite ``seq`` or ``arrival_s`` (the tuple's identity and arrival instant).
 """
 
@@ -39,23 +36,8 @@ from spark_runner.sim.network import build_network
 
 OperatorModel = FilterOp | ProjectOp | MapOp | WindowAggregateOp | WindowJoinOp
 
-STATELESS_KINDS = ("filter", "project", "map")
 STATEFUL_KINDS = ("window_aggregate", "window_join")
-BASE_COLUMNS = ("key", "value")
-"""Payload columns of every tuple besides ``seq`` and ``arrival_s``."""
 PROTECTED_COLUMNS = ("seq", "arrival_s")
-
-# Row status in the Spark pipeline (column ``status``).
-ACTIVE = 0
-"""At an operator whose operation has not run yet."""
-FILTERED = 1
-"""Dropped by the filter of the node it is at."""
-SHED = 2
-"""Shed on the edge into the node it is at (a lower class after a shared segment)."""
-OUTPUT = 3
-"""An output tuple of the query whose last operator is the node."""
-PARKED = 4
-"""Input of a window operator, finished on the driver."""
 
 LEFT, RIGHT = 0, 1
 
@@ -65,17 +47,15 @@ class Route:
     """An edge a tuple takes after its node's operation.
 
     Attributes:
-        child: index of the node it goes to (itself for an output).
+        child: index of the node it goes to.
         side: ``LEFT``/``RIGHT`` when ``child`` is a join, else ``LEFT``.
         shed_class: index (in ``NetworkPlan.class_names``) of the class that sheds on
             this edge, or -1.
-        status: the row's status at ``child`` (``ACTIVE``, ``PARKED`` or ``OUTPUT``).
     """
 
     child: int
     side: int
     shed_class: int
-    status: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,7 +68,6 @@ class PlanNode:
         kind: ``source`` or an operator kind.
         owner: the class that owns the node (runs it in its quota).
         model: the scenario operator (``None`` for a source).
-        depth: 0 for sources; a stateless node runs in layer ``depth``.
         routes: where its tuples go after its operation.
         output: ``(class, query)`` when it is a query's last operator.
         point: the point index of a source node.
@@ -100,7 +79,6 @@ class PlanNode:
     kind: str
     owner: str
     model: OperatorModel | None
-    depth: int
     routes: tuple[Route, ...]
     output: tuple[str, str] | None = None
     point: int | None = None
@@ -132,11 +110,8 @@ class NetworkPlan:
     points: tuple[Point, ...]
     class_names: tuple[str, ...]
     """Highest priority first (ties by name): the core's order."""
-    extra_columns: tuple[str, ...]
     graph: OperatorGraph
     sharing: SharingPlan
-    layers: int
-    """Stateless layers after the source layer (the deepest stateless node's depth)."""
 
     @property
     def priorities(self) -> dict[str, float]:
@@ -145,9 +120,13 @@ class NetworkPlan:
     def class_index(self, name: str) -> int:
         return self.class_names.index(name)
 
-    def nodes_at(self, depth: int) -> list[PlanNode]:
-        """Stateless nodes whose operation runs in layer ``depth``."""
-        return [n for n in self.nodes if n.depth == depth and n.kind in STATELESS_KINDS]
+    @property
+    def edge_classes(self) -> tuple[int, ...]:
+        """Indices of the classes that shed on an edge inside Spark (after a higher
+        class's shared segment); the source gives their shed fraction to every row."""
+        return tuple(
+            sorted({r.shed_class for n in self.nodes for r in n.routes if r.shed_class >= 0})
+        )
 
     @property
     def outputs(self) -> list[PlanNode]:
@@ -222,12 +201,6 @@ def compile_network(scenario: Scenario) -> NetworkPlan:
     class_index = {name: k for k, name in enumerate(class_names)}
     models, inputs = _operator_models(scenario, priorities)
 
-    n = len(net.nodes)
-    depth = [0] * n
-    for i in graph.order:
-        parents = graph.parents[i]
-        if parents:
-            depth[i] = max(depth[p] for p in parents) + 1
     points: list[Point] = []
     point_of: dict[int, int] = {}
     for i, node in enumerate(net.nodes):
@@ -243,22 +216,19 @@ def compile_network(scenario: Scenario) -> NetworkPlan:
         left = graph.index(left_id) if left_id is not None else None
         right = graph.index(right_id) if right_id is not None else None
         routes: list[Route] = []
-        if node.output is not None and node.kind not in STATEFUL_KINDS:
-            routes.append(Route(i, LEFT, -1, OUTPUT))
         for j in graph.children[i]:
             child = net.nodes[j]
             shed_class = (
                 class_index[sharing.owner[j]] if sharing.owner[j] != sharing.owner[i] else -1
             )
-            status = PARKED if child.kind in STATEFUL_KINDS else ACTIVE
             if child.kind == "window_join":
                 c_left, c_right = inputs[child.op_id]
                 if c_left == node.op_id:
-                    routes.append(Route(j, LEFT, shed_class, status))
+                    routes.append(Route(j, LEFT, shed_class))
                 if c_right == node.op_id:
-                    routes.append(Route(j, RIGHT, shed_class, status))
+                    routes.append(Route(j, RIGHT, shed_class))
             else:
-                routes.append(Route(j, LEFT, shed_class, status))
+                routes.append(Route(j, LEFT, shed_class))
         nodes.append(
             PlanNode(
                 index=i,
@@ -266,7 +236,6 @@ def compile_network(scenario: Scenario) -> NetworkPlan:
                 kind=node.kind,
                 owner=sharing.owner[i],
                 model=model,
-                depth=depth[i],
                 routes=tuple(routes),
                 output=node.output,
                 point=point_of.get(i),
@@ -274,23 +243,13 @@ def compile_network(scenario: Scenario) -> NetworkPlan:
                 right=right,
             )
         )
-    stateless_depths = [nd.depth for nd in nodes if nd.kind in STATELESS_KINDS]
-    extra = sorted(
-        {
-            nd.model.output
-            for nd in nodes
-            if isinstance(nd.model, MapOp) and nd.model.output not in BASE_COLUMNS
-        }
-    )
     return NetworkPlan(
         scenario=scenario,
         nodes=tuple(nodes),
         points=tuple(points),
         class_names=tuple(class_names),
-        extra_columns=tuple(extra),
         graph=graph,
         sharing=sharing,
-        layers=max(stateless_depths, default=0),
     )
 
 

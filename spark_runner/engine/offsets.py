@@ -46,6 +46,9 @@ class Decision:
         hold: plan no new batch (the job is stopping): the source offers no new data, so
             Spark runs no batch after the one in progress and the query can stop between
             triggers.
+        after_us: the end instant (``SourceOffset.t_us``) of the batch the controller had
+            accounted for when it decided; the source plans the next batch with it (it
+            waits briefly for the step of the batch that just ended, see ``source``).
     """
 
     version: int = 0
@@ -58,6 +61,7 @@ class Decision:
     discard: bool = False
     stale_max: Mapping[str, float] = field(default_factory=dict)
     hold: bool = False
+    after_us: int = 0
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -71,6 +75,7 @@ class Decision:
             **({"x": True} if self.discard else {}),
             **({"s": _rounded(self.stale_max, 3)} if self.stale_max else {}),
             **({"h": True} if self.hold else {}),
+            **({"a": self.after_us} if self.after_us else {}),
         }
 
     @classmethod
@@ -86,6 +91,7 @@ class Decision:
             discard=bool(data.get("x", False)),
             stale_max={str(k): float(v) for k, v in dict(data.get("s", {})).items()},
             hold=bool(data.get("h", False)),
+            after_us=int(data.get("a", 0)),
         )
 
 
@@ -236,8 +242,8 @@ class BatchRecord:
 def read_offset_log(checkpoint_dir: str | Path, batch_id: int) -> SourceOffset:
     """The headroom source's offset in Spark's offset log entry ``batch_id``.
 
-    An entry is ``v1``, a metadata line, then one JSON line per source; the query has
-    one source.
+    An entry is ``v1``, a metadata line, then one JSON line per source; the query reads
+    one source per point, and every one holds the same joint offset (see ``source``).
     """
     path = Path(checkpoint_dir) / "offsets" / str(batch_id)
     lines = path.read_text(encoding="utf-8").splitlines()

@@ -50,7 +50,6 @@ def build_spark_results(
         "batches": controller.batches,
         "batch_budget_weight_s": controller.budget.budget_s,
         "batch_fixed_s": controller.budget.fixed_s,
-        "batch_outside_s": controller.outside.value,
         "warmup_s": controller.options.warmup_s,
         **engine,
     }

@@ -1,21 +1,19 @@
-"""One run of a scenario on Spark: the streaming query and its per-batch hand-over.
+"""One run of a scenario on Spark: the streaming query and the control step after each batch.
 
 :class:`EngineRun` sets a run up in its checkpoint directory (``<checkpoint>/headroom/``
 holds the feed specification the source reads and the decision file the controller
-writes), starts the query — the headroom source, the compiled stateless operators, a
-``foreachBatch`` handler on a processing-time trigger of one control period — and then
-hands every batch over to Spark-free code:
+writes) and starts one streaming query: the headroom source, the scenario's operators as
+Spark operators (:mod:`dataflow`), the sink, on a processing-time trigger of one control
+period. Spark runs every operator and writes the outputs; the driver only controls. When
+a batch has committed, its progress event brings the counts and arrival statistics its
+``observe`` operators computed in the executors, and the listener hands them to
+Spark-free code:
 
-    handler(batch_df, batch_id):
-        record   = offsets log entries batch_id − 1 and batch_id     (offsets.py)
-        table    = batch_df.toArrow()                                (the batch's one job)
-        finished = window operators + exact counts                   (finish.py)
-        sink.write(outputs); output instant = now
-        outcome  = controller.on_batch(record, finished, timing)     (controller.py)
-        write the next decision; push the samples
-
-A listener passes each batch's time outside the handler (offset log, planning, commit)
-to the controller's budget.
+    on progress(batch):
+        record   = offsets log entries batch − 1 and batch          (offsets.py)
+        measures = counts per operator, answers per class          (measures.py)
+        outcome  = controller.on_batch(record, measures, timing)   (controller.py)
+        write the next decision (the source waits for it); push the samples
 """
 
 from __future__ import annotations
@@ -25,6 +23,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -41,16 +40,19 @@ from pyspark.sql.types import BooleanType
 
 from spark_runner.contract.control import LiveConfig
 from spark_runner.contract.samples import MetricSample
+from spark_runner.contract.snapshot import DEFAULT_WATERMARK_S
 from spark_runner.engine.background import BackgroundLoad
+from spark_runner.engine.calibration import measure_repetition_s
 from spark_runner.engine.controller import (
     BatchTiming,
     ControllerOptions,
     EngineController,
 )
-from spark_runner.engine.expressions import compile_pipeline
+from spark_runner.engine.dataflow import Dataflow, build_dataflow
+from spark_runner.engine.expressions import burn_amounts, burn_sql
 from spark_runner.engine.feed import REDIS, FeedPoint, FeedSpec
-from spark_runner.engine.finish import BatchFinisher, output_table
-from spark_runner.engine.jvm_burn import CLASS_NAME, UDF_NAME
+from spark_runner.engine.jvm_burn import CLASS_NAME, UDF_NAME, burn_udf_sql
+from spark_runner.engine.measures import read_measures
 from spark_runner.engine.network import NetworkPlan
 from spark_runner.engine.offsets import (
     BatchRecord,
@@ -60,11 +62,10 @@ from spark_runner.engine.offsets import (
     read_offset_log,
     write_decision,
 )
-from spark_runner.engine.pipeline import apply_pipeline, collect_batch, measure_repetition_s
 from spark_runner.engine.redis_log import stream_key
 from spark_runner.engine.results import build_spark_results
-from spark_runner.engine.sink import Sink, SinkError, make_sink
-from spark_runner.engine.source import OPTION_SPEC, SOURCE_NAME, FeedSource
+from spark_runner.engine.sink import check_sink, sink_writer
+from spark_runner.engine.source import OPTION_POINT, OPTION_SPEC, SOURCE_NAME, FeedSource
 from spark_runner.engine.streams import stream_specs
 from spark_runner.scenario.models import MapOp
 
@@ -83,6 +84,8 @@ class RunSettings:
         period_s: control period = trigger interval, s.
         source, redis_url, redis_prefix: where tuples wait.
         sink, sink_path: where output tuples go.
+        watermark_s: how far event time (the arrival instant) may lag behind the newest
+            before a window drops it as late and forgets its state.
         partitions: tasks per batch (None: Spark's default parallelism).
         burn_repetition_s: cost of one burn repetition (None: measured at start-up).
         options: the controller's options.
@@ -96,13 +99,14 @@ class RunSettings:
     redis_prefix: str = "headroom"
     sink: str = "none"
     sink_path: str | None = None
+    watermark_s: float = DEFAULT_WATERMARK_S
     partitions: int | None = None
     burn_repetition_s: float | None = None
     options: ControllerOptions = field(default_factory=ControllerOptions)
 
 
 class HandlerError(RuntimeError):
-    """A batch failed in the driver's part of the work; ``kind`` names where."""
+    """The driver's step after a batch failed; ``kind`` names where."""
 
     def __init__(self, kind: str, message: str) -> None:
         super().__init__(message)
@@ -123,8 +127,8 @@ class EngineRun:
         self.plan = plan
         self.settings = settings
         self.controller = EngineController(plan, settings.options, live, settings.period_s)
-        self.finisher = BatchFinisher(plan)
-        self.sink: Sink = make_sink(settings.sink, settings.sink_path)
+        check_sink(settings.sink, settings.sink_path)
+        self.dataflow: Dataflow | None = None
         self._samples = samples
         self._clock = clock
         self.work_dir = Path(settings.checkpoint_dir) / "headroom"
@@ -136,10 +140,11 @@ class EngineRun:
         self.repetition_s: float | None = None
         self.burn = "none"
         self.query: StreamingQuery | None = None
-        self.listener: _OverheadListener | None = None
+        self.listener: _ProgressListener | None = None
         self._previous: SourceOffset | None = None
         self._last_id = -1
         self.last_batch_s = 0.0
+        self.reported_batch = -1
         self._decision_lock = threading.Lock()
         self._holding = False
 
@@ -173,7 +178,6 @@ class EngineRun:
                 spark, parallelism
             )
             log.info("CPU burn: hash, one repetition costs %.1f ns", self.repetition_s * 1e9)
-        compiled = compile_pipeline(plan, self.repetition_s, udf=self.burn == "udf")
         self.origin_us = time.time_ns() // 1_000
         self.started_s = self.origin_us / 1e6
         streams = stream_specs(plan.scenario)
@@ -186,21 +190,35 @@ class EngineRun:
             partitions=parallelism,
             redis_url=settings.redis_url,
             redis_keys={n: stream_key(settings.redis_prefix, n) for n in streams},
-            edge_classes=tuple((k, plan.class_names[k]) for k in compiled.edge_classes),
+            edge_classes=tuple((k, plan.class_names[k]) for k in plan.edge_classes),
         )
         spec_path = self.work_dir / "feed.json"
         spec.dump(spec_path)
         write_decision(self.decision_path, self.controller.initial_decision())
         spark.dataSource.register(FeedSource)
-        self.listener = _OverheadListener(settings.name, self.controller)
+        self.listener = _ProgressListener(settings.name, self)
         spark.streams.addListener(self.listener)
-        stream = spark.readStream.format(SOURCE_NAME).option(OPTION_SPEC, str(spec_path)).load()
-        handler = _BatchHandler(self, gate_batch)
+        points = [
+            spark.readStream.format(SOURCE_NAME)
+            .option(OPTION_SPEC, str(spec_path))
+            .option(OPTION_POINT, str(p.index))
+            .load()
+            for p in plan.points
+        ]
+        udf = self.burn == "udf"
+        self.dataflow = build_dataflow(
+            points,
+            plan,
+            origin_s=self.started_s,
+            watermark_s=settings.watermark_s,
+            burn=burn_amounts(plan, 1e-9 if udf else self.repetition_s),
+            burn_sql=burn_udf_sql if udf else burn_sql,
+        )
+        writer = sink_writer(
+            self.dataflow.output, settings.sink, settings.sink_path, settings.name, gate_batch
+        )
         self.query = (
-            apply_pipeline(stream, compiled)
-            .writeStream.queryName(settings.name)
-            .foreachBatch(handler)
-            .trigger(processingTime=f"{max(1, round(settings.period_s * 1000))} milliseconds")
+            writer.trigger(processingTime=f"{max(1, round(settings.period_s * 1000))} milliseconds")
             .option("checkpointLocation", settings.checkpoint_dir)
             .start()
         )
@@ -216,7 +234,7 @@ class EngineRun:
             settings.source,
             settings.sink,
             parallelism,
-            [plan.class_names[k] for k in compiled.edge_classes],
+            [plan.class_names[k] for k in plan.edge_classes],
         )
         return self.query
 
@@ -236,37 +254,38 @@ class EngineRun:
         self._previous, self._last_id = end, batch_id
         return BatchRecord(batch_id, start, end)
 
-    def handle(self, batch_df: Any, batch_id: int) -> None:
-        started = self._clock()
+    def on_progress(
+        self, batch_id: int, observed: dict[str, dict[str, Any]], timing: BatchTiming
+    ) -> None:
+        """Step the controller on a committed batch (called by the progress listener)."""
+        assert self.dataflow is not None
         record = self._record(batch_id)
-        table = collect_batch(batch_df)
-        finished = self.finisher.finish(table, record)
-        if self.sink.wants_rows:
-            rows = output_table(self.plan, batch_id, finished.outputs, self._clock())
-            try:
-                self.sink.write(batch_id, rows)
-            except SinkError as exc:
-                self.failure = HandlerError("sink", str(exc))
-                raise self.failure from exc
-        output_s = self._clock()
-        outcome = self.controller.on_batch(record, finished, BatchTiming(started, output_s))
+        kept = {p.node: record.delta(p.index).kept for p in self.plan.points}
+        measures = read_measures(
+            self.dataflow.uses, kept, len(self.plan.nodes), observed, self.started_s
+        )
+        outcome = self.controller.on_batch(record, measures, timing)
         if outcome is not None:
             with self._decision_lock:
-                decision = outcome.decision
+                decision = replace(outcome.decision, after_us=record.end.t_us)
                 write_decision(
                     self.decision_path, replace(decision, hold=True) if self._holding else decision
                 )
             if self._samples is not None:
                 self._samples(outcome.samples)
         self.last_batch_s = self._clock()
+        self.reported_batch = batch_id
         log.debug(
-            "batch %d: %d rows, %d outputs, %.0f ms (collect+finish %.0f ms)",
+            "batch %d: %d tuples kept, step %.0f ms after its commit",
             batch_id,
-            table.num_rows,
-            sum(len(o) for o in finished.outputs.values()),
-            1000 * (self.last_batch_s - started),
-            1000 * (output_s - started),
+            sum(kept.values()),
+            1000 * (self.last_batch_s - timing.output_s),
         )
+
+    def unreported_batches(self) -> list[int]:
+        """Committed batches the controller has not stepped on yet."""
+        last = self.query.lastProgress if self.query is not None else None
+        return [] if last is None or last["batchId"] <= self.reported_batch else [last["batchId"]]
 
     # --- end ---------------------------------------------------------------------------
 
@@ -323,24 +342,12 @@ def _register_burn_udf(spark: SparkSession) -> bool:
     return True
 
 
-class _BatchHandler:
-    """The ``foreachBatch`` function: the stop gate, then :meth:`EngineRun.handle`."""
+class _ProgressListener(StreamingQueryListener):
+    """Steps the controller on every committed batch of the run's query."""
 
-    def __init__(self, run: EngineRun, gate_batch: Callable[[], Any]) -> None:
-        self._run = run
-        self._gate_batch = gate_batch
-
-    def __call__(self, batch_df: Any, batch_id: int) -> None:
-        with self._gate_batch():
-            self._run.handle(batch_df, batch_id)
-
-
-class _OverheadListener(StreamingQueryListener):
-    """Gives the controller each batch's time outside ``foreachBatch``."""
-
-    def __init__(self, query_name: str, controller: EngineController) -> None:
+    def __init__(self, query_name: str, run: EngineRun) -> None:
         self._name = query_name
-        self._controller = controller
+        self._run = run
 
     def onQueryStarted(self, event: QueryStartedEvent) -> None:
         pass
@@ -350,9 +357,14 @@ class _OverheadListener(StreamingQueryListener):
         if progress.name != self._name:
             return
         durations = progress.durationMs
-        total, inside = durations.get("triggerExecution"), durations.get("addBatch")
-        if total is not None and inside is not None:
-            self._controller.on_progress((total - inside) / 1000.0)
+        started_s = _epoch_s(progress.timestamp)
+        timing = BatchTiming(started_s, started_s + durations.get("triggerExecution", 0) / 1000.0)
+        observed = {name: row.asDict() for name, row in progress.observedMetrics.items()}
+        try:
+            self._run.on_progress(progress.batchId, observed, timing)
+        except Exception as exc:  # a failed step must stop the run, not the listener bus
+            log.critical("control step after batch %d failed", progress.batchId, exc_info=True)
+            self._run.failure = HandlerError("controller", f"{type(exc).__name__}: {exc}")
         log.debug("batch %d progress: %s", progress.batchId, dict(durations))
 
     def onQueryIdle(self, event: QueryIdleEvent) -> None:
@@ -360,3 +372,8 @@ class _OverheadListener(StreamingQueryListener):
 
     def onQueryTerminated(self, event: QueryTerminatedEvent) -> None:
         pass
+
+
+def _epoch_s(timestamp: str) -> float:
+    """Epoch seconds of a progress timestamp (ISO 8601 in UTC, e.g. ``…T14:25:55.123Z``)."""
+    return datetime.fromisoformat(timestamp.replace("Z", "+00:00")).timestamp()

@@ -1,26 +1,29 @@
-"""Where output tuples go: ``none``, ``memory``, ``parquet`` or ``console`` (no Spark).
+"""Where the output tuples go: Spark sinks, written by the executors.
 
-Every batch's output tuples of every query arrive as one Arrow table
-(:data:`spark_runner.engine.finish.OUTPUT_SCHEMA`) after the driver finished the window
-operators. The write happens before the batch's output instant is taken, so response
-times include it.
+The dataflow's output (:data:`spark_runner.engine.dataflow.OUTPUT_COLUMNS`) is written
+in the update output mode (a window aggregate emits an update per window and group its
+batch touched):
 
-- ``none``: nothing is kept (the statistics are still exact);
-- ``memory``: the newest ``max_rows`` rows stay in the driver (tests, notebooks);
-- ``parquet``: one file per batch, ``<path>/batch-<id>.parquet`` (a replayed batch
-  overwrites its file: no duplicates);
-- ``console``: a line per batch and the first rows, on the job's log.
+- ``none``: Spark's ``noop`` sink (benchmarks: the batch runs, nothing is kept);
+- ``memory``: Spark's memory sink, a table named after the query (tests, notebooks);
+- ``console``: Spark's console sink (the first rows of every batch on stdout);
+- ``parquet``: one directory per batch, ``<path>/batch_id=<id>/``, written by the
+  executors through ``foreachBatch`` and replaced when a batch is replayed, so the
+  directory holds every batch exactly once (``spark.read.parquet(path)`` reads them all,
+  with ``batch_id`` as a column). Spark's own file sink takes only the append output
+  mode, in which a window's result is written once the watermark has passed its end, not
+  as it changes.
 """
 
 from __future__ import annotations
 
 import logging
-from collections import deque
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Protocol
 
-import pyarrow as pa
-import pyarrow.parquet as pq
+from pyspark.sql import DataFrame
+from pyspark.sql.streaming.readwriter import DataStreamWriter
 
 SINK_KINDS = ("none", "memory", "parquet", "console")
 
@@ -28,90 +31,56 @@ log = logging.getLogger(__name__)
 
 
 class SinkError(RuntimeError):
-    """The sink could not take a batch's output."""
+    """The sink cannot be set up."""
 
 
-class Sink(Protocol):
-    wants_rows: bool
-
-    def write(self, batch_id: int, table: pa.Table) -> None: ...
+Gate = Callable[[], AbstractContextManager[object]]
 
 
-class NoSink:
-    wants_rows = False
-
-    def write(self, batch_id: int, table: pa.Table) -> None:
-        pass
+def batch_directory(path: str | Path, batch_id: int) -> Path:
+    return Path(path) / f"batch_id={batch_id}"
 
 
-class MemorySink:
-    wants_rows = True
+class ParquetBatches:
+    """The ``foreachBatch`` function of the parquet sink (inside the job's stop gate)."""
 
-    def __init__(self, max_rows: int = 100_000) -> None:
-        self.max_rows = max_rows
-        self._tables: deque[pa.Table] = deque()
-        self._rows = 0
-
-    def write(self, batch_id: int, table: pa.Table) -> None:
-        if not table.num_rows:
-            return
-        self._tables.append(table)
-        self._rows += table.num_rows
-        while self._rows - self._tables[0].num_rows >= self.max_rows:
-            self._rows -= self._tables.popleft().num_rows
-
-    def table(self) -> pa.Table:
-        if not self._tables:
-            from spark_runner.engine.finish import OUTPUT_SCHEMA
-
-            return OUTPUT_SCHEMA.empty_table()
-        return pa.concat_tables(list(self._tables))
-
-
-class ParquetSink:
-    wants_rows = True
-
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, gate: Gate) -> None:
         self.path = Path(path)
-        try:
-            self.path.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise SinkError(f"cannot create the parquet sink directory {self.path}: {exc}") from exc
+        self.gate = gate
 
-    def write(self, batch_id: int, table: pa.Table) -> None:
-        if not table.num_rows:
-            return
-        target = self.path / f"batch-{batch_id:08d}.parquet"
-        tmp = target.with_suffix(".tmp")
-        try:
-            pq.write_table(table, tmp)
-            tmp.replace(target)
-        except OSError as exc:
-            raise SinkError(f"cannot write {target}: {exc}") from exc
+    def __call__(self, batch_df: DataFrame, batch_id: int) -> None:
+        with self.gate():
+            target = batch_directory(self.path, batch_id)
+            try:
+                batch_df.write.mode("overwrite").parquet(str(target))
+            except Exception as exc:  # py4j raises what the JVM threw
+                raise SinkError(f"cannot write {target}: {str(exc).splitlines()[0]}") from exc
 
 
-class ConsoleSink:
-    wants_rows = True
-
-    def __init__(self, rows: int = 5) -> None:
-        self.rows = rows
-
-    def write(self, batch_id: int, table: pa.Table) -> None:
-        log.info("batch %d: %d output tuples", batch_id, table.num_rows)
-        for row in table.slice(0, self.rows).to_pylist():
-            log.info("  %s", row)
-
-
-def make_sink(kind: str, path: str | None = None) -> Sink:
-    """The sink ``kind`` (``SinkError`` when it cannot be set up)."""
-    if kind == "none":
-        return NoSink()
-    if kind == "memory":
-        return MemorySink()
-    if kind == "console":
-        return ConsoleSink()
+def check_sink(kind: str, path: str | None) -> None:
+    """``SinkError`` if sink ``kind`` cannot be used (unknown, or its directory unusable)."""
+    if kind not in SINK_KINDS:
+        raise SinkError(f"unknown sink {kind!r}; use one of {', '.join(SINK_KINDS)}")
     if kind == "parquet":
         if not path:
             raise SinkError("the parquet sink needs a directory (sink_path)")
-        return ParquetSink(path)
-    raise SinkError(f"unknown sink {kind!r}; use one of {', '.join(SINK_KINDS)}")
+        try:
+            Path(path).mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise SinkError(f"cannot create the parquet sink directory {path}: {exc}") from exc
+
+
+def sink_writer(
+    df: DataFrame, kind: str, path: str | None, name: str, gate: Gate
+) -> DataStreamWriter:
+    """The stream writer of sink ``kind`` for ``df`` (query name ``name``)."""
+    check_sink(kind, path)
+    writer = df.writeStream.queryName(name).outputMode("update")
+    if kind == "none":
+        return writer.format("noop")
+    if kind == "memory":
+        return writer.format("memory")
+    if kind == "console":
+        return writer.format("console").option("numRows", 5).option("truncate", False)
+    assert path is not None
+    return writer.foreachBatch(ParquetBatches(path, gate))

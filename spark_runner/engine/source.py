@@ -1,12 +1,21 @@
 """The headroom source: a Python streaming data source with admission and shedding.
 
-``spark.readStream.format("headroom_feed").option("spec", PATH)`` reads the points of a
-run (see :mod:`feed`) from the generated schedule or from Redis streams. Spark calls
-``latestOffset`` on a long-lived Python process on the driver once per trigger: it reads
-the controller's newest decision and admits per class what the class scheduler allows
-(:func:`feed.next_offset`); the end offset records the counts and the decision. ``read``
-runs in Python workers and produces exactly the kept tuples of its slices — shed tuples
-never reach Spark.
+``spark.readStream.format("headroom_feed").option("spec", PATH).option("point", P)``
+reads point ``P`` of a run (see :mod:`feed`) from the generated schedule or from Redis
+streams. The query reads every point through its own source (so each branch of the plan
+scans only its own tuples), but admission is joint: the class scheduler splits one batch
+budget among all points. Spark calls ``latestOffset`` of every source once per trigger,
+one after the other, each in a long-lived Python process on the driver, with the same
+start offset; the first one reads the controller's newest decision, admits per class
+what the class scheduler allows (:func:`feed.next_offset`) and writes that *plan* to the
+run's directory under the start offset's digest; the others read it. Every source's end
+offset is then the same joint offset — the counts of every point and the decision — so
+the offset log records what applied to the batch, and a replay reads the same tuples.
+``read`` runs in Python workers and produces exactly the kept tuples of its point's
+slices — shed tuples never reach Spark.
+
+A stop holds the source (``Decision.hold``): no plan is written for it, every source
+returns its start, and Spark plans no batch; a hold is not lifted while the run lives.
 
 Both processes import this module by name; the package must be importable there (see
 ``spark_runner.job.session``). The reader keeps no connection when pickled.
@@ -14,8 +23,13 @@ Both processes import this module by name; the package must be importable there 
 
 from __future__ import annotations
 
+import fcntl
+import hashlib
+import json
+import os
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -35,9 +49,15 @@ from spark_runner.engine.feed import (
     next_offset,
     plan_partitions,
 )
-from spark_runner.engine.offsets import ADMIT_ALL, SourceOffset, read_decision
+from spark_runner.engine.offsets import ADMIT_ALL, Decision, SourceOffset, read_decision
 
 SOURCE_NAME = "headroom_feed"
+OPTION_POINT = "point"
+PLANS_KEPT = 8
+"""Plans older than this many batches are deleted when a batch commits."""
+DECISION_WAIT_S = 1.0
+"""The longest the source waits for the controller's step on the last batch."""
+DECISION_POLL_S = 0.005
 OPTION_SPEC = "spec"
 
 BASE_FIELDS = (
@@ -77,13 +97,18 @@ class FeedPartition(InputPartition):
 
 
 class FeedReader(DataSourceStreamReader):
-    def __init__(self, spec: FeedSpec) -> None:
+    def __init__(self, spec: FeedSpec, point: int) -> None:
         self.spec = spec
+        self.point = point
         self._logs: dict[int, Log] = {}
         self._initial: dict[str, Any] | None = None
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"spec": self.spec, "_logs": {}, "_initial": self._initial}
+        return {"spec": self.spec, "point": self.point, "_logs": {}, "_initial": self._initial}
+
+    @property
+    def _plans(self) -> Path:
+        return Path(self.spec.decision_path).parent / "plans"
 
     def log(self, origin_us: int) -> Any:
         """The log of a run whose scenario time 0 is ``origin_us`` (from the offsets)."""
@@ -101,29 +126,56 @@ class FeedReader(DataSourceStreamReader):
         # start) and again when it runs it (MicroBatchExecution: no committed offset yet,
         # so ``initialOffset``). Both must be the same offset, or the batch's start cursor
         # and counts disagree (a Redis range then held fewer entries than it counted).
+        # Every point's source must start from the same joint offset: the first one
+        # writes it, the others read it.
         if self._initial is None:
-            log = self.log(self.spec.origin_us)
-            self._initial = initial_offset(self.spec, log, now_us()).to_json()
+
+            def first() -> dict[str, Any]:
+                return initial_offset(self.spec, self.log(self.spec.origin_us), now_us()).to_json()
+
+            self._initial = shared(self._plans / "initial.json", self._plans, first)
         return self._initial
 
     # The (start, limit) signature (Spark >= 4.2) makes Spark call this once per trigger
     # with the last offset; the limit is ignored: the class scheduler bounds a batch.
     def latestOffset(self, start: dict[str, Any], limit: ReadLimit) -> dict[str, Any]:
-        decision = read_decision(self.spec.decision_path)
-        if decision.hold:
+        if read_decision(self.spec.decision_path).hold:
             return start  # no new data: Spark plans no batch
+        return shared(self._plans / f"{digest(start)}.json", self._plans, lambda: self._plan(start))
+
+    def _plan(self, start: dict[str, Any]) -> dict[str, Any]:
+        """The joint end offset of the batch that starts at ``start``."""
         begin = SourceOffset.from_json(start)
+        decision = self._decision_after(begin, start)
+        if decision.hold:
+            return start
         log = self.log(begin.origin_us)
         return next_offset(self.spec, log, begin, decision, now_us()).to_json()
+
+    def _decision_after(self, begin: SourceOffset, start: dict[str, Any]) -> Decision:
+        """The newest decision, once the controller has stepped on the batch that ended at
+        ``begin`` (it steps when that batch's progress is reported, a few ms after its
+        commit); after ``DECISION_WAIT_S`` the newest one there is."""
+        decision = read_decision(self.spec.decision_path)
+        if decision.admit_all or start == self._initial:
+            return decision
+        deadline = time.monotonic() + DECISION_WAIT_S
+        while decision.after_us < begin.t_us and not decision.hold:
+            if time.monotonic() >= deadline:
+                break
+            time.sleep(DECISION_POLL_S)
+            decision = read_decision(self.spec.decision_path)
+        return decision
 
     def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> Sequence[InputPartition]:
         a, b = SourceOffset.from_json(start), SourceOffset.from_json(end)
         decision = b.decision or ADMIT_ALL
         edge_shed = [decision.shed.get(name, 0.0) for _, name in self.spec.edge_classes]
-        return [
-            FeedPartition(group, edge_shed, b.origin_us)
+        groups = (
+            [piece for piece in group if piece.point == self.point]
             for group in plan_partitions(self.spec, a, b, decision.costs_s)
-        ]
+        )
+        return [FeedPartition(group, edge_shed, b.origin_us) for group in groups if group]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         assert isinstance(partition, FeedPartition)
@@ -139,12 +191,35 @@ class FeedReader(DataSourceStreamReader):
             )
 
     def commit(self, end: dict[str, Any]) -> None:
-        # Nothing to release: the offsets say what every batch held.
-        pass
+        # Nothing to release (the offsets say what every batch held) but old plans.
+        plans = sorted(self._plans.glob("[0-9a-f]*.json"), key=lambda p: p.stat().st_mtime)
+        for old in plans[:-PLANS_KEPT]:
+            old.unlink(missing_ok=True)
+
+
+def digest(offset: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(offset, sort_keys=True).encode()).hexdigest()[:32]
+
+
+def shared(path: Path, directory: Path, compute: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """The JSON at ``path``, computed (and written) by the first caller under a lock."""
+    directory.mkdir(parents=True, exist_ok=True)
+    with open(directory / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            return dict(json.loads(path.read_text(encoding="utf-8")))
+        except FileNotFoundError:
+            pass
+        value = compute()
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(value), encoding="utf-8")
+        os.replace(tmp, path)
+        return value
 
 
 class FeedSource(DataSource):
-    """The ``headroom_feed`` source; option ``spec``: path of a :class:`FeedSpec` JSON."""
+    """The ``headroom_feed`` source; options ``spec`` (path of a :class:`FeedSpec` JSON)
+    and ``point`` (the index of the point it reads)."""
 
     @classmethod
     def name(cls) -> str:
@@ -163,4 +238,13 @@ class FeedSource(DataSource):
         return spark_schema(self._spec())
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
-        return FeedReader(self._spec())
+        spec = self._spec()
+        try:
+            point = int(self.options[OPTION_POINT])
+            spec.points[point]
+        except (KeyError, ValueError, IndexError) as exc:
+            raise ValueError(
+                f"data source {SOURCE_NAME!r} needs option {OPTION_POINT!r}, the index of one "
+                f"of the feed's {len(spec.points)} points: {exc}"
+            ) from exc
+        return FeedReader(spec, point)

@@ -260,6 +260,7 @@ def _run_query(
         redis_prefix=engine.redis_prefix,
         sink=engine.sink,
         sink_path=engine.sink_path,
+        watermark_s=engine.watermark_s,
         partitions=engine.partitions,
         burn_repetition_s=engine.burn_repetition_ns * 1e-9 if engine.burn_repetition_ns else None,
         options=ControllerOptions(
@@ -300,13 +301,13 @@ def _run_query(
             return _fail(EXIT_QUERY_FAILED, f"streaming query failed to start: {_describe(exc)}")
         log.info("query %s started (id %s)", query.name, query.id)
         deadline = time.monotonic() + (snapshot.duration_s or math.inf)
-        failure = _supervise(query, stop, deadline)
+        failure = _supervise(query, stop, deadline, run)
         if failure is None:
             run.hold()  # no batch after the one in progress: the query goes quiet
             moment = close_gate_when_quiet(
                 gate,
                 trigger_active=lambda: bool(query.status["isTriggerActive"]),
-                unreported_batches=list,
+                unreported_batches=run.unreported_batches,
                 quiet_wait_s=QUIET_WAIT_S,
                 timeout_s=BATCH_DRAIN_TIMEOUT_S,
             )
@@ -343,7 +344,7 @@ def _run_query(
 
 def _classify(run: Any, failure: str) -> tuple[int, str]:
     """The exit code of a failed query: where did it fail?"""
-    if run.failure is not None and run.failure.kind == "sink":
+    if (run.failure is not None and run.failure.kind == "sink") or "batch_id=" in failure:
         return EXIT_OUTPUT_FAILED, f"output sink failed: {run.failure}"
     lowered = failure.lower()
     if "redis" in lowered and ("connection" in lowered or "refused" in lowered):
@@ -397,9 +398,12 @@ def _redis_problem(url: str) -> str | None:
     return None
 
 
-def _supervise(query: Any, stop: StopSignal, deadline: float) -> str | None:
-    """Wait for a stop signal, the deadline or the query's end; returns a failure or None."""
+def _supervise(query: Any, stop: StopSignal, deadline: float, run: Any) -> str | None:
+    """Wait for a stop signal, the deadline, the query's end or a failed control step;
+    returns a failure or None."""
     while True:
+        if run.failure is not None:
+            return f"{run.failure.kind} failed: {run.failure}"
         if stop.event.wait(POLL_S):
             log.info("%s received; stopping after the batch in progress", stop.signal_name)
             return None

@@ -67,6 +67,9 @@ def verified_burn_jar(snapshot: JobSnapshot) -> Path | None:
     return Path(jar.path)
 
 
+ROCKSDB_PROVIDER = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
+
+
 def spark_properties(snapshot: JobSnapshot, *, python: str, jar: Path | None) -> dict[str, str]:
     """Every Spark property of ``snapshot``'s job, for a driver and workers running ``python``.
 
@@ -86,6 +89,8 @@ def spark_properties(snapshot: JobSnapshot, *, python: str, jar: Path | None) ->
         # default, one spark-submit starts for an application at INFO; both at WARN here.
         "spark.log.level": "WARN",
         "spark.sql.shuffle.partitions": str(SHUFFLE_PARTITIONS),
+        # window state (aggregates, joins) in RocksDB, checkpointed with the query
+        "spark.sql.streaming.stateStore.providerClass": ROCKSDB_PROVIDER,
         # Streaming disables AQE anyway; saying so here silences a warning per query.
         "spark.sql.adaptive.enabled": "false",
         "spark.sql.streaming.stopTimeout": f"{STREAMING_STOP_TIMEOUT_S}s",

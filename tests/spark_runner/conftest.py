@@ -1,11 +1,15 @@
-"""Fixtures of the Spark runner's tests: scenarios as text, compiled."""
+"""Fixtures of the Spark runner's tests: scenarios as text, compiled; one local Spark."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from pyspark.sql import SparkSession
 
+from spark_runner.contract.snapshot import ClassSnapshot, JobSnapshot
+from spark_runner.job.session import start_spark
 from spark_runner.scenario import Scenario, load_scenario, parse_scenario
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -61,3 +65,21 @@ def sharing() -> Scenario:
 @pytest.fixture
 def demo() -> Scenario:
     return load_scenario(SCENARIOS / "demo.yaml")
+
+
+@pytest.fixture(scope="session")
+def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkSession]:
+    """One local Spark (``local[2]``) for every test of the engine that runs on Spark,
+    configured as a job's session is."""
+    snapshot = JobSnapshot(
+        job_id=0,
+        api_url="",
+        spark_master="local[2]",
+        checkpoint_dir=str(tmp_path_factory.mktemp("unused")),
+        classes=(ClassSnapshot(name="x", priority=1, delay_target_s=1),),
+    )
+    handle = start_spark(snapshot)
+    try:
+        yield handle.spark
+    finally:
+        handle.stop()

@@ -3,8 +3,8 @@
 Each period the trigger fires: the real source logic (:func:`feed.next_offset` on the
 generated log) admits tuples by the controller's decision; the batch "runs" for
 ``overhead_s + alpha × Σ map costs`` seconds; every kept tuple of a one-map query is an
-output at the end of the batch; the real :class:`BatchFinisher` and
-:class:`EngineController` take it from there. Nothing sleeps.
+output at the end of the batch, measured as the dataflow's ``observe`` operators would
+report it; the real :class:`EngineController` takes it from there. Nothing sleeps.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-import pyarrow as pa
 
 from spark_runner.contract.control import LiveConfig
 from spark_runner.engine.controller import (
@@ -30,8 +29,8 @@ from spark_runner.engine.feed import (
     next_offset,
     plan_partitions,
 )
-from spark_runner.engine.finish import BatchFinisher
-from spark_runner.engine.network import OUTPUT, compile_network
+from spark_runner.engine.measures import ArrivalSummary, BatchMeasures, NodeCounts
+from spark_runner.engine.network import compile_network
 from spark_runner.engine.offsets import BatchRecord, Decision, SourceOffset
 from spark_runner.engine.streams import stream_specs
 from spark_runner.scenario import Scenario, parse_scenario
@@ -100,8 +99,6 @@ class Plant:
         self.log = GeneratedLog(self.spec)
         self.period_s = self.scenario.control.period_s
         self.controller = EngineController(self.plan, self.options, self.live)
-        self.controller.on_progress(self.overhead_s - 0.05)
-        self.finisher = BatchFinisher(self.plan)
         self.decision: Decision = self.controller.initial_decision()
         self.offset: SourceOffset = initial_offset(self.spec, self.log, ORIGIN_US)
         self.now_us = ORIGIN_US
@@ -124,43 +121,38 @@ class Plant:
         self.now_us += round(self.period_s * 1e6)
         end = next_offset(self.spec, self.log, self.offset, self.decision, self.now_us)
         record = BatchRecord(self.batch_id, self.offset, end)
-        cols: dict[str, list[np.ndarray]] = {
-            k: [] for k in ("point", "seq", "key", "value", "arrival_s", "node")
-        }
+        n_nodes = len(self.plan.nodes)
+        reached = np.zeros(n_nodes, dtype=np.int64)
+        arrivals: dict[str, list[np.ndarray]] = {}
         for group in plan_partitions(self.spec, self.offset, end, self.decision.costs_s):
             for piece in group:
                 rows = self.log.rows(piece)
-                for k in ("point", "seq", "key", "value", "arrival_s"):
-                    cols[k].append(rows[k])
-                cols["node"].append(
-                    np.full(len(rows["seq"]), self._output[piece.point], dtype=np.int32)
+                point = self.plan.points[piece.point]
+                reached[self.plan.points[piece.point].node] += len(rows["seq"])
+                reached[self._output[piece.point]] += len(rows["seq"])
+                arrivals.setdefault(point.class_name, []).append(
+                    rows["arrival_s"] - ORIGIN_US / 1e6
                 )
-        data = {k: np.concatenate(v) if v else np.empty(0) for k, v in cols.items()}
-        n = len(data["seq"])
-        table = pa.table(
-            {
-                "point": data["point"].astype(np.int32),
-                "seq": data["seq"].astype(np.int64),
-                "key": data["key"].astype(np.int64),
-                "value": data["value"].astype(float),
-                "v": data["value"].astype(float),
-                "arrival_s": data["arrival_s"].astype(float),
-                "node": data["node"].astype(np.int32),
-                "side": np.zeros(n, dtype=np.int32),
-                "status": np.full(n, OUTPUT, dtype=np.int32),
-            }
-        )
-        work = float(self._cost[data["node"].astype(np.int64)].sum()) if n else 0.0
+        work = float((self._cost * reached).sum())
         started_s = self.now_us / 1e6
-        inside_s = (self.overhead_s - 0.25) + self.alpha * work  # 0.25 s outside, as reported
-        finished = self.finisher.finish(table, record)
+        cycle_s = self.overhead_s + self.alpha * work
+        answers = {}
+        for name, parts in arrivals.items():
+            summary = ArrivalSummary.of(np.concatenate(parts))
+            if summary is not None:
+                answers[name] = [summary]
+        measures = BatchMeasures(
+            NodeCounts(reached=reached, passed=reached.copy(), shed=np.zeros(n_nodes, np.int64)),
+            answers,
+            ORIGIN_US / 1e6,
+        )
         outcome = self.controller.on_batch(
-            record, finished, BatchTiming(started_s, started_s + inside_s)
+            record, measures, BatchTiming(started_s, started_s + cycle_s)
         )
         self.offset = end
         self.batch_id += 1
         # a batch longer than the period delays the next trigger
-        self.now_us += max(0, round((inside_s + 0.25 - self.period_s) * 1e6))
+        self.now_us += max(0, round((cycle_s - self.period_s) * 1e6))
         if outcome is not None:
             self.decision = outcome.decision
             self.outcomes.append(outcome)

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from pyspark.sql import SparkSession
 
 from spark_runner.contract.control import LiveConfig
 from spark_runner.contract.samples import MetricSample
 from spark_runner.engine.controller import ControllerOptions
-from spark_runner.engine.network import compile_network
+from spark_runner.engine.feed import FeedSpec, GeneratedLog, plan_partitions
+from spark_runner.engine.network import NetworkPlan, compile_network
+from spark_runner.engine.offsets import PointState, SourceOffset, read_offset_log
 from spark_runner.engine.runner import EngineRun, RunSettings
 from spark_runner.job.lifecycle import BatchGate, close_gate_when_quiet
 from spark_runner.scenario import Scenario
@@ -77,8 +81,55 @@ class Run:
             close_gate_when_quiet(
                 self.gate,
                 trigger_active=lambda: bool(query.status["isTriggerActive"]),
-                unreported_batches=list,
+                unreported_batches=self.engine.unreported_batches,
                 quiet_wait_s=3.0,
                 timeout_s=20.0,
             )
         self.engine.close(self.spark)
+
+
+def admitted(
+    checkpoint: str | Path, plan: NetworkPlan, last_batch: int
+) -> dict[tuple[str, str], dict[str, np.ndarray]]:
+    """Per (class, stream), the generated tuples batches 0..``last_batch`` admitted, as
+    the offset log records them (the reference the outputs are checked against)."""
+    spec = FeedSpec.load(Path(checkpoint) / "headroom" / "feed.json")
+    parts: dict[int, list[dict[str, np.ndarray]]] = {}
+    previous: SourceOffset | None = None
+    for batch in range(last_batch + 1):
+        end = read_offset_log(checkpoint, batch)
+        start = previous or SourceOffset(
+            end.origin_us, end.origin_us, tuple(PointState() for _ in end.points)
+        )
+        log = GeneratedLog(spec, end.origin_us)
+        for group in plan_partitions(spec, start, end, {}):
+            for piece in group:
+                parts.setdefault(piece.point, []).append(log.rows(piece))
+        previous = end
+    out: dict[tuple[str, str], dict[str, np.ndarray]] = {}
+    for point in plan.points:
+        pieces = parts.get(point.index, [])
+        out[(point.class_name, point.stream)] = {
+            k: np.concatenate([p[k] for p in pieces]) for k in ("key", "value", "arrival_s")
+        }
+    return out
+
+
+def join_pairs(
+    left: Mapping[str, np.ndarray],
+    right: Mapping[str, np.ndarray],
+    *,
+    key_below: int,
+    size_s: float,
+) -> Counter[tuple[float, float, float]]:
+    """(key, left value, right value) of every match of the left tuples with a key below
+    ``key_below`` and the right tuples with the same key at most ``size_s`` apart."""
+    small = left["key"] < key_below
+    pairs: Counter[tuple[float, float, float]] = Counter()
+    for k, v, t in zip(
+        left["key"][small], left["value"][small], left["arrival_s"][small], strict=True
+    ):
+        near = (right["key"] == k) & (np.abs(right["arrival_s"] - t) <= size_s)
+        for v2 in right["value"][near]:
+            pairs[(float(k), float(v), float(v2))] += 1
+    return pairs

@@ -9,6 +9,7 @@ import pytest
 
 from spark_runner.engine.costs import BatchBudget
 from spark_runner.engine.digest import RunDigest, period_stats
+from spark_runner.engine.measures import ArrivalSummary, ResponseSample
 
 
 def cycle(work: float, overhead: float, alpha: float, rng: random.Random) -> float:
@@ -68,14 +69,34 @@ def test_a_fixed_cost_above_the_target_leaves_a_floor() -> None:
     assert budget.budget_s == pytest.approx(0.1 * 0.9 / 0.5)
 
 
-def test_period_statistics_are_exact() -> None:
+def test_period_statistics_of_exact_response_times() -> None:
     rt = np.array([0.5, 1.0, 1.5, 2.0, 4.0])
-    s = period_stats(rt, delay_target_s=1.5)
-    assert (s.count, s.mean_s, s.max_s, s.p50_s) == (5, 1.8, 4.0, 1.5)
-    assert s.p99_s == pytest.approx(np.percentile(rt, 99))
+    s = period_stats(ResponseSample.exact(rt), delay_target_s=1.5)
+    assert (s.count, s.mean_s, s.max_s, s.p50_s, s.p99_s) == (5, 1.8, 4.0, 1.5, 4.0)
     assert s.violation_mean_s == pytest.approx((0.5 + 2.5) / 5)
     assert s.violation_max_s == 2.5
-    assert period_stats(np.empty(0), 1.0).mean_s is None
+    assert period_stats(ResponseSample(), 1.0).mean_s is None
+
+
+def test_answers_measured_in_spark_merge_exactly_where_they_can() -> None:
+    """Two uses of one class report arrival summaries (as ``observe`` does); count, mean
+    and max are exact, the quantiles within a percentile of the pooled ones."""
+    rng = np.random.default_rng(3)
+    early, late = rng.uniform(0.0, 1.0, 3_000), rng.uniform(0.5, 2.5, 1_000)
+    sample = ResponseSample()
+    for arrivals in (early, late):
+        summary = ArrivalSummary.of(arrivals)
+        assert summary is not None
+        sample.add_answers(summary, commit_s=3.0)
+    pooled = 3.0 - np.concatenate([early, late])
+    assert sample.count == 4_000
+    assert sample.mean_s == pytest.approx(pooled.mean())
+    assert sample.max_s == pytest.approx(pooled.max())
+    for level in (0.5, 0.95, 0.99):
+        exact = float(np.quantile(pooled, level))
+        assert sample.quantile_s(level) == pytest.approx(exact, abs=0.03)
+    violation = np.maximum(pooled - 2.0, 0.0).mean()
+    assert sample.violation_mean_s(2.0) == pytest.approx(violation, abs=0.01)
 
 
 def test_run_digest_p95_within_a_bin() -> None:
@@ -83,7 +104,7 @@ def test_run_digest_p95_within_a_bin() -> None:
     digest = RunDigest(delay_target_s=1.0)
     samples = rng.lognormal(mean=-0.5, sigma=0.4, size=20_000)
     for chunk in np.array_split(samples, 50):
-        digest.add(chunk)
+        digest.add(ResponseSample.exact(chunk))
     exact = np.percentile(samples, 95)
     assert digest.quantile_s(0.95) == pytest.approx(exact, rel=0.13)
     assert digest.count == 20_000 and digest.max_s == samples.max()

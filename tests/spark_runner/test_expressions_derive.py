@@ -1,4 +1,4 @@
-"""Operator compilation to SQL, and the scenario of a job launched without one."""
+"""The SQL of expressions, shedding and burn, and the scenario of a job launched without one."""
 
 from __future__ import annotations
 
@@ -10,37 +10,34 @@ import pytest
 from spark_runner.contract.control import ClassControl, LiveConfig
 from spark_runner.contract.snapshot import ClassSnapshot, JobSnapshot
 from spark_runner.core.errors import ParameterError
-from spark_runner.engine.expressions import burn_sql, compile_pipeline
+from spark_runner.engine.expressions import burn_amounts, burn_sql, checked_sql, edge_shed_sql
 from spark_runner.engine.jvm_burn import burn_jar
 from spark_runner.engine.network import compile_network
 from spark_runner.job.derive import derived_scenario
 from spark_runner.scenario import Scenario
 from spark_runner.scenario.loader import scenario_from_dict
+from spark_runner.scenario.models import FilterOp, MapOp
 
 
-def test_layers_and_what_each_computes(two_classes: Scenario) -> None:
+def test_maps_burn_their_cost_in_the_units_of_the_burn(two_classes: Scenario) -> None:
     plan = compile_network(two_classes)
-    compiled = compile_pipeline(plan, repetition_s=1e-7)
-    # start (place rows at their source), route, then per layer: apply + route; final
-    assert len(compiled.stages) == 1 + 2 + plan.layers * 3 + 1
-    apply = " ".join(compiled.stages[3])
-    assert "(value < 0.5)" in apply  # gold's filter, as written in the scenario
-    assert "CAST((value * 10) AS DOUBLE)" in apply  # bronze's map into v10
-    # bronze's map burns 1e-4 s per tuple at 1e-7 s per repetition
-    assert compiled.burn_repetitions == {plan.graph.index("bronze.q.0.map"): 1000}
-    assert burn_sql("CASE node WHEN 4 THEN 1000 END") in apply
-    assert compiled.edge_classes == ()
-    assert compiled.stages[-1][-3:] == ("node", "side", "status")
-
-
-def test_the_exact_burn_is_the_udf_in_nanoseconds(two_classes: Scenario) -> None:
-    plan = compile_network(two_classes)
-    compiled = compile_pipeline(plan, udf=True)
     node = plan.graph.index("bronze.q.0.map")
-    assert compiled.burn_repetitions == {node: 100_000}
-    assert f"headroom_burn(CAST(CASE node WHEN {node} THEN 100000 END AS BIGINT))" in " ".join(
-        compiled.stages[3]
-    )
+    # bronze's map burns 1e-4 s per tuple: 1000 hash repetitions of 1e-7 s, or 100,000 ns
+    assert burn_amounts(plan, 1e-7) == {node: 1000}
+    assert burn_amounts(plan, 1e-9) == {node: 100_000}
+    assert burn_amounts(plan, None) == {}
+    assert burn_sql("1000").endswith("< 0")  # never true: nothing is dropped by a burn
+
+
+def test_a_checked_map_and_filter_are_rebuilt_from_their_parsed_form(
+    two_classes: Scenario,
+) -> None:
+    plan = compile_network(two_classes)
+    models = {n.op_id: n.model for n in plan.nodes}
+    gold_filter, bronze_map = models["gold.q.0.filter"], models["bronze.q.0.map"]
+    assert isinstance(gold_filter, FilterOp) and isinstance(bronze_map, MapOp)
+    assert checked_sql(gold_filter) == "value < 0.5"
+    assert checked_sql(bronze_map) == "value * 10"
 
 
 def test_the_burn_udf_builds_with_the_jdk(tmp_path: Path) -> None:
@@ -55,13 +52,9 @@ def test_the_burn_udf_builds_with_the_jdk(tmp_path: Path) -> None:
     assert burn_jar(jars, cache_dir=tmp_path) == jar  # cached
 
 
-def test_projection_nulls_what_it_drops_and_edge_classes_get_a_column(sharing: Scenario) -> None:
-    plan = compile_network(sharing)
-    compiled = compile_pipeline(plan)
-    assert compiled.edge_classes == (plan.class_names.index("class3"),)
-    route = " ".join(compiled.stages[2])
-    assert "shed_2" in route and "xxhash64(seq, point, r.c)" in route
-    assert compiled.burn_repetitions == {}
+def test_an_edge_sheds_by_a_hash_of_the_tuple_against_the_rows_fraction() -> None:
+    sql = edge_shed_sql(2, 7)
+    assert "xxhash64(seq, point, 7)" in sql and sql.endswith("< shed_2")
 
 
 def snapshot(**overrides: object) -> JobSnapshot:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import pickle
+import time
 from pathlib import Path
 
 import numpy as np
@@ -28,7 +30,7 @@ from spark_runner.engine.offsets import (
     read_offset_log,
     write_decision,
 )
-from spark_runner.engine.source import FeedReader
+from spark_runner.engine.source import FeedPartition, FeedReader
 from spark_runner.engine.streams import stream_specs
 from spark_runner.scenario import Scenario
 
@@ -244,7 +246,7 @@ def test_a_held_source_offers_no_new_data(two_classes: Scenario, tmp_path: Path)
     """A stopping job holds the source: ``latestOffset`` returns the offset Spark passed
     in, so Spark plans no batch after the one in progress; without the hold it moves on."""
     spec = feed(two_classes, tmp_path)
-    reader = FeedReader(spec)
+    reader = FeedReader(spec, 0)
     start = reader.initialOffset()
     start = {**start, "t_us": start["t_us"] - 2 * S}  # two seconds of arrivals waiting
     write_decision(spec.decision_path, Decision(version=1, hold=True))
@@ -253,6 +255,29 @@ def test_a_held_source_offers_no_new_data(two_classes: Scenario, tmp_path: Path)
     write_decision(spec.decision_path, Decision(version=1))
     moved = SourceOffset.from_json(reader.latestOffset(start, ReadAllAvailable()))
     assert moved.t_us > start["t_us"]
+
+
+def test_every_points_source_plans_the_same_joint_batch_and_reads_only_its_point(
+    two_classes: Scenario, tmp_path: Path
+) -> None:
+    """One source per point: the first to be asked plans the batch for all (one budget,
+    split by the class scheduler), the others read that plan, so every source's offset
+    in the log is the same; each reads only its own point's tuples."""
+    now_us = time.time_ns() // 1_000  # the source plans at the real clock
+    spec = dataclasses.replace(feed(two_classes, tmp_path), origin_us=now_us - 3 * S)
+    readers = [FeedReader(spec, i) for i in range(len(spec.points))]
+    starts = [r.initialOffset() for r in readers]
+    assert all(start == starts[0] for start in starts)
+    write_decision(spec.decision_path, Decision(version=1))
+    start = {**starts[0], "t_us": starts[0]["t_us"] - 2 * S}  # two seconds waiting
+    ends = [r.latestOffset(start, ReadAllAvailable()) for r in readers]
+    assert all(end == ends[0] for end in ends)
+    end = SourceOffset.from_json(ends[0])
+    for i, reader in enumerate(readers):
+        parts = [p for p in reader.partitions(start, ends[0]) if isinstance(p, FeedPartition)]
+        assert {piece.point for p in parts for piece in p.slices} == {i}
+        read = sum(len(GeneratedLog(spec).rows(piece)["seq"]) for p in parts for piece in p.slices)
+        assert read == end.points[i].kept - SourceOffset.from_json(start).points[i].kept
 
 
 def test_offset_log_entries_are_read_as_spark_writes_them(tmp_path: Path) -> None:

@@ -5,10 +5,7 @@ from __future__ import annotations
 import pytest
 
 from spark_runner.engine.network import (
-    ACTIVE,
     LEFT,
-    OUTPUT,
-    PARKED,
     RIGHT,
     EngineScenarioError,
     compile_network,
@@ -49,7 +46,6 @@ def test_join_routes_carry_their_side(demo: Scenario) -> None:
     assert plan.nodes[join.right or 0].op_id == "src:bronze:trades"
     into = [(n.op_id, r) for n in plan.nodes for r in n.routes if r.child == join.index]
     assert {r.side for _, r in into} == {LEFT, RIGHT}
-    assert all(r.status == PARKED for _, r in into)
 
 
 def test_shared_segment_owned_by_the_highest_class_lower_class_sheds_after_it(
@@ -62,19 +58,18 @@ def test_shared_segment_owned_by_the_highest_class_lower_class_sheds_after_it(
     edges = {plan.nodes[r.child].owner: r for r in last.routes}
     assert edges["class1"].shed_class == -1
     assert edges["class3"].shed_class == plan.class_names.index("class3")
+    assert plan.edge_classes == (plan.class_names.index("class3"),)
 
 
-def test_outputs_depths_and_extra_columns(two_classes: Scenario) -> None:
+def test_outputs_and_routes(two_classes: Scenario) -> None:
     plan = compile_network(two_classes)
     assert plan.class_names == ("gold", "bronze")
-    assert plan.extra_columns == ("v10",)
     project = next(n for n in plan.nodes if n.kind == "project")
     assert project.output == ("gold", "q")
-    assert project.routes[0].status == OUTPUT and project.routes[0].child == project.index
-    assert plan.layers == 2
-    assert {n.op_id for n in plan.nodes_at(1)} == {"gold.q.0.filter", "bronze.q.0.map"}
+    assert project.routes == ()  # a query's last operator feeds only its output
     first = next(n for n in plan.nodes if n.op_id == "gold.q.0.filter")
-    assert first.routes[0].status == ACTIVE
+    assert [plan.nodes[r.child].op_id for r in first.routes] == [project.op_id]
+    assert plan.edge_classes == ()
 
 
 @pytest.mark.parametrize(

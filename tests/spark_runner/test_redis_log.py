@@ -112,14 +112,14 @@ def test_the_first_batch_starts_where_it_was_planned(
     producer = Producer(client, specs, prefix)
     try:
         spec = redis_feed(producer, specs, redis_url, tmp_path)
-        reader = FeedReader(spec)
+        readers = [FeedReader(spec, i) for i in range(len(spec.points))]
         producer.step(1.0)
-        planned = reader.initialOffset()
+        planned = readers[0].initialOffset()
         producer.step(2.0)  # the feeder appends while Spark plans the first batch
-        end = reader.latestOffset(planned, ReadAllAvailable())
-        run = reader.initialOffset()  # MicroBatchExecution.runBatch, batch 0
-        assert run == planned
-        parts = [p for p in reader.partitions(run, end) if isinstance(p, FeedPartition)]
+        end = readers[0].latestOffset(planned, ReadAllAvailable())
+        run = readers[0].initialOffset()  # MicroBatchExecution.runBatch, batch 0
+        assert run == planned == readers[1].initialOffset()
+        parts = [p for r in readers for p in r.partitions(run, end) if isinstance(p, FeedPartition)]
         rows = sum(len(RedisLog(spec).rows(piece)["seq"]) for p in parts for piece in p.slices)
         assert rows == sum(p.kept for p in SourceOffset.from_json(end).points)
     finally:

@@ -20,7 +20,7 @@ SCENARIO = """
 version: 1
 name: cluster-smoke
 seed: 2
-duration_s: 12
+duration_s: 15
 control: {period_s: 1.0, mode: dilos}
 streams:
   - {name: a, arrival: {kind: constant, rate_per_s: 300}}
@@ -55,7 +55,7 @@ def test_a_scenario_runs_unchanged_on_a_standalone_cluster(tmp_path: Path) -> No
             [
                 sys.executable, "-m", "headroom", "run", str(scenario),
                 "--master", cluster.master_url, "--out", str(out), "--sink", "parquet",
-                "--sink-path", str(tmp_path / "sink"), "--log-level", "INFO", "--warmup", "6",
+                "--sink-path", str(tmp_path / "sink"), "--log-level", "INFO", "--warmup", "25",
             ],
             cwd=ROOT, capture_output=True, text=True, timeout=200, check=False,
         )  # fmt: skip
@@ -72,4 +72,4 @@ def test_a_scenario_runs_unchanged_on_a_standalone_cluster(tmp_path: Path) -> No
         assert summary["outputs"] > 0
         assert summary["mean_response_time_s"] < 8
     assert "gold" in result.stdout and "bronze" in result.stdout  # the per-class table
-    assert list((tmp_path / "sink").glob("batch-*.parquet"))
+    assert list((tmp_path / "sink").glob("batch_id=*/*.parquet"))

@@ -1,38 +1,16 @@
-"""The compiled stateless operators on the streaming DataFrame, and one batch's collect.
-
-The projections of :mod:`expressions` are applied once, to the streaming DataFrame of the
-source, when the query starts: Spark analyses the plan once and only re-plans each
-micro-batch (a few ms), and a batch costs no py4j round trips beyond its collect. The
-``foreachBatch`` handler collects every routed row as one Arrow table: outputs of
-stateless queries, inputs of window operators, and one marker row per tuple a filter
-dropped or an edge shed. Everything per tuple runs in the executors.
-"""
+"""The CPU burn's calibration: what one hash repetition costs on the executors."""
 
 from __future__ import annotations
 
 import logging
 import time
 
-import pyarrow as pa
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
-from spark_runner.engine.expressions import CompiledPipeline, burn_sql
+from spark_runner.engine.expressions import burn_sql
 
 log = logging.getLogger(__name__)
-
-
-def apply_pipeline(stream: DataFrame, compiled: CompiledPipeline) -> DataFrame:
-    """``stream`` through every stage of ``compiled`` (lazy)."""
-    df = stream
-    for stage in compiled.stages:
-        df = df.selectExpr(*stage)
-    return df
-
-
-def collect_batch(batch_df: DataFrame) -> pa.Table:
-    """Run the batch and bring every routed row to the driver, in one Spark job."""
-    return batch_df.toArrow()
 
 
 DEFAULT_REPETITION_S = 1e-7
@@ -87,8 +65,4 @@ def measure_repetition_s(
     return measured
 
 
-__all__ = [
-    "apply_pipeline",
-    "collect_batch",
-    "measure_repetition_s",
-]
+__all__ = ["measure_repetition_s"]

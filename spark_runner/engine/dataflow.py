@@ -1,0 +1,278 @@
+"""The scenario's operator network as Spark operators on the streaming DataFrame.
+
+Built once when the query starts, from one headroom source per point (where a class reads
+a stream; rows ``point, seq, key, value, arrival_s`` and a ``shed_<k>`` per edge-shedding
+class). Every operator is a Spark operator that runs in the executors; nothing of a
+batch's tuples comes to the driver:
+
+- a filter is ``where`` of its checked predicate; a projection nulls the columns it drops
+  (the output has one schema); a map computes its checked expression and burns its CPU
+  cost (see :mod:`expressions`);
+- a window aggregate is ``groupBy(window(event_time, size, slide), group…)`` with its
+  function, ``max(arrival_s)`` and the update output mode, its state in Spark's state
+  store (RocksDB) under the checkpoint;
+- a window join is a stream-stream inner join on ``on_column`` with the time range
+  ``|left − right| ≤ size`` on event time, its state in the state store too;
+- event time is the tuple's arrival instant, with a watermark ``watermark_s`` behind the
+  newest: older state is dropped, and a tuple that waited longer than that in the log is
+  late for a window (Spark drops it; the counts show it);
+- where a lower class starts after a higher class's shared segment it sheds its fraction
+  on the edge (a deterministic hash, :func:`expressions.edge_shed_sql`).
+
+Every query's output is projected to :data:`OUTPUT_COLUMNS` and all are unioned into the
+one DataFrame the sink writes. Every *use* of a node's tuples (an edge, or the output)
+carries an ``observe`` whose counts and arrival statistics come back with the batch's
+progress event (:mod:`measures` reads them).
+
+A DataFrame used by two consumers is computed once per consumer (Spark reuses no
+subplan between the branches of a streaming union): a point read by two queries of its
+class is scanned twice, and a shared segment runs once per reader.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+from spark_runner.engine.expressions import checked_sql, edge_shed_sql, shed_column
+from spark_runner.engine.measures import QUANTILE_LEVELS, Use
+from spark_runner.engine.network import LEFT, RIGHT, NetworkPlan, PlanNode
+from spark_runner.scenario.models import (
+    FilterOp,
+    MapOp,
+    ProjectOp,
+    WindowAggregateOp,
+    WindowJoinOp,
+)
+
+EVENT_TIME = "event_time"
+PAYLOAD = ("key", "value")
+OUTPUT_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("class", "STRING"),
+    ("query", "STRING"),
+    ("key", "DOUBLE"),
+    ("value", "DOUBLE"),
+    ("value2", "DOUBLE"),
+    ("group", "STRING"),
+    ("window_start_s", "DOUBLE"),
+    ("window_end_s", "DOUBLE"),
+    ("arrival_s", "DOUBLE"),
+)
+"""Every query's output tuples in one schema (what a query does not produce is null)."""
+QUANTILE_ACCURACY = 100
+"""percentile_approx accuracy: rank error about 1 %, sketches of a few kB per task."""
+
+
+@dataclass(frozen=True)
+class Dataflow:
+    """The union of every query's output, and what each ``observe`` in it measures."""
+
+    output: DataFrame
+    uses: tuple[Use, ...]
+
+
+def build_dataflow(
+    points: Sequence[DataFrame],
+    plan: NetworkPlan,
+    *,
+    origin_s: float,
+    watermark_s: float,
+    burn: Mapping[int, int],
+    burn_sql: Callable[[str], str],
+) -> Dataflow:
+    """The network of ``plan`` on the sources of its ``points`` (lazy). ``burn``: per map
+    node, the amount its
+    CPU burn takes; ``burn_sql``: a function of that amount (as SQL text) to a predicate
+    that is never true and burns it."""
+    return _Builder(plan, origin_s, watermark_s, burn, burn_sql).build(points)
+
+
+class _Builder:
+    def __init__(
+        self,
+        plan: NetworkPlan,
+        origin_s: float,
+        watermark_s: float,
+        burn: Mapping[int, int],
+        burn_sql: Callable[[str], str],
+    ) -> None:
+        self.plan = plan
+        self.origin_s = origin_s
+        self.watermark_s = watermark_s
+        self.burn = burn
+        self.burn_sql = burn_sql
+        self.frames: dict[int, DataFrame] = {}
+        self.uses: list[Use] = []
+        self.outputs: list[DataFrame] = []
+        self._answering = self._answering_uses()
+
+    def _answering_uses(self) -> dict[tuple[int, int | None], str]:
+        """(node, child) of every use whose tuples are answers (see :mod:`measures`)."""
+        found: dict[tuple[int, int | None], str] = {}
+        for node in self.plan.nodes:
+            if node.output is None:
+                continue
+            if isinstance(node.model, WindowAggregateOp):
+                for parent in self.plan.graph.parents[node.index]:
+                    found[(parent, node.index)] = node.output[0]
+            else:
+                found[(node.index, None)] = node.output[0]
+        return found
+
+    def build(self, points: Sequence[DataFrame]) -> Dataflow:
+        delay = f"{max(1, round(self.watermark_s * 1000))} milliseconds"
+        sources = [
+            df.withColumn(
+                EVENT_TIME, F.expr("timestamp_micros(CAST(round(arrival_s * 1000000) AS BIGINT))")
+            ).withWatermark(EVENT_TIME, delay)
+            for df in points
+        ]
+        for i in self.plan.graph.order:
+            node = self.plan.nodes[i]
+            self.frames[i] = self._node(sources, node)
+            if node.output is not None:
+                self.outputs.append(self._output(node))
+        union = self.outputs[0]
+        for other in self.outputs[1:]:
+            union = union.unionByName(other)
+        return Dataflow(union, tuple(self.uses))
+
+    # --- uses ----------------------------------------------------------------------------
+
+    def _observe(self, df: DataFrame, use: Use) -> DataFrame:
+        metrics: list[Column] = [F.count(F.lit(1)).alias("n")]
+        if use.answers is not None:
+            rel = F.col("arrival_s") - F.lit(self.origin_s)
+            levels = F.array(*(F.lit(level) for level in QUANTILE_LEVELS))
+            metrics += [
+                F.sum(rel).alias("sum"),
+                F.min(rel).alias("min"),
+                F.max(rel).alias("max"),
+                F.percentile_approx(rel, levels, QUANTILE_ACCURACY).alias("q"),
+            ]
+        self.uses.append(use)
+        return df.observe(use.name, *metrics)
+
+    def _edge(self, parent: int, child: int, side: int) -> DataFrame:
+        route = next(
+            r for r in self.plan.nodes[parent].routes if r.child == child and r.side == side
+        )
+        use = Use(
+            name=f"e{parent}_{child}_{side}",
+            node=parent,
+            child=child,
+            side=side,
+            shed_class=route.shed_class,
+            answers=self._answering.get((parent, child)),
+        )
+        df = self.frames[parent]
+        if route.shed_class >= 0:
+            df = df.observe(use.shed_name, F.count(F.lit(1)).alias("n"))
+            df = df.where(f"NOT ({edge_shed_sql(route.shed_class, child)})")
+        return self._observe(df, use)
+
+    # --- operators -----------------------------------------------------------------------
+
+    def _node(self, sources: Sequence[DataFrame], node: PlanNode) -> DataFrame:
+        model = node.model
+        if node.point is not None:
+            return sources[node.point]
+        parents = self.plan.graph.parents[node.index]
+        if isinstance(model, WindowJoinOp):
+            assert node.left is not None and node.right is not None
+            left = self._edge(node.left, node.index, LEFT)
+            return _join(model, left, self._edge(node.right, node.index, RIGHT))
+        (parent,) = parents
+        df = self._edge(parent, node.index, LEFT)
+        if isinstance(model, FilterOp):
+            return df.where(checked_sql(model))
+        if isinstance(model, ProjectOp):
+            dropped = [c for c in (*PAYLOAD, *self._extra(df)) if c not in model.columns]
+            for column in dropped:
+                df = df.withColumn(column, F.lit(None).cast(df.schema[column].dataType))
+            return df
+        if isinstance(model, MapOp):
+            cast = "BIGINT" if model.output == "key" else "DOUBLE"
+            df = df.withColumn(model.output, F.expr(f"CAST(({checked_sql(model)}) AS {cast})"))
+            if node.index in self.burn:
+                df = df.where(f"NOT ({self.burn_sql(str(self.burn[node.index]))})")
+            return df
+        assert isinstance(model, WindowAggregateOp)
+        return _aggregate(model, df)
+
+    @staticmethod
+    def _extra(df: DataFrame) -> list[str]:
+        internal = {"point", "seq", "arrival_s", EVENT_TIME, *PAYLOAD}
+        return [c for c in df.columns if c not in internal and not c.startswith("shed_")]
+
+    def _output(self, node: PlanNode) -> DataFrame:
+        assert node.output is not None
+        cls, query = node.output
+        df = self.frames[node.index]
+        present = set(df.columns)
+        columns: list[Column] = [F.lit(cls).alias("class"), F.lit(query).alias("query")]
+        for name, sql_type in OUTPUT_COLUMNS[2:]:
+            value = F.col(name) if name in present else F.lit(None)
+            columns.append(value.cast(sql_type).alias(name))
+        use = Use(
+            name=f"o{node.index}",
+            node=node.index,
+            child=None,
+            answers=self._answering.get((node.index, None)),
+        )
+        return self._observe(df.select(*columns), use)
+
+
+def _aggregate(model: WindowAggregateOp, df: DataFrame) -> DataFrame:
+    size = f"{round(model.window.size_s * 1000)} milliseconds"
+    slide = f"{round((model.window.slide_s or model.window.size_s) * 1000)} milliseconds"
+    function = {"count": F.count, "sum": F.sum, "avg": F.avg, "min": F.min, "max": F.max}[
+        model.function
+    ]
+    value = F.count(F.lit(1)) if model.function == "count" else function(F.col(model.column))
+    grouped = df.groupBy(F.window(EVENT_TIME, size, slide).alias("w"), *model.group_by).agg(
+        value.cast("DOUBLE").alias("value"), F.max("arrival_s").alias("arrival_s")
+    )
+    others = [c for c in model.group_by if c != "key"]
+    group = (
+        F.concat_ws("|", *(F.col(c).cast("STRING") for c in model.group_by))
+        if others
+        else F.lit(None).cast("STRING")
+    )
+    return grouped.select(
+        (F.col("key") if "key" in model.group_by else F.lit(None)).cast("DOUBLE").alias("key"),
+        F.col("value"),
+        group.alias("group"),
+        (F.unix_micros(F.col("w.start")) / 1e6).alias("window_start_s"),
+        (F.unix_micros(F.col("w.end")) / 1e6).alias("window_end_s"),
+        F.col("arrival_s"),
+    )
+
+
+def _join(model: WindowJoinOp, left: DataFrame, right: DataFrame) -> DataFrame:
+    def side(df: DataFrame, tag: str) -> DataFrame:
+        return df.select(
+            F.col(model.on_column).alias(f"jk_{tag}"),
+            F.col("key").alias(f"key_{tag}"),
+            F.col("value").alias(f"value_{tag}"),
+            F.col("arrival_s").alias(f"arrival_s_{tag}"),
+            F.col(EVENT_TIME).alias(f"et_{tag}"),
+        )
+
+    size = f"INTERVAL {round(model.window.size_s * 1000)} MILLISECONDS"
+    joined = side(left, "l").join(
+        side(right, "r"),
+        F.expr(f"jk_l = jk_r AND et_r BETWEEN et_l - {size} AND et_l + {size}"),
+    )
+    return joined.select(
+        F.col("key_l").alias("key"),
+        F.col("value_l").alias("value"),
+        F.col("value_r").alias("value2"),
+        F.greatest("arrival_s_l", "arrival_s_r").alias("arrival_s"),
+    )
+
+
+__all__ = ["EVENT_TIME", "OUTPUT_COLUMNS", "Dataflow", "build_dataflow", "shed_column"]
