@@ -13,9 +13,8 @@ from pyspark.sql import SparkSession
 from spark_runner.contract.control import LiveConfig
 from spark_runner.contract.samples import MetricSample
 from spark_runner.engine.controller import ControllerOptions
-from spark_runner.engine.feed import FeedSpec, GeneratedLog, plan_partitions
 from spark_runner.engine.network import NetworkPlan, compile_network
-from spark_runner.engine.offsets import PointState, SourceOffset, read_offset_log
+from spark_runner.engine.replay import admitted_tuples
 from spark_runner.engine.runner import EngineRun, RunSettings
 from spark_runner.job.lifecycle import BatchGate, close_gate_when_quiet
 from spark_runner.scenario import Scenario
@@ -91,28 +90,10 @@ class Run:
 def admitted(
     checkpoint: str | Path, plan: NetworkPlan, last_batch: int
 ) -> dict[tuple[str, str], dict[str, np.ndarray]]:
-    """Per (class, stream), the generated tuples batches 0..``last_batch`` admitted, as
-    the offset log records them (the reference the outputs are checked against)."""
-    spec = FeedSpec.load(Path(checkpoint) / "headroom" / "feed.json")
-    parts: dict[int, list[dict[str, np.ndarray]]] = {}
-    previous: SourceOffset | None = None
-    for batch in range(last_batch + 1):
-        end = read_offset_log(checkpoint, batch)
-        start = previous or SourceOffset(
-            end.origin_us, end.origin_us, tuple(PointState() for _ in end.points)
-        )
-        log = GeneratedLog(spec, end.origin_us)
-        for group in plan_partitions(spec, start, end, {}):
-            for piece in group:
-                parts.setdefault(piece.point, []).append(log.rows(piece))
-        previous = end
-    out: dict[tuple[str, str], dict[str, np.ndarray]] = {}
-    for point in plan.points:
-        pieces = parts.get(point.index, [])
-        out[(point.class_name, point.stream)] = {
-            k: np.concatenate([p[k] for p in pieces]) for k in ("key", "value", "arrival_s")
-        }
-    return out
+    """Per (class, stream), the tuples batches 0..``last_batch`` admitted (the reference
+    the outputs are checked against)."""
+    tuples = admitted_tuples(checkpoint, last_batch)
+    return {(p.class_name, p.stream): tuples[p.index] for p in plan.points}
 
 
 def join_pairs(
