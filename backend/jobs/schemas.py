@@ -98,6 +98,7 @@ class EngineRead(BaseModel):
     sink_path: str | None = None
     target_utilization: float | None = None
     warmup_s: float | None = None
+    watermark_s: float | None = None
     plain: bool | None = None
     burn: bool | None = None
     burn_repetition_ns: float | None = None

@@ -34,8 +34,8 @@ from typing import Any
 
 import numpy as np
 
-QUANTILE_LEVELS: tuple[float, ...] = tuple(round(0.005 + i / 100, 3) for i in range(100))
-"""Levels of the arrival quantiles each answering use reports (midpoints of percentiles)."""
+QUANTILE_LEVELS: tuple[float, ...] = tuple(round(0.01 + i / 50, 3) for i in range(50))
+"""Levels of the arrival quantiles each answering use reports (midpoints of 2 % bins)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,7 +6,7 @@ writes) and starts one streaming query: the headroom source, the scenario's oper
 Spark operators (:mod:`dataflow`), the sink, on a processing-time trigger of one control
 period. Spark runs every operator and writes the outputs; the driver only controls. When
 a batch has committed, its progress event brings the counts and arrival statistics its
-``observe`` operators computed in the executors, and the listener hands them to
+``observe`` operators computed in the executors, and a watcher thread hands them to
 Spark-free code:
 
     on progress(batch):
@@ -18,6 +18,7 @@ Spark-free code:
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 import time
@@ -28,13 +29,6 @@ from pathlib import Path
 from typing import Any
 
 from pyspark.sql import SparkSession
-from pyspark.sql.streaming.listener import (
-    QueryIdleEvent,
-    QueryProgressEvent,
-    QueryStartedEvent,
-    QueryTerminatedEvent,
-    StreamingQueryListener,
-)
 from pyspark.sql.streaming.query import StreamingQuery
 from pyspark.sql.types import BooleanType
 
@@ -140,10 +134,9 @@ class EngineRun:
         self.repetition_s: float | None = None
         self.burn = "none"
         self.query: StreamingQuery | None = None
-        self.listener: _ProgressListener | None = None
+        self.watcher: _ProgressWatcher | None = None
         self._previous: SourceOffset | None = None
         self._last_id = -1
-        self.last_batch_s = 0.0
         self.reported_batch = -1
         self._decision_lock = threading.Lock()
         self._holding = False
@@ -196,8 +189,6 @@ class EngineRun:
         spec.dump(spec_path)
         write_decision(self.decision_path, self.controller.initial_decision())
         spark.dataSource.register(FeedSource)
-        self.listener = _ProgressListener(settings.name, self)
-        spark.streams.addListener(self.listener)
         points = [
             spark.readStream.format(SOURCE_NAME)
             .option(OPTION_SPEC, str(spec_path))
@@ -222,6 +213,8 @@ class EngineRun:
             .option("checkpointLocation", settings.checkpoint_dir)
             .start()
         )
+        self.watcher = _ProgressWatcher(self, self.query)
+        self.watcher.start()
         end_s = plan.scenario.duration_s * 10
         self.background.start(self.started_s, end_s)
         log.info(
@@ -257,7 +250,7 @@ class EngineRun:
     def on_progress(
         self, batch_id: int, observed: dict[str, dict[str, Any]], timing: BatchTiming
     ) -> None:
-        """Step the controller on a committed batch (called by the progress listener)."""
+        """Step the controller on a committed batch (called by the progress watcher)."""
         assert self.dataflow is not None
         record = self._record(batch_id)
         kept = {p.node: record.delta(p.index).kept for p in self.plan.points}
@@ -273,13 +266,13 @@ class EngineRun:
                 )
             if self._samples is not None:
                 self._samples(outcome.samples)
-        self.last_batch_s = self._clock()
+        stepped_s = self._clock()
         self.reported_batch = batch_id
         log.debug(
             "batch %d: %d tuples kept, step %.0f ms after its commit",
             batch_id,
             sum(kept.values()),
-            1000 * (self.last_batch_s - timing.output_s),
+            1000 * (stepped_s - timing.output_s),
         )
 
     def unreported_batches(self) -> list[int]:
@@ -298,17 +291,19 @@ class EngineRun:
                 self.decision_path, replace(read_decision(self.decision_path), hold=True)
             )
 
-    def stop_background(self) -> None:
+    def stop_threads(self) -> None:
+        """Stop the background load and the progress watcher (before Spark stops)."""
         self.background.stop()
+        if self.watcher is not None:
+            self.watcher.stop()
+            self.watcher.join(5)
+            self.watcher = None
 
-    def close(self, spark: SparkSession) -> None:
-        """Stop the query if it still runs, the background load, and the listener."""
+    def close(self) -> None:
+        """Stop the query if it still runs, the background load and the progress watcher."""
         if self.query is not None and self.query.isActive:
             self.query.stop()
-        self.background.stop()
-        if self.listener is not None:
-            spark.streams.removeListener(self.listener)
-            self.listener = None
+        self.stop_threads()
 
     def results(self, wall_s: float, master: str) -> dict[str, Any]:
         """The results document of what ran so far."""
@@ -342,36 +337,64 @@ def _register_burn_udf(spark: SparkSession) -> bool:
     return True
 
 
-class _ProgressListener(StreamingQueryListener):
-    """Steps the controller on every committed batch of the run's query."""
+class _ProgressWatcher(threading.Thread):
+    """Steps the controller on every committed batch of the run's query.
 
-    def __init__(self, query_name: str, run: EngineRun) -> None:
-        self._name = query_name
+    It polls the query's newest progress (a batch id, then one JSON document) instead of
+    listening: a streaming listener gets each event converted field by field over py4j,
+    which took 200–350 ms per batch here, and the source waits for the step."""
+
+    def __init__(self, run: EngineRun, query: StreamingQuery, poll_s: float = 0.005) -> None:
+        super().__init__(name="headroom-progress", daemon=True)
         self._run = run
+        self._query = query
+        self._poll_s = poll_s
+        self._halt = threading.Event()
 
-    def onQueryStarted(self, event: QueryStartedEvent) -> None:
-        pass
+    def stop(self) -> None:
+        self._halt.set()
 
-    def onQueryProgress(self, event: QueryProgressEvent) -> None:
-        progress = event.progress
-        if progress.name != self._name:
-            return
-        durations = progress.durationMs
-        started_s = _epoch_s(progress.timestamp)
-        timing = BatchTiming(started_s, started_s + durations.get("triggerExecution", 0) / 1000.0)
-        observed = {name: row.asDict() for name, row in progress.observedMetrics.items()}
+    def run(self) -> None:
+        jsq = self._query._jsq
+        while not self._halt.wait(self._poll_s):
+            try:
+                last = jsq.lastProgress()
+                if last is None or last.batchId() <= self._run.reported_batch:
+                    continue
+                progresses = [json.loads(last.json())]
+                if progresses[0]["batchId"] > self._run.reported_batch + 1:
+                    progresses = [
+                        json.loads(p.json())
+                        for p in jsq.recentProgress()
+                        if p.batchId() > self._run.reported_batch
+                    ]
+            except Exception:  # py4j raises whatever the JVM threw
+                if self._halt.is_set() or not _active(self._query):
+                    return  # the query stopped, or Spark did
+                continue
+            for progress in progresses:
+                self._step(progress)
+
+    def _step(self, progress: dict[str, Any]) -> None:
+        started_s = _epoch_s(progress["timestamp"])
+        durations = progress.get("durationMs", {})
+        timing = BatchTiming(started_s, started_s + durations.get("triggerExecution", 0) / 1000)
         try:
-            self._run.on_progress(progress.batchId, observed, timing)
-        except Exception as exc:  # a failed step must stop the run, not the listener bus
-            log.critical("control step after batch %d failed", progress.batchId, exc_info=True)
+            self._run.on_progress(
+                progress["batchId"], dict(progress.get("observedMetrics", {})), timing
+            )
+        except Exception as exc:  # a failed step must stop the run
+            log.critical("control step after batch %d failed", progress["batchId"], exc_info=True)
             self._run.failure = HandlerError("controller", f"{type(exc).__name__}: {exc}")
-        log.debug("batch %d progress: %s", progress.batchId, dict(durations))
+            self._halt.set()
+        log.debug("batch %d progress: %s", progress["batchId"], durations)
 
-    def onQueryIdle(self, event: QueryIdleEvent) -> None:
-        pass
 
-    def onQueryTerminated(self, event: QueryTerminatedEvent) -> None:
-        pass
+def _active(query: StreamingQuery) -> bool:
+    try:
+        return bool(query.isActive)
+    except Exception:  # the JVM is gone
+        return False
 
 
 def _epoch_s(timestamp: str) -> float:

@@ -337,7 +337,7 @@ def _run_query(
         log.info("query stopped")
         return EXIT_OK
     finally:
-        run.stop_background()
+        run.stop_threads()
         if poller is not None:
             poller.close()
 

@@ -84,7 +84,7 @@ class Run:
                 quiet_wait_s=3.0,
                 timeout_s=20.0,
             )
-        self.engine.close(self.spark)
+        self.engine.close()
 
 
 def admitted(

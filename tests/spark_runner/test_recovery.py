@@ -119,7 +119,7 @@ def test_a_killed_job_resumes_its_windows_and_joins_from_the_checkpoint(tmp_path
 
     job = start_job(scenario, checkpoint, sink, log)
     try:
-        assert wait_until(lambda: committed(checkpoint) >= 4, 180), log.read_text()[-3000:]
+        assert wait_until(lambda: committed(checkpoint) >= 3, 180), log.read_text()[-3000:]
         doomed = [job.pid, *descendants(job.pid)]
         for pid in doomed:
             os.kill(pid, signal.SIGKILL)
@@ -128,7 +128,7 @@ def test_a_killed_job_resumes_its_windows_and_joins_from_the_checkpoint(tmp_path
         before = committed(checkpoint)
 
         job = start_job(scenario, checkpoint, sink, log)
-        assert wait_until(lambda: committed(checkpoint) >= before + 4, 180), log.read_text()[-3000:]
+        assert wait_until(lambda: committed(checkpoint) >= before + 3, 180), log.read_text()[-3000:]
         job.send_signal(signal.SIGTERM)
         assert job.wait(60) == 0, log.read_text()[-3000:]
     finally:
