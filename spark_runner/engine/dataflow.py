@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from spark_runner.engine.expressions import checked_sql, edge_shed_sql, shed_column
+from spark_runner.engine.expressions import checked_sql, edge_shed_sql
 from spark_runner.engine.measures import QUANTILE_LEVELS, Use
 from spark_runner.engine.network import LEFT, RIGHT, NetworkPlan, PlanNode
 from spark_runner.scenario.models import (
@@ -275,4 +275,4 @@ def _join(model: WindowJoinOp, left: DataFrame, right: DataFrame) -> DataFrame:
     )
 
 
-__all__ = ["EVENT_TIME", "OUTPUT_COLUMNS", "Dataflow", "build_dataflow", "shed_column"]
+__all__ = ["EVENT_TIME", "OUTPUT_COLUMNS", "Dataflow", "build_dataflow"]

@@ -164,7 +164,8 @@ def test_job_reports_both_classes_and_stops_cleanly_on_sigterm(
         # The window's arrivals are exactly the scheduled ones, up to rounding at its ends.
         assert abs(s["arrived_count"] - RATES_PER_S[s["class_name"]] * s["period_s"]) <= 1.01
         if s["output_count"]:
-            assert 0 < s["response_time_mean_s"] <= s["response_time_max_s"] < 30
+            # batch 0 answers what arrived while Spark started: up to ~40 s in a busy suite
+            assert 0 < s["response_time_mean_s"] <= s["response_time_max_s"] < 90
     steady = [s for s in samples if s["seq"] >= 2 and s["output_count"]]
     # Steady state: tuples wait about half a period plus the batch's processing.
     assert all(s["response_time_max_s"] < 10 for s in steady)
