@@ -306,7 +306,7 @@ def _run_query(
             run.hold()  # no batch after the one in progress: the query goes quiet
             moment = close_gate_when_quiet(
                 gate,
-                trigger_active=lambda: bool(query.status["isTriggerActive"]),
+                trigger_active=lambda: _busy(query.status),
                 unreported_batches=run.unreported_batches,
                 quiet_wait_s=QUIET_WAIT_S,
                 timeout_s=BATCH_DRAIN_TIMEOUT_S,
@@ -340,6 +340,16 @@ def _run_query(
         run.stop_threads()
         if poller is not None:
             poller.close()
+
+
+QUIET_STATUS = ("Waiting for next trigger", "Waiting for data to arrive")
+"""Spark's status messages between triggers; any other (initialising the sources, asking
+them for offsets) means Spark's Python source runners are in a call, and stopping then
+makes them print tracebacks."""
+
+
+def _busy(status: dict[str, Any]) -> bool:
+    return bool(status["isTriggerActive"]) or status.get("message") not in QUIET_STATUS
 
 
 def _classify(run: Any, failure: str) -> tuple[int, str]:
