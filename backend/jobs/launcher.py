@@ -198,18 +198,24 @@ def process_state(pid: int, job_dir: Path) -> ProcessState:
     """Liveness of the group's leader (the driver, or spark-submit's JVM, which lives as
     long as the driver and exits with its code), and its exit code once it has ended
     (when knowable)."""
-    exit_code: int | None = None
-    try:
-        reaped_pid, status = os.waitpid(pid, os.WNOHANG)
-        if reaped_pid == pid:
-            exit_code = os.waitstatus_to_exitcode(status)
-    except ChildProcessError:
-        pass  # Not our child (another worker process started it): use /proc.
+    exit_code = _reap(pid)
     if exit_code is None and _driver_alive(pid):
         return ProcessState(alive=True)
     if exit_code is None:
+        # it may have ended between the two reads (a zombie by now): reap it again
+        exit_code = _reap(pid)
+    if exit_code is None:
         exit_code = _recorded_exit_code(job_dir)
     return ProcessState(alive=False, exit_code=exit_code)
+
+
+def _reap(pid: int) -> int | None:
+    """The exit code of our child ``pid`` if it has ended (reaping it), else None."""
+    try:
+        reaped_pid, status = os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        return None  # Not our child (another worker process started it): use /proc.
+    return os.waitstatus_to_exitcode(status) if reaped_pid == pid else None
 
 
 def _driver_alive(pid: int) -> bool:
