@@ -354,8 +354,8 @@ def _busy(status: dict[str, Any]) -> bool:
 
 def _classify(run: Any, failure: str) -> tuple[int, str]:
     """The exit code of a failed query: where did it fail?"""
-    if (run.failure is not None and run.failure.kind == "sink") or "batch_id=" in failure:
-        return EXIT_OUTPUT_FAILED, f"output sink failed: {run.failure}"
+    if "batch_id=" in failure:  # the parquet sink's SinkError, raised inside foreachBatch
+        return EXIT_OUTPUT_FAILED, f"output sink failed: {failure}"
     lowered = failure.lower()
     if "redis" in lowered and ("connection" in lowered or "refused" in lowered):
         return EXIT_SOURCE_UNAVAILABLE, f"input source unavailable: {failure}"
