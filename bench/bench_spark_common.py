@@ -99,6 +99,7 @@ def run_spark(
     warmup_s: float,
     master: str = "local[2]",
     plain: bool = False,
+    fixed_pace: bool = False,
     utilization: float = 0.9,
     burn_ns: float | None = None,
 ) -> dict[str, Any]:
@@ -114,6 +115,8 @@ def run_spark(
         ]  # fmt: skip
         if plain:
             cmd.append("--plain")
+        if fixed_pace:
+            cmd.append("--fixed-pace")
         if burn_ns is not None:
             cmd += ["--burn-ns", str(burn_ns)]
         started = time.monotonic()

@@ -32,6 +32,7 @@ import numpy as np
 import pyarrow.dataset as ds
 import yaml
 
+from backend.processes import running_descendants
 from bench.bench_spark_common import ROOT, load_average, render_table
 from spark_runner.engine.replay import admitted_tuples
 
@@ -101,22 +102,6 @@ def outputs(sink: Path) -> set[int]:
     return {
         int(p.name.split("=", 1)[1]) for p in sink.glob("batch_id=*") if (p / "_SUCCESS").exists()
     }
-
-
-def descendants(pid: int) -> list[int]:
-    children: dict[int, list[int]] = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            ppid = int(stat.read_text().rsplit(")", 1)[1].split()[1])
-        except (OSError, IndexError, ValueError):
-            continue
-        children.setdefault(ppid, []).append(int(stat.parent.name))
-    found, stack = [], [pid]
-    while stack:
-        for child in children.get(stack.pop(), []):
-            found.append(child)
-            stack.append(child)
-    return found
 
 
 def wait_for(predicate: Any, timeout_s: float) -> bool:
@@ -198,7 +183,7 @@ def main() -> None:
             if round_ == args.rounds:
                 break
             at_kill, seen = committed(checkpoint), outputs(sink)
-            for pid in [job.pid, *descendants(job.pid)]:
+            for pid in [job.pid, *running_descendants(job.pid)]:
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGKILL)
             job.wait(30)

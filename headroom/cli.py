@@ -161,6 +161,11 @@ def run(
     plain: bool = typer.Option(
         False, help="No controller: admit every waiting tuple (the 'plain Spark' baseline)."
     ),
+    fixed_pace: bool = typer.Option(
+        False,
+        help="Start batches one control period apart whatever the targets (a baseline; by "
+        "default the tightest target among the loaded classes sets the pace).",
+    ),
     utilization: float = typer.Option(0.9, help="Share of a control period a batch may take."),
     burn_ns: float | None = typer.Option(
         None,
@@ -211,6 +216,7 @@ def run(
                 warmup_s=warmup,
                 watermark_s=watermark,
                 plain=plain,
+                fixed_pace=fixed_pace,
                 burn_repetition_ns=burn_ns,
             )
         except ValueError as exc:

@@ -28,7 +28,7 @@ from pathlib import Path
 
 from backend.files import PRIVATE_UMASK, open_private_append, private_dir, touch_private
 from backend.jobs.environment import job_environment
-from backend.processes import pid_exists
+from backend.processes import PROC, all_stats, is_running
 from backend.settings import Settings
 from spark_runner.contract.snapshot import EXIT_CODE_FILE, BurnJar, JobSnapshot
 from spark_runner.engine.jvm_burn import burn_jar
@@ -158,7 +158,7 @@ def _recorded_driver(job_dir: Path) -> int | None:
 def _in_group(pid: int, group: int) -> bool:
     """Whether ``pid`` is a live process of group ``group`` (a recycled pid is not)."""
     try:
-        return pid != group and os.getpgid(pid) == group and _driver_alive(pid)
+        return pid != group and os.getpgid(pid) == group and is_running(pid)
     except (ProcessLookupError, PermissionError):
         return False
 
@@ -171,27 +171,13 @@ def kill_group(pid: int) -> None:
 
 def group_alive(pid: int) -> bool:
     """Whether any process of the group led by ``pid`` still runs (zombies excluded)."""
-    proc = Path("/proc")
-    if not proc.is_dir():
+    if not PROC.is_dir():
         try:
             os.killpg(pid, 0)
         except (ProcessLookupError, PermissionError):
             return False
         return True
-    for entry in proc.iterdir():
-        if entry.name.isdigit() and _pgid_and_state(entry) == (pid, True):
-            return True
-    return False
-
-
-def _pgid_and_state(entry: Path) -> tuple[int, bool] | None:
-    try:
-        stat = (entry / "stat").read_text()
-    except OSError:
-        return None
-    # Fields after the parenthesised command: state ppid pgrp ...
-    fields = stat.rsplit(")", 1)[-1].split()
-    return int(fields[2]), fields[0] not in ("Z", "X")
+    return any(s.pgrp == pid and s.running for s in all_stats())
 
 
 def process_state(pid: int, job_dir: Path) -> ProcessState:
@@ -199,7 +185,7 @@ def process_state(pid: int, job_dir: Path) -> ProcessState:
     long as the driver and exits with its code), and its exit code once it has ended
     (when knowable)."""
     exit_code = _reap(pid)
-    if exit_code is None and _driver_alive(pid):
+    if exit_code is None and is_running(pid):
         return ProcessState(alive=True)
     if exit_code is None:
         # it may have ended between the two reads (a zombie by now): reap it again
@@ -216,14 +202,6 @@ def _reap(pid: int) -> int | None:
     except ChildProcessError:
         return None  # Not our child (another worker process started it): use /proc.
     return os.waitstatus_to_exitcode(status) if reaped_pid == pid else None
-
-
-def _driver_alive(pid: int) -> bool:
-    stat_path = Path(f"/proc/{pid}")
-    if stat_path.is_dir():
-        state = _pgid_and_state(stat_path)
-        return state is not None and state[1]
-    return pid_exists(pid)
 
 
 def make_job_dir(job_dir: Path) -> None:

@@ -100,6 +100,7 @@ class EngineRead(BaseModel):
     warmup_s: float | None = None
     watermark_s: float | None = None
     plain: bool | None = None
+    fixed_pace: bool | None = None
     burn: bool | None = None
     burn_repetition_ns: float | None = None
     partitions: int | None = None

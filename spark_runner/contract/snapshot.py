@@ -75,6 +75,11 @@ class EngineSettings(BaseModel):
         default=False,
         description="No controller: every waiting tuple enters every batch (a baseline).",
     )
+    fixed_pace: bool = Field(
+        default=False,
+        description="Batches start one control period apart whatever the targets (a "
+        "baseline); default: the tightest target among the loaded classes sets the pace.",
+    )
     burn: bool = Field(default=True, description="Maps burn their calibrated CPU cost.")
     burn_repetition_ns: float | None = Field(
         default=None,

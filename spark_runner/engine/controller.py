@@ -1,9 +1,9 @@
 """The control loop on the driver: batch accounting → core step → next decision (no Spark).
 
-After every micro-batch (one control period: the trigger interval is the period) the
-runner hands over the batch's record (offsets), what its ``observe`` operators measured
-in Spark (:mod:`measures`: counts per operator, each class's answers) and its timing.
-:meth:`EngineController.on_batch` then
+After every micro-batch (one control period; batches start one *pace* apart, see
+:mod:`pacing`) the runner hands over the batch's record (offsets), what its ``observe``
+operators measured in Spark (:mod:`measures`: counts per operator, each class's
+answers) and its timing. :meth:`EngineController.on_batch` then
 
 1. takes the response times of the class's answers (commit instant − arrival instant)
    and the exact per-class counts: arrived, admitted (processed), shed, waiting;
@@ -14,7 +14,8 @@ in Spark (:mod:`measures`: counts per operator, each class's answers) and its ti
    simulator's: one core manager per class through :class:`DilosController` (``none``,
    ``per_class``, ``dilos``) or one common manager (``common``);
 4. returns the next :class:`Decision` — quotas, shed fractions (zero in recommend-only
-   mode), the batch budget and each point's cost — plus one :class:`MetricSample` per
+   mode), the pace (from the tightest target among the classes with tuples), the batch
+   budget for that pace and each point's cost — plus one :class:`MetricSample` per
    class and a series entry for the results document.
 
 A new live configuration offered from another thread (:meth:`offer`) is put in force at
@@ -54,6 +55,7 @@ from spark_runner.engine.digest import RunDigest, period_stats
 from spark_runner.engine.measures import BatchMeasures, ResponseSample
 from spark_runner.engine.network import NetworkPlan
 from spark_runner.engine.offsets import BatchRecord, Decision
+from spark_runner.engine.pacing import pace_s
 from spark_runner.scenario.compose import scenario_live_config
 from spark_runner.scenario.models import MapOp, WindowAggregateOp
 from spark_runner.sim.control import ControlResult, make_control_plane
@@ -71,6 +73,8 @@ class ControllerOptions:
     warmup_s: outputs and periods before this scenario time stay out of the results [0].
     plain: no class scheduler and no managers: every waiting tuple is taken (the
         "Spark without the controller" baseline) [False].
+    fixed_pace: batches start one control period apart, whatever the targets (a
+        baseline; see :mod:`pacing`) [False].
     burn: maps burn their calibrated CPU cost (their weight includes it) [True].
     parallelism: task slots a batch runs on [2].
     """
@@ -79,6 +83,7 @@ class ControllerOptions:
     min_budget_fraction: float = 0.1
     warmup_s: float = 0.0
     plain: bool = False
+    fixed_pace: bool = False
     burn: bool = True
     parallelism: int = 2
 
@@ -135,6 +140,7 @@ class EngineController:
         self.options = options or ControllerOptions()
         scenario = plan.scenario
         self.period_s = period_s or scenario.control.period_s
+        self.pace_s = self.period_s
         self.names = plan.class_names
         self.targets = {c.name: c.delay_target_s for c in scenario.classes}
         self.digests = {n: RunDigest(self.targets[n]) for n in self.names}
@@ -237,7 +243,7 @@ class EngineController:
     def set_parallelism(self, parallelism: int) -> None:
         """The task slots a batch runs on (known once Spark runs): the budget's scale."""
         self.budget = BatchBudget(
-            self.period_s,
+            self.pace_s,
             self.options.target_utilization,
             alpha=1.0 / max(1, parallelism),
             fixed_s=self.budget.fixed_s,
@@ -246,17 +252,34 @@ class EngineController:
 
     @property
     def alpha(self) -> float:
-        """Capacity seconds per weight second: the batch budget is one period of capacity
+        """Capacity seconds per weight second: the batch budget is one pace of capacity
         (see :mod:`costs`)."""
-        return self.period_s / self.budget.budget_s
+        return self.pace_s / self.budget.budget_s
 
     def budget_s(self) -> float:
-        """The next batch's budget in capacity seconds (one period)."""
+        """The next batch's budget in capacity seconds (one pace)."""
         return self.alpha * self.budget.budget_s
+
+    def _repace(self, loaded: Sequence[str]) -> None:
+        """Set the pace from the tightest target among the ``loaded`` classes."""
+        self.pace_s = pace_s(
+            (self.targets[n] for n in loaded),
+            self.period_s,
+            self.budget.fixed_s,
+            self.options.target_utilization,
+        )
+        self.budget.period_s = self.pace_s
 
     def initial_decision(self) -> Decision:
         if self.options.plain:
-            return Decision(version=0, admit_all=True, config_version=self.config_version)
+            return Decision(
+                version=0,
+                admit_all=True,
+                config_version=self.config_version,
+                pace_s=self.period_s,
+            )
+        if not self.options.fixed_pace:
+            self._repace(self.names)
         self._push_costs()
         return self._decision({n: 0.0 for n in self.names}, self._quotas)
 
@@ -264,7 +287,7 @@ class EngineController:
         """The managers do not run (warm-up): priority quotas, no shedding, fresh costs."""
         self._decision_version += 1
         if self.options.plain:
-            return Decision(version=self._decision_version, admit_all=True)
+            return Decision(version=self._decision_version, admit_all=True, pace_s=self.period_s)
         self._push_costs()
         return self._decision({n: 0.0 for n in self.names}, self._quotas)
 
@@ -293,6 +316,7 @@ class EngineController:
             admit_all=False,
             config_version=self.config_version,
             stale_max=stale_max,
+            pace_s=self.pace_s,
         )
 
     def _push_costs(self) -> None:
@@ -361,6 +385,10 @@ class EngineController:
         cycle = seconds
         busy = np.bincount(self._owner, weights=node_work * self.alpha, minlength=len(self.names))
         self.budget.update(work, cycle)
+        if not (self.options.plain or self.options.fixed_pace):
+            self._repace(
+                [n for n in self.names if period.arrived[n] > 0 or self._waiting(record, n) > 0]
+            )
         for k, name in enumerate(self.names):
             period.busy_s[name] += float(busy[k])
         # capacity is one capacity-second per second: what the batch left unused is idle
@@ -419,7 +447,7 @@ class EngineController:
         interval, or the batch cycle's fixed time when that is longer) and then that
         batch's fixed time."""
         fixed = self.budget.fixed_s
-        return max(self.period_s, fixed) + fixed
+        return max(self.pace_s, fixed) + fixed
 
     def _waiting(self, record: BatchRecord, name: str) -> int:
         return sum(

@@ -52,7 +52,8 @@ class BatchBudget:
     """Weighted work one batch may take (see module docstring).
 
     Args:
-        period_s: the control period = trigger interval T, s.
+        period_s: the time T between two batches' starts (the pace), s; the runner sets
+            it before every decision.
         utilization: share of T a batch cycle should take, (0, 1].
         alpha: wall seconds per weight second (1 / parallelism).
         fixed_s: prior of the fixed time o of a batch cycle, s (until a batch is measured).
@@ -90,7 +91,7 @@ class BatchBudget:
         self.fixed_s = fixed_s
         self._recent: deque[float] = deque(maxlen=window)
         self._weight = weight
-        self._floor = floor_fraction * self.target_s / alpha
+        self._floor_fraction = floor_fraction
 
     @property
     def target_s(self) -> float:
@@ -100,7 +101,8 @@ class BatchBudget:
     @property
     def budget_s(self) -> float:
         """Weighted work the next batch may take, weight-seconds."""
-        return max(self._floor, (self.target_s - self.fixed_s) / self.alpha)
+        floor = self._floor_fraction * self.target_s / self.alpha
+        return max(floor, (self.target_s - self.fixed_s) / self.alpha)
 
     def update(self, work_s: float, cycle_s: float) -> float:
         """A batch with weighted work ``work_s`` took ``cycle_s``; returns the new budget."""

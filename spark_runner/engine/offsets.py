@@ -49,6 +49,8 @@ class Decision:
         after_us: the end instant (``SourceOffset.t_us``) of the batch the controller had
             accounted for when it decided; the source plans the next batch with it (it
             waits briefly for the step of the batch that just ended, see ``source``).
+        pace_s: the least time between the starts of two batches, s (:mod:`pacing`);
+            0: a batch may start at every trigger.
     """
 
     version: int = 0
@@ -62,6 +64,7 @@ class Decision:
     stale_max: Mapping[str, float] = field(default_factory=dict)
     hold: bool = False
     after_us: int = 0
+    pace_s: float = 0.0
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -76,6 +79,7 @@ class Decision:
             **({"s": _rounded(self.stale_max, 3)} if self.stale_max else {}),
             **({"h": True} if self.hold else {}),
             **({"a": self.after_us} if self.after_us else {}),
+            **({"p": round(self.pace_s, 6)} if self.pace_s else {}),
         }
 
     @classmethod
@@ -92,6 +96,7 @@ class Decision:
             stale_max={str(k): float(v) for k, v in dict(data.get("s", {})).items()},
             hold=bool(data.get("h", False)),
             after_us=int(data.get("a", 0)),
+            pace_s=float(data.get("p", 0.0)),
         )
 
 

@@ -3,9 +3,10 @@
 :class:`EngineRun` sets a run up in its checkpoint directory (``<checkpoint>/headroom/``
 holds the feed specification the source reads and the decision file the controller
 writes) and starts one streaming query: the headroom source, the scenario's operators as
-Spark operators (:mod:`dataflow`), the sink, on a processing-time trigger of one control
-period. Spark runs every operator and writes the outputs; the driver only controls. When
-a batch has committed, its progress event brings the counts and arrival statistics its
+Spark operators (:mod:`dataflow`), the sink. The trigger asks every ``TICK_S``; a batch
+starts when the controller's pace has passed since the last one started (:mod:`pacing`).
+Spark runs every operator and writes the outputs; the driver only controls. When a batch
+has committed, its progress event brings the counts and arrival statistics its
 ``observe`` operators computed in the executors, and a watcher thread hands them to
 Spark-free code:
 
@@ -56,6 +57,7 @@ from spark_runner.engine.offsets import (
     read_offset_log,
     write_decision,
 )
+from spark_runner.engine.pacing import TICK_S
 from spark_runner.engine.redis_log import stream_key
 from spark_runner.engine.results import build_spark_results
 from spark_runner.engine.sink import check_sink, sink_writer
@@ -75,7 +77,7 @@ class RunSettings:
     Attributes:
         name: the query's name.
         checkpoint_dir: Spark's checkpoint location (local path) for this run.
-        period_s: control period = trigger interval, s.
+        period_s: the configured control period: the longest pace between batches, s.
         source, redis_url, redis_prefix: where tuples wait.
         sink, sink_path: where output tuples go.
         watermark_s: how far event time (the arrival instant) may lag behind the newest
@@ -209,7 +211,7 @@ class EngineRun:
             self.dataflow.output, settings.sink, settings.sink_path, settings.name, gate_batch
         )
         self.query = (
-            writer.trigger(processingTime=f"{max(1, round(settings.period_s * 1000))} milliseconds")
+            writer.trigger(processingTime=f"{round(TICK_S * 1000)} milliseconds")
             .option("checkpointLocation", settings.checkpoint_dir)
             .start()
         )

@@ -14,6 +14,13 @@ the offset log records what applied to the batch, and a replay reads the same tu
 ``read`` runs in Python workers and produces exactly the kept tuples of its point's
 slices — shed tuples never reach Spark.
 
+A batch starts no sooner than the decision's pace after the last one started
+(:mod:`pacing`): Spark asks every ``TICK_S`` (the trigger interval), and until the pace has
+passed every source returns its start. The sources of one trigger are asked one after the
+other, so a "not yet" is shared: for ``VERDICT_GRACE_S`` after one source said it, the
+others say it too (else a source asked just after the instant would plan a batch the ones
+before it did not take part in).
+
 A stop holds the source (``Decision.hold``): no plan is written for it, every source
 returns its start, and Spark plans no batch; a hold is not lifted while the run lives.
 
@@ -50,6 +57,7 @@ from spark_runner.engine.feed import (
     plan_partitions,
 )
 from spark_runner.engine.offsets import ADMIT_ALL, Decision, SourceOffset, read_decision
+from spark_runner.engine.pacing import TICK_S
 
 SOURCE_NAME = "headroom_feed"
 OPTION_POINT = "point"
@@ -59,6 +67,8 @@ DECISION_WAIT_S = 1.0
 """The longest the source waits for the controller's step on the last batch."""
 DECISION_POLL_S = 0.005
 OPTION_SPEC = "spec"
+VERDICT_GRACE_S = 0.4 * TICK_S
+"""How long a source's "no batch yet" holds for the other sources (less than a tick)."""
 
 BASE_FIELDS = (
     ("point", IntegerType(), pa.int32()),
@@ -139,9 +149,15 @@ class FeedReader(DataSourceStreamReader):
     # The (start, limit) signature (Spark >= 4.2) makes Spark call this once per trigger
     # with the last offset; the limit is ignored: the class scheduler bounds a batch.
     def latestOffset(self, start: dict[str, Any], limit: ReadLimit) -> dict[str, Any]:
-        if read_decision(self.spec.decision_path).hold:
+        decision = read_decision(self.spec.decision_path)
+        if decision.hold:
             return start  # no new data: Spark plans no batch
-        return shared(self._plans / f"{digest(start)}.json", self._plans, lambda: self._plan(start))
+        key = digest(start)
+        if start != self._initial and decision.pace_s > 0:
+            due_us = SourceOffset.from_json(start).t_us + round(decision.pace_s * 1e6)
+            if not due(self._plans, key, now_us(), due_us):
+                return start
+        return shared(self._plans / f"{key}.json", self._plans, lambda: self._plan(start))
 
     def _plan(self, start: dict[str, Any]) -> dict[str, Any]:
         """The joint end offset of the batch that starts at ``start``."""
@@ -192,13 +208,35 @@ class FeedReader(DataSourceStreamReader):
 
     def commit(self, end: dict[str, Any]) -> None:
         # Nothing to release (the offsets say what every batch held) but old plans.
-        plans = sorted(self._plans.glob("[0-9a-f]*.json"), key=lambda p: p.stat().st_mtime)
-        for old in plans[:-PLANS_KEPT]:
-            old.unlink(missing_ok=True)
+        for pattern in ("[0-9a-f]*.json", "[0-9a-f]*.wait"):
+            files = sorted(self._plans.glob(pattern), key=lambda p: p.stat().st_mtime)
+            for old in files[:-PLANS_KEPT]:
+                old.unlink(missing_ok=True)
 
 
 def digest(offset: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(offset, sort_keys=True).encode()).hexdigest()[:32]
+
+
+def due(directory: Path, key: str, at_us: int, due_us: int) -> bool:
+    """Whether the batch after the start offset ``key`` may be planned at ``at_us``: it is
+    planned already, or ``due_us`` has passed and no source said "not yet" in the last
+    ``VERDICT_GRACE_S``. A "not yet" is recorded for the others."""
+    directory.mkdir(parents=True, exist_ok=True)
+    verdict = directory / f"{key}.wait"
+    with open(directory / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if (directory / f"{key}.json").exists():
+            return True
+        try:
+            said_no_us = int(verdict.read_text(encoding="utf-8"))
+        except (FileNotFoundError, ValueError):
+            said_no_us = None
+        recent = said_no_us is not None and at_us - said_no_us < VERDICT_GRACE_S * 1e6
+        if at_us >= due_us and not recent:
+            return True
+        verdict.write_text(str(at_us), encoding="utf-8")
+        return False
 
 
 def shared(path: Path, directory: Path, compute: Callable[[], dict[str, Any]]) -> dict[str, Any]:

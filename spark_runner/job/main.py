@@ -267,6 +267,7 @@ def _run_query(
             target_utilization=engine.target_utilization,
             warmup_s=engine.warmup_s,
             plain=engine.plain,
+            fixed_pace=engine.fixed_pace,
             burn=engine.burn,
         ),
     )

@@ -91,6 +91,11 @@ def spark_properties(snapshot: JobSnapshot, *, python: str, jar: Path | None) ->
         "spark.sql.shuffle.partitions": str(SHUFFLE_PARTITIONS),
         # window state (aggregates, joins) in RocksDB, checkpointed with the query
         "spark.sql.streaming.stateStore.providerClass": ROCKSDB_PROVIDER,
+        # No batch without data: the trigger asks every few ms whether a batch is due (see
+        # engine/pacing.py), and a watermark that moved would otherwise start a no-data
+        # batch (a whole batch cycle) after every batch only to evict state, which the
+        # next batch does anyway (outputs are updates, none waits for the watermark).
+        "spark.sql.streaming.noDataMicroBatches.enabled": "false",
         # Streaming disables AQE anyway; saying so here silences a warning per query.
         "spark.sql.adaptive.enabled": "false",
         "spark.sql.streaming.stopTimeout": f"{STREAMING_STOP_TIMEOUT_S}s",

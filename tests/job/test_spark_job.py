@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 import spark_runner
+from backend.processes import is_running, running_descendants
 from spark_runner.contract.snapshot import ClassSnapshot, JobSnapshot
 from tests.waiting import wait_until
 
@@ -67,37 +68,6 @@ def launch(config: JobSnapshot, tmp_path: Path) -> tuple[subprocess.Popen[bytes]
     return process, log_path
 
 
-def alive_descendants(root_pid: int) -> set[int]:
-    """Live (non-zombie) processes below ``root_pid``, from /proc."""
-    children: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            info = _stat(int(entry.name))
-            if info is not None and info[0] != "Z":
-                children.setdefault(info[1], []).append(int(entry.name))
-    found: set[int] = set()
-    stack = [root_pid]
-    while stack:
-        for child in children.get(stack.pop(), []):
-            found.add(child)
-            stack.append(child)
-    return found
-
-
-def is_alive(pid: int) -> bool:
-    info = _stat(pid)
-    return info is not None and info[0] != "Z"
-
-
-def _stat(pid: int) -> tuple[str, int] | None:
-    try:
-        text = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    state, ppid = text[text.rindex(")") + 2 :].split()[:2]
-    return state, int(ppid)
-
-
 def assert_no_errors(log: str) -> None:
     for marker in ("Traceback", "StackOverflowError", " ERROR "):
         at = log.find(marker)
@@ -136,13 +106,13 @@ def test_job_reports_both_classes_and_stops_cleanly_on_sigterm(
     )
     print(f"\nfirst sample POSTed {first_post_at - launched_at:.1f} s after launch")
 
-    helpers = alive_descendants(process.pid)
+    helpers = running_descendants(process.pid)
     assert helpers, "expected a JVM and Python workers under the job"
 
     os.killpg(process.pid, signal.SIGTERM)
     assert process.wait(STOP_DEADLINE_S) == 0, log_path.read_text()
-    assert wait_until(lambda: not any(is_alive(p) for p in helpers), 15.0), (
-        f"left behind: {[p for p in helpers if is_alive(p)]}"
+    assert wait_until(lambda: not any(is_running(p) for p in helpers), 15.0), (
+        f"left behind: {[p for p in helpers if is_running(p)]}"
     )
     with pytest.raises(ProcessLookupError):
         os.killpg(process.pid, 0)
@@ -181,13 +151,13 @@ def test_jvm_does_not_outlive_a_killed_job(
     assert wait_until(lambda: "query headroom_job_11 started" in log_path.read_text(), 60.0), (
         log_path.read_text()
     )
-    helpers = alive_descendants(process.pid)
+    helpers = running_descendants(process.pid)
     assert helpers
 
     os.killpg(process.pid, signal.SIGKILL)
     process.wait(10)
-    assert wait_until(lambda: not any(is_alive(p) for p in helpers), 20.0), (
-        f"left behind: {[p for p in helpers if is_alive(p)]}"
+    assert wait_until(lambda: not any(is_running(p) for p in helpers), 20.0), (
+        f"left behind: {[p for p in helpers if is_running(p)]}"
     )
 
 

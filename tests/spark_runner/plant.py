@@ -1,10 +1,11 @@
 """A Spark-free stand-in for the engine, in simulated time, for testing the control loop.
 
-Each period the trigger fires: the real source logic (:func:`feed.next_offset` on the
-generated log) admits tuples by the controller's decision; the batch "runs" for
-``overhead_s + alpha × Σ map costs`` seconds; every kept tuple of a one-map query is an
-output at the end of the batch, measured as the dataflow's ``observe`` operators would
-report it; the real :class:`EngineController` takes it from there. Nothing sleeps.
+Each batch starts one pace after the last (the decision's): the real source logic
+(:func:`feed.next_offset` on the generated log) admits tuples by the controller's
+decision; the batch "runs" for ``overhead_s + alpha × Σ map costs`` seconds; every kept
+tuple of a one-map query is an output at the end of the batch, measured as the
+dataflow's ``observe`` operators would report it; the real :class:`EngineController`
+takes it from there. Nothing sleeps.
 """
 
 from __future__ import annotations
@@ -118,7 +119,9 @@ class Plant:
         return self.outcomes
 
     def step(self) -> StepOutcome | None:
-        self.now_us += round(self.period_s * 1e6)
+        """One batch, started one pace (the decision's, else the period) after the last."""
+        pace_s = self.decision.pace_s or self.period_s
+        self.now_us += round(pace_s * 1e6)
         end = next_offset(self.spec, self.log, self.offset, self.decision, self.now_us)
         record = BatchRecord(self.batch_id, self.offset, end)
         n_nodes = len(self.plan.nodes)
@@ -151,8 +154,8 @@ class Plant:
         )
         self.offset = end
         self.batch_id += 1
-        # a batch longer than the period delays the next trigger
-        self.now_us += max(0, round((cycle_s - self.period_s) * 1e6))
+        # a batch longer than the pace delays the next one
+        self.now_us += max(0, round((cycle_s - pace_s) * 1e6))
         if outcome is not None:
             self.decision = outcome.decision
             self.outcomes.append(outcome)

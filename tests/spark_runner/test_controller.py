@@ -111,11 +111,15 @@ def test_warm_up_holds_the_managers_then_discards_what_waits(tmp_path: Path) -> 
         tmp_path,
         options=ControllerOptions(warmup_s=5.0),
     )
-    plant.run(4)
-    assert all(o.samples == [] and not o.decision.discard for o in plant.outcomes)
+    while not plant.outcomes or not plant.outcomes[-1].decision.discard:
+        assert plant.now_us - plant.spec.origin_us < 6_000_000, "no discard after 5 s"
+        plant.step()
+    assert plant.now_us - plant.spec.origin_us >= 5_000_000
+    held = plant.outcomes[:-1]
+    assert held and all(o.samples == [] and not o.decision.discard for o in held)
     assert all(o.decision.shed == {"gold": 0.0, "bronze": 0.0} for o in plant.outcomes)
-    plant.run(2)
-    assert [o.decision.discard for o in plant.outcomes[-2:]] == [True, False]
+    plant.run(1)
+    assert not plant.outcomes[-1].decision.discard
     assert plant.offset.points[1].waiting == 0
     plant.run(3)
     measured = [o for o in plant.outcomes if o.samples]

@@ -30,7 +30,7 @@ from spark_runner.engine.offsets import (
     read_offset_log,
     write_decision,
 )
-from spark_runner.engine.source import FeedPartition, FeedReader
+from spark_runner.engine.source import VERDICT_GRACE_S, FeedPartition, FeedReader, due
 from spark_runner.engine.streams import stream_specs
 from spark_runner.scenario import Scenario
 
@@ -278,6 +278,37 @@ def test_every_points_source_plans_the_same_joint_batch_and_reads_only_its_point
         assert {piece.point for p in parts for piece in p.slices} == {i}
         read = sum(len(GeneratedLog(spec).rows(piece)["seq"]) for p in parts for piece in p.slices)
         assert read == end.points[i].kept - SourceOffset.from_json(start).points[i].kept
+
+
+def test_no_batch_starts_before_its_pace_and_every_source_agrees(
+    two_classes: Scenario, tmp_path: Path
+) -> None:
+    """Until the decision's pace has passed since the last batch started, every source
+    returns its start (Spark plans no batch); after it, they return the same plan."""
+    now_us = time.time_ns() // 1_000
+    spec = dataclasses.replace(feed(two_classes, tmp_path), origin_us=now_us - 3 * S)
+    readers = [FeedReader(spec, i) for i in range(len(spec.points))]
+    initial, _ = (r.initialOffset() for r in readers)
+    start = {**initial, "t_us": now_us - S // 10}  # the last batch started 0.1 s ago
+    write_decision(spec.decision_path, Decision(version=1, pace_s=60.0))
+    assert [r.latestOffset(start, ReadAllAvailable()) for r in readers] == [start, start]
+    write_decision(spec.decision_path, Decision(version=1, pace_s=0.5))
+    start = {**initial, "t_us": now_us - 2 * S}  # a batch that started 2 s ago
+    ends = [r.latestOffset(start, ReadAllAvailable()) for r in readers]
+    assert ends[0] == ends[1] != start
+
+
+def test_a_not_yet_holds_for_every_source_of_the_same_trigger(tmp_path: Path) -> None:
+    """Sources of one trigger are asked one after the other: once one said "not yet", the
+    others say it too for a grace, even when the due instant passes in between."""
+    due_us = 10 * S
+    assert not due(tmp_path, "k", due_us - 1, due_us)
+    assert not due(tmp_path, "k", due_us + 1, due_us)  # same trigger, just after
+    later = due_us + round(2 * VERDICT_GRACE_S * 1e6)
+    assert due(tmp_path, "k", later, due_us)  # the next trigger
+    assert not due(tmp_path, "other", due_us - 1, due_us)
+    (tmp_path / "other.json").write_text("{}")  # a source planned it: the others follow
+    assert due(tmp_path, "other", due_us - 1, due_us)
 
 
 def test_offset_log_entries_are_read_as_spark_writes_them(tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ arrived while it was down are read after the restart.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -21,6 +22,7 @@ import numpy as np
 import pyarrow.dataset as ds
 import pytest
 
+from backend.processes import is_running, running_descendants
 from spark_runner.engine.network import compile_network
 from spark_runner.scenario import parse_scenario
 from tests.waiting import wait_until
@@ -71,37 +73,6 @@ def committed(checkpoint: Path) -> int:
     return max(ids, default=-1)
 
 
-def descendants(pid: int) -> list[int]:
-    children: dict[int, list[int]] = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
-    found, stack = [], [pid]
-    while stack:
-        for child in children.get(stack.pop(), []):
-            found.append(child)
-            stack.append(child)
-    return found
-
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return Path(f"/proc/{pid}").exists() and "zombie" not in _state(pid)
-
-
-def _state(pid: int) -> str:
-    try:
-        return Path(f"/proc/{pid}/status").read_text().lower()
-    except OSError:
-        return "zombie"
-
-
 def start_job(scenario: Path, checkpoint: Path, sink: Path, log: Path) -> subprocess.Popen[bytes]:
     command = [
         sys.executable, "-m", "headroom", "run", str(scenario), "--engine", "spark",
@@ -120,11 +91,12 @@ def test_a_killed_job_resumes_its_windows_and_joins_from_the_checkpoint(tmp_path
     job = start_job(scenario, checkpoint, sink, log)
     try:
         assert wait_until(lambda: committed(checkpoint) >= 3, 180), log.read_text()[-3000:]
-        doomed = [job.pid, *descendants(job.pid)]
+        doomed = [job.pid, *running_descendants(job.pid)]
         for pid in doomed:
-            os.kill(pid, signal.SIGKILL)
+            with contextlib.suppress(ProcessLookupError):  # gone with its parent already
+                os.kill(pid, signal.SIGKILL)
         job.wait(10)
-        assert wait_until(lambda: not any(alive(pid) for pid in doomed), 30)
+        assert wait_until(lambda: not any(is_running(pid) for pid in doomed), 30)
         before = committed(checkpoint)
 
         job = start_job(scenario, checkpoint, sink, log)

@@ -1,0 +1,62 @@
+"""How often a batch starts: the pace, set by the tightest target of the loaded classes
+(no Spark, no clock).
+
+Every class of a run shares one streaming query, so every class's tuples in a batch commit
+at the same instant. A tuple of a class that is admitted in full waits at most one *pace*
+``P`` in the log (it may arrive just after a batch took its offsets) and one batch cycle
+``C`` in Spark; the batch budget keeps ``C ≤ u × P`` (``u`` the target utilisation). So its
+response time is at most ``(1 + u) × P``, and the pace that keeps it within a share
+``κ`` of its target ``D`` is
+
+    P = κ × D / (1 + u)
+
+The pace follows the tightest target among the classes that have tuples (arrived in the
+last period or waiting): a higher class with a tight target gets short batches, and the
+classes with longer targets absorb what short batches cost (their tuples wait in the log,
+and their managers shed when the wait nears their target). This is how latency follows
+priority in one query: a class the scheduler admits in full answers within
+``(1 + u) × P``; a class it defers waits longer.
+
+Bounds: never longer than the configured control period; never so short that a batch's
+fixed time ``o`` takes more than ``1 − MIN_WORK_SHARE`` of its cycle (below that, short
+batches would spend the machine on overhead and starve every class: a target nothing can
+meet does not set the pace); never below ``MIN_PACE_S``.
+
+The sources hold a batch until its pace has passed (:mod:`source`); Spark's trigger only
+asks every ``TICK_S``, so the pace changes from one batch to the next with no restart.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+TICK_S = 0.05
+"""The trigger interval: how often Spark asks the sources whether a batch is due, s."""
+TARGET_SHARE = 0.8
+"""κ: the share of the tightest target a fully admitted tuple's response may take."""
+MIN_WORK_SHARE = 0.25
+"""The least share of a batch cycle (``u × P``) left for work after the fixed time."""
+MIN_PACE_S = 0.1
+"""The shortest pace, s."""
+
+
+def pace_s(
+    targets_s: Iterable[float],
+    period_s: float,
+    fixed_s: float,
+    utilization: float,
+) -> float:
+    """The time between two batches' starts, s.
+
+    Args:
+        targets_s: the delay targets of the classes that have tuples (empty: none has).
+        period_s: the configured control period, the longest pace.
+        fixed_s: the batch cycle's fixed time ``o`` measured so far, s.
+        utilization: ``u``, the share of a pace a batch cycle may take, (0, 1].
+    """
+    tightest = min(targets_s, default=None)
+    if tightest is None:
+        return period_s
+    wanted = TARGET_SHARE * tightest / (1.0 + utilization)
+    least = max(MIN_PACE_S, fixed_s / (utilization * (1.0 - MIN_WORK_SHARE)))
+    return min(period_s, max(least, wanted))
