@@ -34,7 +34,7 @@ import yaml
 
 from backend.processes import running_descendants
 from bench.bench_spark_common import ROOT, load_average, render_table
-from spark_runner.engine.replay import admitted_tuples
+from spark_runner.engine.replay import admitted_tuples, join_matches
 
 WINDOW_S, JOIN_S, JOIN_KEYS = 4.0, 2.0, 3
 
@@ -130,15 +130,9 @@ def compare(checkpoint: Path, sink: Path, last: int) -> dict[str, int]:
     starts = np.floor(gold_a["arrival_s"] / WINDOW_S) * WINDOW_S
     expected = Counter(zip(starts.tolist(), gold_a["key"].astype(float).tolist(), strict=True))
     wrong = sum(1 for c, n in expected.items() if c in newest and newest[c][1] != n)
-    pairs: Counter[tuple[float, float, float]] = Counter()
-    small = bronze_a["key"] < JOIN_KEYS
-    for k, v, t in zip(
-        bronze_a["key"][small], bronze_a["value"][small], bronze_a["arrival_s"][small], strict=True
-    ):
-        near = (bronze_b["key"] == k) & (np.abs(bronze_b["arrival_s"] - t) <= JOIN_S)
-        for v2 in bronze_b["value"][near]:
-            pairs[(float(k), float(v), float(v2))] += 1
-    joined = Counter((r["key"], r["value"], r["value2"]) for r in rows if r["class"] == "bronze")
+    small = {c: v[bronze_a["key"] < JOIN_KEYS] for c, v in bronze_a.items()}
+    pairs = join_matches(small, bronze_b, on="key", size_s=JOIN_S, values=("value", "value"))
+    joined = Counter((r["key"], r["value"], r["value_r"]) for r in rows if r["class"] == "bronze")
     return {
         "windows": len(expected),
         "windows missing": sum(1 for c in expected if c not in newest),

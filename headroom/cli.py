@@ -267,6 +267,9 @@ def produce(
     scenario: Path = typer.Argument(..., help="Scenario YAML file.", show_default=False),
     redis: str = typer.Option(..., "--redis", help="Redis URL, e.g. redis://127.0.0.1:6379/0."),
     prefix: str = typer.Option("headroom", help="Stream keys: <prefix>:<stream>."),
+    payload: str = typer.Option(
+        "fields", help="fields: one entry field per column; json: one field 'json' per entry."
+    ),
     duration: float | None = typer.Option(
         None, help="Seconds to produce; default: the scenario's duration_s."
     ),
@@ -292,7 +295,13 @@ def produce(
     except redis_lib.RedisError as exc:
         typer.echo(f"cannot reach Redis at {redis}: {exc}", err=True)
         raise typer.Exit(code=5) from None
-    producer = Producer(client, stream_specs(loaded), prefix)
+    try:
+        producer = Producer(
+            client, stream_specs(loaded), prefix, payload=payload, origin_s=time.time()
+        )
+    except ValueError as exc:
+        typer.echo(f"invalid option: {exc}", err=True)
+        raise typer.Exit(code=2) from None
     stopping = False
 
     def _stop(_signum: int, _frame: FrameType | None) -> None:

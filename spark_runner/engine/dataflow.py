@@ -1,28 +1,31 @@
 """The scenario's operator network as Spark operators on the streaming DataFrame.
 
 Built once when the query starts, from one headroom source per point (where a class reads
-a stream; rows ``point, seq, key, value, arrival_s`` and a ``shed_<k>`` per edge-shedding
-class). Every operator is a Spark operator that runs in the executors; nothing of a
-batch's tuples comes to the driver:
+a stream; rows ``point, seq, arrival_s``, the stream's own columns and a ``shed_<k>`` per
+edge-shedding class). Every operator is a Spark operator that runs in the executors;
+nothing of a batch's tuples comes to the driver:
 
-- a filter is ``where`` of its checked predicate; a projection nulls the columns it drops
-  (the output has one schema); a map computes its checked expression and burns its CPU
-  cost (see :mod:`expressions`);
+- a filter is ``where`` of its checked predicate; a projection keeps its columns (and the
+  engine's own); a map computes its checked expression (into an existing column: cast to
+  its type) and burns its CPU cost (see :mod:`expressions`);
 - a window aggregate is ``groupBy(window(event_time, size, slide), group…)`` with its
-  function, ``max(arrival_s)`` and the update output mode, its state in Spark's state
-  store (RocksDB) under the checkpoint;
+  function as ``value``, ``max(arrival_s)`` and the update output mode, its state in
+  Spark's state store (RocksDB) under the checkpoint;
 - a window join is a stream-stream inner join on ``on_column`` with the time range
-  ``|left − right| ≤ size`` on event time, its state in the state store too;
-- event time is the tuple's arrival instant, with a watermark ``watermark_s`` behind the
-  newest: older state is dropped, and a tuple that waited longer than that in the log is
-  late for a window (Spark drops it; the counts show it);
+  ``|left − right| ≤ size`` on event time, its state in the state store too; its output
+  has the left side's columns and the right side's (``<name>_r`` where both have one);
+- event time is the stream's ``event_time`` column, else the tuple's arrival instant,
+  with a watermark ``watermark_s`` behind the newest: older state is dropped, and a tuple
+  that waited longer than that in the log is late for a window (Spark drops it; the
+  counts show it);
 - where a lower class starts after a higher class's shared segment it sheds its fraction
   on the edge (a deterministic hash, :func:`expressions.edge_shed_sql`).
 
-Every query's output is projected to :data:`OUTPUT_COLUMNS` and all are unioned into the
-one DataFrame the sink writes. Every *use* of a node's tuples (an edge, or the output)
-carries an ``observe`` whose counts and arrival statistics come back with the batch's
-progress event (:mod:`measures` reads them).
+Every query's output — ``class``, ``query``, its own columns and ``arrival_s`` — is
+unioned by name into the one DataFrame the sink writes (a column a query lacks is null
+in its rows; a name two queries give different types is written as a string). Every
+*use* of a node's tuples (an edge, or the output) carries an ``observe`` whose counts and
+arrival statistics come back with the batch's progress event (:mod:`measures` reads them).
 
 A DataFrame used by two consumers is computed once per consumer (Spark reuses no
 subplan between the branches of a streaming union): a point read by two queries of its
@@ -49,19 +52,10 @@ from spark_runner.scenario.models import (
 )
 
 EVENT_TIME = "event_time"
-PAYLOAD = ("key", "value")
-OUTPUT_COLUMNS: tuple[tuple[str, str], ...] = (
-    ("class", "STRING"),
-    ("query", "STRING"),
-    ("key", "DOUBLE"),
-    ("value", "DOUBLE"),
-    ("value2", "DOUBLE"),
-    ("group", "STRING"),
-    ("window_start_s", "DOUBLE"),
-    ("window_end_s", "DOUBLE"),
-    ("arrival_s", "DOUBLE"),
-)
-"""Every query's output tuples in one schema (what a query does not produce is null)."""
+INTERNAL = frozenset({"point", "seq", "arrival_s", EVENT_TIME})
+"""The engine's own columns of every row (besides ``shed_<k>``)."""
+RIGHT_SUFFIX = "_r"
+"""A join's output names the right side's column ``<name>_r`` where the left has one."""
 QUANTILE_ACCURACY = 100
 """percentile_approx accuracy: rank error about 1 %, sketches of a few kB per task."""
 
@@ -124,21 +118,18 @@ class _Builder:
 
     def build(self, points: Sequence[DataFrame]) -> Dataflow:
         delay = f"{max(1, round(self.watermark_s * 1000))} milliseconds"
-        sources = [
-            df.withColumn(
-                EVENT_TIME, F.expr("timestamp_micros(CAST(round(arrival_s * 1000000) AS BIGINT))")
-            ).withWatermark(EVENT_TIME, delay)
-            for df in points
-        ]
+        arrival = F.expr("timestamp_micros(CAST(round(arrival_s * 1000000) AS BIGINT))")
+        sources = []
+        for point, df in zip(self.plan.points, points, strict=True):
+            column = self.plan.scenario.stream(point.stream).event_time
+            event_time = F.col(column) if column is not None else arrival
+            sources.append(df.withColumn(EVENT_TIME, event_time).withWatermark(EVENT_TIME, delay))
         for i in self.plan.graph.order:
             node = self.plan.nodes[i]
             self.frames[i] = self._node(sources, node)
             if node.output is not None:
                 self.outputs.append(self._output(node))
-        union = self.outputs[0]
-        for other in self.outputs[1:]:
-            union = union.unionByName(other)
-        return Dataflow(union, tuple(self.uses))
+        return Dataflow(_union(self.outputs), tuple(self.uses))
 
     # --- uses ----------------------------------------------------------------------------
 
@@ -190,33 +181,25 @@ class _Builder:
         if isinstance(model, FilterOp):
             return df.where(checked_sql(model))
         if isinstance(model, ProjectOp):
-            dropped = [c for c in (*PAYLOAD, *self._extra(df)) if c not in model.columns]
-            for column in dropped:
-                df = df.withColumn(column, F.lit(None).cast(df.schema[column].dataType))
-            return df
+            return df.select(*[c for c in df.columns if c in model.columns or not _user(c)])
         if isinstance(model, MapOp):
-            cast = "BIGINT" if model.output == "key" else "DOUBLE"
-            df = df.withColumn(model.output, F.expr(f"CAST(({checked_sql(model)}) AS {cast})"))
+            value = F.expr(checked_sql(model))
+            if model.output in df.columns:
+                value = value.cast(df.schema[model.output].dataType)
+            df = df.withColumn(model.output, value)
             if node.index in self.burn:
                 df = df.where(f"NOT ({self.burn_sql(str(self.burn[node.index]))})")
             return df
         assert isinstance(model, WindowAggregateOp)
         return _aggregate(model, df)
 
-    @staticmethod
-    def _extra(df: DataFrame) -> list[str]:
-        internal = {"point", "seq", "arrival_s", EVENT_TIME, *PAYLOAD}
-        return [c for c in df.columns if c not in internal and not c.startswith("shed_")]
-
     def _output(self, node: PlanNode) -> DataFrame:
         assert node.output is not None
         cls, query = node.output
         df = self.frames[node.index]
-        present = set(df.columns)
         columns: list[Column] = [F.lit(cls).alias("class"), F.lit(query).alias("query")]
-        for name, sql_type in OUTPUT_COLUMNS[2:]:
-            value = F.col(name) if name in present else F.lit(None)
-            columns.append(value.cast(sql_type).alias(name))
+        columns += [F.col(c) for c in df.columns if _user(c)]
+        columns.append(F.col("arrival_s"))
         use = Use(
             name=f"o{node.index}",
             node=node.index,
@@ -224,6 +207,28 @@ class _Builder:
             answers=self._answering.get((node.index, None)),
         )
         return self._observe(df.select(*columns), use)
+
+
+def _user(column: str) -> bool:
+    """A column of the data (not the engine's own)."""
+    return column not in INTERNAL and not column.startswith("shed_")
+
+
+def _union(outputs: Sequence[DataFrame]) -> DataFrame:
+    """Every output by name; a column two outputs give different types becomes a string."""
+    types: dict[str, set[str]] = {}
+    for df in outputs:
+        for f in df.schema.fields:
+            types.setdefault(f.name, set()).add(f.dataType.simpleString())
+    mixed = {name for name, kinds in types.items() if len(kinds) > 1}
+    frames = [
+        df.select(*[F.col(c).cast("STRING").alias(c) if c in mixed else c for c in df.columns])
+        for df in outputs
+    ]
+    union = frames[0]
+    for other in frames[1:]:
+        union = union.unionByName(other, allowMissingColumns=True)
+    return union
 
 
 def _aggregate(model: WindowAggregateOp, df: DataFrame) -> DataFrame:
@@ -236,16 +241,9 @@ def _aggregate(model: WindowAggregateOp, df: DataFrame) -> DataFrame:
     grouped = df.groupBy(F.window(EVENT_TIME, size, slide).alias("w"), *model.group_by).agg(
         value.cast("DOUBLE").alias("value"), F.max("arrival_s").alias("arrival_s")
     )
-    others = [c for c in model.group_by if c != "key"]
-    group = (
-        F.concat_ws("|", *(F.col(c).cast("STRING") for c in model.group_by))
-        if others
-        else F.lit(None).cast("STRING")
-    )
     return grouped.select(
-        (F.col("key") if "key" in model.group_by else F.lit(None)).cast("DOUBLE").alias("key"),
+        *model.group_by,
         F.col("value"),
-        group.alias("group"),
         (F.unix_micros(F.col("w.start")) / 1e6).alias("window_start_s"),
         (F.unix_micros(F.col("w.end")) / 1e6).alias("window_end_s"),
         F.col("arrival_s"),
@@ -253,26 +251,22 @@ def _aggregate(model: WindowAggregateOp, df: DataFrame) -> DataFrame:
 
 
 def _join(model: WindowJoinOp, left: DataFrame, right: DataFrame) -> DataFrame:
-    def side(df: DataFrame, tag: str) -> DataFrame:
-        return df.select(
-            F.col(model.on_column).alias(f"jk_{tag}"),
-            F.col("key").alias(f"key_{tag}"),
-            F.col("value").alias(f"value_{tag}"),
-            F.col("arrival_s").alias(f"arrival_s_{tag}"),
-            F.col(EVENT_TIME).alias(f"et_{tag}"),
-        )
-
+    mine = [c for c in left.columns if _user(c)]
+    theirs = [c for c in right.columns if _user(c)]
     size = f"INTERVAL {round(model.window.size_s * 1000)} MILLISECONDS"
-    joined = side(left, "l").join(
-        side(right, "r"),
-        F.expr(f"jk_l = jk_r AND et_r BETWEEN et_l - {size} AND et_l + {size}"),
+    on = model.on_column
+    joined = left.alias("l").join(
+        right.alias("r"),
+        F.expr(
+            f"l.`{on}` = r.`{on}` AND r.{EVENT_TIME} BETWEEN l.{EVENT_TIME} - {size} "
+            f"AND l.{EVENT_TIME} + {size}"
+        ),
     )
     return joined.select(
-        F.col("key_l").alias("key"),
-        F.col("value_l").alias("value"),
-        F.col("value_r").alias("value2"),
-        F.greatest("arrival_s_l", "arrival_s_r").alias("arrival_s"),
+        *[F.col(f"l.`{c}`").alias(c) for c in mine],
+        *[F.col(f"r.`{c}`").alias(f"{c}{RIGHT_SUFFIX}" if c in mine else c) for c in theirs],
+        F.greatest(F.col("l.arrival_s"), F.col("r.arrival_s")).alias("arrival_s"),
     )
 
 
-__all__ = ["EVENT_TIME", "OUTPUT_COLUMNS", "Dataflow", "build_dataflow"]
+__all__ = ["EVENT_TIME", "Dataflow", "build_dataflow"]

@@ -301,7 +301,8 @@ def demands_of(
     ]
 
 
-ROW_COLUMNS = ("point", "seq", "key", "value", "arrival_s")
+ROW_COLUMNS = ("point", "seq", "arrival_s")
+"""The columns every row has before its stream's own."""
 
 
 class GeneratedLog:
@@ -333,13 +334,13 @@ class GeneratedLog:
         return self._origin_s + float(first[0])
 
     def rows(self, piece: Slice) -> dict[str, np.ndarray]:
-        """The kept tuples of ``piece`` as columns (see ``ROW_COLUMNS``)."""
+        """The kept tuples of ``piece`` as columns (``ROW_COLUMNS``, then the stream's)."""
         stream = self._streams[piece.point]
         seqs = piece.first + kept_positions(piece.taken, piece.kept, piece.j0, piece.j1)
+        arrival_s = self._origin_s + stream.arrival_times(seqs)
         return {
             "point": np.full(len(seqs), piece.point, dtype=np.int32),
             "seq": seqs,
-            "key": stream.keys_of(seqs),
-            "value": stream.values_of(seqs),
-            "arrival_s": self._origin_s + stream.arrival_times(seqs),
+            "arrival_s": arrival_s,
+            **stream.values_of(seqs, arrival_s),
         }

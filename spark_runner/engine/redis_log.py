@@ -1,8 +1,11 @@
 """Redis Streams as the log the sources read, and the producer that fills them (no Spark).
 
-Every scenario stream is one Redis stream (key ``<prefix>:<stream>``); an entry carries
-``seq``, ``key`` and ``value``, and its id (``<ms>-<n>``, given by the server when it was
-appended) is its arrival instant. Each class reads a stream through its own cursor kept in
+Every scenario stream is one Redis stream (key ``<prefix>:<stream>``). An entry carries the
+stream's columns either as fields (one per column, its value as text; a timestamp in epoch
+seconds) or as one field ``json`` holding a JSON object; a column missing or unreadable
+as its type is null in the row. Its id (``<ms>-<n>``, given by the server when it was
+appended) is its arrival instant; its ``seq`` field numbers it (an entry without one gets
+its id's number: ``ms × 2^20 + n``). Each class reads a stream through its own cursor kept in
 the offsets (no consumer groups): the source takes what the class scheduler admits, the
 rest waits in the stream.
 
@@ -17,6 +20,7 @@ generated source.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -26,6 +30,7 @@ import numpy as np
 import redis
 
 from spark_runner.engine.admission import kept_positions
+from spark_runner.engine.columns import ColumnSpec, parse
 from spark_runner.engine.feed import FeedSpec, Slice
 from spark_runner.engine.offsets import PointState
 from spark_runner.engine.streams import StreamSpec
@@ -46,6 +51,31 @@ def _text(value: Any) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
 
 
+JSON_FIELD = "json"
+"""The field of an entry that holds its columns as one JSON object."""
+
+
+def _fields(raw: Mapping[Any, Any]) -> dict[str, Any]:
+    """An entry's columns by name: its fields, or the object in its ``json`` field."""
+    fields = {_text(k): v for k, v in raw.items()}
+    if JSON_FIELD in fields:
+        try:
+            document = json.loads(fields[JSON_FIELD])
+        except (ValueError, UnicodeDecodeError):
+            document = None
+        if isinstance(document, dict):
+            return {**fields, **{str(k): v for k, v in document.items()}}
+    return fields
+
+
+def _seq(entry_id: str, fields: Mapping[str, Any]) -> int:
+    try:
+        return int(fields["seq"])
+    except (KeyError, TypeError, ValueError):
+        ms, n = entry_id.split("-", 1)
+        return (int(ms) << 20) + int(n)
+
+
 class RedisLog:
     """Points reading Redis streams (the :class:`~spark_runner.engine.feed.Log` protocol)."""
 
@@ -53,6 +83,7 @@ class RedisLog:
         self._spec = spec
         self._client = client or redis.Redis.from_url(spec.redis_url)
         self._keys = [spec.redis_keys[p.stream] for p in spec.points]
+        self._columns = [spec.streams[p.stream].columns for p in spec.points]
 
     def _info(self, key: str) -> tuple[int, str]:
         try:
@@ -77,8 +108,9 @@ class RedisLog:
         entries = self._client.xrange(self._keys[point], f"({state.cursor}", "+", count=1)
         return id_seconds(_text(entries[0][0])) if entries else now_us / 1e6
 
-    def rows(self, piece: Slice) -> dict[str, np.ndarray]:
-        """The kept entries of ``piece`` as columns (``point, seq, key, value, arrival_s``)."""
+    def rows(self, piece: Slice) -> dict[str, Any]:
+        """The kept entries of ``piece`` as columns (``point, seq, arrival_s`` and the
+        stream's)."""
         entries: list[Any] = (
             self._client.xrange(
                 self._keys[piece.point],
@@ -89,14 +121,27 @@ class RedisLog:
             or []
         )[piece.skip :]
         keep = kept_positions(len(entries), min(piece.kept, len(entries)), piece.j0, piece.j1)
-        chosen = [entries[int(k)] for k in keep]
+        chosen = [(_text(i), _fields(f)) for i, f in (entries[int(k)] for k in keep)]
+        columns = self._columns[piece.point]
         return {
             "point": np.full(len(chosen), piece.point, dtype=np.int32),
-            "seq": np.array([int(f[b"seq"]) for _, f in chosen], dtype=np.int64),
-            "key": np.array([int(f[b"key"]) for _, f in chosen], dtype=np.int64),
-            "value": np.array([float(f[b"value"]) for _, f in chosen], dtype=np.float64),
-            "arrival_s": np.array([id_seconds(_text(i)) for i, _ in chosen], dtype=np.float64),
+            "seq": np.array([_seq(i, f) for i, f in chosen], dtype=np.int64),
+            "arrival_s": np.array([id_seconds(i) for i, _ in chosen], dtype=np.float64),
+            **{c.name: [parse(c, f.get(c.name)) for _, f in chosen] for c in columns},
         }
+
+
+def _entry_value(column: ColumnSpec, value: Any) -> Any:
+    """A generated value as an entry carries it (a timestamp in epoch seconds)."""
+    if column.type == "timestamp":
+        return int(value) / 1e6
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _field_text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return repr(value) if isinstance(value, float) else str(value)
 
 
 @dataclass
@@ -107,7 +152,8 @@ class ProducerStats:
 
 
 class Producer:
-    """Appends each stream's tuples to Redis at their scheduled instants.
+    """Appends each stream's tuples to Redis at their scheduled instants, as fields or as
+    one JSON object (``payload``); ``origin_s`` (epoch s) dates the ``arrival`` columns.
 
     ``step(now_s)`` appends every tuple due by ``now_s`` (scenario seconds) in one
     pipeline; ``run`` calls it every ``tick_s`` until ``duration_s`` or ``should_stop``.
@@ -119,7 +165,13 @@ class Producer:
         streams: Mapping[str, StreamSpec],
         prefix: str = DEFAULT_PREFIX,
         max_per_step: int = 50_000,
+        payload: str = "fields",
+        origin_s: float = 0.0,
     ) -> None:
+        if payload not in ("fields", JSON_FIELD):
+            raise ValueError(f"payload is {payload!r}; it must be 'fields' or 'json'")
+        self._payload = payload
+        self._origin_s = origin_s
         self._client = client
         self._streams = dict(streams)
         self._prefix = prefix
@@ -137,10 +189,14 @@ class Producer:
             if due <= self.appended[name]:
                 continue
             seqs = np.arange(self.appended[name], due, dtype=np.int64)
-            keys, values = spec.keys_of(seqs), spec.values_of(seqs)
+            values = spec.values_of(seqs, spec.arrival_times(seqs) + self._origin_s)
             key = stream_key(self._prefix, name)
-            for s, k, v in zip(seqs.tolist(), keys.tolist(), values.tolist(), strict=True):
-                pipe.xadd(key, {"seq": s, "key": k, "value": repr(v)})
+            for j, s in enumerate(seqs.tolist()):
+                row = {c.name: _entry_value(c, values[c.name][j]) for c in spec.columns}
+                if self._payload == JSON_FIELD:
+                    pipe.xadd(key, {"seq": s, JSON_FIELD: json.dumps(row)})
+                else:
+                    pipe.xadd(key, {"seq": s, **{k: _field_text(v) for k, v in row.items()}})
             added += len(seqs)
             self.appended[name] = due
         if added:

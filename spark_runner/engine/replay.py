@@ -9,6 +9,8 @@ without having kept the inputs.
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
@@ -16,13 +18,11 @@ import numpy as np
 from spark_runner.engine.feed import FeedSpec, GeneratedLog, plan_partitions
 from spark_runner.engine.offsets import PointState, SourceOffset, read_offset_log
 
-COLUMNS = ("key", "value", "arrival_s")
-
 
 def admitted_tuples(checkpoint: str | Path, last_batch: int) -> list[dict[str, np.ndarray]]:
     """Per point (in the feed's order), the generated tuples batches 0..``last_batch``
-    admitted: ``key``, ``value``, ``arrival_s`` (epoch s). A Redis feed is not replayed
-    here (its entries are read from the broker)."""
+    admitted: ``seq``, ``arrival_s`` (epoch s) and the stream's columns. A Redis feed is
+    not replayed here (its entries are read from the broker)."""
     spec = FeedSpec.load(Path(checkpoint) / "headroom" / "feed.json")
     parts: dict[int, list[dict[str, np.ndarray]]] = {i: [] for i in range(len(spec.points))}
     previous: SourceOffset | None = None
@@ -36,7 +36,31 @@ def admitted_tuples(checkpoint: str | Path, last_batch: int) -> list[dict[str, n
             for piece in group:
                 parts[piece.point].append(log.rows(piece))
         previous = end
-    return [
-        {k: np.concatenate([p[k] for p in pieces] or [np.empty(0)]) for k in COLUMNS}
-        for _, pieces in sorted(parts.items())
-    ]
+    out = []
+    for i, pieces in sorted(parts.items()):
+        names = ["seq", "arrival_s"] + [c.name for c in spec.streams[spec.points[i].stream].columns]
+        out.append({k: np.concatenate([p[k] for p in pieces] or [np.empty(0)]) for k in names})
+    return out
+
+
+Columns = Mapping[str, np.ndarray]
+
+
+def join_matches(
+    left: Columns,
+    right: Columns,
+    *,
+    on: str,
+    size_s: float,
+    values: tuple[str, str],
+    times: tuple[str, str] = ("arrival_s", "arrival_s"),
+) -> Counter[tuple[float, float, float]]:
+    """``(join value, left value, right value)`` of every match of a window join: equal
+    ``on`` and times (epoch s) at most ``size_s`` apart; the reference a join's outputs
+    are checked against."""
+    pairs: Counter[tuple[float, float, float]] = Counter()
+    for k, v, t in zip(left[on], left[values[0]], left[times[0]], strict=True):
+        near = (right[on] == k) & (np.abs(right[times[1]] - t) <= size_s)
+        for v2 in right[values[1]][near]:
+            pairs[(float(k), float(v), float(v2))] += 1
+    return pairs

@@ -43,8 +43,18 @@ import numpy as np
 import pyarrow as pa
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
 from pyspark.sql.streaming.datasource import ReadLimit
-from pyspark.sql.types import DoubleType, IntegerType, LongType, StructField, StructType
+from pyspark.sql.types import (
+    BooleanType,
+    DoubleType,
+    IntegerType,
+    LongType,
+    StringType,
+    StructField,
+    StructType,
+    TimestampType,
+)
 
+from spark_runner.engine.columns import ColumnSpec, arrow_array
 from spark_runner.engine.expressions import shed_column
 from spark_runner.engine.feed import (
     REDIS,
@@ -73,23 +83,28 @@ VERDICT_GRACE_S = 0.4 * TICK_S
 BASE_FIELDS = (
     ("point", IntegerType(), pa.int32()),
     ("seq", LongType(), pa.int64()),
-    ("key", LongType(), pa.int64()),
-    ("value", DoubleType(), pa.float64()),
     ("arrival_s", DoubleType(), pa.float64()),
 )
+SPARK_TYPES = {
+    "long": LongType(),
+    "double": DoubleType(),
+    "string": StringType(),
+    "boolean": BooleanType(),
+    "timestamp": TimestampType(),
+}
 
 
-def spark_schema(spec: FeedSpec) -> StructType:
-    """``point, seq, key, value, arrival_s`` and a ``shed_<k>`` per edge-shedding class."""
+def stream_columns(spec: FeedSpec, point: int) -> tuple[ColumnSpec, ...]:
+    return spec.streams[spec.points[point].stream].columns
+
+
+def spark_schema(spec: FeedSpec, point: int) -> StructType:
+    """``point, seq, arrival_s``, the point's stream's columns and a ``shed_<k>`` per
+    edge-shedding class."""
     fields = [StructField(name, spark_type) for name, spark_type, _ in BASE_FIELDS]
+    fields += [StructField(c.name, SPARK_TYPES[c.type]) for c in stream_columns(spec, point)]
     fields += [StructField(shed_column(k), DoubleType()) for k, _ in spec.edge_classes]
     return StructType(fields)
-
-
-def arrow_schema(spec: FeedSpec) -> pa.Schema:
-    fields = [pa.field(name, arrow_type) for name, _, arrow_type in BASE_FIELDS]
-    fields += [pa.field(shed_column(k), pa.float64()) for k, _ in spec.edge_classes]
-    return pa.schema(fields)
 
 
 def now_us() -> int:
@@ -196,15 +211,16 @@ class FeedReader(DataSourceStreamReader):
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         assert isinstance(partition, FeedPartition)
         log = self.log(partition.origin_us)
-        schema = arrow_schema(self.spec)
+        own = stream_columns(self.spec, self.point)
+        names = [name for name, _, _ in BASE_FIELDS] + [c.name for c in own]
+        names += [shed_column(k) for k, _ in self.spec.edge_classes]
         for piece in partition.slices:
             columns = log.rows(piece)
             rows = len(columns["seq"])
-            for (k, _), fraction in zip(self.spec.edge_classes, partition.edge_shed, strict=True):
-                columns[shed_column(k)] = np.full(rows, fraction)
-            yield pa.RecordBatch.from_arrays(
-                [pa.array(columns[f.name], type=f.type) for f in schema], schema=schema
-            )
+            arrays = [pa.array(columns[name], type=t) for name, _, t in BASE_FIELDS]
+            arrays += [arrow_array(c, columns[c.name]) for c in own]
+            arrays += [pa.array(np.full(rows, fraction)) for fraction in partition.edge_shed]
+            yield pa.RecordBatch.from_arrays(arrays, names=names)
 
     def commit(self, end: dict[str, Any]) -> None:
         # Nothing to release (the offsets say what every batch held) but old plans.
@@ -273,10 +289,9 @@ class FeedSource(DataSource):
             ) from exc
 
     def schema(self) -> StructType:
-        return spark_schema(self._spec())
+        return spark_schema(self._spec(), self._point(self._spec()))
 
-    def streamReader(self, schema: StructType) -> DataSourceStreamReader:
-        spec = self._spec()
+    def _point(self, spec: FeedSpec) -> int:
         try:
             point = int(self.options[OPTION_POINT])
             spec.points[point]
@@ -285,4 +300,8 @@ class FeedSource(DataSource):
                 f"data source {SOURCE_NAME!r} needs option {OPTION_POINT!r}, the index of one "
                 f"of the feed's {len(spec.points)} points: {exc}"
             ) from exc
-        return FeedReader(spec, point)
+        return point
+
+    def streamReader(self, schema: StructType) -> DataSourceStreamReader:
+        spec = self._spec()
+        return FeedReader(spec, self._point(spec))

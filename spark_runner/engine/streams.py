@@ -6,9 +6,9 @@ seed). Tuple ``n`` (from 0) arrives at ``A⁻¹(n)``, the instant the schedule's
 ``A(t)`` reaches ``n``; the tuples arrived before ``t`` are the ``ceil(A(t))`` first. Times
 here are *scenario* seconds from the run's origin; the source adds the origin.
 
-``key`` is uniform over ``0 .. keys-1`` and ``value`` uniform in [0, 1), both a hash of
-(seed, stream, seq): every class reading a stream sees the very same tuples, and a batch
-replayed after a failure regenerates them exactly.
+The tuples carry the stream's columns (:mod:`columns`), each a hash of (seed, stream,
+column, seq): every class reading a stream sees the very same tuples, and a batch replayed
+after a failure regenerates them exactly.
 """
 
 from __future__ import annotations
@@ -20,20 +20,22 @@ from typing import Any
 
 import numpy as np
 
-from spark_runner.job.generator import class_key, unit_values
+from spark_runner.engine.columns import ColumnSpec, generate
 from spark_runner.scenario.arrivals import build_schedule
 from spark_runner.scenario.models import Scenario
 
 
 @dataclass(frozen=True)
 class StreamSpec:
-    """One stream's schedule: ``rates[i]`` tuples/s on ``[starts[i], starts[i+1])``."""
+    """One stream's schedule (``rates[i]`` tuples/s on ``[starts[i], starts[i+1])``), its
+    columns and the one that is its event time (None: the arrival instant)."""
 
     name: str
-    keys: int
     seed: int
     starts: tuple[float, ...]
     rates: tuple[float, ...]
+    columns: tuple[ColumnSpec, ...]
+    event_time: str | None = None
     _cumulative: np.ndarray = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -67,33 +69,29 @@ class StreamSpec:
             t = starts + (n - self._cumulative[i]) / rates
         return np.asarray(np.where(rates > 0, t, starts), dtype=np.float64)
 
-    def keys_of(self, seqs: np.ndarray) -> np.ndarray:
-        units = unit_values(self._hash("key"), seqs)
-        return np.asarray(np.floor(units * self.keys), dtype=np.int64)
-
-    def values_of(self, seqs: np.ndarray) -> np.ndarray:
-        return unit_values(self._hash("value"), seqs)
-
-    def _hash(self, column: str) -> int:
-        return class_key(f"{self.seed}:{self.name}:{column}")
+    def values_of(self, seqs: np.ndarray, arrival_s: np.ndarray) -> dict[str, np.ndarray]:
+        """Every column's values for tuples ``seqs`` arriving at ``arrival_s`` (epoch s)."""
+        return {c.name: generate(c, self.seed, self.name, seqs, arrival_s) for c in self.columns}
 
     def to_json(self) -> dict[str, Any]:
         return {
             "name": self.name,
-            "keys": self.keys,
             "seed": self.seed,
             "starts": list(self.starts),
             "rates": list(self.rates),
+            "columns": [c.to_json() for c in self.columns],
+            "event_time": self.event_time,
         }
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> StreamSpec:
         return cls(
             name=str(data["name"]),
-            keys=int(data["keys"]),
             seed=int(data["seed"]),
             starts=tuple(float(x) for x in data["starts"]),
             rates=tuple(float(x) for x in data["rates"]),
+            columns=tuple(ColumnSpec.from_json(c) for c in data["columns"]),
+            event_time=data.get("event_time"),
         )
 
 
@@ -109,9 +107,13 @@ def stream_specs(scenario: Scenario) -> dict[str, StreamSpec]:
         )
         out[s.name] = StreamSpec(
             name=s.name,
-            keys=s.keys,
             seed=scenario.seed,
             starts=schedule.starts,
             rates=schedule.rates,
+            columns=tuple(
+                ColumnSpec(c.name, c.type, c.generator.kind, c.generator.model_dump())
+                for c in s.column_specs
+            ),
+            event_time=s.event_time,
         )
     return out

@@ -21,8 +21,15 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from spark_runner.scenario.columns import IDENTIFIER_PATTERN
 from spark_runner.scenario.errors import Issue, ScenarioError, format_path
-from spark_runner.scenario.models import ARRIVAL_KINDS, OPERATOR_KINDS, Scenario
+from spark_runner.scenario.models import (
+    ARRIVAL_KINDS,
+    COLUMN_PATTERN,
+    NAME_PATTERN,
+    OPERATOR_KINDS,
+    Scenario,
+)
 from spark_runner.scenario.validate import check_scenario
 
 _PATH_PART = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)|\[(\d+)\]|(\.)")
@@ -303,6 +310,14 @@ def _strip_tags(loc: Sequence[str | int]) -> list[str | int]:
     return out
 
 
+PATTERN_RULES = {
+    NAME_PATTERN: "a name (letters, digits, _ . -; not starting with . or -)",
+    COLUMN_PATTERN: "a column name (letters, digits, _ . -; starting with a letter or _)",
+    IDENTIFIER_PATTERN: "an SQL identifier (letters, digits and _; starting with a letter or _)",
+}
+"""What each name rule of the format asks, for its error message."""
+
+
 def _message(err: Mapping[str, Any]) -> tuple[str, str]:
     """(path suffix, rule) for one pydantic error."""
     kind = err.get("type", "")
@@ -326,7 +341,7 @@ def _message(err: Mapping[str, Any]) -> tuple[str, str]:
         n = ctx.get("min_length", 1)
         return "", f"needs at least {n} item{'s' if n != 1 else ''}"
     if kind == "string_pattern_mismatch":
-        return "", f"must be a name (letters, digits, _ . -; starting with a letter or _){shown}"
+        return "", f"must be {PATTERN_RULES.get(ctx.get('pattern', ''), 'a name')}{shown}"
     if kind == "string_too_long":
         return "", f"must be at most {ctx.get('max_length')} characters"
     if kind == "string_too_short":

@@ -14,6 +14,7 @@ references (a query's source, a join's right input) are checked by
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -27,6 +28,7 @@ from pydantic import (
     model_validator,
 )
 
+from spark_runner.scenario.columns import MAX_COLUMNS, ColumnName, StreamColumn, default_columns
 from spark_runner.scenario.predicates import PredicateError, parse_predicate
 from spark_runner.scenario.sql_allowlist import SqlNotAllowed, check_expression
 
@@ -247,13 +249,37 @@ ARRIVAL_KINDS = ("constant", "step", "pareto", "trace")
 
 
 class Stream(_Model):
-    """An input stream. Tuples carry ``key`` (uniform over ``keys`` integers), ``value``
-    (uniform in [0, 1)), ``seq`` and their arrival instant ``arrival_s``."""
+    """An input stream. Tuples carry its ``columns`` (see :mod:`columns`; without them
+    ``key``, uniform over ``keys`` integers, and ``value``, uniform in [0, 1)), ``seq`` and
+    their arrival instant ``arrival_s``. ``event_time`` names the timestamp column windows
+    and joins use (default: the arrival instant)."""
 
     name: Name
     arrival: Arrival
     keys: int = Field(default=100, ge=1, le=MAX_KEYS)
+    columns: list[StreamColumn] | None = Field(default=None, min_length=1, max_length=MAX_COLUMNS)
+    event_time: ColumnName | None = None
     description: str = ""
+
+    @model_validator(mode="after")
+    def _schema(self) -> Stream:
+        names = [c.name for c in self.column_specs]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            raise ValueError(f"stream {self.name!r}: column {twice[0]!r} is declared twice")
+        if self.event_time is not None:
+            column = next((c for c in self.column_specs if c.name == self.event_time), None)
+            if column is None or column.type != "timestamp":
+                raise ValueError(
+                    f"stream {self.name!r}: event_time {self.event_time!r} must name one of "
+                    "its timestamp columns"
+                )
+        return self
+
+    @property
+    def column_specs(self) -> tuple[StreamColumn, ...]:
+        """The stream's columns (declared, or ``key`` and ``value``)."""
+        return tuple(self.columns) if self.columns else default_columns(self.keys)
 
 
 # --- operators ----------------------------------------------------------------------------
@@ -585,13 +611,15 @@ class Scenario(_Model):
 
 
 def operator_selectivity(
-    op: FilterOp | ProjectOp | MapOp | WindowAggregateOp | WindowJoinOp, keys: int
+    op: FilterOp | ProjectOp | MapOp | WindowAggregateOp | WindowJoinOp,
+    columns: Sequence[StreamColumn],
 ) -> float:
-    """The selectivity the simulator uses for ``op`` (see :class:`SimHints`)."""
+    """The selectivity the simulator uses for ``op`` reading a stream of ``columns`` (see
+    :class:`SimHints`)."""
     if op.sim.selectivity is not None:
         return op.sim.selectivity
     if isinstance(op, FilterOp):
-        return parse_predicate(op.predicate).selectivity(keys)
+        return parse_predicate(op.predicate).selectivity(columns)
     return 1.0
 
 

@@ -4,22 +4,25 @@ Grammar (case-insensitive keywords)::
 
     predicate  := comparison ("and" comparison)*
     comparison := column op number
-    column     := "value" | "key"
+    column     := a column of the stream (an identifier)
     op         := "<" | "<=" | ">" | ">=" | "=" | "==" | "!="
 
-The text is valid Spark SQL, so the Spark engine evaluates it as is. The simulator needs
-only the fraction of tuples it keeps: generated tuples carry ``value`` uniform in [0, 1)
-and ``key`` uniform over the integers ``0 .. keys-1`` (independent), so the selectivity of
-a conjunction is the product, per column, of the measure of the interval it leaves.
+The text is valid Spark SQL; the Spark engine evaluates the predicate rebuilt from its
+parsed parts. The simulator needs only the share of tuples it keeps: a generated stream's
+columns are independent, so the selectivity of a conjunction is the product, per column,
+of the share its comparisons leave under the column's generator (:mod:`columns`; a column
+whose share cannot be told, e.g. a string, counts as keeping everything).
 """
 
 from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-COLUMNS = ("value", "key")
+from spark_runner.scenario.columns import StreamColumn
+
 _TOKEN = re.compile(
     r"\s*(?:(?P<num>-?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?|-?\.\d+(?:[eE][-+]?\d+)?)"
     r"|(?P<op><=|>=|==|!=|<|>|=)|(?P<word>[A-Za-z_][A-Za-z_0-9]*))"
@@ -49,9 +52,19 @@ class Predicate:
         """The predicate rebuilt from its parsed parts: the only text handed to Spark."""
         return " AND ".join(f"{c.column} {c.op} {c.number!r}" for c in self.comparisons)
 
-    def selectivity(self, keys: int) -> float:
-        """Fraction of generated tuples kept (``keys`` distinct keys, ``value`` in [0, 1))."""
-        return _value_fraction(self.comparisons) * _key_fraction(self.comparisons, keys)
+    @property
+    def columns(self) -> frozenset[str]:
+        return frozenset(c.column for c in self.comparisons)
+
+    def selectivity(self, columns: Sequence[StreamColumn]) -> float:
+        """Share of generated tuples kept, for a stream of ``columns``."""
+        share = 1.0
+        for column in columns:
+            mine = [(c.op, c.number) for c in self.comparisons if c.column == column.name]
+            if mine:
+                fraction = column.fraction(mine)
+                share *= 1.0 if fraction is None else fraction
+        return share
 
 
 def _tokens(text: str) -> list[tuple[str, str]]:
@@ -80,8 +93,8 @@ def parse_predicate(text: str) -> Predicate:
         if i >= len(tokens):
             raise PredicateError(early)
         k1, col = tokens[i]
-        if k1 != "word" or col.lower() not in COLUMNS:
-            raise PredicateError(f"{col!r} is not a column; use one of {', '.join(COLUMNS)}")
+        if k1 != "word" or col.lower() == "and":
+            raise PredicateError(f"expected a column name, got {col!r}")
         if i + 1 >= len(tokens):
             raise PredicateError(early)
         k2, op = tokens[i + 1]
@@ -95,7 +108,7 @@ def parse_predicate(text: str) -> Predicate:
         number = float(num)
         if not math.isfinite(number):
             raise PredicateError(f"number {num!r} is out of range (it must be finite)")
-        comparisons.append(Comparison(col.lower(), "==" if op == "=" else op, number))
+        comparisons.append(Comparison(col, "==" if op == "=" else op, number))
         i += 3
         if i == len(tokens):
             break
@@ -104,47 +117,3 @@ def parse_predicate(text: str) -> Predicate:
             raise PredicateError(f"expected 'and' between comparisons, got {word!r}")
         i += 1
     return Predicate(text=text, comparisons=tuple(comparisons))
-
-
-def _value_fraction(comparisons: tuple[Comparison, ...]) -> float:
-    low, high = 0.0, 1.0
-    for c in comparisons:
-        if c.column != "value":
-            continue
-        if c.op in ("<", "<="):
-            high = min(high, c.number)
-        elif c.op in (">", ">="):
-            low = max(low, c.number)
-        elif c.op == "==":
-            return 0.0  # a single point of a continuous uniform
-        # "!=" removes a single point: the measure is unchanged
-    return max(0.0, high - low)
-
-
-def _key_fraction(comparisons: tuple[Comparison, ...], keys: int) -> float:
-    if keys <= 0:
-        return 0.0
-    low, high = 0, keys - 1  # inclusive integer range
-    excluded: set[int] = set()
-    for c in comparisons:
-        if c.column != "key":
-            continue
-        x = c.number
-        if c.op == "<":
-            high = min(high, math.ceil(x) - 1)
-        elif c.op == "<=":
-            high = min(high, math.floor(x))
-        elif c.op == ">":
-            low = max(low, math.floor(x) + 1)
-        elif c.op == ">=":
-            low = max(low, math.ceil(x))
-        elif c.op == "==":
-            if not float(x).is_integer():
-                return 0.0
-            low, high = max(low, int(x)), min(high, int(x))
-        elif float(x).is_integer():
-            excluded.add(int(x))
-    if high < low:
-        return 0.0
-    count = high - low + 1 - sum(1 for e in excluded if low <= e <= high)
-    return max(0, count) / keys

@@ -37,9 +37,11 @@ from spark_runner.scenario.models import (
 from spark_runner.scenario.predicates import parse_predicate
 from spark_runner.scenario.sql_allowlist import check_expression
 
-STREAM_COLUMNS = frozenset({"key", "value", "seq", "arrival_s"})
+ENGINE_COLUMNS = frozenset({"seq", "arrival_s"})
+"""Columns every tuple has besides its stream's own."""
 """Columns of every generated or broker-fed stream tuple."""
-WINDOW_COLUMNS = frozenset({"window_start", "window_end", "arrival_s"})
+WINDOW_COLUMNS = frozenset({"value", "window_start_s", "window_end_s", "arrival_s"})
+"""What a window aggregate emits besides its grouping columns."""
 
 
 def check_scenario(scenario: Scenario) -> list[Issue]:
@@ -258,7 +260,7 @@ def _check_columns(scenario: Scenario, inputs: Mapping[str, str], issues: list[I
 
     def columns_of(name: str, seen: tuple[str, ...] = ()) -> frozenset[str] | None:
         if inputs.get(name) == "stream":
-            return STREAM_COLUMNS
+            return ENGINE_COLUMNS | {c.name for c in scenario.stream(name).column_specs}
         if name not in segments or name in seen:
             return None  # unknown input or a cycle: reported by the reference checks
         if name not in resolved:
@@ -302,7 +304,7 @@ def _check_columns(scenario: Scenario, inputs: Mapping[str, str], issues: list[I
                 missing(f"{path}.group_by", list(op.group_by), have, "grouping column")
                 if op.function != "count":
                     missing(f"{path}.column", [op.column], have, "column")
-                have = frozenset(op.group_by) | {op.column} | WINDOW_COLUMNS
+                have = frozenset(op.group_by) | WINDOW_COLUMNS
             elif isinstance(op, WindowJoinOp):
                 missing(f"{path}.on_column", [op.on_column], have, "join column")
                 right = columns_of(op.right, seen)
@@ -310,7 +312,7 @@ def _check_columns(scenario: Scenario, inputs: Mapping[str, str], issues: list[I
                     missing(
                         f"{path}.on_column", [op.on_column], right, f"join column (in {op.right!r})"
                     )
-                    have = have | right
+                    have = have | right | {f"{c}_r" for c in right & have}
         return have
 
     for i, cls in enumerate(scenario.classes):

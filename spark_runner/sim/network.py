@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 from spark_runner.core.operator_graph import Operator as GraphOperator
 from spark_runner.core.operator_graph import OperatorGraph
+from spark_runner.scenario.columns import StreamColumn
 from spark_runner.scenario.models import (
     FilterOp,
     MapOp,
@@ -36,6 +37,9 @@ from spark_runner.scenario.models import (
     operator_cost,
     operator_selectivity,
 )
+
+Columns = tuple[StreamColumn, ...]
+"""A stream's columns, which an operator's selectivity depends on."""
 
 OperatorModel = FilterOp | ProjectOp | MapOp | WindowAggregateOp | WindowJoinOp
 
@@ -152,16 +156,16 @@ def build_network(scenario: Scenario) -> Network:
         if dst not in nodes[src].downstream:
             nodes[src].downstream.append(dst)
 
-    def source_node(owner: str, stream: str, classes: set[str]) -> tuple[str, int]:
+    def source_node(owner: str, stream: str, classes: set[str]) -> tuple[str, Columns]:
         op_id = f"src:{owner}:{stream}"
         if op_id not in nodes:
             add(Node(op_id, "source", engine.source_cost_per_tuple_s, 1.0, stream=stream))
         nodes[op_id].classes |= classes
-        return op_id, streams[stream].keys
+        return op_id, streams[stream].column_specs
 
-    seg_out: dict[str, tuple[str, int]] = {}
+    seg_out: dict[str, tuple[str, Columns]] = {}
 
-    def input_node(name: str, owner: str, classes: set[str]) -> tuple[str, int]:
+    def input_node(name: str, owner: str, classes: set[str]) -> tuple[str, Columns]:
         if name in streams:
             return source_node(owner, name, classes)
         return segment_output(name)
@@ -169,11 +173,11 @@ def build_network(scenario: Scenario) -> Network:
     def chain(
         prefix: str,
         ops: list[OperatorModel],
-        upstream: tuple[str, int],
+        upstream: tuple[str, Columns],
         owner: str,
         classes: set[str],
     ) -> str:
-        up, keys = upstream
+        up, columns = upstream
         for i, op in enumerate(ops):
             op_id = op.name or f"{prefix}.{i}.{op.kind}"
             node = add(
@@ -181,7 +185,7 @@ def build_network(scenario: Scenario) -> Network:
                     op_id,
                     op.kind,
                     operator_cost(op, engine),
-                    operator_selectivity(op, keys),
+                    operator_selectivity(op, columns),
                     set(classes),
                 )
             )
@@ -192,7 +196,7 @@ def build_network(scenario: Scenario) -> Network:
             up = node.op_id
         return up
 
-    def segment_output(name: str) -> tuple[str, int]:
+    def segment_output(name: str) -> tuple[str, Columns]:
         if name in seg_out:
             return seg_out[name]
         seg = segments[name]

@@ -2,43 +2,13 @@
 
 from __future__ import annotations
 
-import pytest
-
-from spark_runner.scenario.errors import ScenarioError
 from spark_runner.scenario.loader import scenario_from_dict
-
-
-def _doc(operators: list[dict[str, object]], segments: list[dict[str, object]] | None = None):
-    return {
-        "version": 1,
-        "name": "cols",
-        "duration_s": 10,
-        "control": {"period_s": 1},
-        "streams": [
-            {"name": "s", "arrival": {"kind": "constant", "rate_per_s": 10}},
-            {"name": "t", "arrival": {"kind": "constant", "rate_per_s": 10}},
-        ],
-        "shared_segments": segments or [],
-        "classes": [
-            {
-                "name": "c",
-                "priority": 1,
-                "delay_target_s": 1,
-                "queries": [{"name": "q", "source": "s", "operators": operators}],
-            }
-        ],
-    }
-
-
-def _issues(doc: dict[str, object]) -> list[str]:
-    with pytest.raises(ScenarioError) as caught:
-        scenario_from_dict(doc)
-    return [f"{i.path}: {i.message}" for i in caught.value.issues]
+from tests.scenario.column_docs import doc, issues_of
 
 
 def test_valid_column_flow_passes() -> None:
     scenario_from_dict(
-        _doc(
+        doc(
             [
                 {
                     "kind": "map",
@@ -59,8 +29,8 @@ def test_valid_column_flow_passes() -> None:
 
 
 def test_join_on_a_missing_field_names_the_path() -> None:
-    issues = _issues(
-        _doc(
+    issues = issues_of(
+        doc(
             [
                 {"kind": "project", "columns": ["value"]},
                 {
@@ -80,8 +50,8 @@ def test_join_on_a_missing_field_names_the_path() -> None:
 
 
 def test_projected_away_column_cannot_be_filtered_or_aggregated() -> None:
-    issues = _issues(
-        _doc(
+    issues = issues_of(
+        doc(
             [
                 {"kind": "project", "columns": ["key"]},
                 {"kind": "filter", "predicate": "value < 0.5"},
@@ -108,8 +78,8 @@ def test_join_against_a_segment_uses_the_segment_columns() -> None:
         "source": "t",
         "operators": [{"kind": "project", "columns": ["value"]}],
     }
-    issues = _issues(
-        _doc(
+    issues = issues_of(
+        doc(
             [
                 {
                     "kind": "window_join",

@@ -97,7 +97,9 @@ def test_sliding_window_needs_a_slide_no_longer_than_its_size() -> None:
 
 def test_bad_predicate_is_explained() -> None:
     (issue,) = issues_of(BASE.replace("value < 0.5", "price < 0.5"))
-    assert "operators[0].predicate: predicate 'price < 0.5' 'price' is not a column" in issue
+    assert "operators[0].predicate: column 'price' is not a column here (available:" in issue
+    (issue,) = issues_of(BASE.replace("value < 0.5", "value < cheap"))
+    assert "predicate 'value < cheap' expected a number after 'value' <, got 'cheap'" in issue
 
 
 def test_references_must_name_a_stream_or_segment() -> None:

@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from spark_runner.scenario.columns import default_columns
 from spark_runner.scenario.predicates import PredicateError, parse_predicate
 
 
@@ -24,14 +25,14 @@ from spark_runner.scenario.predicates import PredicateError, parse_predicate
     ],
 )
 def test_selectivity(text: str, keys: int, expected: float) -> None:
-    assert parse_predicate(text).selectivity(keys) == pytest.approx(expected)
+    assert parse_predicate(text).selectivity(default_columns(keys)) == pytest.approx(expected)
 
 
 @pytest.mark.parametrize(
     ("text", "fragment"),
     [
         ("", "is empty"),
-        ("price < 1", "is not a column"),
+        ("and < 1", "expected a column name"),
         ("value 0.5", "expected a comparison operator"),
         ("value < high", "expected a number"),
         ("value < 0.5 or key < 3", "expected 'and'"),
@@ -56,7 +57,8 @@ def test_selectivity_is_a_fraction_and_and_only_narrows(
     parts: list[tuple[str, str, float]], keys: int
 ) -> None:
     texts = [f"{c} {op} {n}" for c, op, n in parts]
-    whole = parse_predicate(" and ".join(texts)).selectivity(keys)
+    columns = default_columns(keys)
+    whole = parse_predicate(" and ".join(texts)).selectivity(columns)
     assert 0.0 <= whole <= 1.0
     for t in texts:
-        assert whole <= parse_predicate(t).selectivity(keys) + 1e-12
+        assert whole <= parse_predicate(t).selectivity(columns) + 1e-12

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -94,23 +93,3 @@ def admitted(
     the outputs are checked against)."""
     tuples = admitted_tuples(checkpoint, last_batch)
     return {(p.class_name, p.stream): tuples[p.index] for p in plan.points}
-
-
-def join_pairs(
-    left: Mapping[str, np.ndarray],
-    right: Mapping[str, np.ndarray],
-    *,
-    key_below: int,
-    size_s: float,
-) -> Counter[tuple[float, float, float]]:
-    """(key, left value, right value) of every match of the left tuples with a key below
-    ``key_below`` and the right tuples with the same key at most ``size_s`` apart."""
-    small = left["key"] < key_below
-    pairs: Counter[tuple[float, float, float]] = Counter()
-    for k, v, t in zip(
-        left["key"][small], left["value"][small], left["arrival_s"][small], strict=True
-    ):
-        near = (right["key"] == k) & (np.abs(right["arrival_s"] - t) <= size_s)
-        for v2 in right["value"][near]:
-            pairs[(float(k), float(v), float(v2))] += 1
-    return pairs

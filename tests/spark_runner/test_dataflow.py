@@ -18,10 +18,11 @@ import pytest
 from pyspark.sql import SparkSession
 
 from spark_runner.engine.controller import ControllerOptions
+from spark_runner.engine.replay import join_matches
 from spark_runner.scenario import parse_scenario
 from tests.waiting import wait_until
 
-from .spark_helpers import Run, admitted, join_pairs
+from .spark_helpers import Run, admitted
 
 pytestmark = [pytest.mark.spark, pytest.mark.timeout(300)]
 
@@ -33,7 +34,16 @@ duration_s: 600
 control: {period_s: 1.0, mode: dilos}
 streams:
   - {name: a, keys: 40, arrival: {kind: constant, rate_per_s: 300}}
-  - {name: b, keys: 40, arrival: {kind: constant, rate_per_s: 200}}
+  - name: b
+    arrival: {kind: constant, rate_per_s: 200}
+    columns:
+      - {name: key, type: long, generator: {kind: zipf, n: 40, s: 1.2}}
+      - {name: amount, type: double, generator: {kind: normal, mean: 50, sd: 10}}
+      - name: country
+        type: string
+        generator: {kind: choice, values: [FR, DE, US], weights: [3, 2, 1]}
+      - {name: ts, type: timestamp, generator: {kind: arrival, lag_max_s: 0.5}}
+    event_time: ts
 classes:
   - name: gold
     priority: 6
@@ -51,11 +61,12 @@ classes:
       - name: sums
         source: b
         operators:
-          - {kind: map, expression: "value * 10", output: v10, cpu_cost_per_tuple_s: 0}
+          - {kind: map, expression: "amount * 10", output: v10, cpu_cost_per_tuple_s: 0}
           - kind: window_aggregate
             window: {type: sliding, size_s: 2, slide_s: 1}
             function: sum
             column: v10
+            group_by: [key, country]
   - name: bronze
     priority: 1
     delay_target_s: 5
@@ -108,25 +119,35 @@ def test_filters_windows_and_joins_compute_on_spark_what_the_scenario_says(
     got = Counter((r["key"], r["value"]) for r in rows if r["class"] == "gold")
     assert got == expected and got
 
-    # a sliding window sum: the last update of every window is the sum over its tuples
+    # a sliding window sum over a stream with its own columns, grouped by two of them, in
+    # the stream's event time (up to 0.5 s before arrival): the last update of every
+    # window is the sum over its tuples
     b = data[("silver", "b")]
-    finals: dict[tuple[float, float], float] = {}
+    finals: dict[tuple[float, int, str], float] = {}
     for r in rows:
         if r["class"] == "silver":
-            cell = (r["window_start_s"], r["key"])
+            cell = (r["window_start_s"], r["key"], r["country"])
             finals[cell] = max(finals.get(cell, 0.0), r["value"])
-    reference: dict[tuple[float, float], float] = {}
-    for t, k, v in zip(b["arrival_s"], b["key"], b["value"], strict=True):
+    reference: dict[tuple[float, int, str], float] = {}
+    for ts, k, country, amount in zip(b["ts"], b["key"], b["country"], b["amount"], strict=True):
+        t = ts / 1e6
         for start in (np.floor(t) - 1.0, np.floor(t)):
-            cell = (float(start), float(k))
-            reference[cell] = reference.get(cell, 0.0) + 10 * v
+            cell = (float(start), int(k), str(country))
+            reference[cell] = reference.get(cell, 0.0) + 10 * amount
     assert finals.keys() == reference.keys()
     for cell, total in reference.items():
         assert finals[cell] == pytest.approx(total, rel=1e-9)
 
-    # a window join: every pair with equal keys at most 1 s apart, once
-    pairs = join_pairs(data[("bronze", "a")], data[("bronze", "b")], key_below=10, size_s=1.0)
-    joined = Counter((r["key"], r["value"], r["value2"]) for r in rows if r["class"] == "bronze")
+    # a window join of the two streams: every pair with equal keys whose event times are
+    # at most 1 s apart, once; the right side's clashing key is key_r
+    left = {c: v[data[("bronze", "a")]["key"] < 10] for c, v in data[("bronze", "a")].items()}
+    right = {**data[("bronze", "b")], "t": data[("bronze", "b")]["ts"] / 1e6}
+    pairs = join_matches(
+        left, right, on="key", size_s=1.0, values=("value", "amount"), times=("arrival_s", "t")
+    )
+    bronze = [r for r in rows if r["class"] == "bronze"]
+    assert all(r["key_r"] == r["key"] for r in bronze)
+    joined = Counter((r["key"], r["value"], r["amount"]) for r in bronze)
     assert joined == pairs and joined
 
 

@@ -24,10 +24,11 @@ import pytest
 
 from backend.processes import is_running, running_descendants
 from spark_runner.engine.network import compile_network
+from spark_runner.engine.replay import join_matches
 from spark_runner.scenario import parse_scenario
 from tests.waiting import wait_until
 
-from .spark_helpers import admitted, join_pairs
+from .spark_helpers import admitted
 
 pytestmark = [pytest.mark.spark, pytest.mark.timeout(420)]
 
@@ -127,6 +128,7 @@ def test_a_killed_job_resumes_its_windows_and_joins_from_the_checkpoint(tmp_path
     }
 
     # every join match once: a replayed batch replaced its directory
-    pairs = join_pairs(data[("bronze", "a")], data[("bronze", "b")], key_below=3, size_s=2.0)
-    joined = Counter((r["key"], r["value"], r["value2"]) for r in rows if r["class"] == "bronze")
+    left = {c: v[data[("bronze", "a")]["key"] < 3] for c, v in data[("bronze", "a")].items()}
+    pairs = join_matches(left, data[("bronze", "b")], on="key", size_s=2.0, values=("value",) * 2)
+    joined = Counter((r["key"], r["value"], r["value_r"]) for r in rows if r["class"] == "bronze")
     assert joined == pairs and joined

@@ -12,6 +12,7 @@ import pytest
 import redis
 from pyspark.sql.streaming.datasource import ReadAllAvailable
 
+from spark_runner.engine.columns import ColumnSpec
 from spark_runner.engine.feed import (
     FeedPoint,
     FeedSpec,
@@ -67,8 +68,9 @@ def test_producer_and_reader_agree_on_every_entry(
         rows = [log.rows(piece) for g in plan_partitions(spec, start, end, {}) for piece in g]
         a = next(r for r in rows if r["point"][0] == 0)
         assert a["seq"].tolist() == list(range(200))
-        assert np.array_equal(a["key"], specs["a"].keys_of(np.arange(200)))
-        assert np.allclose(a["value"], specs["a"].values_of(np.arange(200)))
+        generated = specs["a"].values_of(np.arange(200), a["arrival_s"])
+        assert np.array_equal(a["key"], generated["key"])
+        assert np.allclose(a["value"], generated["value"])
         # the arrival instant is the append instant from the entry id (ms resolution)
         assert (np.diff(a["arrival_s"]) >= 0).all()
         # a budget leaves entries waiting in the stream, oldest first
@@ -124,3 +126,50 @@ def test_the_first_batch_starts_where_it_was_planned(
         assert rows == sum(p.kept for p in SourceOffset.from_json(end).points)
     finally:
         client.delete(*(stream_key(prefix, name) for name in specs))
+
+
+def test_entries_carry_the_streams_own_columns_as_fields_or_as_json(
+    client: redis.Redis, redis_url: str, tmp_path: Path
+) -> None:
+    """A stream with its own columns: the producer writes them as fields or as one JSON
+    object; the reader maps either to the schema (what does not read as its type, e.g. an
+    external producer's bad value, is null)."""
+    columns = (
+        ColumnSpec("account", "long", "zipf", {"n": 20, "s": 1.1}),
+        ColumnSpec("amount", "double", "normal", {"mean": 50.0, "sd": 5.0}),
+        ColumnSpec("country", "string", "choice", {"values": ["FR", "DE"]}),
+        ColumnSpec("flag", "boolean", "choice", {"values": [True, False]}),
+        ColumnSpec("ts", "timestamp", "arrival", {"lag_max_s": 1.0}),
+    )
+    stream = StreamSpec("t", 3, (0.0,), (100.0,), columns, event_time="ts")
+    for payload in ("fields", "json"):
+        prefix = f"test-{uuid.uuid4().hex[:8]}"
+        producer = Producer(client, {"t": stream}, prefix, payload=payload, origin_s=1_800_000_000)
+        try:
+            spec = FeedSpec(
+                kind="redis",
+                origin_us=0,
+                points=(FeedPoint("src:c:t", "c", "t"),),
+                streams={"t": stream},
+                decision_path=str(tmp_path / "d.json"),
+                redis_url=redis_url,
+                redis_keys=producer.keys(),
+            )
+            log = RedisLog(spec)
+            start = initial_offset(spec, log, 1_000)
+            producer.step(1.0)
+            client.xadd(producer.keys()["t"], {"account": "x", "amount": "1e999", "ts": "?"})
+            end = next_offset(spec, log, start, ADMIT_ALL, 2_000)
+            (rows,) = [log.rows(p) for g in plan_partitions(spec, start, end, {}) for p in g]
+            seqs = np.arange(100)
+            made = stream.values_of(seqs, stream.arrival_times(seqs) + 1_800_000_000)
+            assert rows["seq"][:100].tolist() == list(range(100)), payload
+            assert rows["account"][:100] == made["account"].tolist(), payload
+            assert np.allclose(rows["amount"][:100], made["amount"]), payload
+            assert rows["country"][:100] == made["country"].tolist(), payload
+            assert rows["flag"][:100] == made["flag"].tolist(), payload
+            assert np.allclose(rows["ts"][:100], made["ts"], atol=1), payload
+            assert (rows["account"][100], rows["amount"][100], rows["ts"][100]) == (None,) * 3
+            assert rows["seq"][100] > 2**40  # numbered by its entry id
+        finally:
+            client.delete(stream_key(prefix, "t"))
