@@ -38,6 +38,11 @@ SQL_TYPES = {
 }
 
 
+def shed_column(class_index: int) -> str:
+    """The row column carrying class ``class_index``'s shed fraction for its edges."""
+    return f"shed_{class_index}"
+
+
 def class_key(name: str, seed: int = DEFAULT_SEED) -> int:
     """A stable 64-bit key for a name (Python's ``hash`` is salted per process)."""
     digest = hashlib.blake2b(name.encode("utf-8"), digest_size=8).digest()

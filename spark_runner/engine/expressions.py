@@ -18,6 +18,7 @@
 
 from __future__ import annotations
 
+from spark_runner.engine.columns import shed_column
 from spark_runner.engine.network import NetworkPlan
 from spark_runner.scenario.models import FilterOp, MapOp
 from spark_runner.scenario.predicates import parse_predicate
@@ -40,10 +41,6 @@ def checked_sql(op: MapOp | FilterOp) -> str:
     if isinstance(op, MapOp):
         return check_expression(op.expression).sql
     return parse_predicate(op.predicate).sql
-
-
-def shed_column(class_index: int) -> str:
-    return f"shed_{class_index}"
 
 
 def edge_shed_sql(class_index: int, child: int) -> str:

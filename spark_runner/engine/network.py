@@ -18,11 +18,15 @@ overwrite ``seq`` or ``arrival_s`` (the tuple's identity and arrival instant).
 
 from __future__ import annotations
 
+import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from spark_runner.core.operator_graph import OperatorGraph
 from spark_runner.core.sharing import SharingPlan
+from spark_runner.engine.columns import ColumnSpec
+from spark_runner.engine.streams import StreamSpec
+from spark_runner.scenario.arrivals import build_schedule
 from spark_runner.scenario.errors import Issue, ScenarioError
 from spark_runner.scenario.models import (
     FilterOp,
@@ -319,3 +323,27 @@ def _operator_models(
                 qc.name,
             )
     return models, inputs
+
+
+def stream_specs(scenario: Scenario) -> dict[str, StreamSpec]:
+    """Every stream's schedule, drawn exactly as the simulator draws it."""
+    out: dict[str, StreamSpec] = {}
+    for s in scenario.streams:
+        schedule = build_schedule(
+            s.arrival,
+            scenario.duration_s,
+            random.Random(f"{scenario.seed}:stream:{s.name}"),
+            scenario.control.period_s,
+        )
+        out[s.name] = StreamSpec(
+            name=s.name,
+            seed=scenario.seed,
+            starts=schedule.starts,
+            rates=schedule.rates,
+            columns=tuple(
+                ColumnSpec(c.name, c.type, c.generator.kind, c.generator.model_dump())
+                for c in s.column_specs
+            ),
+            event_time=s.event_time,
+        )
+    return out

@@ -48,7 +48,7 @@ from spark_runner.engine.expressions import burn_amounts, burn_sql
 from spark_runner.engine.feed import REDIS, FeedPoint, FeedSpec
 from spark_runner.engine.jvm_burn import CLASS_NAME, UDF_NAME, burn_udf_sql
 from spark_runner.engine.measures import read_measures
-from spark_runner.engine.network import NetworkPlan
+from spark_runner.engine.network import NetworkPlan, stream_specs
 from spark_runner.engine.offsets import (
     BatchRecord,
     PointState,
@@ -62,7 +62,6 @@ from spark_runner.engine.redis_log import stream_key
 from spark_runner.engine.results import build_spark_results
 from spark_runner.engine.sink import check_sink, sink_writer
 from spark_runner.engine.source import OPTION_POINT, OPTION_SPEC, SOURCE_NAME, FeedSource
-from spark_runner.engine.streams import stream_specs
 from spark_runner.scenario.models import MapOp
 
 log = logging.getLogger(__name__)

@@ -54,8 +54,7 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
-from spark_runner.engine.columns import ColumnSpec, arrow_array
-from spark_runner.engine.expressions import shed_column
+from spark_runner.engine.columns import ColumnSpec, arrow_array, shed_column
 from spark_runner.engine.feed import (
     REDIS,
     FeedSpec,

@@ -14,15 +14,12 @@ after a failure regenerates them exactly.
 from __future__ import annotations
 
 import math
-import random
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from spark_runner.engine.columns import ColumnSpec, generate
-from spark_runner.scenario.arrivals import build_schedule
-from spark_runner.scenario.models import Scenario
 
 
 @dataclass(frozen=True)
@@ -93,27 +90,3 @@ class StreamSpec:
             columns=tuple(ColumnSpec.from_json(c) for c in data["columns"]),
             event_time=data.get("event_time"),
         )
-
-
-def stream_specs(scenario: Scenario) -> dict[str, StreamSpec]:
-    """Every stream's schedule, drawn exactly as the simulator draws it."""
-    out: dict[str, StreamSpec] = {}
-    for s in scenario.streams:
-        schedule = build_schedule(
-            s.arrival,
-            scenario.duration_s,
-            random.Random(f"{scenario.seed}:stream:{s.name}"),
-            scenario.control.period_s,
-        )
-        out[s.name] = StreamSpec(
-            name=s.name,
-            seed=scenario.seed,
-            starts=schedule.starts,
-            rates=schedule.rates,
-            columns=tuple(
-                ColumnSpec(c.name, c.type, c.generator.kind, c.generator.model_dump())
-                for c in s.column_specs
-            ),
-            event_time=s.event_time,
-        )
-    return out

@@ -31,9 +31,8 @@ from spark_runner.engine.feed import (
     plan_partitions,
 )
 from spark_runner.engine.measures import ArrivalSummary, BatchMeasures, NodeCounts
-from spark_runner.engine.network import compile_network
+from spark_runner.engine.network import compile_network, stream_specs
 from spark_runner.engine.offsets import BatchRecord, Decision, SourceOffset
-from spark_runner.engine.streams import stream_specs
 from spark_runner.scenario import Scenario, parse_scenario
 from spark_runner.scenario.models import MapOp
 

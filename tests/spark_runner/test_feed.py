@@ -20,7 +20,7 @@ from spark_runner.engine.feed import (
     next_offset,
     plan_partitions,
 )
-from spark_runner.engine.network import compile_network
+from spark_runner.engine.network import compile_network, stream_specs
 from spark_runner.engine.offsets import (
     ADMIT_ALL,
     BatchRecord,
@@ -31,7 +31,6 @@ from spark_runner.engine.offsets import (
     write_decision,
 )
 from spark_runner.engine.source import VERDICT_GRACE_S, FeedPartition, FeedReader, due
-from spark_runner.engine.streams import stream_specs
 from spark_runner.scenario import Scenario
 
 ORIGIN_US = 1_763_700_000_000_000

@@ -20,10 +20,11 @@ from spark_runner.engine.feed import (
     next_offset,
     plan_partitions,
 )
+from spark_runner.engine.network import stream_specs
 from spark_runner.engine.offsets import ADMIT_ALL, Decision, SourceOffset
 from spark_runner.engine.redis_log import Producer, RedisLog, stream_key
 from spark_runner.engine.source import FeedPartition, FeedReader
-from spark_runner.engine.streams import StreamSpec, stream_specs
+from spark_runner.engine.streams import StreamSpec
 from spark_runner.scenario import Scenario
 
 pytestmark = pytest.mark.services
