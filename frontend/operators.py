@@ -31,6 +31,7 @@ KIND_LABELS: dict[str, str] = {
     "map": "map (compute a column)",
     "window_aggregate": "window aggregate",
     "window_join": "window join",
+    "sql": "SQL query (the query's only operator)",
 }
 
 
@@ -115,6 +116,13 @@ OPERATOR_FIELDS: tuple[OperatorField, ...] = (
         "group_by", "Group by", _kinds("window_aggregate"), "list", placeholder="key (default)"
     ),
     OperatorField("on_column", "Join column", _kinds("window_join"), placeholder="key (default)"),
+    OperatorField(
+        "statement",
+        "SQL statement",
+        _kinds("sql"),
+        placeholder="SELECT window(event_time, '10 seconds') AS w, key, avg(value) FROM <source> "
+        "GROUP BY 1, key",
+    ),
     OperatorField(
         "sim.selectivity",
         "Selectivity (simulation)",

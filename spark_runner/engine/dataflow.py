@@ -34,6 +34,7 @@ class is scanned twice, and a shared segment runs once per reader.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -47,9 +48,11 @@ from spark_runner.scenario.models import (
     FilterOp,
     MapOp,
     ProjectOp,
+    SqlOp,
     WindowAggregateOp,
     WindowJoinOp,
 )
+from spark_runner.scenario.sql_allowlist import check_query
 
 EVENT_TIME = "event_time"
 INTERNAL = frozenset({"point", "seq", "arrival_s", EVENT_TIME})
@@ -101,6 +104,7 @@ class _Builder:
         self.frames: dict[int, DataFrame] = {}
         self.uses: list[Use] = []
         self.outputs: list[DataFrame] = []
+        self.token = uuid.uuid4().hex[:8]  # names this build's temporary views
         self._answering = self._answering_uses()
 
     def _answering_uses(self) -> dict[tuple[int, int | None], str]:
@@ -109,7 +113,7 @@ class _Builder:
         for node in self.plan.nodes:
             if node.output is None:
                 continue
-            if isinstance(node.model, WindowAggregateOp):
+            if isinstance(node.model, WindowAggregateOp | SqlOp):
                 for parent in self.plan.graph.parents[node.index]:
                     found[(parent, node.index)] = node.output[0]
             else:
@@ -120,10 +124,12 @@ class _Builder:
         delay = f"{max(1, round(self.watermark_s * 1000))} milliseconds"
         arrival = F.expr("timestamp_micros(CAST(round(arrival_s * 1000000) AS BIGINT))")
         sources = []
-        for point, df in zip(self.plan.points, points, strict=True):
+        for point, rows in zip(self.plan.points, points, strict=True):
+            # One watermarked column per stream (Spark allows no second): ``event_time``, a
+            # copy of the stream's event-time column, else the arrival instant.
             column = self.plan.scenario.stream(point.stream).event_time
-            event_time = F.col(column) if column is not None else arrival
-            sources.append(df.withColumn(EVENT_TIME, event_time).withWatermark(EVENT_TIME, delay))
+            event_time = arrival if column is None else F.col(column)
+            sources.append(rows.withColumn(EVENT_TIME, event_time).withWatermark(EVENT_TIME, delay))
         for i in self.plan.graph.order:
             node = self.plan.nodes[i]
             self.frames[i] = self._node(sources, node)
@@ -176,6 +182,8 @@ class _Builder:
             assert node.left is not None and node.right is not None
             left = self._edge(node.left, node.index, LEFT)
             return _join(model, left, self._edge(node.right, node.index, RIGHT))
+        if isinstance(model, SqlOp):
+            return self._sql(model, node)
         (parent,) = parents
         df = self._edge(parent, node.index, LEFT)
         if isinstance(model, FilterOp):
@@ -193,13 +201,31 @@ class _Builder:
         assert isinstance(model, WindowAggregateOp)
         return _aggregate(model, df)
 
+    def _sql(self, model: SqlOp, node: PlanNode) -> DataFrame:
+        """The statement on temporary views of its inputs' rows (checked again here)."""
+        scenario = self.plan.scenario
+        checked = check_query(model.statement, {s.name: s.sql_columns for s in scenario.streams})
+        inputs = [(checked.streams[0], node.left, LEFT)]
+        if node.right is not None:
+            inputs.append((checked.streams[1], node.right, RIGHT))
+        views: dict[str, str] = {}
+        df: DataFrame | None = None
+        for stream, parent, side in inputs:
+            assert parent is not None
+            df = self._edge(parent, node.index, side)
+            views[stream] = f"headroom_{self.token}_{node.index}_{side}"
+            df.createOrReplaceTempView(views[stream])
+        assert df is not None
+        return df.sparkSession.sql(checked.render(views))
+
     def _output(self, node: PlanNode) -> DataFrame:
         assert node.output is not None
         cls, query = node.output
         df = self.frames[node.index]
         columns: list[Column] = [F.lit(cls).alias("class"), F.lit(query).alias("query")]
-        columns += [F.col(c) for c in df.columns if _user(c)]
-        columns.append(F.col("arrival_s"))
+        columns += [F.col(f"`{c}`") for c in df.columns if _user(c)]
+        if "arrival_s" in df.columns:
+            columns.append(F.col("arrival_s"))
         use = Use(
             name=f"o{node.index}",
             node=node.index,

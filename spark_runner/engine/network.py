@@ -29,16 +29,15 @@ from spark_runner.engine.streams import StreamSpec
 from spark_runner.scenario.arrivals import build_schedule
 from spark_runner.scenario.errors import Issue, ScenarioError
 from spark_runner.scenario.models import (
-    FilterOp,
     MapOp,
-    ProjectOp,
+    OperatorModel,
     Scenario,
+    SqlOp,
     WindowAggregateOp,
     WindowJoinOp,
+    right_input,
 )
 from spark_runner.sim.network import build_network
-
-OperatorModel = FilterOp | ProjectOp | MapOp | WindowAggregateOp | WindowJoinOp
 
 STATEFUL_KINDS = ("window_aggregate", "window_join")
 PROTECTED_COLUMNS = ("seq", "arrival_s")
@@ -91,7 +90,9 @@ class PlanNode:
 
     @property
     def stateful(self) -> bool:
-        return self.kind in STATEFUL_KINDS
+        return self.kind in STATEFUL_KINDS or (
+            isinstance(self.model, SqlOp) and self.model.stateful
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -225,8 +226,8 @@ def compile_network(scenario: Scenario) -> NetworkPlan:
             shed_class = (
                 class_index[sharing.owner[j]] if sharing.owner[j] != sharing.owner[i] else -1
             )
-            if child.kind == "window_join":
-                c_left, c_right = inputs[child.op_id]
+            c_left, c_right = inputs.get(child.op_id, (None, None))
+            if c_right is not None:
                 if c_left == node.op_id:
                     routes.append(Route(j, LEFT, shed_class))
                 if c_right == node.op_id:
@@ -280,8 +281,8 @@ def _operator_models(
         for query in qc.queries:
             mark(query.source, qc.name)
             for op in query.operators:
-                if isinstance(op, WindowJoinOp):
-                    mark(op.right, qc.name)
+                if (right := right_input(op)) is not None:
+                    mark(right, qc.name)
 
     models: dict[str, OperatorModel] = {}
     inputs: dict[str, tuple[str | None, str | None]] = {}
@@ -300,7 +301,8 @@ def _operator_models(
         for i, op in enumerate(ops):
             op_id = op.name or f"{prefix}.{i}.{op.kind}"
             models[op_id] = op
-            right = input_id(op.right, owner) if isinstance(op, WindowJoinOp) else None
+            second = right_input(op)
+            right = input_id(second, owner) if second is not None else None
             inputs[op_id] = (up, right)
             up = op_id
         return up

@@ -22,8 +22,8 @@ fixed time ``o`` takes more than ``1 − MIN_WORK_SHARE`` of its cycle (below th
 batches would spend the machine on overhead and starve every class: a target nothing can
 meet does not set the pace); never below ``MIN_PACE_S``.
 
-The sources hold a batch until its pace has passed (:mod:`source`); Spark's trigger only
-asks every ``TICK_S``, so the pace changes from one batch to the next with no restart.
+The sources hold a batch until its pace has passed (:mod:`source`); Spark asks again every
+``TICK_S``, so the pace changes from one batch to the next with no restart.
 """
 
 from __future__ import annotations
@@ -31,7 +31,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 TICK_S = 0.05
-"""The trigger interval: how often Spark asks the sources whether a batch is due, s."""
+"""How often Spark asks the sources whether a batch is due, s: its polling delay after a
+trigger without data (the trigger itself runs batches back to back)."""
 TARGET_SHARE = 0.8
 """κ: the share of the tightest target a fully admitted tuple's response may take."""
 MIN_WORK_SHARE = 0.25

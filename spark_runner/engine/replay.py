@@ -56,8 +56,8 @@ def join_matches(
     times: tuple[str, str] = ("arrival_s", "arrival_s"),
 ) -> Counter[tuple[float, float, float]]:
     """``(join value, left value, right value)`` of every match of a window join: equal
-    ``on`` and times (epoch s) at most ``size_s`` apart; the reference a join's outputs
-    are checked against."""
+    ``on`` and times (columns ``times``, in one unit) at most ``size_s`` apart in that unit;
+    the reference a join's outputs are checked against."""
     pairs: Counter[tuple[float, float, float]] = Counter()
     for k, v, t in zip(left[on], left[values[0]], left[times[0]], strict=True):
         near = (right[on] == k) & (np.abs(right[times[1]] - t) <= size_s)

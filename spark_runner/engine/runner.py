@@ -3,7 +3,7 @@
 :class:`EngineRun` sets a run up in its checkpoint directory (``<checkpoint>/headroom/``
 holds the feed specification the source reads and the decision file the controller
 writes) and starts one streaming query: the headroom source, the scenario's operators as
-Spark operators (:mod:`dataflow`), the sink. The trigger asks every ``TICK_S``; a batch
+Spark operators (:mod:`dataflow`), the sink. Spark asks every ``TICK_S``; a batch
 starts when the controller's pace has passed since the last one started (:mod:`pacing`).
 Spark runs every operator and writes the outputs; the driver only controls. When a batch
 has committed, its progress event brings the counts and arrival statistics its
@@ -57,7 +57,6 @@ from spark_runner.engine.offsets import (
     read_offset_log,
     write_decision,
 )
-from spark_runner.engine.pacing import TICK_S
 from spark_runner.engine.redis_log import stream_key
 from spark_runner.engine.results import build_spark_results
 from spark_runner.engine.sink import check_sink, sink_writer
@@ -210,7 +209,7 @@ class EngineRun:
             self.dataflow.output, settings.sink, settings.sink_path, settings.name, gate_batch
         )
         self.query = (
-            writer.trigger(processingTime=f"{round(TICK_S * 1000)} milliseconds")
+            writer.trigger(processingTime="0 seconds")  # paced by the sources (TICK_S apart)
             .option("checkpointLocation", settings.checkpoint_dir)
             .start()
         )

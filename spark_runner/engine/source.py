@@ -15,7 +15,7 @@ the offset log records what applied to the batch, and a replay reads the same tu
 slices — shed tuples never reach Spark.
 
 A batch starts no sooner than the decision's pace after the last one started
-(:mod:`pacing`): Spark asks every ``TICK_S`` (the trigger interval), and until the pace has
+(:mod:`pacing`): Spark asks every ``TICK_S`` (its polling delay), and until the pace has
 passed every source returns its start. The sources of one trigger are asked one after the
 other, so a "not yet" is shared: for ``VERDICT_GRACE_S`` after one source said it, the
 others say it too (else a source asked just after the instant would plan a batch the ones

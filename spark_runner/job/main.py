@@ -33,7 +33,7 @@ import math
 import sys
 import time
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -307,10 +307,11 @@ def _run_query(
             run.hold()  # no batch after the one in progress: the query goes quiet
             moment = close_gate_when_quiet(
                 gate,
-                trigger_active=lambda: _busy(query.status),
+                trigger_active=TriggerEnds(lambda: _busy(query.status)),
                 unreported_batches=run.unreported_batches,
                 quiet_wait_s=QUIET_WAIT_S,
                 timeout_s=BATCH_DRAIN_TIMEOUT_S,
+                poll_s=TriggerEnds.POLL_S,
             )
             if moment is StopMoment.TIMED_OUT:
                 log.warning("no batch ended within %.0f s; interrupting", BATCH_DRAIN_TIMEOUT_S)
@@ -351,6 +352,42 @@ makes them print tracebacks."""
 
 def _busy(status: dict[str, Any]) -> bool:
     return bool(status["isTriggerActive"]) or status.get("message") not in QUIET_STATUS
+
+
+class TriggerEnds:
+    """``busy()`` for a stop: quiet only just after a trigger ended (seen busy, then not).
+
+    The trigger asks the sources every 50 ms (``engine/pacing.py``), also while the run is
+    held; a stop that lands as a trigger starts to call them makes their runners print
+    tracebacks. Right after one ends, the next is most of a tick away. A trigger too short
+    for the polls to see counts as not seen; after ``fallback_s`` of quiet any quiet
+    moment will do.
+    """
+
+    POLL_S = 0.002
+
+    def __init__(
+        self,
+        busy: Callable[[], bool],
+        fallback_s: float = 1.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._busy = busy
+        self._fallback_s = fallback_s
+        self._clock = clock
+        self._was_busy = False
+        self._quiet_since: float | None = None
+
+    def __call__(self) -> bool:
+        busy = self._busy()
+        ended, self._was_busy = self._was_busy and not busy, busy
+        if busy:
+            self._quiet_since = None
+            return True
+        now = self._clock()
+        if self._quiet_since is None:
+            self._quiet_since = now
+        return not (ended or now - self._quiet_since >= self._fallback_s)
 
 
 def _classify(run: Any, failure: str) -> tuple[int, str]:

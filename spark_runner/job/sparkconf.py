@@ -15,6 +15,7 @@ from pathlib import Path
 import spark_runner
 from spark_runner.contract.snapshot import JobSnapshot
 from spark_runner.engine.jvm_burn import burn_jar, file_sha256
+from spark_runner.engine.pacing import TICK_S
 
 log = logging.getLogger(__name__)
 
@@ -96,6 +97,10 @@ def spark_properties(snapshot: JobSnapshot, *, python: str, jar: Path | None) ->
         # batch (a whole batch cycle) after every batch only to evict state, which the
         # next batch does anyway (outputs are updates, none waits for the watermark).
         "spark.sql.streaming.noDataMicroBatches.enabled": "false",
+        # The trigger runs batches back to back and, when the sources offer nothing (a
+        # batch not yet due), asks again after this delay: the pacing's tick. (A
+        # processing-time trigger of one tick would warn after every longer batch.)
+        "spark.sql.streaming.pollingDelay": f"{round(TICK_S * 1000)}ms",
         # Streaming disables AQE anyway; saying so here silences a warning per query.
         "spark.sql.adaptive.enabled": "false",
         "spark.sql.streaming.stopTimeout": f"{STREAMING_STOP_TIMEOUT_S}s",

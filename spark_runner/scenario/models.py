@@ -30,7 +30,12 @@ from pydantic import (
 
 from spark_runner.scenario.columns import MAX_COLUMNS, ColumnName, StreamColumn, default_columns
 from spark_runner.scenario.predicates import PredicateError, parse_predicate
-from spark_runner.scenario.sql_allowlist import SqlNotAllowed, check_expression
+from spark_runner.scenario.sql_allowlist import (
+    MAX_QUERY_CHARS,
+    SqlNotAllowed,
+    check_expression,
+    query_shape,
+)
 
 FORMAT_VERSION = 1
 """The scenario format version this build reads and writes."""
@@ -248,6 +253,10 @@ Arrival = Annotated[
 ARRIVAL_KINDS = ("constant", "step", "pareto", "trace")
 
 
+SQL_ENGINE_COLUMNS = frozenset({"arrival_s", "event_time"})
+"""The engine's columns a SQL query may read besides the stream's own."""
+
+
 class Stream(_Model):
     """An input stream. Tuples carry its ``columns`` (see :mod:`columns`; without them
     ``key``, uniform over ``keys`` integers, and ``value``, uniform in [0, 1)), ``seq`` and
@@ -280,6 +289,13 @@ class Stream(_Model):
     def column_specs(self) -> tuple[StreamColumn, ...]:
         """The stream's columns (declared, or ``key`` and ``value``)."""
         return tuple(self.columns) if self.columns else default_columns(self.keys)
+
+    @property
+    def sql_columns(self) -> frozenset[str]:
+        """What a SQL query reads of the stream: its columns, ``arrival_s`` and
+        ``event_time`` (a copy of its event-time column, else the arrival instant: the one
+        watermarked column, so windows and join bounds on it let Spark drop old state)."""
+        return frozenset(c.name for c in self.column_specs) | SQL_ENGINE_COLUMNS
 
 
 # --- operators ----------------------------------------------------------------------------
@@ -404,10 +420,38 @@ class WindowJoinOp(_Operator):
     on_column: Column = "key"
 
 
+class SqlOp(_Operator):
+    """A Spark SQL query: ``SELECT … FROM <the query's source stream> [JOIN <stream> ON …]
+    [WHERE …] [GROUP BY …] [HAVING …]``, checked against the query allow-list
+    (:func:`~spark_runner.scenario.sql_allowlist.check_query`) when the scenario is
+    validated and again when the engine builds it. The only operator of its query."""
+
+    kind: Literal["sql"]
+    statement: str = Field(min_length=1, max_length=MAX_QUERY_CHARS)
+
+    @property
+    def right(self) -> str | None:
+        """The stream the statement joins, if any."""
+        streams, _ = query_shape(self.statement)
+        return streams[1] if len(streams) > 1 else None
+
+    @property
+    def stateful(self) -> bool:
+        """It aggregates or joins (Spark keeps state for it)."""
+        return query_shape(self.statement)[1]
+
+
 Operator = Annotated[
-    FilterOp | ProjectOp | MapOp | WindowAggregateOp | WindowJoinOp, Field(discriminator="kind")
+    FilterOp | ProjectOp | MapOp | WindowAggregateOp | WindowJoinOp | SqlOp,
+    Field(discriminator="kind"),
 ]
-OPERATOR_KINDS = ("filter", "project", "map", "window_aggregate", "window_join")
+OperatorModel = FilterOp | ProjectOp | MapOp | WindowAggregateOp | WindowJoinOp | SqlOp
+OPERATOR_KINDS = ("filter", "project", "map", "window_aggregate", "window_join", "sql")
+
+
+def right_input(op: OperatorModel) -> str | None:
+    """The second input of a two-input operator (a join's right side), else None."""
+    return op.right if isinstance(op, WindowJoinOp | SqlOp) else None
 
 
 class Query(_Model):
@@ -611,7 +655,7 @@ class Scenario(_Model):
 
 
 def operator_selectivity(
-    op: FilterOp | ProjectOp | MapOp | WindowAggregateOp | WindowJoinOp,
+    op: OperatorModel,
     columns: Sequence[StreamColumn],
 ) -> float:
     """The selectivity the simulator uses for ``op`` reading a stream of ``columns`` (see
@@ -623,9 +667,7 @@ def operator_selectivity(
     return 1.0
 
 
-def operator_cost(
-    op: FilterOp | ProjectOp | MapOp | WindowAggregateOp | WindowJoinOp, engine: Engine
-) -> float:
+def operator_cost(op: OperatorModel, engine: Engine) -> float:
     """The cost per tuple the simulator uses for ``op``, s (see :class:`SimHints`)."""
     if op.sim.cost_per_tuple_s is not None:
         return op.sim.cost_per_tuple_s

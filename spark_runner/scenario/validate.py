@@ -30,16 +30,17 @@ from spark_runner.scenario.models import (
     MapOp,
     ProjectOp,
     Scenario,
+    SqlOp,
     TraceArrival,
     WindowAggregateOp,
     WindowJoinOp,
+    right_input,
 )
 from spark_runner.scenario.predicates import parse_predicate
-from spark_runner.scenario.sql_allowlist import check_expression
+from spark_runner.scenario.sql_allowlist import SqlNotAllowed, check_expression, check_query
 
 ENGINE_COLUMNS = frozenset({"seq", "arrival_s"})
 """Columns every tuple has besides its stream's own."""
-"""Columns of every generated or broker-fed stream tuple."""
 WINDOW_COLUMNS = frozenset({"value", "window_start_s", "window_end_s", "arrival_s"})
 """What a window aggregate emits besides its grouping columns."""
 
@@ -49,6 +50,7 @@ def check_scenario(scenario: Scenario) -> list[Issue]:
     issues: list[Issue] = []
     inputs = _check_names(scenario, issues)
     _check_references(scenario, inputs, issues)
+    _check_sql(scenario, issues)
     _check_columns(scenario, inputs, issues)
     _check_managers(scenario, issues)
     _check_traces(scenario, issues)
@@ -164,7 +166,7 @@ def _check_references(scenario: Scenario, inputs: Mapping[str, str], issues: lis
         prefix = f"shared_segments[{i}]"
         check_ref(f"{prefix}.source", seg.source, "source")
         check_joins(prefix, list(seg.operators))
-        deps = {seg.source} | {op.right for op in seg.operators if isinstance(op, WindowJoinOp)}
+        deps = {seg.source} | {r for op in seg.operators if (r := right_input(op)) is not None}
         segment_deps[seg.name] = {d for d in deps if inputs.get(d) == "segment"}
     used: set[str] = set()
     for i, cls in enumerate(scenario.classes):
@@ -173,7 +175,7 @@ def _check_references(scenario: Scenario, inputs: Mapping[str, str], issues: lis
             check_ref(f"{prefix}.source", query.source, "source")
             check_joins(prefix, list(query.operators))
             used.add(query.source)
-            used.update(op.right for op in query.operators if isinstance(op, WindowJoinOp))
+            used.update(r for op in query.operators if (r := right_input(op)) is not None)
     # cycles among segments
     state: dict[str, int] = {}
 
@@ -322,3 +324,40 @@ def _check_columns(scenario: Scenario, inputs: Mapping[str, str], issues: list[I
                 walk(f"classes[{i}].queries[{j}]", start, list(query.operators))
     for name in segments:
         columns_of(name)
+
+
+def _check_sql(scenario: Scenario, issues: list[Issue]) -> None:
+    """A SQL operator is its query's only operator, reads the query's source stream (and
+    at most one more stream) and passes the query allow-list."""
+    streams = {s.name: s.sql_columns for s in scenario.streams}
+    for i, seg in enumerate(scenario.shared_segments):
+        for j, op in enumerate(seg.operators):
+            if isinstance(op, SqlOp):
+                issues.append(
+                    Issue(
+                        f"shared_segments[{i}].operators[{j}]",
+                        "a sql operator reads streams by name: it belongs to a class's query, "
+                        "not to a shared segment",
+                    )
+                )
+    for i, cls in enumerate(scenario.classes):
+        for j, query in enumerate(cls.queries):
+            for k, op in enumerate(query.operators):
+                if not isinstance(op, SqlOp):
+                    continue
+                path = f"classes[{i}].queries[{j}].operators[{k}]"
+                if len(query.operators) != 1:
+                    issues.append(Issue(path, "a sql operator must be its query's only operator"))
+                try:
+                    checked = check_query(op.statement, streams)
+                except SqlNotAllowed as exc:
+                    issues.append(Issue(f"{path}.statement", f"statement {exc}"))
+                    continue
+                if checked.streams[0] != query.source:
+                    issues.append(
+                        Issue(
+                            f"{path}.statement",
+                            f"statement reads FROM {checked.streams[0]!r}, but the query's "
+                            f"source is {query.source!r}; FROM names the source",
+                        )
+                    )

@@ -28,20 +28,15 @@ from spark_runner.core.operator_graph import Operator as GraphOperator
 from spark_runner.core.operator_graph import OperatorGraph
 from spark_runner.scenario.columns import StreamColumn
 from spark_runner.scenario.models import (
-    FilterOp,
-    MapOp,
-    ProjectOp,
+    OperatorModel,
     Scenario,
-    WindowAggregateOp,
-    WindowJoinOp,
     operator_cost,
     operator_selectivity,
+    right_input,
 )
 
 Columns = tuple[StreamColumn, ...]
 """A stream's columns, which an operator's selectivity depends on."""
-
-OperatorModel = FilterOp | ProjectOp | MapOp | WindowAggregateOp | WindowJoinOp
 
 
 @dataclass
@@ -131,15 +126,15 @@ def build_network(scenario: Scenario) -> Network:
         seg = segments[name]
         mark(seg.source, cls)
         for op in seg.operators:
-            if isinstance(op, WindowJoinOp):
-                mark(op.right, cls)
+            if (right := right_input(op)) is not None:
+                mark(right, cls)
 
     for qc in scenario.classes:
         for query in qc.queries:
             mark(query.source, qc.name)
             for op in query.operators:
-                if isinstance(op, WindowJoinOp):
-                    mark(op.right, qc.name)
+                if (right := right_input(op)) is not None:
+                    mark(right, qc.name)
 
     nodes: dict[str, Node] = {}
     order: list[str] = []
@@ -190,8 +185,8 @@ def build_network(scenario: Scenario) -> Network:
                 )
             )
             link(up, node.op_id)
-            if isinstance(op, WindowJoinOp):
-                right, _ = input_node(op.right, owner, classes)
+            if (second := right_input(op)) is not None:
+                right, _ = input_node(second, owner, classes)
                 link(right, node.op_id)
             up = node.op_id
         return up

@@ -73,6 +73,26 @@ def test_create_list_replace_delete(client: TestClient, class_ids: dict[str, int
             "operators[1].on_column",
             "join column 'key'",
         ),
+        (
+            [{"kind": "sql", "statement": "SELECT key, avg(price) FROM trades GROUP BY key"}],
+            "operators[0].statement",
+            "reads column 'price' at position 17",
+        ),
+        (
+            [
+                {
+                    "kind": "sql",
+                    "statement": "SELECT reflect('java.lang.System', 'exit') FROM trades",
+                }
+            ],
+            "operators[0].statement",
+            "'reflect'",
+        ),
+        (
+            [{"kind": "sql", "statement": "SELECT key FROM trades ORDER BY key"}],
+            "operators[0].statement",
+            "uses ORDER at position 24",
+        ),
     ],
 )
 def test_bad_spec_names_the_path(client: TestClient, class_ids, operators, path, words) -> None:
@@ -82,6 +102,20 @@ def test_bad_spec_names_the_path(client: TestClient, class_ids, operators, path,
     items = response.json()["detail"]
     assert any(i["loc"][-1].startswith(path) and words in i["msg"] for i in items), items
     assert client.get(url).json() == []
+
+
+def test_a_class_query_in_sql_is_stored_and_composed_into_the_jobs_scenario(
+    client: TestClient, class_ids: dict[str, int]
+) -> None:
+    url = f"/api/v1/classes/{class_ids['fraud']}/queries"
+    statement = (
+        "SELECT window(event_time, '5 seconds') AS w, key, avg(value) AS mean FROM trades "
+        "WHERE value > 0.5 GROUP BY 1, key"
+    )
+    sql = {"kind": "sql", "statement": statement}
+    created = client.post(url, json={"name": "means", "source": "trades", "operators": [sql]})
+    assert created.status_code == 201, created.text
+    assert created.json()["operators"][0]["statement"] == statement
 
 
 def test_sharing_across_classes(client: TestClient, class_ids: dict[str, int]) -> None:

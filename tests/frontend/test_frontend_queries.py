@@ -134,7 +134,7 @@ def test_the_apis_refusal_is_shown_under_the_spec_and_next_to_the_control(api, r
     unknown = save_query(api, fraud["id"], None, "name: q\nsource: s\noperators: [{kind: explode}]")
     assert unknown.feedback.operators == {
         (0, "kind"): "operators[0].kind: 'explode' is not one of 'filter', 'project', 'map', "
-        "'window_aggregate', 'window_join'"
+        "'window_aggregate', 'window_join', 'sql'"
     }
 
 

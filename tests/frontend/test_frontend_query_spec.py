@@ -35,6 +35,7 @@ from spark_runner.scenario.models import (
     MapOp,
     ProjectOp,
     SimHints,
+    SqlOp,
     Window,
     WindowAggregateOp,
     WindowJoinOp,
@@ -46,6 +47,7 @@ MODELS: dict[str, type[BaseModel]] = {
     "map": MapOp,
     "window_aggregate": WindowAggregateOp,
     "window_join": WindowJoinOp,
+    "sql": SqlOp,
 }
 NESTED: dict[tuple[str, str], type[BaseModel]] = {
     ("window_aggregate", "window"): Window,
@@ -73,6 +75,7 @@ SPEC = {
             "on_column": "key",
             "sim": {"selectivity": 0.5, "cost_per_tuple_s": 1e-4},
         },
+        {"kind": "sql", "statement": "SELECT key, count(*) AS n FROM trades GROUP BY key"},
     ],
 }
 

@@ -9,6 +9,7 @@ import pytest
 
 from spark_runner.scenario.columns import StreamColumn
 from spark_runner.scenario.loader import scenario_from_dict
+from spark_runner.scenario.models import SqlOp, right_input
 from spark_runner.scenario.predicates import parse_predicate
 from tests.scenario.column_docs import doc, issues_of
 
@@ -113,3 +114,52 @@ def test_selectivity_follows_the_columns_generator(
 ) -> None:
     column = _column(generator, column_type)
     assert parse_predicate(predicate).selectivity([column]) == pytest.approx(expected)
+
+
+def _sql(statement: str) -> list[dict[str, Any]]:
+    return [{"kind": "sql", "statement": statement}]
+
+
+def test_a_sql_query_reads_its_source_and_the_streams_own_columns() -> None:
+    scenario = scenario_from_dict(
+        doc(
+            _sql(
+                "SELECT window(event_time, '10 seconds') AS w, account, avg(amount) AS mean "
+                "FROM s WHERE amount > 50 GROUP BY 1, account"
+            ),
+            stream={"columns": TRADES, "event_time": "ts"},
+        )
+    )
+    (op,) = scenario.classes[0].queries[0].operators
+    assert isinstance(op, SqlOp) and op.stateful and op.right is None
+    statement = (
+        "SELECT s.key, t.value FROM s JOIN t ON s.key = t.key AND t.event_time "
+        "BETWEEN s.event_time - INTERVAL 1 SECONDS AND s.event_time"
+    )
+    joined = scenario_from_dict(doc(_sql(statement)))
+    assert right_input(joined.classes[0].queries[0].operators[0]) == "t"
+
+
+@pytest.mark.parametrize(
+    ("operators", "fragment"),
+    [
+        (_sql("SELECT key FROM t"), "statement reads FROM 't', but the query's source is 's'"),
+        (_sql("SELECT price FROM s"), "statement reads column 'price' at position 8"),
+        (_sql("SELECT reflect('a', 'b') FROM s"), "'reflect'"),
+        (
+            [{"kind": "filter", "predicate": "key < 3"}, *_sql("SELECT key FROM s")],
+            "a sql operator must be its query's only operator",
+        ),
+    ],
+)
+def test_a_bad_sql_query_is_refused_where_it_is(
+    operators: list[dict[str, Any]], fragment: str
+) -> None:
+    issues = issues_of(doc(operators))
+    assert any("classes[0].queries[0].operators[" in i and fragment in i for i in issues), issues
+
+
+def test_a_sql_query_belongs_to_a_class_not_to_a_shared_segment() -> None:
+    segment = {"name": "seg", "source": "s", "operators": _sql("SELECT key FROM s")}
+    issues = issues_of(doc([{"kind": "project", "columns": ["key"]}], segments=[segment]))
+    assert any("not to a shared segment" in i for i in issues), issues
