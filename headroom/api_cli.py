@@ -1,4 +1,4 @@
-"""CLI commands over the API: login, classes, jobs, users."""
+"""CLI commands over the API: login, classes, their queries, jobs, users."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from headroom.api_client import Api, forget_credentials, save_credentials
 auth_app = typer.Typer(help="Log in and out.", no_args_is_help=True)
 classes_app = typer.Typer(help="Query classes.", no_args_is_help=True)
 jobs_app = typer.Typer(help="Streaming jobs.", no_args_is_help=True)
+queries_app = typer.Typer(help="A class's continuous queries.", no_args_is_help=True)
 
 
 def _table(rows: list[dict[str, Any]], columns: list[str]) -> None:
@@ -97,6 +98,43 @@ def update_class(
 def delete_class(class_id: int) -> None:
     Api().call("DELETE", f"/classes/{class_id}")
     typer.echo(f"class {class_id} deleted")
+
+
+@queries_app.command("list")
+def list_queries(class_id: int) -> None:
+    rows = Api().call("GET", f"/classes/{class_id}/queries")
+    _table(rows, ["id", "name", "source", "shared", "operators"])
+
+
+@queries_app.command("add")
+def add_query(
+    class_id: int,
+    name: str = typer.Option(...),
+    source: str = typer.Option(..., help="The stream it reads (or query:<shared name>)."),
+    sql: str | None = typer.Option(None, help="A Spark SQL SELECT over the source stream."),
+    operators: str | None = typer.Option(
+        None, help="The operators in the scenario vocabulary, as a JSON list."
+    ),
+    shared: bool = typer.Option(False, help="Other classes may read its output."),
+) -> None:
+    """Store a query of CLASS_ID: Spark SQL (--sql) or the scenario vocabulary
+    (--operators); the API checks it and answers with what is wrong, and where."""
+    if (sql is None) == (operators is None):
+        raise typer.BadParameter("give exactly one of --sql and --operators")
+    try:
+        ops = (
+            [{"kind": "sql", "statement": sql}] if sql is not None else json.loads(operators or "")
+        )
+    except ValueError as exc:
+        raise typer.BadParameter(f"--operators is not JSON: {exc}") from None
+    body = {"name": name, "source": source, "shared": shared, "operators": ops}
+    _json(Api().call("POST", f"/classes/{class_id}/queries", json=body))
+
+
+@queries_app.command("delete")
+def delete_query(class_id: int, query_id: int) -> None:
+    Api().call("DELETE", f"/classes/{class_id}/queries/{query_id}")
+    typer.echo(f"query {query_id} deleted")
 
 
 @jobs_app.command("list")

@@ -11,7 +11,7 @@ from typing import Any
 import typer
 
 from backend.cli import users_app
-from headroom.api_cli import auth_app, classes_app, jobs_app
+from headroom.api_cli import auth_app, classes_app, jobs_app, queries_app
 from spark_runner.contract.snapshot import DEFAULT_WATERMARK_S
 
 app = typer.Typer(help="QoS control plane for Spark Structured Streaming.", no_args_is_help=True)
@@ -19,6 +19,7 @@ app.add_typer(users_app, name="users")
 app.add_typer(auth_app, name="auth")
 app.add_typer(classes_app, name="classes")
 app.add_typer(jobs_app, name="jobs")
+app.add_typer(queries_app, name="queries")
 
 
 @app.command()
@@ -142,7 +143,13 @@ def run(
     overrides: list[str] | None = typer.Option(
         None, "--set", help="Override a scenario value before validation, path=value; repeatable."
     ),
-    source: str = typer.Option("generator", help="generator, or redis (fed by headroom produce)."),
+    source: str = typer.Option(
+        "generator",
+        help="generator, redis (fed by headroom produce), or files (a directory per stream).",
+    ),
+    files_dir: Path | None = typer.Option(
+        None, help="The files source's directory: files of rows go to <dir>/<stream>/."
+    ),
     redis: str = typer.Option("", "--redis", help="Redis URL of the redis source."),
     redis_prefix: str = typer.Option("headroom", help="Redis stream keys: <prefix>:<stream>."),
     sink: str = typer.Option("none", help="Output tuples to: none, memory, parquet, console."),
@@ -210,6 +217,7 @@ def run(
                 source=source,  # type: ignore[arg-type]
                 redis_url=redis,
                 redis_prefix=redis_prefix,
+                files_dir=str(files_dir or ""),
                 sink=sink,  # type: ignore[arg-type]
                 sink_path=str(sink_path) if sink_path else None,
                 target_utilization=utilization,

@@ -92,6 +92,7 @@ class EngineRead(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     source: str | None = Field(default=None, description="generator or redis.")
+    files_dir: str | None = None
     redis_url: str | None = Field(default=None, description="Without its password.")
     redis_prefix: str | None = None
     sink: str | None = None

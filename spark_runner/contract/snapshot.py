@@ -49,10 +49,14 @@ class EngineSettings(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    source: Literal["generator", "redis"] = Field(
+    source: Literal["generator", "redis", "files"] = Field(
         default="generator",
         description="generator: the scenario's arrival patterns; redis: Redis streams fed "
-        "by ``headroom produce``.",
+        "by ``headroom produce``; files: a directory per stream that files of rows are "
+        "added to (JSON lines, CSV, Parquet).",
+    )
+    files_dir: str = Field(
+        default="", max_length=4096, description="The files source's directory: <dir>/<stream>/."
     )
     redis_url: str = Field(default="", description="Redis URL for the redis source.")
     redis_prefix: str = Field(default="headroom", description="Stream keys: <prefix>:<stream>.")

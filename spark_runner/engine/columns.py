@@ -15,6 +15,7 @@ import hashlib
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
@@ -139,6 +140,9 @@ def parse(column: ColumnSpec, raw: Any) -> Any:
     is missing or does not read as one (the row keeps a null there)."""
     if raw is None:
         return None
+    if isinstance(raw, datetime):  # a typed file's timestamp (naive: UTC)
+        moment = raw if raw.tzinfo else raw.replace(tzinfo=UTC)
+        return round(moment.timestamp() * 1e6) if column.type == "timestamp" else None
     if isinstance(raw, bytes):
         raw = raw.decode("utf-8", "replace")
     try:

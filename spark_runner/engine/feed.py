@@ -28,6 +28,7 @@ from spark_runner.engine.streams import StreamSpec
 
 GENERATOR = "generator"
 REDIS = "redis"
+FILES = "files"
 
 
 @dataclass(frozen=True)
@@ -44,13 +45,14 @@ class FeedSpec:
     """Everything the source needs, written by the driver as JSON (see ``to_json``).
 
     Attributes:
-        kind: ``generator`` or ``redis``.
+        kind: ``generator``, ``redis`` or ``files``.
         origin_us: scenario time 0 (epoch µs).
         points: in ``NetworkPlan.points`` order.
         streams: the generated schedules (also used by the Redis producer).
         decision_path: the file the controller writes its decisions to.
         partitions: tasks per batch (the cluster's cores).
         redis_url, redis_keys: the broker and one stream key per stream.
+        files_dir: the files source's directory (a subdirectory per stream).
         edge_classes: ``(class index, name)`` of the classes that shed on an edge inside
             Spark; every row carries each one's shed fraction (column ``shed_<index>``).
     """
@@ -64,6 +66,7 @@ class FeedSpec:
     redis_url: str = ""
     redis_keys: Mapping[str, str] = field(default_factory=dict)
     edge_classes: tuple[tuple[int, str], ...] = ()
+    files_dir: str = ""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -76,6 +79,7 @@ class FeedSpec:
             "redis_url": self.redis_url,
             "redis_keys": dict(self.redis_keys),
             "edge_classes": [list(e) for e in self.edge_classes],
+            "files_dir": self.files_dir,
         }
 
     @classmethod
@@ -90,6 +94,7 @@ class FeedSpec:
             redis_url=str(data.get("redis_url", "")),
             redis_keys={str(k): str(v) for k, v in dict(data.get("redis_keys", {})).items()},
             edge_classes=tuple((int(i), str(n)) for i, n in data.get("edge_classes", [])),
+            files_dir=str(data.get("files_dir", "")),
         )
 
     def dump(self, path: Path) -> None:

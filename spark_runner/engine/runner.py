@@ -76,7 +76,7 @@ class RunSettings:
         name: the query's name.
         checkpoint_dir: Spark's checkpoint location (local path) for this run.
         period_s: the configured control period: the longest pace between batches, s.
-        source, redis_url, redis_prefix: where tuples wait.
+        source, redis_url, redis_prefix, files_dir: where tuples wait.
         sink, sink_path: where output tuples go.
         watermark_s: how far event time (the arrival instant) may lag behind the newest
             before a window drops it as late and forgets its state.
@@ -91,6 +91,7 @@ class RunSettings:
     source: str = "generator"
     redis_url: str = ""
     redis_prefix: str = "headroom"
+    files_dir: str = ""
     sink: str = "none"
     sink_path: str | None = None
     watermark_s: float = DEFAULT_WATERMARK_S
@@ -183,6 +184,7 @@ class EngineRun:
             partitions=parallelism,
             redis_url=settings.redis_url,
             redis_keys={n: stream_key(settings.redis_prefix, n) for n in streams},
+            files_dir=settings.files_dir,
             edge_classes=tuple((k, plan.class_names[k]) for k in plan.edge_classes),
         )
         spec_path = self.work_dir / "feed.json"

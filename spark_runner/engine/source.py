@@ -56,6 +56,7 @@ from pyspark.sql.types import (
 
 from spark_runner.engine.columns import ColumnSpec, arrow_array, shed_column
 from spark_runner.engine.feed import (
+    FILES,
     REDIS,
     FeedSpec,
     GeneratedLog,
@@ -141,6 +142,10 @@ class FeedReader(DataSourceStreamReader):
                 from spark_runner.engine.redis_log import RedisLog
 
                 self._logs[origin_us] = RedisLog(self.spec)
+            elif self.spec.kind == FILES:
+                from spark_runner.engine.file_log import FileLog
+
+                self._logs[origin_us] = FileLog(self.spec, Path(self.spec.decision_path).parent)
             else:
                 self._logs[origin_us] = GeneratedLog(self.spec, origin_us)
         return self._logs[origin_us]

@@ -171,6 +171,11 @@ def run(snapshot: JobSnapshot, *, submitted: bool = False) -> int:
         problem = _redis_problem(engine.redis_url)
         if problem is not None:
             return _fail(EXIT_SOURCE_UNAVAILABLE, problem)
+    if engine.source == "files" and not Path(engine.files_dir or "/nonexistent").is_dir():
+        return _fail(
+            EXIT_SOURCE_UNAVAILABLE,
+            f"the files source needs engine.files_dir, a directory; got {engine.files_dir!r}",
+        )
     stop = StopSignal()
     stop.install()
     reporter: MetricsReporter | None = None
@@ -258,6 +263,7 @@ def _run_query(
         source=engine.source,
         redis_url=engine.redis_url,
         redis_prefix=engine.redis_prefix,
+        files_dir=engine.files_dir,
         sink=engine.sink,
         sink_path=engine.sink_path,
         watermark_s=engine.watermark_s,

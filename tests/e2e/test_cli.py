@@ -112,6 +112,15 @@ def test_cli_round_trip(api_only: Stack, tmp_path: Path) -> None:
     listing = cli(api_only, "classes", "list")
     assert "fraud" in listing.stdout and "ads" not in listing.stdout
 
+    statement = "SELECT key, avg(value) AS mean FROM trades GROUP BY key"
+    query = cli(api_only, "queries", "add", "1", "--name", "means", "--source", "trades",
+                "--sql", statement)  # fmt: skip
+    assert query.returncode == 0 and statement in query.stdout, query.stderr
+    refused = cli(api_only, "queries", "add", "1", "--name", "bad", "--source", "trades",
+                  "--sql", "SELECT key FROM trades ORDER BY key")  # fmt: skip
+    assert refused.returncode == 1 and "uses ORDER at position 24" in refused.stderr
+    assert "means" in cli(api_only, "queries", "list", "1").stdout
+
     started = cli(api_only, "jobs", "start", "--idempotency-key", "k1", "--rate-per-s", "10")
     again = cli(api_only, "jobs", "start", "--idempotency-key", "k1", "--rate-per-s", "10")
     assert started.returncode == again.returncode == 0

@@ -17,7 +17,7 @@ from spark_runner.job.lifecycle import (
     StopSignal,
     close_gate_when_quiet,
 )
-from spark_runner.job.main import expected_cancellation, retried_gateway_command
+from spark_runner.job.main import TriggerEnds, expected_cancellation, retried_gateway_command
 
 
 def test_gate_waits_for_the_running_batch_then_refuses_new_ones() -> None:
@@ -198,3 +198,17 @@ def test_a_command_py4j_sends_again_is_logged_as_one_line_without_a_traceback() 
         "root", logging.ERROR, __file__, 1, "Exception while sending command.", (), exc_info
     )
     assert retried_gateway_command(failed) and failed.exc_info is exc_info
+
+
+def test_a_stop_waits_for_the_end_of_a_trigger_not_any_quiet_moment() -> None:
+    """The trigger polls the sources every tick: quiet is reported only right after a
+    trigger ended (seen busy, then not), or after a second of quiet when none was seen."""
+    now = [0.0]
+    states = iter([False, False, True, True, False, False])
+    busy = TriggerEnds(lambda: next(states), fallback_s=1.0, clock=lambda: now[0])
+    assert [busy() for _ in range(5)] == [True, True, True, True, False]
+    assert busy() is True  # quiet again, but not the end of a trigger
+    never = TriggerEnds(lambda: False, fallback_s=1.0, clock=lambda: now[0])
+    assert never() is True
+    now[0] = 1.0
+    assert never() is False  # no trigger seen for a second: any quiet moment

@@ -1,0 +1,205 @@
+"""A directory of files that grows as the log the sources read (no Spark).
+
+Every scenario stream is one directory, ``<files_dir>/<stream>/``; a producer adds files
+of rows to it — JSON lines (``.json``, ``.jsonl``), CSV with a header (``.csv``) or
+Parquet (``.parquet``) — each written elsewhere (or under a name starting with ``.`` or
+``_``) and renamed into place when complete. A file's rows arrive when the file does: at
+its modification time. Columns are matched to the stream's by name; a value missing or
+unreadable as its column's type is null.
+
+Files are numbered in the order the sources discover them, in a *manifest* kept with the
+run (``<checkpoint>/headroom/files/<stream>.json``: name, rows, arrival instant), shared
+by every point reading the stream under a lock and only ever appended to. A tuple is a
+row number in that order, so offsets stay exact and a replayed batch reads the same
+rows, whatever files arrive later. Files present when the run starts are not read (as a
+Redis stream's earlier entries): the run reads what arrives while it runs.
+"""
+
+from __future__ import annotations
+
+import bisect
+import fcntl
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.csv as pa_csv
+import pyarrow.json as pa_json
+import pyarrow.parquet as pq
+
+from spark_runner.engine.admission import kept_positions
+from spark_runner.engine.columns import parse
+from spark_runner.engine.feed import FeedSpec, Slice
+from spark_runner.engine.offsets import PointState
+
+FILE_FORMATS = {".json": "json", ".jsonl": "json", ".csv": "csv", ".parquet": "parquet"}
+"""File name endings the log reads, and their format."""
+
+
+@dataclass(frozen=True, slots=True)
+class LoggedFile:
+    """One file of the manifest: its name, its rows, its arrival instant (epoch s)."""
+
+    name: str
+    rows: int
+    arrival_s: float
+
+
+def read_table(path: Path) -> pa.Table:
+    """The rows of a JSON-lines, CSV or Parquet file."""
+    kind = FILE_FORMATS[path.suffix.lower()]
+    if kind == "parquet":
+        return pq.read_table(path)
+    if kind == "csv":
+        return pa_csv.read_csv(path)
+    return pa_json.read_json(path)
+
+
+def count_rows(path: Path) -> int:
+    if path.suffix.lower() == ".parquet":
+        return int(pq.ParquetFile(path).metadata.num_rows)
+    return int(read_table(path).num_rows)
+
+
+class Manifest:
+    """The files of one stream's directory in discovery order (see module docstring)."""
+
+    def __init__(self, directory: Path, path: Path) -> None:
+        self.directory = directory
+        self.path = path
+        self._files: list[LoggedFile] = []
+        self._ends: list[int] = []  # cumulative rows after each file
+        self._skipped: set[str] = set()
+
+    @property
+    def files(self) -> list[LoggedFile]:
+        return self._files
+
+    def refresh(self, now_s: float, *, discover: bool = True) -> None:
+        """Read the manifest; with ``discover``, append the files that arrived by
+        ``now_s`` (under the lock, so every point's source numbers rows alike)."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.path.with_suffix(".lock"), "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            document = self._read()
+            if discover:
+                document = self._discover(document, now_s)
+        self._files = [LoggedFile(*entry) for entry in document["files"]]
+        self._skipped = set(document["skipped"])
+        self._ends = list(np.cumsum([f.rows for f in self._files], dtype=np.int64).tolist())
+
+    def _read(self) -> dict[str, Any]:
+        try:
+            return dict(json.loads(self.path.read_text(encoding="utf-8")))
+        except FileNotFoundError:
+            # the first look: what is there already is not part of the run
+            return {"files": [], "skipped": sorted(self._candidates())}
+
+    def _candidates(self) -> set[str]:
+        if not self.directory.is_dir():
+            return set()
+        return {
+            p.name
+            for p in self.directory.iterdir()
+            if p.suffix.lower() in FILE_FORMATS and not p.name.startswith((".", "_"))
+        }
+
+    def _discover(self, document: dict[str, Any], now_s: float) -> dict[str, Any]:
+        known = {entry[0] for entry in document["files"]} | set(document["skipped"])
+        found = []
+        for name in self._candidates() - known:
+            path = self.directory / name
+            try:
+                arrival_s = path.stat().st_mtime
+                if arrival_s > now_s:
+                    continue
+                found.append((arrival_s, name, count_rows(path)))
+            except (OSError, pa.ArrowException, ValueError):
+                continue  # vanished, or not readable yet: looked at again next time
+        if found or not self.path.exists():
+            document["files"] += [[name, rows, t] for t, name, rows in sorted(found)]
+            tmp = self.path.with_suffix(".tmp")
+            tmp.write_text(json.dumps(document), encoding="utf-8")
+            os.replace(tmp, self.path)
+        return document
+
+    def total(self) -> int:
+        return self._ends[-1] if self._ends else 0
+
+    def locate(self, row: int) -> tuple[int, int]:
+        """(file index, row in the file) of global row number ``row``."""
+        i = bisect.bisect_right(self._ends, row)
+        start = self._ends[i - 1] if i else 0
+        return i, row - start
+
+
+class FileLog:
+    """Points reading directories of files (the :class:`~spark_runner.engine.feed.Log`
+    protocol); ``work_dir`` holds the manifests."""
+
+    def __init__(self, spec: FeedSpec, work_dir: Path) -> None:
+        self._spec = spec
+        manifests: dict[str, Manifest] = {}
+        for stream in {p.stream for p in spec.points}:
+            directory = Path(spec.files_dir) / stream
+            manifests[stream] = Manifest(directory, work_dir / "files" / f"{stream}.json")
+        self._manifests = [manifests[p.stream] for p in spec.points]
+        self._columns = [spec.streams[p.stream].columns for p in spec.points]
+
+    def initial(self, point: int, now_us: int) -> PointState:
+        self._manifests[point].refresh(now_us / 1e6)
+        return PointState(head_s=now_us / 1e6)
+
+    def arrived(self, point: int, state: PointState, now_us: int) -> int:
+        manifest = self._manifests[point]
+        manifest.refresh(now_us / 1e6)
+        return max(state.arrived, manifest.total())
+
+    def take(self, point: int, state: PointState, count: int) -> str | None:
+        return None
+
+    def head_s(self, point: int, state: PointState, now_us: int) -> float:
+        manifest = self._manifests[point]
+        if state.taken >= manifest.total():
+            return now_us / 1e6
+        i, _ = manifest.locate(state.taken)
+        return manifest.files[i].arrival_s
+
+    def rows(self, piece: Slice) -> dict[str, Any]:
+        """The kept rows of ``piece`` as columns (``point, seq, arrival_s`` and the
+        stream's)."""
+        manifest = self._manifests[piece.point]
+        manifest.refresh(0.0, discover=False)
+        seqs = piece.first + kept_positions(piece.taken, piece.kept, piece.j0, piece.j1)
+        columns = self._columns[piece.point]
+        out: dict[str, list[Any]] = {c.name: [] for c in columns}
+        arrivals: list[float] = []
+        for i, rows in _by_file(manifest, seqs):
+            logged = manifest.files[i]
+            table = read_table(manifest.directory / logged.name)
+            arrivals += [logged.arrival_s] * len(rows)
+            for c in columns:
+                values = table.column(c.name).to_pylist() if c.name in table.column_names else None
+                out[c.name] += [parse(c, values[r]) if values else None for r in rows]
+        return {
+            "point": np.full(len(seqs), piece.point, dtype=np.int32),
+            "seq": seqs.astype(np.int64),
+            "arrival_s": np.array(arrivals, dtype=np.float64),
+            **out,
+        }
+
+
+def _by_file(manifest: Manifest, seqs: np.ndarray) -> list[tuple[int, list[int]]]:
+    """``seqs`` (ascending global row numbers) grouped by file: (file index, rows in it)."""
+    groups: list[tuple[int, list[int]]] = []
+    for seq in seqs:
+        i, r = manifest.locate(int(seq))
+        if groups and groups[-1][0] == i:
+            groups[-1][1].append(r)
+        else:
+            groups.append((i, [r]))
+    return groups
