@@ -15,6 +15,7 @@ references (a query's source, a join's right input) are checked by
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import cached_property
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -429,16 +430,20 @@ class SqlOp(_Operator):
     kind: Literal["sql"]
     statement: str = Field(min_length=1, max_length=MAX_QUERY_CHARS)
 
+    @cached_property
+    def _shape(self) -> tuple[tuple[str, ...], bool]:
+        return query_shape(self.statement)  # parsed once per model
+
     @property
     def right(self) -> str | None:
         """The stream the statement joins, if any."""
-        streams, _ = query_shape(self.statement)
+        streams, _ = self._shape
         return streams[1] if len(streams) > 1 else None
 
     @property
     def stateful(self) -> bool:
         """It aggregates or joins (Spark keeps state for it)."""
-        return query_shape(self.statement)[1]
+        return self._shape[1]
 
 
 Operator = Annotated[

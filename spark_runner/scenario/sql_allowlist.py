@@ -368,14 +368,12 @@ def check_query(text: str, streams: dict[str, frozenset[str]]) -> CheckedQuery:
         )
     tables = _tables(tree, text, streams)
     columns: dict[str, set[str]] = {name: set() for name in tables.values()}
-    stateful = bool(tree.args.get("group")) or bool(tree.args.get("joins"))
     for node in tree.walk():
         if node.comments:
             raise SqlNotAllowed("contains a comment; comments are not allowed")
         if node is tree:
             continue
         if type(node) in AGGREGATES:
-            stateful = True
             _check_aggregate(node, text)
         elif isinstance(node, exp.Anonymous) and str(node.name).lower() == _WINDOW_STAND_IN:
             _check_window(node, text)
@@ -391,8 +389,7 @@ def check_query(text: str, streams: dict[str, frozenset[str]]) -> CheckedQuery:
             continue
         elif type(node) not in _QUERY_NODES:
             _check_node(node, set())
-    aggregates = bool(tree.args.get("group")) or any(type(n) in AGGREGATES for n in tree.walk())
-    if aggregates and tree.args.get("joins"):
+    if _aggregates(tree) and tree.args.get("joins"):
         raise SqlNotAllowed(
             "both joins and aggregates; Spark runs one or the other in a query's update "
             "mode (write two queries)"
@@ -400,9 +397,18 @@ def check_query(text: str, streams: dict[str, frozenset[str]]) -> CheckedQuery:
     return CheckedQuery(
         streams=tuple(dict.fromkeys(tables.values())),
         columns={name: frozenset(used) for name, used in columns.items()},
-        stateful=stateful,
+        stateful=_stateful(tree),
         tree=tree,
     )
+
+
+def _aggregates(tree: exp.Select) -> bool:
+    return bool(tree.args.get("group")) or any(type(n) in AGGREGATES for n in tree.walk())
+
+
+def _stateful(tree: exp.Select) -> bool:
+    """It aggregates or joins: Spark keeps state for it."""
+    return _aggregates(tree) or bool(tree.args.get("joins"))
 
 
 def _stand_in_windows(text: str) -> str:
@@ -533,7 +539,4 @@ def query_shape(text: str) -> tuple[tuple[str, ...], bool]:
         return (), False
     clauses = [tree.args.get("from_"), *(tree.args.get("joins") or [])]
     names = [c.this.name for c in clauses if c is not None and isinstance(c.this, exp.Table)]
-    stateful = bool(tree.args.get("group") or tree.args.get("joins")) or any(
-        type(n) in AGGREGATES for n in tree.walk()
-    )
-    return tuple(dict.fromkeys(names)), stateful
+    return tuple(dict.fromkeys(names)), _stateful(tree)
