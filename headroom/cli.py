@@ -150,10 +150,14 @@ def run(
     files_dir: Path | None = typer.Option(
         None, help="The files source's directory: files of rows go to <dir>/<stream>/."
     ),
-    redis: str = typer.Option("", "--redis", help="Redis URL of the redis source."),
+    redis: str = typer.Option("", "--redis", help="Redis URL of the redis source and sink."),
     redis_prefix: str = typer.Option("headroom", help="Redis stream keys: <prefix>:<stream>."),
-    sink: str = typer.Option("none", help="Output tuples to: none, memory, parquet, console."),
-    sink_path: Path | None = typer.Option(None, help="Directory of the parquet sink."),
+    sink: str = typer.Option(
+        "none", help="Output tuples to: none, memory, console, parquet, json, redis."
+    ),
+    sink_path: str | None = typer.Option(
+        None, help="Directory of the parquet and json sinks; stream key of the redis sink."
+    ),
     checkpoint: Path | None = typer.Option(
         None, help="Spark checkpoint directory of this run (default: a fresh temporary one)."
     ),
@@ -219,7 +223,7 @@ def run(
                 redis_prefix=redis_prefix,
                 files_dir=str(files_dir or ""),
                 sink=sink,  # type: ignore[arg-type]
-                sink_path=str(sink_path) if sink_path else None,
+                sink_path=sink_path or None,
                 target_utilization=utilization,
                 warmup_s=warmup,
                 watermark_s=watermark,

@@ -58,10 +58,18 @@ class EngineSettings(BaseModel):
     files_dir: str = Field(
         default="", max_length=4096, description="The files source's directory: <dir>/<stream>/."
     )
-    redis_url: str = Field(default="", description="Redis URL for the redis source.")
+    redis_url: str = Field(default="", description="Redis URL of the redis source and sink.")
     redis_prefix: str = Field(default="headroom", description="Stream keys: <prefix>:<stream>.")
-    sink: Literal["none", "memory", "parquet", "console"] = "none"
-    sink_path: str | None = Field(default=None, description="Directory of the parquet sink.")
+    sink: Literal["none", "memory", "console", "parquet", "json", "redis"] = Field(
+        default="none",
+        description="Where output rows go: nowhere (none), Spark's memory or console sink, "
+        "one directory per batch (parquet, json), or a Redis stream (redis).",
+    )
+    sink_path: str | None = Field(
+        default=None,
+        max_length=4096,
+        description="Directory of the parquet and json sinks; stream key of the redis sink.",
+    )
     target_utilization: float = Field(
         default=0.9, gt=0, le=1, description="Share of a control period a batch may take."
     )

@@ -77,7 +77,8 @@ class RunSettings:
         checkpoint_dir: Spark's checkpoint location (local path) for this run.
         period_s: the configured control period: the longest pace between batches, s.
         source, redis_url, redis_prefix, files_dir: where tuples wait.
-        sink, sink_path: where output tuples go.
+        sink, sink_path: where output tuples go (a directory, or the redis sink's stream
+            key on the Redis of ``redis_url``).
         watermark_s: how far event time (the arrival instant) may lag behind the newest
             before a window drops it as late and forgets its state.
         partitions: tasks per batch (None: Spark's default parallelism).
@@ -122,7 +123,7 @@ class EngineRun:
         self.plan = plan
         self.settings = settings
         self.controller = EngineController(plan, settings.options, live, settings.period_s)
-        check_sink(settings.sink, settings.sink_path)
+        check_sink(settings.sink, settings.sink_path, settings.redis_url)
         self.dataflow: Dataflow | None = None
         self._samples = samples
         self._clock = clock
@@ -208,7 +209,12 @@ class EngineRun:
             burn_sql=burn_udf_sql if udf else burn_sql,
         )
         writer = sink_writer(
-            self.dataflow.output, settings.sink, settings.sink_path, settings.name, gate_batch
+            self.dataflow.output,
+            settings.sink,
+            settings.sink_path,
+            settings.name,
+            gate_batch,
+            settings.redis_url,
         )
         self.query = (
             writer.trigger(processingTime="0 seconds")  # paced by the sources (TICK_S apart)

@@ -167,10 +167,13 @@ def run(snapshot: JobSnapshot, *, submitted: bool = False) -> int:
     except (ScenarioError, ParameterError) as exc:
         return _fail(EXIT_BAD_CONFIG, f"cannot run this job: {_one_line(exc)}")
     engine = snapshot.engine
-    if engine.source == "redis":
-        problem = _redis_problem(engine.redis_url)
+    for role, uses, code in (
+        ("source", engine.source == "redis", EXIT_SOURCE_UNAVAILABLE),
+        ("sink", engine.sink == "redis", EXIT_OUTPUT_FAILED),
+    ):
+        problem = _redis_problem(engine.redis_url, role) if uses else None
         if problem is not None:
-            return _fail(EXIT_SOURCE_UNAVAILABLE, problem)
+            return _fail(code, problem)
     if engine.source == "files" and not Path(engine.files_dir or "/nonexistent").is_dir():
         return _fail(
             EXIT_SOURCE_UNAVAILABLE,
@@ -438,9 +441,9 @@ def _log_summary(run: Any) -> None:
         )
 
 
-def _redis_problem(url: str) -> str | None:
+def _redis_problem(url: str, role: str) -> str | None:
     if not url:
-        return "the redis source needs engine.redis_url"
+        return f"the redis {role} needs engine.redis_url"
     import redis
 
     try:
@@ -448,7 +451,8 @@ def _redis_problem(url: str) -> str | None:
         client.ping()
         client.close()
     except (redis.RedisError, ValueError) as exc:
-        return f"input source unavailable: cannot reach Redis at {url}: {exc}"
+        what = "input source" if role == "source" else "output sink"
+        return f"{what} unavailable: cannot reach Redis at {url}: {exc}"
     return None
 
 

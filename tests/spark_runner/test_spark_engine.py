@@ -24,6 +24,7 @@ from pyspark.sql import SparkSession
 from spark_runner.engine.controller import ControllerOptions
 from spark_runner.engine.network import stream_specs
 from spark_runner.engine.redis_log import Producer, id_seconds, stream_key
+from spark_runner.engine.sink import batch_marker
 from spark_runner.scenario import parse_scenario
 from spark_runner.scenario.compose import scenario_live_config
 from tests.waiting import wait_until
@@ -165,8 +166,10 @@ classes:
 
 @pytest.mark.services
 def test_redis_source_end_to_end(spark: SparkSession, tmp_path: Path, redis_url: str) -> None:
+    """Read from Redis streams, write to a Redis stream (the redis sink)."""
     scenario = parse_scenario(REDIS_SCENARIO)
     prefix = f"test-{uuid.uuid4().hex[:8]}"
+    out_key = f"{prefix}:out"
     client = redis.Redis.from_url(redis_url)
     producer = Producer(client, stream_specs(scenario), prefix)
     stop = threading.Event()
@@ -180,7 +183,8 @@ def test_redis_source_end_to_end(spark: SparkSession, tmp_path: Path, redis_url:
         source="redis",
         redis_url=redis_url,
         redis_prefix=prefix,
-        sink="memory",
+        sink="redis",
+        sink_path=out_key,
     )
     try:
         run.start()
@@ -200,7 +204,12 @@ def test_redis_source_end_to_end(spark: SparkSession, tmp_path: Path, redis_url:
             reported = sum(s.arrived_count for s in run.of(point.class_name))
             assert reported == state.arrived
             assert state.taken == state.kept + state.shed
-        rows = [r.asDict() for r in spark.table(run.engine.settings.name).collect()]
+        written = cast("list[tuple[bytes, dict[bytes, bytes]]]", client.xrange(out_key))
+        rows = [json.loads(f[b"json"]) for _, f in written]
+        # each batch once, in order (a batch's entries and its id in one transaction)
+        batches = [int(f[b"batch_id"]) for _, f in written]
+        assert batches == sorted(batches)
+        assert int(client.get(batch_marker(out_key)) or -1) >= max(batches)
         gold = [r for r in rows if r["class"] == "gold"]
         assert gold and {r["query"] for r in rows} == {"big", "per_key"}
         # a gold output's arrival instant is its entry's append instant (the id)
@@ -217,7 +226,9 @@ def test_redis_source_end_to_end(spark: SparkSession, tmp_path: Path, redis_url:
             r["window_end_s"] - r["window_start_s"] == 2.0 for r in rows if r["query"] == "per_key"
         )
     finally:
-        client.delete(*(stream_key(prefix, s.name) for s in scenario.streams))
+        client.delete(
+            out_key, batch_marker(out_key), *(stream_key(prefix, s.name) for s in scenario.streams)
+        )
         client.close()
     assert wait_until(lambda: not run.engine.query or not run.engine.query.isActive, 5)
 
@@ -251,7 +262,8 @@ def test_a_growing_directory_of_files_feeds_a_sql_query(
     spark: SparkSession, tmp_path: Path
 ) -> None:
     """A producer renames JSON-lines, CSV and Parquet files into the stream's directory
-    while the job runs; the SQL query's outputs are exactly the admitted rows it keeps."""
+    while the job runs; the SQL query's outputs (the json sink: a directory per batch)
+    are exactly the admitted rows it keeps."""
     orders = tmp_path / "in" / "orders"
     orders.mkdir(parents=True)
     manifest_path = tmp_path / "checkpoint" / "headroom" / "files" / "orders.json"
@@ -286,7 +298,8 @@ def test_a_growing_directory_of_files_feeds_a_sql_query(
         tmp_path,
         source="files",
         files_dir=str(tmp_path / "in"),
-        sink="memory",
+        sink="json",
+        sink_path=str(tmp_path / "out"),
         options=ControllerOptions(plain=True),
     )
     try:
@@ -303,7 +316,11 @@ def test_a_growing_directory_of_files_feeds_a_sql_query(
             lambda: not query.status["isTriggerActive"] and not run.engine.unreported_batches(),
             30,
         )
-        rows = [r.asDict() for r in spark.table(run.engine.settings.name).collect()]
+        rows = [
+            json.loads(line)
+            for part in (tmp_path / "out").glob("batch_id=*/part-*.json")
+            for line in part.read_text().splitlines()
+        ]
         record = run.engine.controller.last_record
     finally:
         stop.set()
