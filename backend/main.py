@@ -24,6 +24,7 @@ from backend.monitoring.prometheus import Monitor
 from backend.queries import routes as queries
 from backend.scenarios import routes as scenarios
 from backend.settings import Settings, get_settings
+from backend.streams import routes as streams
 from backend.tuning import routes as tuning
 from backend.users import routes as users
 from backend.users.login import Logins
@@ -79,6 +80,7 @@ def create_app(settings: Settings | None = None, dispatcher: Dispatcher | None =
         history.router,
         scenarios.router,
         queries.router,
+        streams.router,
     )
     for router in routers:
         api.include_router(router)

@@ -6,6 +6,7 @@ from backend.jobs.models import Job
 from backend.metrics.models import MetricSampleRow
 from backend.queries.models import ContinuousQuery
 from backend.scenarios.models import StoredScenario
+from backend.streams.models import DeclaredStream
 from backend.tuning.models import ConfigVersion
 from backend.users.models import ApiToken, User
 
@@ -14,6 +15,7 @@ __all__ = [
     "Base",
     "ConfigVersion",
     "ContinuousQuery",
+    "DeclaredStream",
     "Job",
     "MetricSampleRow",
     "QueryClass",

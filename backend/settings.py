@@ -91,6 +91,19 @@ class Settings(BaseSettings):
         description="The spark-submit used in the 'spark-submit' launch mode; default: the "
         "one shipped in the pyspark package (<pyspark>/bin/spark-submit).",
     )
+    streams_redis_url: str = Field(
+        default="",
+        validation_alias=_env("HEADROOM_STREAMS_REDIS_URL"),
+        description="Redis that jobs launched with source or sink 'redis' read their "
+        "streams from and write their output to; empty: those jobs are refused.",
+    )
+    streams_prefix: str = Field(
+        default="headroom",
+        pattern=r"^[A-Za-z0-9][A-Za-z0-9:._-]{0,63}$",
+        validation_alias=_env("HEADROOM_STREAMS_PREFIX"),
+        description="Redis keys of the streams: <prefix>:<stream>; a job's output stream: "
+        "<prefix>:job:<id>:output.",
+    )
     control_period_s: float = Field(
         default=1.0,
         gt=0,

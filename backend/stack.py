@@ -87,6 +87,8 @@ class Stack:
                 "HEADROOM_JOB_PYTHON": settings.job_python,
                 "HEADROOM_LAUNCH_MODE": settings.launch_mode,
                 "HEADROOM_SPARK_SUBMIT": settings.spark_submit,
+                "HEADROOM_STREAMS_REDIS_URL": settings.streams_redis_url,
+                "HEADROOM_STREAMS_PREFIX": settings.streams_prefix,
             }
         )
         env.update(extra_env or {})

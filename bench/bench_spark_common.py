@@ -45,6 +45,34 @@ def cost_query(stream: str, cost_s: float) -> dict[str, Any]:
     }
 
 
+STATEFUL_KEYS = 1000
+WINDOW_S, JOIN_S, JOIN_SHARE = 2.0, 1.0, 0.1
+
+
+def stateful_queries(stream: str, cost_s: float, rate_per_s: float) -> list[dict[str, Any]]:
+    """A class's two stateful queries over its stream: filter (90 %) → calibrated CPU map
+    → a tumbling count per key; and a tenth of its tuples joined with the whole stream
+    on ``key`` within ``JOIN_S`` (the simulator's selectivity: the matches one such tuple
+    finds at ``rate_per_s``)."""
+    agg, join = cost_query(stream, cost_s), cost_query(stream, 0.0)
+    agg["name"], join["name"] = "counts", "pairs"
+    agg["operators"][-1] = {
+        "kind": "window_aggregate",
+        "window": {"type": "tumbling", "size_s": WINDOW_S},
+        "function": "count",
+    }
+    join["operators"] = [
+        {"kind": "filter", "predicate": f"value < {JOIN_SHARE}"},
+        {
+            "kind": "window_join",
+            "right": stream,
+            "window": {"size_s": JOIN_S},
+            "sim": {"selectivity": round(2 * JOIN_S * rate_per_s / STATEFUL_KEYS, 6)},
+        },
+    ]
+    return [agg, join]
+
+
 def three_classes(
     rates: Sequence[float],
     targets: Sequence[float],
@@ -56,8 +84,10 @@ def three_classes(
     duration_s: float = 120.0,
     background: list[dict[str, Any]] | None = None,
     name: str = "spark-bench",
+    stateful: bool = False,
 ) -> dict[str, Any]:
-    """Three classes (priorities 6/3/1), each reading its own stream at ``rates``."""
+    """Three classes (priorities 6/3/1), each reading its own stream at ``rates``: one
+    stateless query each, or (``stateful``) :func:`stateful_queries`."""
     manager = manager or {"kind": "aloma", "params": {"max_shed": 0.99}}
     return {
         "version": 1,
@@ -71,7 +101,11 @@ def three_classes(
             "common_manager": {"kind": "aloma", "params": {"max_shed": 0.99}},
         },
         "streams": [
-            {"name": f"s{i + 1}", "arrival": {"kind": "constant", "rate_per_s": r}}
+            {
+                "name": f"s{i + 1}",
+                "arrival": {"kind": "constant", "rate_per_s": r},
+                **({"keys": STATEFUL_KEYS} if stateful else {}),
+            }
             for i, r in enumerate(rates)
         ],
         "classes": [
@@ -80,7 +114,11 @@ def three_classes(
                 "priority": prio,
                 "delay_target_s": d,
                 "manager": manager,
-                "queries": [cost_query(f"s{i + 1}", cost_s)],
+                "queries": (
+                    stateful_queries(f"s{i + 1}", cost_s, rates[i])
+                    if stateful
+                    else [cost_query(f"s{i + 1}", cost_s)]
+                ),
             }
             for i, ((name_, prio), d) in enumerate(zip(CLASSES, targets, strict=True))
         ],
@@ -102,8 +140,10 @@ def run_spark(
     fixed_pace: bool = False,
     utilization: float = 0.9,
     burn_ns: float | None = None,
+    extra: Sequence[str] = (),
 ) -> dict[str, Any]:
-    """Run a scenario document on Spark; returns its results document (plus ``wall_s``)."""
+    """Run a scenario document on Spark; returns its results document (plus ``wall_s``).
+    ``extra``: more ``headroom run`` options (e.g. a source)."""
     with tempfile.TemporaryDirectory(prefix="bench-spark-") as tmp:
         scenario = Path(tmp) / "scenario.yaml"
         scenario.write_text(yaml.safe_dump(doc, sort_keys=False))
@@ -119,6 +159,7 @@ def run_spark(
             cmd.append("--fixed-pace")
         if burn_ns is not None:
             cmd += ["--burn-ns", str(burn_ns)]
+        cmd += extra
         started = time.monotonic()
         result = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=False)
         if result.returncode != 0:
@@ -133,6 +174,14 @@ def run_spark(
             name = f"{doc['name']}-{doc['control']['mode']}-{int(time.time())}.json"
             (Path(keep) / name).write_text(out.read_text())
         return results
+
+
+def steady_throughput(r: dict[str, Any], period_s: float) -> float:
+    """Tuples/s admitted over the second half of a run's series (the first batches of a
+    JVM are still getting faster: JIT)."""
+    steady = r["series"][len(r["series"]) // 2 :]
+    admitted = sum(s["classes"][c]["admitted"] for s in steady for c in r["classes"])
+    return float(admitted / (steady[-1]["t_s"] - steady[0]["t_s"] + period_s))
 
 
 def load_average() -> str:

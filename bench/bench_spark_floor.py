@@ -1,6 +1,6 @@
 """The lowest delay target the Spark runner honours on this machine, measured.
 
-    python -m bench.bench_spark_floor [--targets 1,1.5,2,3] [--duration 40]
+    python -m bench.bench_spark_floor [--targets 0.5,0.75,1,1.5,2,3] [--duration 40]
         [--queries stateless,stateful]
 
 One lightly loaded class (200 tuples/s) with ALoMa, the control period at 0.4 × the
@@ -65,7 +65,7 @@ def floor_scenario(target_s: float, period_s: float, query: str) -> dict[str, ob
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--targets", default="1,1.5,2,3")
+    parser.add_argument("--targets", default="0.5,0.75,1,1.5,2,3")
     parser.add_argument("--queries", default="stateless,stateful")
     parser.add_argument("--duration", type=float, default=40.0)
     parser.add_argument("--warmup", type=float, default=10.0)

@@ -1,12 +1,14 @@
 """Overload on real Spark: three classes, ≈1.5× capacity, six ways to manage it, side by side.
 
     python -m bench.bench_spark_overload [--duration 120] [--warmup 15] [--period 0.6]
-        [--targets 1.5,2,3] [--cost 0.0002] [--only dilos,aurora] [--quick]
+        [--targets 1.5,2,3] [--cost 0.0002] [--only dilos,aurora] [--quick] [--stateless]
 
-Three classes (priorities 6/3/1), each with its own stream through filter → calibrated CPU
-map (``--cost`` s per tuple) → project. First the engine's capacity for this network is
-measured (no manager, every stream far above it: the tuples/s the class scheduler admits
-over the second half of the run, after the JIT compiler has settled);
+Three classes (priorities 6/3/1), each with its own stream and two queries over it: filter
+→ calibrated CPU map (``--cost`` s per tuple) → a 2 s tumbling count per key, and a tenth
+of its tuples joined with the whole stream on ``key`` within 1 s (state in RocksDB;
+``--stateless``: one filter → map → project query instead). First the engine's capacity
+for this network is measured (no manager, every stream far above it: the tuples/s the
+class scheduler admits over the second half of the run, after the JIT has settled);
 then the classes offer 0.35 / 0.45 / 0.70 of it (1.5× in total): class 1 fits in its 60 %
 share, class 2 needs more than its 30 %, class 3 is far over its 10 %. Configurations:
 
@@ -35,6 +37,7 @@ from bench.bench_spark_common import (
     render_table,
     run_spark,
     sec,
+    steady_throughput,
     three_classes,
 )
 
@@ -45,16 +48,17 @@ LOAD = (0.35, 0.45, 0.70)
 def capacity(args: argparse.Namespace, targets: list[float]) -> float:
     """Tuples/s the engine admits for this network when every class is far overloaded."""
     doc = three_classes(
-        [4000, 4000, 4000], targets, cost_s=args.cost, period_s=args.period, mode="none"
+        [4000, 4000, 4000],
+        targets,
+        cost_s=args.cost,
+        period_s=args.period,
+        mode="none",
+        stateful=not args.stateless,
     )
     r = run_spark(
         doc, duration_s=args.capacity_duration, warmup_s=args.warmup, burn_ns=args.burn_ns
     )
-    # The second half only: the first batches of a JVM are still getting faster (JIT).
-    steady = r["series"][len(r["series"]) // 2 :]
-    admitted = sum(s["classes"][c]["admitted"] for s in steady for c in r["classes"])
-    seconds = steady[-1]["t_s"] - steady[0]["t_s"] + args.period
-    return float(admitted / seconds)
+    return steady_throughput(r, args.period)
 
 
 def configuration(
@@ -66,12 +70,22 @@ def configuration(
 ) -> dict[str, Any]:
     if name in ("none", "common", "per_class", "dilos"):
         plain: dict[str, Any] = three_classes(
-            rates, targets, mode=name, cost_s=args.cost, period_s=args.period
+            rates,
+            targets,
+            mode=name,
+            cost_s=args.cost,
+            period_s=args.period,
+            stateful=not args.stateless,
         )
         return plain
     kind = "aurora" if name == "aurora" else "ctrl"
     doc: dict[str, Any] = three_classes(
-        rates, targets, mode="per_class", cost_s=args.cost, period_s=args.period
+        rates,
+        targets,
+        mode="per_class",
+        cost_s=args.cost,
+        period_s=args.period,
+        stateful=not args.stateless,
     )
     for c, share in zip(doc["classes"], SHARES, strict=True):
         c["manager"] = {"kind": kind, "params": {"max_shed": 0.99, "headroom": round(h * share, 4)}}
@@ -97,6 +111,7 @@ def main() -> None:
     parser.add_argument("--only", default="none,common,per_class,dilos,aurora,ctrl")
     parser.add_argument("--capacity", type=float, default=None, help="skip measuring it")
     parser.add_argument("--quick", action="store_true", help="shorter runs (40 s)")
+    parser.add_argument("--stateless", action="store_true", help="the stateless query")
     parser.add_argument(
         "--burn-ns", type=float, default=None, help="hash burn only (no JDK): ns per repetition"
     )

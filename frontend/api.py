@@ -28,6 +28,9 @@ LOGIN_PATH = "/auth/login"
 TRUNCATED_HEADER = "x-headroom-truncated"
 
 JobStatus = Literal["pending", "starting", "running", "stopping", "stopped", "failed"]
+JobSource = Literal["generator", "redis"]  # where a job's streams come from
+JobSink = Literal["none", "parquet", "json", "redis"]  # where its output rows go
+ColumnType = Literal["long", "double", "string", "boolean", "timestamp"]
 Role = Literal["viewer", "operator", "admin"]
 ROLES: tuple[Role, ...] = ("viewer", "operator", "admin")  # least to most privileged
 ACTIVE_JOB_STATUSES: frozenset[str] = frozenset({"pending", "starting", "running"})
@@ -91,6 +94,36 @@ class ContinuousQuery(QuerySpecBody):
     updated_at: str
 
 
+class StreamColumn(TypedDict):
+    """One column of a declared stream (docs/scenario-format.md, ``streams[].columns``)."""
+
+    name: str
+    type: ColumnType
+    generator: dict[str, Any]  # how a generated stream draws it: {"kind", ...}
+
+
+class StreamCreate(TypedDict):
+    """``POST /streams``: ``columns`` go as the user wrote them; the API judges them."""
+
+    name: str
+    columns: Any
+    event_time: NotRequired[str]
+    description: NotRequired[str]
+
+
+class Stream(TypedDict):
+    """A declared stream: the columns its tuples carry, which queries reading it are
+    checked against."""
+
+    id: int
+    name: str
+    columns: list[StreamColumn]
+    event_time: str | None  # the timestamp column windows use; None: the arrival instant
+    description: str
+    created_at: str
+    updated_at: str
+
+
 class JobCreate(TypedDict, total=False):
     """``POST /jobs``: everything is optional; the API fills its defaults.
 
@@ -108,6 +141,8 @@ class JobCreate(TypedDict, total=False):
     recommend_only: bool
     policy: str
     redistribution_every: int
+    source: JobSource  # generator (default), or each stream's Redis stream
+    sink: JobSink  # none (default), files under the job's directory, or a Redis stream
 
 
 class ScenarioSummary(TypedDict):
@@ -615,6 +650,15 @@ class ApiClient:
 
     def delete_query(self, class_id: int, query_id: int) -> None:
         self._request("DELETE", f"/classes/{class_id}/queries/{query_id}")
+
+    def list_streams(self) -> list[Stream]:
+        return cast(list[Stream], self._request("GET", "/streams"))
+
+    def create_stream(self, body: StreamCreate) -> Stream:
+        return cast(Stream, self._request("POST", "/streams", json=body))
+
+    def delete_stream(self, stream_id: int) -> None:
+        self._request("DELETE", f"/streams/{stream_id}")
 
     def list_scenarios(self) -> list[ScenarioSummary]:
         """The stored scenarios a job can run, by id."""

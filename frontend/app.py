@@ -50,6 +50,7 @@ SESSION_COOKIE_NAME = "headroom_session"
 
 NAV_LINKS: tuple[tuple[str, str], ...] = (
     ("Classes", "/"),
+    ("Streams", "/streams"),
     ("Jobs", "/jobs"),
     ("Live", "/live"),
     ("History", "/history"),

@@ -1,11 +1,16 @@
-"""Small view helpers shared by the pages: alerts, status badges, timestamps."""
+"""Small view helpers shared by the pages: alerts, status badges, timestamps, form
+fields and table buttons."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 
 import dash_bootstrap_components as dbc
+from dash import html
 from dash.development.base_component import Component
+
+from frontend.api import Role
+from frontend.auth import CHANGE_ROLE, needs_role_hint
 
 STATUS_COLORS: dict[str, str] = {
     "pending": "secondary",
@@ -57,6 +62,33 @@ def format_number(value: float | None) -> str:
     return "—" if value is None else f"{value:g}"
 
 
+def labelled_field(
+    prefix: str, field: str, label: str, control: Component, hint: str | None = None
+) -> dbc.Col:
+    """A form column: the label, ``control`` (whose id must be ``<prefix>-<field>``), the
+    message about the field (``<prefix>-<field>-feedback``) and an optional hint.
+
+    The message is always displayed ("d-block"): a select or a textarea is not always
+    marked invalid by Bootstrap, and an empty message takes no room.
+    """
+    return dbc.Col(
+        [
+            dbc.Label(label, html_for=f"{prefix}-{field}"),
+            control,
+            html.Div(id=f"{prefix}-{field}-feedback", className="invalid-feedback d-block"),
+            *([dbc.FormText(hint, id=f"{prefix}-{field}-hint")] if hint else []),
+        ]
+    )
+
+
+def delete_button(delete_type: str, index: int) -> Component:
+    """A table row's Delete button (pattern-matching id ``{type, index}``)."""
+    button: Component = dbc.Button(
+        "Delete", id={"type": delete_type, "index": index}, color="outline-danger", size="sm"
+    )
+    return button
+
+
 def edit_delete_buttons(edit_type: str, delete_type: str, index: int) -> list[Component]:
     """A table row's Edit and Delete buttons (pattern-matching ids ``{type, index}``)."""
     return [
@@ -67,10 +99,18 @@ def edit_delete_buttons(edit_type: str, delete_type: str, index: int) -> list[Co
             size="sm",
             class_name="me-2",
         ),
-        dbc.Button(
-            "Delete",
-            id={"type": delete_type, "index": index},
-            color="outline-danger",
-            size="sm",
-        ),
+        delete_button(delete_type, index),
     ]
+
+
+def role_hint_alert(
+    role: Role | None, action: str, component_id: str, class_name: str = "mt-4"
+) -> dbc.Alert:
+    """What a user whose role may not change things sees instead of a form: ``action``
+    ("Creating and deleting classes") needs an operator."""
+    return dbc.Alert(
+        needs_role_hint(CHANGE_ROLE, role, action),
+        color="info",
+        id=component_id,
+        class_name=class_name,
+    )

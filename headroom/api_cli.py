@@ -14,6 +14,7 @@ auth_app = typer.Typer(help="Log in and out.", no_args_is_help=True)
 classes_app = typer.Typer(help="Query classes.", no_args_is_help=True)
 jobs_app = typer.Typer(help="Streaming jobs.", no_args_is_help=True)
 queries_app = typer.Typer(help="A class's continuous queries.", no_args_is_help=True)
+streams_app = typer.Typer(help="Declared streams: the columns queries read.", no_args_is_help=True)
 
 
 def _table(rows: list[dict[str, Any]], columns: list[str]) -> None:
@@ -137,6 +138,37 @@ def delete_query(class_id: int, query_id: int) -> None:
     typer.echo(f"query {query_id} deleted")
 
 
+@streams_app.command("list")
+def list_streams() -> None:
+    rows = Api().call("GET", "/streams")
+    _table(rows, ["id", "name", "event_time", "columns"])
+
+
+@streams_app.command("add")
+def add_stream(
+    name: str = typer.Option(...),
+    columns: str = typer.Option(
+        ...,
+        help='The columns as a JSON list, e.g. \'[{"name": "amount", "type": "double"}]\' '
+        "(docs/scenario-format.md, streams[].columns).",
+    ),
+    event_time: str | None = typer.Option(None, help="Its timestamp column windows use."),
+) -> None:
+    """Declare stream NAME's columns; the API checks them and names what is wrong."""
+    try:
+        declared = json.loads(columns)
+    except ValueError as exc:
+        raise typer.BadParameter(f"--columns is not JSON: {exc}") from None
+    body = {"name": name, "columns": declared, "event_time": event_time}
+    _json(Api().call("POST", "/streams", json=body))
+
+
+@streams_app.command("delete")
+def delete_stream(stream_id: int) -> None:
+    Api().call("DELETE", f"/streams/{stream_id}")
+    typer.echo(f"stream {stream_id} deleted")
+
+
 @jobs_app.command("list")
 def list_jobs() -> None:
     rows = Api().call("GET", "/jobs")
@@ -152,6 +184,10 @@ def start_job(
     rate_per_s: float = typer.Option(200.0),
     manager: str | None = typer.Option(None, help="Use this manager for every class."),
     recommend_only: bool = typer.Option(False),
+    source: str = typer.Option(
+        "generator", help="generator, or redis (the control plane's streams Redis)."
+    ),
+    sink: str = typer.Option("none", help="none, parquet, json, or redis."),
     idempotency_key: str | None = typer.Option(None, help="Retry-safe launch key."),
 ) -> None:
     body = {
@@ -160,6 +196,8 @@ def start_job(
         "rate_per_s": rate_per_s,
         "manager": manager,
         "recommend_only": recommend_only,
+        "source": source,
+        "sink": sink,
     }
     headers = {"Idempotency-Key": idempotency_key} if idempotency_key else {}
     _json(Api().call("POST", "/jobs", json=body, headers=headers))

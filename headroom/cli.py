@@ -11,7 +11,7 @@ from typing import Any
 import typer
 
 from backend.cli import users_app
-from headroom.api_cli import auth_app, classes_app, jobs_app, queries_app
+from headroom.api_cli import auth_app, classes_app, jobs_app, queries_app, streams_app
 from spark_runner.contract.snapshot import DEFAULT_WATERMARK_S
 
 app = typer.Typer(help="QoS control plane for Spark Structured Streaming.", no_args_is_help=True)
@@ -20,6 +20,7 @@ app.add_typer(auth_app, name="auth")
 app.add_typer(classes_app, name="classes")
 app.add_typer(jobs_app, name="jobs")
 app.add_typer(queries_app, name="queries")
+app.add_typer(streams_app, name="streams")
 
 
 @app.command()

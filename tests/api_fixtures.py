@@ -108,9 +108,13 @@ def anonymous(db_session: Session, migrated_engine: Engine, tmp_path: Path) -> I
     )
     app = create_app(settings)
 
-    def _session() -> Iterator[Session]:
-        yield db_session
-        db_session.commit()
+    def _session() -> Iterator[Session]:  # as get_session: commit, or roll back on error
+        try:
+            yield db_session
+            db_session.commit()
+        except BaseException:
+            db_session.rollback()
+            raise
 
     app.dependency_overrides[get_session] = _session
     app.dependency_overrides[get_read_sessions] = lambda: lambda: nullcontext(db_session)

@@ -55,6 +55,18 @@ class JobCreate(BaseModel):
         default=10, ge=1, le=MAX_REDISTRIBUTION_EVERY, description="CRC periods."
     )
     redistribution_enabled: bool = True
+    source: Literal["generator", "redis"] = Field(
+        default="generator",
+        description="generator: tuples generated at rate_per_s (or the scenario's "
+        "arrivals); redis: every stream is read from the Redis stream <prefix>:<stream> "
+        "(HEADROOM_STREAMS_REDIS_URL, HEADROOM_STREAMS_PREFIX), fed by any producer.",
+    )
+    sink: Literal["none", "parquet", "json", "redis"] = Field(
+        default="none",
+        description="Where output rows go: nowhere; Parquet or JSON-lines files, one "
+        "directory per batch under the job's directory (output/); or the Redis stream "
+        "<prefix>:job:<id>:output.",
+    )
 
     def scenario_control(self, control: Control) -> dict[str, Any]:
         """A stored scenario's DILoS settings, each overridden where this request sets it:

@@ -31,7 +31,7 @@ from backend.settings import Settings
 from backend.tuning import service as tuning
 from backend.users import security
 from spark_runner.contract.control import ClassControl, LiveConfig
-from spark_runner.contract.snapshot import ClassSnapshot, JobSnapshot
+from spark_runner.contract.snapshot import ClassSnapshot, EngineSettings, JobSnapshot
 from spark_runner.core.errors import ParameterError
 from spark_runner.scenario.compose import UNLIMITED_SCHEDULE_S, scenario_live_config
 from spark_runner.scenario.loader import scenario_from_dict
@@ -91,6 +91,7 @@ def create_job(
         earlier = repo.by_idempotency_key(idempotency_key)
         if earlier is not None:
             return _same_request(earlier, data, idempotency_key), False
+    _check_streams_redis(settings, data)
     if data.scenario_id is not None:
         document = scenarios.get_scenario(session, data.scenario_id).document
         plan = _plan_from_scenario(document, data)
@@ -123,6 +124,7 @@ def create_job(
         classes=plan.classes,
         scenario=plan.scenario,
         control=plan.control,
+        engine=_engine(settings, data, job.id),
     )
     control = plan.control
     job.config = snapshot.model_dump(mode="json", exclude={"ingest_token"})
@@ -131,6 +133,34 @@ def create_job(
     job_id = job.id
     after_commit(session, lambda: enqueue_launch(job_id))
     return job, True
+
+
+def _check_streams_redis(settings: Settings, data: JobCreate) -> None:
+    for field, value in (("source", data.source), ("sink", data.sink)):
+        if value == "redis" and not settings.streams_redis_url:
+            raise ParameterError(
+                field,
+                value,
+                "no Redis for streams is configured on the control plane "
+                "(set HEADROOM_STREAMS_REDIS_URL)",
+            )
+
+
+def _engine(settings: Settings, data: JobCreate, job_id: int) -> EngineSettings:
+    """Where the job reads its streams and writes its output (paths and keys are the
+    control plane's: a request names only the kinds)."""
+    sink_path = None
+    if data.sink == "redis":
+        sink_path = f"{settings.streams_prefix}:job:{job_id}:output"
+    elif data.sink != "none":
+        sink_path = str(job_dir(settings, job_id) / "output")
+    return EngineSettings(
+        source=data.source,
+        redis_url=settings.streams_redis_url if "redis" in (data.source, data.sink) else "",
+        redis_prefix=settings.streams_prefix,
+        sink=data.sink,
+        sink_path=sink_path,
+    )
 
 
 def _same_request(earlier: Job, data: JobCreate, key: str) -> Job:

@@ -12,6 +12,10 @@ class QueryRepository:
     def __init__(self, session: Session) -> None:
         self.session = session
 
+    def list_all(self) -> Sequence[ContinuousQuery]:
+        stmt = select(ContinuousQuery).order_by(ContinuousQuery.class_id, ContinuousQuery.id)
+        return self.session.scalars(stmt).all()
+
     def for_classes(self, class_ids: Sequence[int]) -> Sequence[ContinuousQuery]:
         stmt = (
             select(ContinuousQuery)

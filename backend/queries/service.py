@@ -14,8 +14,9 @@ from backend.errors import Conflict, FieldErrors, NotFound
 from backend.queries.models import ContinuousQuery
 from backend.queries.repository import QueryRepository
 from backend.queries.schemas import QuerySpec
+from backend.streams.repository import StreamRepository
 from spark_runner.contract.control import LiveConfig
-from spark_runner.scenario.compose import QUERY_PREFIX, QueryPart, compose
+from spark_runner.scenario.compose import QUERY_PREFIX, QueryPart, compose, inputs_of
 from spark_runner.scenario.errors import ScenarioError
 from spark_runner.scenario.loader import scenario_from_dict
 
@@ -76,6 +77,7 @@ def validate(session: Session, query_class: QueryClass, spec: QuerySpec) -> None
         rate_per_s=1.0,
         period_s=1.0,
         duration_s=10.0,
+        declared=StreamRepository(session).declarations(),
         name="validation",
     )
     try:
@@ -84,6 +86,32 @@ def validate(session: Session, query_class: QueryClass, spec: QuerySpec) -> None
         raise FieldErrors(
             [(issue.path.removeprefix(prefix), issue.message) for issue in error.issues]
         ) from None
+
+
+def readers(session: Session, stream: str) -> list[ContinuousQuery]:
+    """The stored queries that read ``stream``."""
+    return [q for q in QueryRepository(session).list_all() if stream in inputs_of(query_part(q))]
+
+
+def check_readers(session: Session, stream: str) -> None:
+    """``FieldErrors`` (on ``columns``) if a stored query reading ``stream`` no longer
+    passes its checks (its declared columns changed under it)."""
+    broken: list[tuple[str, str]] = []
+    for query in readers(session, stream):
+        query_class = classes.get_class(session, query.class_id)
+        try:
+            validate(session, query_class, QuerySpec.model_validate(query, from_attributes=True))
+        except FieldErrors as error:
+            broken += [
+                (
+                    "columns",
+                    f"query {query.name!r} of class {query_class.name!r} reads stream "
+                    f"{stream!r} and would fail ({path}: {message}); change the query first",
+                )
+                for path, message in error.errors
+            ]
+    if broken:
+        raise FieldErrors(broken)
 
 
 def list_queries(session: Session, class_id: int) -> Sequence[ContinuousQuery]:
@@ -147,4 +175,5 @@ def scenario_for(
         rate_per_s=rate_per_s,
         period_s=period_s,
         duration_s=duration_s,
+        declared=StreamRepository(session).declarations(),
     )

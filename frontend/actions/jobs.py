@@ -56,6 +56,8 @@ OPTION_FIELDS: tuple[str, ...] = (
     "recommend_only",
     "policy",
     "redistribution_every",
+    "source",
+    "sink",
 )
 START_FIELDS: tuple[str, ...] = ("workload", "class_ids", "duration_s", *OPTION_FIELDS)
 OWN_MANAGER = "own"  # the manager choice meaning "each class keeps its own"
@@ -65,6 +67,19 @@ GENERATED_CHOICE: dict[str, str] = {
     "label": "generated: constant rate per class",
     "value": GENERATED,
 }
+# Where the job's streams come from and where its output rows go (JobCreate.source/sink).
+SOURCE_CHOICES: list[dict[str, str]] = [
+    {"label": "Generated", "value": "generator"},
+    {"label": "Redis streams", "value": "redis"},
+]
+SINK_CHOICES: list[dict[str, str]] = [
+    {"label": "None", "value": "none"},
+    {"label": "Parquet files", "value": "parquet"},
+    {"label": "JSON files", "value": "json"},
+    {"label": "Redis stream", "value": "redis"},
+]
+DEFAULT_SOURCE = "generator"
+DEFAULT_SINK = "none"
 SCENARIO_PREFIX = "scenario:"  # a workload value "scenario:<id>": that stored scenario
 # What JobCreate ignores when a scenario runs: the scenario brings its classes and arrivals.
 GENERATED_ONLY: frozenset[str] = frozenset({"class_ids", "rate_per_s"})
@@ -320,7 +335,8 @@ def build_start_options(
     Empty fields are left out, so the API applies its defaults (its Spark master, each
     class's own manager, the relative policy or the scenario's, ...); so are the fields
     not in ``applies`` (the rate, when a scenario runs). A manager chosen here overrides
-    the manager of every class of the job.
+    the manager of every class of the job. The source and the output go as chosen (the
+    API refuses Redis when the control plane has none configured).
     """
     options: dict[str, Any] = {}
     feedback: dict[str, str] = {}
@@ -338,7 +354,7 @@ def build_start_options(
     # The choices that mean "leave it to the API" (each class's own manager, the
     # default or the scenario's policy).
     unset = {"manager": OWN_MANAGER, "policy": DEFAULT_POLICY_CHOICE}
-    for key in ("spark_master", "manager", "policy"):
+    for key in ("spark_master", "manager", "policy", "source", "sink"):
         raw = values.get(key)
         if isinstance(raw, str) and raw.strip() and raw != unset.get(key):
             options[key] = raw.strip()
@@ -497,7 +513,8 @@ def workload_label(job: Job) -> str:
 
 def launch_details(job: Job) -> list[str]:
     """The other launch options worth a glance: manager, mode, shedding, duration and
-    where it runs (the Spark master, and the source when it is not the generator)."""
+    where it runs (the Spark master; the source when it is not the generator and the
+    output when there is one)."""
     launch = job["launch"]
     details = [f"manager {launch['manager']}" if launch["manager"] else "each class's manager"]
     if launch["mode"] == "dilos":
@@ -509,9 +526,12 @@ def launch_details(job: Job) -> list[str]:
     duration = launch["duration_s"]
     details.append("until stopped" if duration is None else f"{format_number(duration)} s")
     details.append(job["spark_master"])
-    source = launch["engine"].get("source")
-    if source and source != "generator":
+    engine = launch["engine"]
+    source, sink = engine.get("source"), engine.get("sink")
+    if source and source != DEFAULT_SOURCE:
         details.append(f"{source} source")
+    if sink and sink != DEFAULT_SINK:
+        details.append(f"{sink} output")
     return details
 
 

@@ -19,7 +19,8 @@ from dash.exceptions import PreventUpdate
 from frontend import query_panel, session
 from frontend.actions import classes as actions
 from frontend.api import Role
-from frontend.auth import CHANGE_ROLE, can_change, needs_role_hint
+from frontend.auth import can_change
+from frontend.components import role_hint_alert
 from frontend.context import api_client
 from frontend.managers import DEFAULT_MANAGER, manager_options, params_hint
 
@@ -243,14 +244,7 @@ def layout_for(role: Role | None) -> html.Div:
             _edit_modal(),
         ]
     else:
-        create = [
-            dbc.Alert(
-                needs_role_hint(CHANGE_ROLE, role, "Creating and deleting classes"),
-                color="info",
-                id="classes-role-hint",
-                class_name="mt-4",
-            )
-        ]
+        create = [role_hint_alert(role, "Creating and deleting classes", "classes-role-hint")]
     return html.Div(
         [
             html.H2("Query classes"),

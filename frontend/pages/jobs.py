@@ -1,5 +1,6 @@
-"""Jobs page: start a job (chosen classes with generated streams, or a stored scenario),
-watch it start, stop, restart, read its log.
+"""Jobs page: start a job (chosen classes with generated streams, or a stored scenario;
+its streams generated or read from Redis, its output kept or not), watch it start, stop,
+restart, read its log.
 
 Everyone signed in sees the jobs and their logs; the start form and the Stop/Restart
 buttons are only offered to operators and admins. Callbacks only collect values and
@@ -20,7 +21,8 @@ from dash.exceptions import PreventUpdate
 from frontend import polling, session
 from frontend.actions import jobs as actions
 from frontend.api import Role
-from frontend.auth import CHANGE_ROLE, can_change, needs_role_hint
+from frontend.auth import can_change
+from frontend.components import role_hint_alert
 from frontend.context import api_client
 from frontend.managers import manager_options
 
@@ -159,6 +161,21 @@ def _start_form() -> dbc.Form:
                 "A manager chosen here replaces the manager of every class in this job.",
                 id="job-manager-hint",
             ),
+            dbc.Row(
+                [
+                    _select_field(
+                        "source", "Source", actions.SOURCE_CHOICES, actions.DEFAULT_SOURCE
+                    ),
+                    _select_field("sink", "Output", actions.SINK_CHOICES, actions.DEFAULT_SINK),
+                ],
+                class_name="g-3 mt-1",
+            ),
+            dbc.FormText(
+                "Redis needs HEADROOM_STREAMS_REDIS_URL on the control plane: each stream is "
+                "read from <prefix>:<stream>, the output written to <prefix>:job:<id>:output. "
+                "Output files go under the job's directory (output/).",
+                id="job-source-hint",
+            ),
             html.Div(dbc.Button("Start job", type="submit", color="primary"), className="mt-3"),
             # One key per filled-in form: a double submit starts one job, not two.
             dcc.Store(id="job-start-key", data=_new_key()),
@@ -207,14 +224,7 @@ def layout_for(role: Role | None) -> html.Div:
             _start_form(),
         ]
     else:
-        start = [
-            dbc.Alert(
-                needs_role_hint(CHANGE_ROLE, role, "Starting, stopping and restarting jobs"),
-                color="info",
-                id="jobs-role-hint",
-                class_name="mt-4",
-            )
-        ]
+        start = [role_hint_alert(role, "Starting, stopping and restarting jobs", "jobs-role-hint")]
     return html.Div(
         [
             html.H2("Jobs"),

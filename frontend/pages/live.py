@@ -32,7 +32,8 @@ from frontend import polling, session
 from frontend.actions import live as actions
 from frontend.actions import tuning
 from frontend.api import ApiError, JobConfig, Role
-from frontend.auth import CHANGE_ROLE, can_change, needs_role_hint
+from frontend.auth import can_change
+from frontend.components import role_hint_alert
 from frontend.context import api_client
 from frontend.managers import POLICIES, manager_options
 
@@ -181,14 +182,7 @@ def _tuning_panel(role: Role | None) -> Component:
     if can_change(role):
         body: list[Component] = [html.Div(id="tune-alert"), _tuning_form()]
     else:
-        body = [
-            dbc.Alert(
-                needs_role_hint(CHANGE_ROLE, role, "Tuning a running job"),
-                color="info",
-                id="tune-role-hint",
-                class_name="small py-2",
-            )
-        ]
+        body = [role_hint_alert(role, "Tuning a running job", "tune-role-hint", "small py-2")]
     card: Component = dbc.Card(
         [
             dbc.CardHeader("Live tuning", class_name="fw-semibold"),

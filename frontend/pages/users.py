@@ -17,6 +17,7 @@ from frontend import session
 from frontend.actions import users as actions
 from frontend.api import ROLES, Role
 from frontend.auth import ADMIN_ROLE, is_admin, needs_role_hint
+from frontend.components import labelled_field
 from frontend.context import api_client
 
 dash.register_page(  # type: ignore[no-untyped-call]  # unannotated in dash
@@ -24,29 +25,22 @@ dash.register_page(  # type: ignore[no-untyped-call]  # unannotated in dash
 )
 
 
-def _field(field: str, label: str, control: Component) -> dbc.Col:
-    return dbc.Col(
-        [
-            dbc.Label(label, html_for=f"user-{field}"),
-            control,
-            # Shown by "d-block" for the select, which Bootstrap does not mark invalid.
-            html.Div(id=f"user-{field}-feedback", className="invalid-feedback d-block"),
-        ]
-    )
-
-
 def _form() -> dbc.Form:
     return dbc.Form(
         [
             dbc.Row(
                 [
-                    _field("username", "Username", dbc.Input(id="user-username", type="text")),
-                    _field(
+                    labelled_field(
+                        "user", "username", "Username", dbc.Input(id="user-username", type="text")
+                    ),
+                    labelled_field(
+                        "user",
                         "password",
                         "Password",
                         dbc.Input(id="user-password", type="password", autocomplete="new-password"),
                     ),
-                    _field(
+                    labelled_field(
+                        "user",
                         "role",
                         "Role",
                         dbc.Select(

@@ -141,8 +141,7 @@ def parse(column: ColumnSpec, raw: Any) -> Any:
     if raw is None:
         return None
     if isinstance(raw, datetime):  # a typed file's timestamp (naive: UTC)
-        moment = raw if raw.tzinfo else raw.replace(tzinfo=UTC)
-        return round(moment.timestamp() * 1e6) if column.type == "timestamp" else None
+        return _epoch_us(raw) if column.type == "timestamp" else None
     if isinstance(raw, bytes):
         raw = raw.decode("utf-8", "replace")
     try:
@@ -154,12 +153,21 @@ def parse(column: ColumnSpec, raw: Any) -> Any:
             return number if math.isfinite(number) else None
         if column.type == "boolean":
             return raw if isinstance(raw, bool) else str(raw).strip().lower() in ("true", "1")
-        if column.type == "timestamp":  # epoch seconds
-            seconds = float(raw)
+        if column.type == "timestamp":  # epoch seconds, or ISO 8601 text
+            try:
+                seconds = float(raw)
+            except ValueError:
+                return _epoch_us(datetime.fromisoformat(str(raw).strip()))
             return round(seconds * 1e6) if math.isfinite(seconds) else None
         return str(raw)
     except (TypeError, ValueError, OverflowError):
         return None
+
+
+def _epoch_us(moment: datetime) -> int:
+    """Microseconds since the epoch (a naive time is UTC)."""
+    aware = moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+    return round(aware.timestamp() * 1e6)
 
 
 def arrow_array(column: ColumnSpec, values: Any) -> pa.Array:

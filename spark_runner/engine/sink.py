@@ -98,7 +98,7 @@ def write_redis_batch(url: str, key: str, batch_id: int, rows: Iterable[Any]) ->
                 return False
             pipe.multi()
             for row in rows:
-                values = row.asDict() if hasattr(row, "asDict") else dict(row)
+                values = row.asDict(recursive=True) if hasattr(row, "asDict") else dict(row)
                 payload = {k: v for k, v in values.items() if v is not None}
                 pipe.xadd(
                     key,

@@ -21,10 +21,15 @@ from typing import Any
 
 from spark_runner.contract.control import ClassControl, LiveConfig
 from spark_runner.scenario.models import FORMAT_VERSION, Scenario
+from spark_runner.scenario.sql_allowlist import query_shape
 
 QUERY_PREFIX = "query:"
 SEGMENT_PREFIX = "shared."
 STREAM_PREFIX = "stream."
+RESERVED_STREAM_PREFIXES = (SEGMENT_PREFIX, STREAM_PREFIX)
+"""A declared stream's name starts with neither (they name derived streams and segments)."""
+DECLARED_FIELDS = ("columns", "event_time", "description")
+"""What a declared stream gives the scenario's stream of its name (see :func:`compose`)."""
 DEFAULT_KEYS = 100
 DEFAULT_SELECTIVITY = 0.5
 UNLIMITED_SCHEDULE_S = 86_400.0
@@ -42,6 +47,18 @@ class QueryPart:
 
 def segment_name(query_name: str) -> str:
     return SEGMENT_PREFIX + query_name
+
+
+def inputs_of(query: QueryPart) -> list[str]:
+    """What ``query`` reads, in order: its source, a window join's right side, the
+    streams a SQL statement joins (streams, or ``query:<name>``)."""
+    names = [query.source]
+    for op in query.operators:
+        if op.get("kind") == "window_join" and isinstance(op.get("right"), str):
+            names.append(op["right"])
+        if op.get("kind") == "sql" and isinstance(op.get("statement"), str):
+            names.extend(query_shape(op["statement"])[0][1:])
+    return list(dict.fromkeys(names))
 
 
 def generated_query(class_name: str, selectivity: float = DEFAULT_SELECTIVITY) -> QueryPart:
@@ -87,15 +104,18 @@ def compose(
     period_s: float,
     duration_s: float,
     stream_rates: Mapping[str, float] | None = None,
+    declared: Mapping[str, Mapping[str, Any]] | None = None,
     name: str = "registered-classes",
     seed: int = 0,
 ) -> dict[str, Any]:
     """The scenario document of the classes of ``queries`` (in its order; each with its
     own, non-shared queries, or none) with their parameters from ``config``, reading the
     given ``shared`` queries. The streams they read are generated at ``rate_per_s``, or
-    at ``stream_rates[stream]``."""
+    at ``stream_rates[stream]``; a stream in ``declared`` carries its columns and event
+    time (:data:`DECLARED_FIELDS`), any other ``key`` and ``value``."""
     streams: dict[str, float] = {}
     rates = stream_rates or {}
+    schemas = declared or {}
 
     def input_name(source: str) -> str:
         if source.startswith(QUERY_PREFIX):
@@ -108,6 +128,9 @@ def compose(
         for op in out:
             if op.get("kind") == "window_join" and isinstance(op.get("right"), str):
                 op["right"] = input_name(op["right"])
+            if op.get("kind") == "sql" and isinstance(op.get("statement"), str):
+                for joined in query_shape(op["statement"])[0][1:]:
+                    input_name(joined)
         return out
 
     segments = [
@@ -138,7 +161,12 @@ def compose(
             "redistribution_every": config.redistribution_every,
         },
         "streams": [
-            {"name": s, "keys": DEFAULT_KEYS, "arrival": {"kind": "constant", "rate_per_s": r}}
+            {
+                "name": s,
+                "keys": DEFAULT_KEYS,
+                "arrival": {"kind": "constant", "rate_per_s": r},
+                **{k: v for k, v in schemas.get(s, {}).items() if k in DECLARED_FIELDS},
+            }
             for s, r in streams.items()
         ],
         "shared_segments": segments,

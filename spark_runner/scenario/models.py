@@ -29,6 +29,7 @@ from pydantic import (
     model_validator,
 )
 
+from spark_runner.core.errors import ParameterError
 from spark_runner.scenario.columns import MAX_COLUMNS, ColumnName, StreamColumn, default_columns
 from spark_runner.scenario.predicates import PredicateError, parse_predicate
 from spark_runner.scenario.sql_allowlist import (
@@ -258,6 +259,23 @@ SQL_ENGINE_COLUMNS = frozenset({"arrival_s", "event_time"})
 """The engine's columns a SQL query may read besides the stream's own."""
 
 
+def check_schema(stream: str, columns: Sequence[StreamColumn], event_time: str | None) -> None:
+    """``ParameterError`` (on ``columns`` or ``event_time``) unless every column name is
+    declared once and ``event_time``, if set, names one of the timestamp columns."""
+    names = [c.name for c in columns]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise ParameterError(
+            "columns", twice[0], f"column {twice[0]!r} is declared twice in stream {stream!r}"
+        )
+    if event_time is not None:
+        column = next((c for c in columns if c.name == event_time), None)
+        if column is None or column.type != "timestamp":
+            raise ParameterError(
+                "event_time", event_time, f"must name a timestamp column of stream {stream!r}"
+            )
+
+
 class Stream(_Model):
     """An input stream. Tuples carry its ``columns`` (see :mod:`columns`; without them
     ``key``, uniform over ``keys`` integers, and ``value``, uniform in [0, 1)), ``seq`` and
@@ -273,17 +291,7 @@ class Stream(_Model):
 
     @model_validator(mode="after")
     def _schema(self) -> Stream:
-        names = [c.name for c in self.column_specs]
-        twice = sorted({n for n in names if names.count(n) > 1})
-        if twice:
-            raise ValueError(f"stream {self.name!r}: column {twice[0]!r} is declared twice")
-        if self.event_time is not None:
-            column = next((c for c in self.column_specs if c.name == self.event_time), None)
-            if column is None or column.type != "timestamp":
-                raise ValueError(
-                    f"stream {self.name!r}: event_time {self.event_time!r} must name one of "
-                    "its timestamp columns"
-                )
+        check_schema(self.name, self.column_specs, self.event_time)
         return self
 
     @property

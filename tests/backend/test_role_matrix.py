@@ -81,6 +81,7 @@ class World:
 
     class_id: int
     query_id: int
+    stream_id: int
     scenario_id: int
     live_job_id: int
     stopped_job_id: int
@@ -122,6 +123,7 @@ QUERY = {
     "source": "trades",
     "operators": [{"kind": "filter", "predicate": "value > 0.9"}],
 }
+STREAM = {"name": "quotes", "columns": [{"name": "bid", "type": "double"}]}
 SCRAPE_TOKEN = "matrix-scrape-token"
 CLASS = {"name": "fraud", "priority": 6, "delay_target_s": 1.5}
 API = "/api/v1"
@@ -225,6 +227,19 @@ ROUTES: dict[tuple[str, str], Route] = {
         201,
         at(API + "/classes/{class_id}/queries", json={**QUERY, "name": "another"}),
     ),
+    ("GET", API + "/streams"): Route(Access.VIEWER, 200, at(API + "/streams")),
+    ("POST", API + "/streams"): Route(
+        Access.OPERATOR, 201, at(API + "/streams", json={**STREAM, "name": "another"})
+    ),
+    ("GET", API + "/streams/{stream_id}"): Route(
+        Access.VIEWER, 200, at(API + "/streams/{stream_id}")
+    ),
+    ("PUT", API + "/streams/{stream_id}"): Route(
+        Access.OPERATOR, 200, at(API + "/streams/{stream_id}", json=STREAM)
+    ),
+    ("DELETE", API + "/streams/{stream_id}"): Route(
+        Access.OPERATOR, 204, at(API + "/streams/{stream_id}")
+    ),
     ("GET", API + "/classes/{class_id}/queries/{query_id}"): Route(
         Access.VIEWER, 200, at(API + "/classes/{class_id}/queries/{query_id}")
     ),
@@ -297,6 +312,7 @@ def _build_world(client: TestClient, session: Session, admin: dict[str, str]) ->
     query_id = ok(client.post(f"{API}/classes/{class_id}/queries", json=QUERY, headers=admin), 201)[
         "id"
     ]
+    stream_id = ok(client.post(f"{API}/streams", json=STREAM, headers=admin), 201)["id"]
     scenario_id = ok(client.post(f"{API}/scenarios", json={"yaml": DEMO}, headers=admin), 201)["id"]
     live = ok(client.post(f"{API}/jobs", json={}, headers=admin), 201)["id"]
     stopped = ok(client.post(f"{API}/jobs", json={}, headers=admin), 201)["id"]
@@ -304,7 +320,7 @@ def _build_world(client: TestClient, session: Session, admin: dict[str, str]) ->
     spare = User(username="spare", password_hash="-", role="viewer", active=True)
     session.add(spare)
     session.commit()
-    return World(class_id, query_id, scenario_id, live, stopped, spare.id)
+    return World(class_id, query_id, stream_id, scenario_id, live, stopped, spare.id)
 
 
 @pytest.fixture(scope="module")

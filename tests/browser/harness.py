@@ -108,10 +108,18 @@ class Product:
         self.stack.stop()
 
 
-def start_product(data_dir: Path, timeout_s: float = 60.0, *, worker: bool = False) -> Product:
+def start_product(
+    data_dir: Path,
+    timeout_s: float = 60.0,
+    *,
+    worker: bool = False,
+    streams_redis_url: str = "",
+    streams_prefix: str = "headroom",
+) -> Product:
     """API + dashboard on free ports over a fresh SQLite database in ``data_dir``, with
     an admin (made by the CLI), an operator and a viewer (made by the admin); with
-    ``worker`` also a Celery worker, which launches real local Spark jobs."""
+    ``worker`` also a Celery worker, which launches real local Spark jobs (reading and
+    writing Redis streams on ``streams_redis_url`` under ``streams_prefix``)."""
     settings = Settings(
         data_dir=data_dir,
         database_url=f"sqlite:///{data_dir / 'headroom.db'}",
@@ -119,6 +127,8 @@ def start_product(data_dir: Path, timeout_s: float = 60.0, *, worker: bool = Fal
         dashboard_port=free_port(),
         spark_master="local[2]",
         watch_interval_s=0.5,
+        streams_redis_url=streams_redis_url,
+        streams_prefix=streams_prefix,
     )
     data_dir.mkdir(parents=True, exist_ok=True)
     upgrade(settings.sqlalchemy_url)

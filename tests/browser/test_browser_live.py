@@ -1,20 +1,30 @@
-"""A real job in a real browser: start it from the Jobs page, watch its live chart move,
-tune a threshold and see it applied, then read its history and download the CSV.
+"""A real job in a real browser: the class's own SQL over its own Redis streams, started
+from the Jobs page; watch its live chart move, tune a threshold and see it applied, then
+read its history and download the CSV.
 
 One product for the module with a Celery worker, so the job the operator starts is a
 real local Spark job (about 15-20 s to its first metrics, then one sample per class
-per second). The tests run in file order on that one job. Every test ends by
-asserting that the browser console logged no error.
+per second). The class reads two declared streams (trades, quotes: their own columns and
+event time) that a producer here appends to real Redis as JSON entries; its queries are
+Spark SQL, a window aggregate and a stream-stream join; the job writes its output to a
+Redis stream. The tests run in file order on that one job. Every test ends by asserting
+that the browser console logged no error.
 """
 
 from __future__ import annotations
 
 import csv
 import io
+import json
+import threading
+import uuid
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any, cast
 
 import pytest
+import redis
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select
 
@@ -26,27 +36,85 @@ from tests.browser.harness import (
     attr,
     start_product,
 )
+from tests.waiting import wait_until
 
-pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
+pytestmark = [pytest.mark.browser, pytest.mark.services, pytest.mark.timeout(300)]
 
 FIRST_METRICS_S = 90.0  # Spark starting on a busy machine; usually 15-20 s
 CLASS = "fraud"
 
 
+PREFIX = f"live-{uuid.uuid4().hex[:8]}"
+STREAMS = {
+    "trades": [{"name": "account", "type": "long"}, {"name": "amount", "type": "double"}],
+    "quotes": [{"name": "account", "type": "long"}, {"name": "bid", "type": "double"}],
+}
+QUERIES = {
+    "means": "SELECT window(event_time, '2 seconds') AS w, account, avg(amount) AS mean "
+    "FROM trades GROUP BY 1, account",
+    "matched": "SELECT t.account, t.amount, q.bid FROM trades t JOIN quotes q ON t.account = "
+    "q.account AND q.event_time BETWEEN t.event_time - INTERVAL 1 SECONDS AND "
+    "t.event_time + INTERVAL 1 SECONDS",
+}
+ROWS_PER_S = 40
+
+
+def _produce(client: redis.Redis, stop: threading.Event) -> None:
+    """Appends JSON entries to both streams, ROWS_PER_S each, until stopped."""
+    n = 0
+    while not stop.wait(0.1):
+        stamp = datetime.now(UTC).isoformat()
+        for i in range(ROWS_PER_S // 10):
+            account = (n * 7 + i) % 10
+            client.xadd(f"{PREFIX}:trades", {"json": json.dumps(
+                {"account": account, "amount": float(n % 50), "ts": stamp})})  # fmt: skip
+            client.xadd(f"{PREFIX}:quotes", {"json": json.dumps(
+                {"account": account, "bid": 0.5 + i, "ts": stamp})})  # fmt: skip
+        n += 1
+
+
 @pytest.fixture(scope="module")
-def live_product(product: Product, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Product]:
-    """API, dashboard and a worker over a fresh database, with one class."""
-    running = start_product(tmp_path_factory.mktemp("live") / "data", worker=True)
+def live_product(
+    product: Product, tmp_path_factory: pytest.TempPathFactory, redis_url: str
+) -> Iterator[Product]:
+    """API, dashboard and a worker over a fresh database, with one class whose two SQL
+    queries read two declared streams, fed into Redis while the module runs."""
+    running = start_product(
+        tmp_path_factory.mktemp("live") / "data",
+        worker=True,
+        streams_redis_url=redis_url,
+        streams_prefix=PREFIX,
+    )
+    client = redis.Redis.from_url(redis_url)
+    stop = threading.Event()
+    producer = threading.Thread(target=_produce, args=(client, stop), daemon=True)
     try:
         with running.api(OPERATOR) as api:
             created = api.post(
                 "/classes", json={"name": CLASS, "priority": 6, "delay_target_s": 2.0}
             )
             created.raise_for_status()
+            for name, columns in STREAMS.items():
+                ts = {"name": "ts", "type": "timestamp", "generator": {"kind": "arrival"}}
+                timed = [*columns, ts]
+                declared = api.post(
+                    "/streams", json={"name": name, "columns": timed, "event_time": "ts"}
+                )
+                declared.raise_for_status()
+            for name, statement in QUERIES.items():
+                query = {"name": name, "source": "trades",
+                         "operators": [{"kind": "sql", "statement": statement}]}  # fmt: skip
+                api.post(f"/classes/{created.json()['id']}/queries", json=query).raise_for_status()
+        producer.start()
         yield running
     finally:
+        stop.set()
         _kill_jobs(running)
         running.stop()
+        keys = client.keys(f"{PREFIX}:*")
+        if keys:
+            client.delete(*keys)
+        client.close()
 
 
 def _kill_jobs(product: Product) -> None:
@@ -92,7 +160,8 @@ def test_start_a_job_and_see_the_live_chart_move(
 ):
     live.login(OPERATOR, path="/jobs")
     live.wait_text("job-class-ids", CLASS)
-    live.fill("job-rate_per_s", "50")
+    Select(live.element("job-source")).select_by_value("redis")
+    Select(live.element("job-sink")).select_by_value("redis")
     Select(live.element("job-policy")).select_by_value("strict")
     live.click("//form[@id='job-start-form']//button[@type='submit']")
     alert = live.wait_text("job-start-alert", "Started job")
@@ -104,17 +173,17 @@ def test_start_a_job_and_see_the_live_chart_move(
 
     live.click("//div[@id='job-start-alert']//a[text()='Watch it live']")
     live.wait_path(f"/live?job_id={job_id}")
-    live.timeout_s = FIRST_METRICS_S
+    live.timeout_s = FIRST_METRICS_S  # the first batches of windows and a join are slow
     try:
         live.wait(lambda _d: rendered(live)[0] > 0, "no sample reached the live chart")
+        first_t, first_points = rendered(live)
+        assert first_points >= 1
+        live.wait(
+            lambda _d: rendered(live)[0] > first_t and rendered(live)[1] > first_points,
+            "the live chart did not move",
+        )
     finally:
         live.timeout_s = 15.0
-    first_t, first_points = rendered(live)
-    assert first_points >= 1
-    live.wait(
-        lambda _d: rendered(live)[0] > first_t and rendered(live)[1] > first_points,
-        "the live chart did not move",
-    )
     live.wait_text("live-summary", "running")
     mean_cell = f"//tr[@id='live-row-{CLASS}']/td[4]"
     live.wait(
@@ -122,7 +191,29 @@ def test_start_a_job_and_see_the_live_chart_move(
         "the summary shows no mean response time",
     )
     float(live.xpath(mean_cell).text)  # seconds, as measured by the job
+
+    # Spark wrote the class's window averages and join matches to the output stream
+    client = redis.Redis.from_url(live_product.stack.settings.streams_redis_url)
+    try:
+        assert wait_until(lambda: {"means", "matched"} <= set(outputs(client, job_id)), 60)
+        rows = outputs(client, job_id)
+    finally:
+        client.close()
+    assert all(0 <= r["mean"] < 50 and 0 <= r["account"] < 10 for r in rows["means"])
+    assert all(r["bid"] >= 0.5 and "amount" in r for r in rows["matched"])
     live.assert_console_clean()
+
+
+def outputs(client: redis.Redis, job_id: int) -> dict[str, list[dict[str, Any]]]:
+    """The job's output rows in its Redis stream, by query."""
+    entries = cast(
+        "list[tuple[bytes, dict[bytes, bytes]]]", client.xrange(f"{PREFIX}:job:{job_id}:output")
+    )
+    by_query: dict[str, list[dict[str, Any]]] = {}
+    for _, fields in entries:
+        row = json.loads(fields[b"json"])
+        by_query.setdefault(row["query"], []).append(row)
+    return by_query
 
 
 def test_change_a_threshold_and_see_it_applied(

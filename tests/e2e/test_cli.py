@@ -112,13 +112,20 @@ def test_cli_round_trip(api_only: Stack, tmp_path: Path) -> None:
     listing = cli(api_only, "classes", "list")
     assert "fraud" in listing.stdout and "ads" not in listing.stdout
 
-    statement = "SELECT key, avg(value) AS mean FROM trades GROUP BY key"
+    columns = '[{"name": "account", "type": "long"}, {"name": "amount"}]'
+    stream = cli(api_only, "streams", "add", "--name", "trades", "--columns", columns)
+    assert stream.returncode == 0 and '"account"' in stream.stdout, stream.stderr
+    twice = cli(api_only, "streams", "add", "--name", "t2", "--columns", columns,
+                "--event-time", "amount")  # fmt: skip
+    assert twice.returncode == 1 and "event_time 'amount' must name one of" in twice.stderr
+    assert "account" in cli(api_only, "streams", "list").stdout
+    statement = "SELECT account, avg(amount) AS mean FROM trades GROUP BY account"
     query = cli(api_only, "queries", "add", "1", "--name", "means", "--source", "trades",
                 "--sql", statement)  # fmt: skip
     assert query.returncode == 0 and statement in query.stdout, query.stderr
     refused = cli(api_only, "queries", "add", "1", "--name", "bad", "--source", "trades",
-                  "--sql", "SELECT key FROM trades ORDER BY key")  # fmt: skip
-    assert refused.returncode == 1 and "uses ORDER at position 24" in refused.stderr
+                  "--sql", "SELECT account FROM trades ORDER BY account")  # fmt: skip
+    assert refused.returncode == 1 and "uses ORDER at position 28" in refused.stderr
     assert "means" in cli(api_only, "queries", "list", "1").stdout
 
     started = cli(api_only, "jobs", "start", "--idempotency-key", "k1", "--rate-per-s", "10")

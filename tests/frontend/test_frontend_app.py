@@ -46,7 +46,20 @@ PAGES = {  # ids each page shows to an operator
         "job-workload-feedback",
         "job-classes-section",
         "job-class-ids",
+        "job-source",
+        "job-source-feedback",
+        "job-sink",
+        "job-sink-feedback",
         "job-log-modal",
+    ],
+    "/streams": [
+        "streams-table",
+        "stream-form",
+        "stream-name",
+        "stream-event_time",
+        "stream-event_time-feedback",
+        "stream-columns",
+        "stream-columns-feedback",
     ],
     "/live": [
         "live-job",
@@ -304,6 +317,9 @@ def test_a_viewer_gets_hints_instead_of_change_controls(served, dependencies):
     jobs, _ = render(viewer, dependencies, "/jobs")
     assert '"id": "job-start-form"' not in jobs and '"id": "jobs-role-hint"' in jobs
     assert '"id": "job-log-modal"' in jobs  # logs are for everyone
+    streams, _ = render(viewer, dependencies, "/streams")
+    assert '"id": "stream-form"' not in streams and '"id": "streams-role-hint"' in streams
+    assert '"id": "streams-table"' in streams  # streams are for everyone
 
     table = dispatch(
         viewer,
@@ -509,6 +525,27 @@ def test_the_start_form_follows_the_workload_and_starts_a_scenario(served, depen
     refused = dispatch(ops, dependencies, output, submit, ["job-start-form.n_submit"])["response"]
     assert refused["job-workload"]["invalid"] is True
     assert refused["job-workload-feedback"]["children"].startswith("scenario_id=3000000000")
+
+
+def test_the_start_form_sends_the_source_and_marks_the_select_the_api_names(
+    served, dependencies, ops
+):
+    _, real, _ = served
+    output = next(d["output"] for d in dependencies if "job-start-key.data" in d["output"])
+    submit = {
+        "job-start-form.n_submit": 1,
+        "job-workload.value": "generated",
+        "job-class-ids.value": list(real.classes),
+        "job-source.value": "redis",
+        "job-sink.value": "parquet",
+        "jobs-started.data": 0,
+        "job-start-key.data": "app-source-1",
+    }
+    refused = dispatch(ops, dependencies, output, submit, ["job-start-form.n_submit"])["response"]
+    assert refused["job-source"]["invalid"] is True and refused["job-sink"]["invalid"] is False
+    assert "HEADROOM_STREAMS_REDIS_URL" in refused["job-source-feedback"]["children"]
+    body = real.requests_to("POST", "/jobs")[-1].body
+    assert (body["source"], body["sink"]) == ("redis", "parquet")
 
 
 def click(client, dependencies, button_type, job_id):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from frontend.actions.jobs import (
     LOG_BUTTON_TYPE,
     RESTART_BUTTON_TYPE,
@@ -9,6 +11,7 @@ from frontend.actions.jobs import (
     build_start_options,
     history_href,
     jobs_fingerprint,
+    launch_details,
     live_href,
     load_class_choices,
     load_jobs_table,
@@ -312,3 +315,31 @@ def test_the_cores_message_about_the_manager_lands_on_the_manager(api, real_api)
     assert set(outcome.feedback_by_field) == {"manager"}
     assert "'nope' is invalid: must be one of aloma" in outcome.feedback_by_field["manager"]
     assert outcome.alert is None
+
+
+def test_start_sends_the_source_and_the_output(api, real_api):
+    fraud = real_api.add_class("fraud", 6.0, 1.5)
+    options = {"source": "generator", "sink": "json"}
+    outcome = start_job(api, [fraud["id"]], None, options=options)
+    assert outcome.job is not None
+    assert real_api.requests_to("POST", "/jobs")[-1].body == {
+        "class_ids": [fraud["id"]],
+        "duration_s": None,
+        "source": "generator",
+        "sink": "json",
+    }
+    engine = outcome.job["launch"]["engine"]
+    assert (engine.get("source"), engine.get("sink")) == ("generator", "json")
+    assert launch_details(outcome.job)[-1] == "json output"  # the generator goes unsaid
+
+
+@pytest.mark.parametrize("field", ["source", "sink"])
+def test_redis_without_a_redis_on_the_control_plane_shows_under_its_select(api, real_api, field):
+    fraud = real_api.add_class("fraud", 6.0, 1.5)
+    outcome = start_job(api, [fraud["id"]], None, options={field: "redis"})
+    assert outcome.job is None and outcome.alert is None
+    assert outcome.feedback_by_field == {
+        field: f"{field}='redis' is invalid: no Redis for streams is configured on the "
+        "control plane (set HEADROOM_STREAMS_REDIS_URL)"
+    }
+    assert real_api.jobs == {}

@@ -75,7 +75,7 @@ def test_a_stream_without_columns_has_key_and_value() -> None:
             "choice value 1.5 is not a long",
         ),
         ({"columns": [{"name": "x"}, {"name": "x"}]}, "column 'x' is declared twice"),
-        ({"columns": TRADES, "event_time": "amount"}, "must name one of its timestamp columns"),
+        ({"columns": TRADES, "event_time": "amount"}, "must name a timestamp column of stream"),
         (
             {"columns": [{"name": "x", "generator": {"kind": "uniform", "min": 2, "max": 1}}]},
             "min (2) must be below max (1)",

@@ -64,6 +64,11 @@ def test_normal_uniform_choice_sequence_and_arrival() -> None:
         ("boolean", "true", True),
         ("boolean", 0, False),
         ("timestamp", "1800000000.5", 1_800_000_000_500_000),
+        ("timestamp", "2027-01-15T08:00:00.5+00:00", 1_800_000_000_500_000),
+        ("timestamp", "2027-01-15T09:00:00.5+01:00", 1_800_000_000_500_000),
+        ("timestamp", "2027-01-15 08:00:00.5", 1_800_000_000_500_000),  # naive: UTC
+        ("timestamp", "2027-01-15T08:00:00.5Z", 1_800_000_000_500_000),
+        ("timestamp", "yesterday", None),
         ("string", 12, "12"),
         ("double", None, None),
     ],

@@ -1,0 +1,66 @@
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Self
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from spark_runner.core.errors import ParameterError
+from spark_runner.scenario.columns import MAX_COLUMNS, ColumnName, StreamColumn
+from spark_runner.scenario.compose import RESERVED_STREAM_PREFIXES
+from spark_runner.scenario.models import NAME_MAX_LENGTH, NAME_PATTERN, check_schema
+
+
+class StreamSpec(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": [
+                {
+                    "name": "trades",
+                    "columns": [
+                        {"name": "account", "type": "long", "generator": {"kind": "zipf", "n": 50}},
+                        {"name": "amount", "type": "double"},
+                        {
+                            "name": "ts",
+                            "type": "timestamp",
+                            "generator": {"kind": "arrival", "lag_max_s": 1},
+                        },
+                    ],
+                    "event_time": "ts",
+                }
+            ]
+        },
+    )
+
+    name: str = Field(min_length=1, max_length=NAME_MAX_LENGTH, pattern=NAME_PATTERN)
+    columns: list[StreamColumn] = Field(
+        min_length=1,
+        max_length=MAX_COLUMNS,
+        description="The columns its tuples carry (docs/scenario-format.md, streams[].columns).",
+    )
+    event_time: ColumnName | None = Field(
+        default=None,
+        description="The timestamp column windows and joins use; default: arrival time.",
+    )
+    description: str = Field(default="", max_length=1000)
+
+    @model_validator(mode="after")
+    def _schema(self) -> Self:
+        for prefix in RESERVED_STREAM_PREFIXES:
+            if self.name.startswith(prefix):
+                raise ParameterError(
+                    "name",
+                    self.name,
+                    f"names starting with {prefix!r} are the control plane's own; choose another",
+                )
+        check_schema(self.name, self.columns, self.event_time)
+        return self
+
+
+class StreamRead(StreamSpec):
+    model_config = ConfigDict(from_attributes=True)
+
+    id: int
+    created_at: datetime
+    updated_at: datetime

@@ -1,0 +1,155 @@
+"""The overhead benchmark's workload, one definition for both sides: two streams of CSV
+files (trades, quotes) written at a fixed rate, and two SQL queries over them (a filter,
+a map and a window aggregate; a stream-stream join)."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from pyspark.sql.types import (
+    DoubleType,
+    LongType,
+    StructField,
+    StructType,
+    TimestampType,
+)
+
+ACCOUNTS = 10_000
+WATERMARK_S = 30.0
+FILE_EVERY_S = 0.25
+
+STREAMS: dict[str, tuple[str, str]] = {
+    "trades": ("account", "amount"),
+    "quotes": ("account", "bid"),
+}
+"""Each stream's long key and double value; both also carry ``ts`` (their event time)."""
+
+
+@dataclass(frozen=True)
+class Query:
+    name: str
+    reads: tuple[str, ...]
+    statement: str
+
+
+QUERIES = (
+    Query(
+        "aggregates",
+        ("trades",),
+        "SELECT window(event_time, '5 seconds') AS w, account, count(amount) AS n, "
+        "avg(amount * 1.1 + 1) AS mean FROM trades WHERE amount > 0.2 GROUP BY 1, account",
+    ),
+    Query(
+        "matches",
+        ("trades", "quotes"),
+        "SELECT t.account, t.amount, q.bid FROM trades t JOIN quotes q ON t.account = "
+        "q.account AND q.event_time BETWEEN t.event_time - INTERVAL 1 SECONDS AND "
+        "t.event_time + INTERVAL 1 SECONDS WHERE t.amount > 0.5",
+    ),
+)
+
+
+def spark_schema(stream: str) -> StructType:
+    key, value = STREAMS[stream]
+    return StructType(
+        [
+            StructField(key, LongType()),
+            StructField(value, DoubleType()),
+            StructField("ts", TimestampType()),
+        ]
+    )
+
+
+def scenario(period_s: float, target_s: float) -> dict[str, Any]:
+    """The headroom scenario of the same streams and queries: one class per query, a
+    target far above any response time here (nothing to shed)."""
+    return {
+        "version": 1,
+        "name": "overhead",
+        "seed": 1,
+        "duration_s": 3600,
+        "control": {"period_s": period_s, "mode": "dilos"},
+        "streams": [
+            {
+                "name": name,
+                "arrival": {"kind": "constant", "rate_per_s": 1},
+                "columns": [
+                    {
+                        "name": key,
+                        "type": "long",
+                        "generator": {"kind": "uniform", "min": 0, "max": ACCOUNTS - 1},
+                    },
+                    {"name": value, "type": "double"},
+                    {"name": "ts", "type": "timestamp", "generator": {"kind": "arrival"}},
+                ],
+                "event_time": "ts",
+            }
+            for name, (key, value) in STREAMS.items()
+        ],
+        "classes": [
+            {
+                "name": q.name,
+                "priority": len(QUERIES) - i,
+                "delay_target_s": target_s,
+                "queries": [
+                    {
+                        "name": q.name,
+                        "source": q.reads[0],
+                        "operators": [{"kind": "sql", "statement": q.statement}],
+                    }
+                ],
+            }
+            for i, q in enumerate(QUERIES)
+        ],
+    }
+
+
+class Feeder:
+    """Writes a CSV file per stream every :data:`FILE_EVERY_S` at ``rate_per_s`` rows/s
+    per stream (written hidden, renamed in), until stopped; counts what it wrote."""
+
+    def __init__(self, files_dir: Path, rate_per_s: float, seed: int = 1) -> None:
+        self.files_dir = files_dir
+        self.rows_per_file = max(1, round(rate_per_s * FILE_EVERY_S))
+        self.rng = np.random.default_rng(seed)
+        self.written: list[tuple[float, int]] = []  # (time, rows per stream) per round
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        for name in STREAMS:
+            (files_dir / name).mkdir(parents=True, exist_ok=True)
+
+    def start(self) -> Feeder:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(10)
+
+    def rows_until(self, t: float) -> int:
+        """Rows per stream written up to wall time ``t``."""
+        return sum(n for at, n in self.written if at <= t)
+
+    def _run(self) -> None:
+        n = 0
+        next_at = time.time()
+        while not self._stop.is_set():
+            stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3]
+            for name, (key, value) in STREAMS.items():
+                keys = self.rng.integers(0, ACCOUNTS, self.rows_per_file)
+                values = self.rng.random(self.rows_per_file)
+                lines = [f"{k},{v:.6f},{stamp}" for k, v in zip(keys, values, strict=True)]
+                hidden = self.files_dir / name / f".{n:07d}.csv"
+                hidden.write_text(f"{key},{value},ts\n" + "\n".join(lines) + "\n")
+                os.replace(hidden, self.files_dir / name / f"{n:07d}.csv")
+            self.written.append((time.time(), self.rows_per_file))
+            n += 1
+            next_at += FILE_EVERY_S
+            self._stop.wait(max(0.0, next_at - time.time()))
