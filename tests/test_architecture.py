@@ -29,9 +29,9 @@ FORBIDDEN_IN_CORE = (
 ADAPTERS = ("spark_runner.engine", "spark_runner.job", "spark_runner.sim", "backend", "frontend")
 
 
-@pytest.mark.parametrize("package", ["core", "contract"])
-def test_core_and_contract_import_without_spark_web_database_or_adapters(package: str) -> None:
-    """Every module of spark_runner.core and spark_runner.contract imports with those
+@pytest.mark.parametrize("package", ["core", "contract", "control"])
+def test_core_contract_and_control_import_without_spark_web_database_or_adapters(package: str) -> None:
+    """Every module of spark_runner.core, .contract and .control imports with those
     packages made unimportable, and loads none of the adapters."""
     modules = sorted(
         ".".join(path.relative_to(ROOT).with_suffix("").parts)

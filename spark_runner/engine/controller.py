@@ -10,9 +10,11 @@ answers) and its timing. :meth:`EngineController.on_batch` then
 2. fits the cost model on the batch's time (:mod:`costs`) and feeds the core's
    :class:`LoadModel` with measured costs, selectivities, arrival rates before shedding
    and the queues waiting in the log;
-3. builds one :class:`Observation` per class and steps the control plane — the
-   simulator's: one core manager per class through :class:`DilosController` (``none``,
-   ``per_class``, ``dilos``) or one common manager (``common``);
+3. hands each class's period (:class:`~spark_runner.control.period.ClassPeriod`) to
+   the per-period loop the simulator runs too (:mod:`spark_runner.control.period`): one
+   :class:`Observation` per class, the control plane's step (one core manager per class
+   through :class:`DilosController` — ``none``, ``per_class``, ``dilos`` — or one common
+   manager, ``common``), the oracle's account;
 4. returns the next :class:`Decision` — quotas, shed fractions (zero in recommend-only
    mode), the pace (from the tightest target among the classes with tuples), the batch
    budget for that pace and each point's cost — plus one :class:`MetricSample` per
@@ -45,11 +47,12 @@ import numpy as np
 
 from spark_runner.contract.control import LiveConfig
 from spark_runner.contract.samples import INT32_MAX, MetricSample
+from spark_runner.control.live import apply_live_config
+from spark_runner.control.period import ClassPeriod, PeriodLoop, class_sample, rounded
+from spark_runner.control.plane import make_control_plane
 from spark_runner.core.dilos import StaleRule
 from spark_runner.core.errors import ParameterError
 from spark_runner.core.load_model import LoadModel
-from spark_runner.core.observation import Observation, ResponseTimeStats
-from spark_runner.core.oracle import OracleMeter
 from spark_runner.engine.costs import ROW_WEIGHT_S, STATEFUL_ROW_WEIGHT_S, BatchBudget
 from spark_runner.engine.digest import RunDigest, period_stats
 from spark_runner.engine.measures import BatchMeasures, ResponseSample
@@ -58,9 +61,7 @@ from spark_runner.engine.offsets import BatchRecord, Decision
 from spark_runner.engine.pacing import pace_s
 from spark_runner.scenario.compose import scenario_live_config
 from spark_runner.scenario.models import MapOp, WindowAggregateOp
-from spark_runner.sim.control import ControlResult, make_control_plane
 from spark_runner.sim.engine import ClassTotals, background_schedule
-from spark_runner.sim.live import apply_live_config
 
 log = logging.getLogger(__name__)
 
@@ -177,7 +178,7 @@ class EngineController:
         self.background = background_schedule(scenario)
         # results
         self.totals = {n: ClassTotals() for n in self.names}
-        self._oracles = {n: OracleMeter(self.targets[n]) for n in self.names}
+        self.loop = PeriodLoop(self.control, self.load_model, self.targets)
         self.series: list[dict[str, Any]] = []
         self.redistributions: list[dict[str, Any]] = []
         self.idle_s = 0.0
@@ -421,11 +422,11 @@ class EngineController:
             stats = period_stats(rt, self.targets[name])
             self._add_totals(name, period, rt, dout)
             classes[name] = {
-                "mean_response_time_s": _r(stats.mean_s),
-                "max_response_time_s": _r(stats.max_s),
-                "p95_response_time_s": _r(stats.p95_s),
+                "mean_response_time_s": rounded(stats.mean_s),
+                "max_response_time_s": rounded(stats.max_s),
+                "p95_response_time_s": rounded(stats.p95_s),
                 "outputs": stats.count,
-                "arrival_rate_per_s": _r(period.arrived[name] / period.window_s),
+                "arrival_rate_per_s": rounded(period.arrived[name] / period.window_s),
                 "headroom": None,
                 "queue_length": self._waiting(record, name),
                 "admitted": period.processed[name],
@@ -434,9 +435,9 @@ class EngineController:
         self.idle_s += period.idle_s
         self.series.append(
             {
-                "t_s": _r(t_s),
+                "t_s": rounded(t_s),
                 "batch": record.batch_id,
-                "batch_s": _r(batch_s),
+                "batch_s": rounded(batch_s),
                 "classes": classes,
             }
         )
@@ -464,11 +465,31 @@ class EngineController:
         ids = plan.graph.ids
         self._push_costs()
         shed_in_force = {n: record.decision.shed.get(n, 0.0) for n in self.names}
-        # Tuples wait in the log *before* their class sheds (the source drops its share as
-        # they leave it), so the work a queue holds — what a tuple admitted now waits
-        # behind, Eq. 4.1's qL — is its length times the share that will be kept. (In the
-        # simulator shedding comes first and its queues hold only admitted tuples.)
-        self.load_model.update(
+        floor = self.floor_s()
+        responses = {name: period.response[name] for name in self.names}
+        periods = {
+            name: ClassPeriod(
+                arrived=period.arrived[name],
+                processed=period.processed[name],
+                shed=period.shed[name],
+                outputs=responses[name].count,
+                response_sum_s=responses[name].sum_s,
+                response_max_s=responses[name].max_s,
+                busy_s=period.busy_s[name],
+                capacity_s=period.busy_s[name] + period.idle_s,
+                floor_s=floor,
+                stale_shed=period.stale[name],
+                stale_first=name in record.decision.stale_max,
+            )
+            for name in self.names
+        }
+        outcome = self.loop.step(
+            dt,
+            periods,
+            # Tuples wait in the log *before* their class sheds (the source drops its share as
+            # they leave it), so the work a queue holds — what a tuple admitted now waits
+            # behind, Eq. 4.1's qL — is its length times the share that will be kept. (In the
+            # simulator shedding comes first and its queues hold only admitted tuples.)
             selectivities={ids[i]: float(self._sel[i]) for i in np.flatnonzero(seen)},
             source_rates={p.op_id: period.point_arrived[p.index] / dt for p in plan.points},
             queue_lengths={
@@ -477,82 +498,36 @@ class EngineController:
             },
             shed_fractions=shed_in_force,
         )
-        snap = self.load_model.snapshot()
-        observations: dict[str, Observation] = {}
-        responses: dict[str, ResponseSample] = {}
-        floor = self.floor_s()
-        for name in self.names:
-            rt = period.response[name]
-            responses[name] = rt
-            cl = snap[name]
-            rt_stats = (
-                ResponseTimeStats(
-                    mean_s=min(rt.sum_s / rt.count, rt.max_s), max_s=rt.max_s, count=rt.count
-                )
-                if rt.count
-                else ResponseTimeStats()
-            )
-            observations[name] = Observation(
-                period_s=dt,
-                load=cl.load,
-                arrival_rate_per_s=cl.arrival_rate_per_s,
-                response_time=rt_stats,
-                queue_length=cl.queue_length,
-                queued_load_s=cl.queued_load_s,
-                arrived_count=period.arrived[name],
-                processed_count=period.processed[name],
-                shed_count=period.shed[name],
-                cost_per_tuple_s=cl.cost_per_tuple_s,
-                transient=bool(cl.transient_operators),
-                floor_s=floor,
-                stale_first=name in record.decision.stale_max,
-                stale_shed_count=period.stale[name],
-            )
-        result: ControlResult = self.control.step(observations)
+        result = outcome.result
         self._quotas = dict(result.quotas)
         self._step += 1
         self._decision_version += 1
         decision = self._decision(result.shed, result.quotas, result.stale)
         if result.redistributed:
-            self.redistributions.append({"t_s": _r(t_s), **result.details})
+            self.redistributions.append({"t_s": rounded(t_s), **result.details})
         samples: list[MetricSample] = []
         classes: dict[str, Any] = {}
         dout = self._expected_outputs()
         self.idle_s += period.idle_s
         for name in self.names:
             rt = responses[name]
-            obs = observations[name]
+            obs = outcome.observations[name]
             d = result.decisions[name]
             stats = period_stats(rt, self.targets[name])
             headroom = result.headrooms[name]
-            offered = obs.load * dt
-            received = period.busy_s[name] + period.idle_s
-            oracle_shed = self._oracles[name].period(dt, offered, received, floor)
-            oracle = oracle_shed / offered if offered > 0 else 0.0
+            oracle = outcome.oracle_shed_fraction[name]
             waiting = self._waiting(record, name)
             self._add_totals(name, period, rt, dout)
-            shed_next = decision.shed[name]
             classes[name] = {
-                "mean_response_time_s": _r(stats.mean_s),
-                "max_response_time_s": _r(stats.max_s),
-                "p95_response_time_s": _r(stats.p95_s),
-                "outputs": stats.count,
-                "arrival_rate_per_s": _r(period.arrived[name] / dt),
-                "load": _r(obs.load),
-                "admitted_load": _r(obs.load * (1.0 - result.shed[name])),
-                "headroom": _r(headroom),
-                "shed_fraction": _r(result.shed[name]),
-                "quota": _r(result.quotas[name]),
+                **class_sample(name, dt, periods[name], outcome),
+                "mean_response_time_s": rounded(stats.mean_s),
+                "max_response_time_s": rounded(stats.max_s),
+                "p95_response_time_s": rounded(stats.p95_s),
                 "queue_length": waiting,
-                "busy_s": _r(period.busy_s[name]),
-                "estimated_delay_s": _r(d.estimated_delay_s),
-                "state": str(d.state),
-                "action": d.action,
                 "admitted": period.processed[name],
                 "shed": period.shed[name],
-                "violation_mean_s": _r(stats.violation_mean_s),
-                "applied_shed_fraction": _r(shed_next),
-                "floor_s": _r(floor),
+                "violation_mean_s": rounded(stats.violation_mean_s),
+                "applied_shed_fraction": rounded(decision.shed[name]),
             }
             samples.append(
                 MetricSample(
@@ -588,14 +563,14 @@ class EngineController:
             )
         self.series.append(
             {
-                "t_s": _r(t_s),
+                "t_s": rounded(t_s),
                 "batch": record.batch_id,
-                "background_share": _r(self.background.rate_at(t_s)),
-                "idle_s": _r(period.idle_s),
-                "budget_s": _r(decision.budget_s),
-                "budget_weight_s": _r(self.budget.budget_s),
-                "fixed_s": _r(self.budget.fixed_s),
-                "batch_s": _r(timing.output_s - timing.started_s),
+                "background_share": rounded(self.background.rate_at(t_s)),
+                "idle_s": rounded(period.idle_s),
+                "budget_s": rounded(decision.budget_s),
+                "budget_weight_s": rounded(self.budget.budget_s),
+                "fixed_s": rounded(self.budget.fixed_s),
+                "batch_s": rounded(timing.output_s - timing.started_s),
                 "config_version": self.config_version,
                 "classes": classes,
             }
@@ -645,8 +620,8 @@ class EngineController:
             tot.violation_sum_s = dig.violation_sum_s
             tot.violation_max_s = dig.violation_max_s
             tot.histogram = dig.histogram.tolist()
-            tot.oracle_offered_s = self._oracles[name].offered_s
-            tot.oracle_shed_s = self._oracles[name].shed_s
+            tot.oracle_offered_s = self.loop.oracles[name].offered_s
+            tot.oracle_shed_s = self.loop.oracles[name].shed_s
         return self.totals
 
     def backlog(self) -> tuple[dict[str, int], dict[str, float]]:
@@ -673,12 +648,3 @@ def _finite(value: float | None) -> float | None:
     if value is None or not math.isfinite(value):
         return None
     return max(0.0, value)
-
-
-def _r(value: float | None) -> float | None:
-    """Round for the results file (6 significant digits)."""
-    if value is None:
-        return None
-    if value == 0 or not math.isfinite(value):
-        return value
-    return float(f"{value:.6g}")

@@ -5,7 +5,8 @@
 - :mod:`engine`: the simulator (operators, queues, batch processing, WRR class scheduler
   with implicit sharing, shedding at class sources, background load, response times).
 - :mod:`network`: the operator network of a scenario and the core's graph of it.
-- :mod:`control`: the control plane (none / common / per-class / DILoS) from the core.
+- the control plane (none / common / per-class / DILoS) and the per-period loop it runs
+  in are :mod:`spark_runner.control`'s, shared with the Spark runner.
 - :mod:`report`, :mod:`plot`: tables and figures; :mod:`tracegen`: the generated trace.
 
 Pure Python; deterministic given the scenario's seed; reads no clock.

@@ -56,13 +56,12 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
+from spark_runner.control.period import ClassPeriod, PeriodLoop, class_sample, rounded
+from spark_runner.control.plane import ControlPlane, make_control_plane
 from spark_runner.core.dilos import StaleRule
 from spark_runner.core.load_model import LoadModel
-from spark_runner.core.observation import Observation, ResponseTimeStats
-from spark_runner.core.oracle import OracleMeter
 from spark_runner.scenario.arrivals import RateSchedule, build_schedule
 from spark_runner.scenario.models import Scenario
-from spark_runner.sim.control import ControlPlane, ControlResult, make_control_plane
 from spark_runner.sim.network import Network, build_network
 
 ADMIT_DEPTH_S = 0.25  # a shedding point's bucket holds this many seconds of its admit rate
@@ -274,7 +273,7 @@ class Simulation:
 
         totals = [ClassTotals() for _ in range(K)]
         hist = [t.histogram for t in totals]
-        oracles = [OracleMeter(d) for d in targets]
+        loop = PeriodLoop(self.control, self.load_model, dict(zip(names, targets, strict=True)))
         offered_out = [0.0] * K  # expected outputs of the offered input
         lost_out = [0.0] * K  # expected outputs lost to shedding
         viol_sum = [0.0] * K
@@ -503,56 +502,43 @@ class Simulation:
                     costs[op_ids[i]] = p_busy[i] / n_in
                     sels[op_ids[i]] = p_out[i] / n_in
             rates = {op_ids[j]: p_src[j] / dt for j in range(N) if net.nodes[j].stream is not None}
-            self.load_model.update(
+            avail_s = p_idle * (1.0 - share) / hidden
+            periods = {
+                name: ClassPeriod(
+                    arrived=p_arrived[k],
+                    processed=sum(p_in[i] for i in shed_points[k]),
+                    shed=p_shed[k],
+                    outputs=p_cnt[k],
+                    response_sum_s=p_rt_sum[k],
+                    response_max_s=p_rt_max[k],
+                    busy_s=p_cls_busy[k],
+                    capacity_s=p_cls_busy[k] + avail_s,
+                    floor_s=floor_wait + floor_work[k] / speed,
+                    stale_shed=p_stale[k],
+                    stale_first=stale[k] is not None,
+                    idle_load=p_idle / dt,
+                    busy_load=p_cls_busy[k] / dt,
+                )
+                for k, name in enumerate(names)
+            }
+            outcome = loop.step(
+                dt,
+                periods,
                 costs=costs,
                 selectivities=sels,
                 source_rates=rates,
                 queue_lengths={op_ids[i]: float(qn[i]) for i in range(N)},
                 shed_fractions={names[k]: 1.0 - keep[k] for k in range(K)},
             )
-            snap = self.load_model.snapshot()
-            observations: dict[str, Observation] = {}
-            avail_s = p_idle * (1.0 - share) / hidden
-            for k, name in enumerate(names):
-                cl = snap[name]
-                cnt = p_cnt[k]
-                stats = (
-                    ResponseTimeStats(
-                        mean_s=min(p_rt_sum[k] / cnt, p_rt_max[k]), max_s=p_rt_max[k], count=cnt
-                    )
-                    if cnt
-                    else ResponseTimeStats()
-                )
-                observations[name] = Observation(
-                    period_s=dt,
-                    load=cl.load,
-                    arrival_rate_per_s=cl.arrival_rate_per_s,
-                    response_time=stats,
-                    queue_length=cl.queue_length,
-                    queued_load_s=cl.queued_load_s,
-                    arrived_count=p_arrived[k],
-                    processed_count=sum(p_in[i] for i in shed_points[k]),
-                    shed_count=p_shed[k],
-                    cost_per_tuple_s=cl.cost_per_tuple_s,
-                    transient=cl.transient,
-                    idle_load=p_idle / dt,
-                    busy_load=p_cls_busy[k] / dt,
-                    floor_s=floor_wait + floor_work[k] / speed,
-                    stale_first=stale[k] is not None,
-                    stale_shed_count=p_stale[k],
-                )
-                offered = cl.load * dt
+            for k in range(K):
                 tot = totals[k]
                 tot.arrived += p_arrived[k]
                 tot.shed += p_shed[k]
-                tot.outputs += cnt
+                tot.outputs += p_cnt[k]
                 tot.response_sum_s += p_rt_sum[k]
-                if cnt and p_rt_max[k] > tot.response_max_s:
+                if p_cnt[k] and p_rt_max[k] > tot.response_max_s:
                     tot.response_max_s = p_rt_max[k]
-                oracles[k].period(
-                    dt, offered, p_cls_busy[k] + avail_s, observations[name].floor_s or 0.0
-                )
-            result: ControlResult = self.control.step(observations)
+            result = outcome.result
             for k, name in enumerate(names):
                 keep[k] = 1.0 - result.shed[name]
                 rule = stale[k] = result.stale.get(name)
@@ -577,37 +563,21 @@ class Simulation:
                 redistributions.append({"t_s": round(at, 6), **result.details})
             sample_classes: dict[str, Any] = {}
             for k, name in enumerate(names):
-                d = result.decisions[name]
-                obs = observations[name]
-                cnt = p_cnt[k]
                 last_headroom[name] = result.headrooms[name]
                 sample_classes[name] = {
-                    "mean_response_time_s": _r(p_rt_sum[k] / cnt) if cnt else None,
-                    "max_response_time_s": _r(p_rt_max[k]) if cnt else None,
-                    "outputs": cnt,
-                    "arrival_rate_per_s": _r(p_arrived[k] / dt),
-                    "load": _r(obs.load),
-                    "admitted_load": _r(obs.load * (1.0 - result.shed[name])),
-                    "headroom": _r(result.headrooms[name]),
-                    "shed_fraction": _r(result.shed[name]),
+                    **class_sample(name, dt, periods[name], outcome),
                     "shed_count": p_shed[k],
                     "stale_shed_count": p_stale[k],
-                    "quota": _r(result.quotas[name]),
-                    "queue_length": int(obs.queue_length),
-                    "busy_s": _r(p_cls_busy[k]),
-                    "unwanted_busy_s": _r(p_free[k]),
-                    "repaid_busy_s": _r(p_repaid[k]),
-                    "longest_turn_s": _r(p_turn_max[k]),
-                    "estimated_delay_s": _r(d.estimated_delay_s),
-                    "state": str(d.state),
-                    "action": d.action,
-                    "floor_s": _r(obs.floor_s),
+                    "queue_length": int(outcome.observations[name].queue_length),
+                    "unwanted_busy_s": rounded(p_free[k]),
+                    "repaid_busy_s": rounded(p_repaid[k]),
+                    "longest_turn_s": rounded(p_turn_max[k]),
                 }
             series.append(
                 {
-                    "t_s": _r(at),
-                    "background_share": _r(share),
-                    "idle_s": _r(p_idle),
+                    "t_s": rounded(at),
+                    "background_share": rounded(share),
+                    "idle_s": rounded(p_idle),
                     "classes": sample_classes,
                 }
             )
@@ -914,8 +884,8 @@ class Simulation:
             tot.outputs += p_cnt[k]
             tot.response_sum_s += p_rt_sum[k]
             tot.response_max_s = max(tot.response_max_s, p_rt_max[k])
-            tot.oracle_offered_s = oracles[k].offered_s
-            tot.oracle_shed_s = oracles[k].shed_s
+            tot.oracle_offered_s = loop.oracles[names[k]].offered_s
+            tot.oracle_shed_s = loop.oracles[names[k]].shed_s
             tot.offered_outputs = offered_out[k]
             tot.lost_outputs = lost_out[k]
             tot.violation_sum_s = viol_sum[k]
@@ -941,15 +911,6 @@ class Simulation:
             end_s=end,
             turns=turns,
         )
-
-
-def _r(value: float | None) -> float | None:
-    """Round for the results file (6 significant digits)."""
-    if value is None:
-        return None
-    if value == 0 or not math.isfinite(value):
-        return value
-    return float(f"{value:.6g}")
 
 
 def simulate(scenario: Scenario) -> SimOutput:

@@ -14,8 +14,8 @@ from __future__ import annotations
 from typing import Any
 
 from spark_runner.contract.control import LiveConfig
+from spark_runner.control.plane import CommonControl, ControlPlane, PerClassControl
 from spark_runner.core.errors import ParameterError
-from spark_runner.sim.control import CommonControl, ControlPlane, PerClassControl
 
 JOB_FIELDS = ("policy", "redistribution_every", "redistribution_enabled")
 SPEC_FIELDS = (

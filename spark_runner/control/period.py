@@ -1,0 +1,160 @@
+"""One control period, the same for the simulator and the Spark runner.
+
+Each engine measures what its classes did in a period in its own way (the simulator
+counts its events; the Spark runner reads a batch's observed metrics and its offset
+log) and hands it over as one :class:`ClassPeriod` per class. :class:`PeriodLoop` then
+takes the steps both engines take, in one place: the load model's update, one
+:class:`~spark_runner.core.observation.Observation` per class, the control plane's step
+(shed fractions, quotas, redistribution), the oracle's account of the period, and the
+class's fields of the series sample (:func:`class_sample`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from spark_runner.control.plane import ControlPlane, ControlResult
+from spark_runner.core.load_model import ClassLoad, LoadModel
+from spark_runner.core.observation import Observation, ResponseTimeStats
+from spark_runner.core.oracle import OracleMeter
+
+
+@dataclass(frozen=True)
+class ClassPeriod:
+    """What one class did in one control period, as an engine measured it.
+
+    Attributes:
+        arrived: tuples that arrived at its shedding points (before shedding).
+        processed: input tuples it admitted and processed.
+        shed: tuples it shed; ``stale_shed`` of them as stale (DILoS's rule).
+        outputs: its answers; ``response_sum_s`` and ``response_max_s`` their response
+            times' sum and maximum, s.
+        busy_s: processor time its work took, s.
+        capacity_s: processor time it could have had (its work and the time nobody
+            used), s: what the oracle may give it.
+        floor_s: the response time it gets with almost nothing admitted (None: unknown).
+        stale_first: its stale tuples are shed first.
+        idle_load, busy_load: idle and busy processor time per second of the period,
+            where the engine measures them.
+    """
+
+    arrived: int
+    processed: int
+    shed: int
+    outputs: int
+    response_sum_s: float
+    response_max_s: float
+    busy_s: float
+    capacity_s: float
+    floor_s: float | None = None
+    stale_shed: int = 0
+    stale_first: bool = False
+    idle_load: float = 0.0
+    busy_load: float | None = None
+
+    @property
+    def response_time(self) -> ResponseTimeStats:
+        if not self.outputs:
+            return ResponseTimeStats()
+        mean_s = min(self.response_sum_s / self.outputs, self.response_max_s)
+        return ResponseTimeStats(mean_s=mean_s, max_s=self.response_max_s, count=self.outputs)
+
+    def observation(self, load: ClassLoad, period_s: float) -> Observation:
+        """The managers' view of this period, with the load model's estimate ``load``."""
+        return Observation(
+            period_s=period_s,
+            load=load.load,
+            arrival_rate_per_s=load.arrival_rate_per_s,
+            response_time=self.response_time,
+            queue_length=load.queue_length,
+            queued_load_s=load.queued_load_s,
+            arrived_count=self.arrived,
+            processed_count=self.processed,
+            shed_count=self.shed,
+            cost_per_tuple_s=load.cost_per_tuple_s,
+            transient=load.transient,
+            idle_load=self.idle_load,
+            busy_load=self.busy_load,
+            floor_s=self.floor_s,
+            stale_first=self.stale_first,
+            stale_shed_count=self.stale_shed,
+        )
+
+
+@dataclass(frozen=True)
+class PeriodOutcome:
+    """A step's decisions, what the managers saw, and per class the share of its offered
+    work the oracle had to shed in the period."""
+
+    result: ControlResult
+    observations: dict[str, Observation]
+    oracle_shed_fraction: dict[str, float]
+
+
+class PeriodLoop:
+    """The per-period steps of both engines around one control plane and load model."""
+
+    def __init__(
+        self, control: ControlPlane, load_model: LoadModel, targets: Mapping[str, float]
+    ) -> None:
+        self.control = control
+        self.load_model = load_model
+        self.oracles = {name: OracleMeter(target) for name, target in targets.items()}
+
+    def step(
+        self, period_s: float, classes: Mapping[str, ClassPeriod], **measured: Any
+    ) -> PeriodOutcome:
+        """Feed the load model what the engine ``measured`` (``LoadModel.update``'s
+        arguments), observe every class, step the control plane, account the oracle."""
+        self.load_model.update(**measured)
+        snapshot = self.load_model.snapshot()
+        observations = {
+            name: period.observation(snapshot[name], period_s) for name, period in classes.items()
+        }
+        result = self.control.step(observations)
+        oracle: dict[str, float] = {}
+        for name, period in classes.items():
+            offered = observations[name].load * period_s
+            shed = self.oracles[name].period(
+                period_s, offered, period.capacity_s, period.floor_s or 0.0
+            )
+            oracle[name] = shed / offered if offered > 0 else 0.0
+        return PeriodOutcome(result, observations, oracle)
+
+
+def class_sample(
+    name: str, period_s: float, period: ClassPeriod, outcome: PeriodOutcome
+) -> dict[str, Any]:
+    """The fields of a class's series sample that both engines write (results format)."""
+    obs = outcome.observations[name]
+    result = outcome.result
+    decision = result.decisions[name]
+    stats = obs.response_time
+    return {
+        "mean_response_time_s": rounded(stats.mean_s) if stats.count else None,
+        "max_response_time_s": rounded(stats.max_s) if stats.count else None,
+        "outputs": period.outputs,
+        "arrival_rate_per_s": rounded(period.arrived / period_s),
+        "load": rounded(obs.load),
+        "admitted_load": rounded(obs.load * (1.0 - result.shed[name])),
+        "headroom": rounded(result.headrooms[name]),
+        "shed_fraction": rounded(result.shed[name]),
+        "quota": rounded(result.quotas[name]),
+        "busy_s": rounded(period.busy_s),
+        "estimated_delay_s": rounded(decision.estimated_delay_s),
+        "state": str(decision.state),
+        "action": decision.action,
+        "floor_s": rounded(obs.floor_s),
+    }
+
+
+def rounded(value: float | None) -> float | None:
+    """Round for the results file (6 significant digits)."""
+    if value is None:
+        return None
+    if value == 0 or not math.isfinite(value):
+        return value
+    return float(f"{value:.6g}")
