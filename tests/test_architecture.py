@@ -30,7 +30,7 @@ ADAPTERS = ("spark_runner.engine", "spark_runner.job", "spark_runner.sim", "back
 
 
 @pytest.mark.parametrize("package", ["core", "contract", "control"])
-def test_core_contract_and_control_import_without_spark_web_database_or_adapters(package: str) -> None:
+def test_pure_packages_import_without_spark_web_database_or_adapters(package: str) -> None:
     """Every module of spark_runner.core, .contract and .control imports with those
     packages made unimportable, and loads none of the adapters."""
     modules = sorted(
