@@ -12,7 +12,8 @@ import calendar
 import re
 import statistics
 from collections import Counter
-from pathlib import Path
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pytest
@@ -103,34 +104,56 @@ classes:
 """
 
 
-def test_filters_windows_and_joins_compute_on_spark_what_the_scenario_says(
-    spark: SparkSession, tmp_path: Path
-) -> None:
+@dataclass(frozen=True)
+class ThreeKinds:
+    """One run of THREE_KINDS (Parquet sink), the two tests below read: the rows the sink
+    holds, the tuples the offset log says each point admitted, and per batch the bytes
+    its tasks returned to the driver and the tuples it admitted."""
+
+    rows: list[dict[str, Any]]
+    data: dict[tuple[str, str], dict[str, np.ndarray]]
+    sent: dict[int, int]
+    tuples: dict[int, int]
+
+
+@pytest.fixture(scope="module")
+def three_kinds(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> ThreeKinds:
+    tmp_path = tmp_path_factory.mktemp("three_kinds")
+    sink = tmp_path / "sink"
     run = Run(
         spark,
         parse_scenario(THREE_KINDS),
         tmp_path,
         options=ControllerOptions(plain=True),
-        sink="memory",
+        sink="parquet",
+        sink_path=str(sink),
     )
     try:
-        run.start().until(lambda: run.engine.reported_batch >= 4, timeout_s=120)
+        run.start().until(lambda: run.engine.reported_batch >= 5, timeout_s=120)
+        query = run.engine.query
+        assert query is not None
         run.engine.hold()
         assert wait_until(
-            lambda: (
-                not run.engine.query
-                or (
-                    not run.engine.query.status["isTriggerActive"]
-                    and not run.engine.unreported_batches()
-                )
-            ),
+            lambda: not query.status["isTriggerActive"] and not run.engine.unreported_batches(),
             30,
         )
+        sent = result_bytes_by_batch(spark, str(query.runId))
         last = run.engine.reported_batch
-        rows = [r.asDict() for r in spark.table(run.engine.settings.name).collect()]
     finally:
         run.stop()
+    rows = [r.asDict(recursive=True) for r in spark.read.parquet(str(sink)).collect()]
+    tuples = {
+        entry["batch"]: sum(c["admitted"] for c in entry["classes"].values())
+        for entry in run.engine.controller.series
+    }
     data = admitted(run.engine.settings.checkpoint_dir, run.engine.plan, last)
+    return ThreeKinds(rows, data, sent, tuples)
+
+
+def test_filters_windows_and_joins_compute_on_spark_what_the_scenario_says(
+    three_kinds: ThreeKinds,
+) -> None:
+    rows, data = three_kinds.rows, three_kinds.data
 
     # a stateless query: exactly the admitted tuples its filter keeps
     a = data[("gold", "a")]
@@ -221,26 +244,14 @@ def result_bytes_by_batch(spark: SparkSession, run_id: str) -> dict[int, int]:
     return found
 
 
-def test_a_batch_sends_the_driver_measurements_not_tuples(
-    spark: SparkSession, tmp_path: Path
-) -> None:
+def test_a_batch_sends_the_driver_measurements_not_tuples(three_kinds: ThreeKinds) -> None:
     """Through a filter, a window aggregate and a join, what the tasks of a batch return
     to the driver is their metrics (counts, arrival sketches; about 320 kB per batch
     here): the first batch, which
     holds everything that arrived while Spark started (more than twice a later batch's
     tuples), returns no more than a later one. A collect grows with the tuples (tens of
-    bytes per tuple)."""
-    run = Run(spark, parse_scenario(THREE_KINDS), tmp_path, options=ControllerOptions(plain=True))
-    try:
-        run.start().until(lambda: run.engine.reported_batch >= 5, timeout_s=120)
-        assert run.engine.query is not None
-        sent = result_bytes_by_batch(spark, str(run.engine.query.runId))
-    finally:
-        run.stop()
-    tuples = {
-        entry["batch"]: sum(c["admitted"] for c in entry["classes"].values())
-        for entry in run.engine.controller.series
-    }
+    bytes per tuple); the Parquet sink's rows are written by the executors."""
+    sent, tuples = three_kinds.sent, three_kinds.tuples
     later = [b for b in range(2, 6) if b in sent]
     assert later and 0 in sent, sent
     typical_tuples = statistics.median(tuples[b] for b in later)
