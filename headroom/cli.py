@@ -14,6 +14,9 @@ from backend.cli import users_app
 from headroom.api_cli import auth_app, classes_app, jobs_app, queries_app, streams_app
 from spark_runner.contract.snapshot import DEFAULT_WATERMARK_S
 
+EXIT_TOO_FEW_PERIODS = 7
+"""``headroom run`` measured too few control periods to judge (results still written)."""
+
 app = typer.Typer(help="QoS control plane for Spark Structured Streaming.", no_args_is_help=True)
 app.add_typer(users_app, name="users")
 app.add_typer(auth_app, name="auth")
@@ -178,6 +181,11 @@ def run(
         help="Start batches one control period apart whatever the targets (a baseline; by "
         "default the tightest target among the loaded classes sets the pace).",
     ),
+    declared_costs: bool = typer.Option(
+        False,
+        help="Keep the operators' declared costs (a baseline; by default they follow the "
+        "executor time Spark measures per query branch).",
+    ),
     utilization: float = typer.Option(0.9, help="Share of a control period a batch may take."),
     burn_ns: float | None = typer.Option(
         None,
@@ -212,6 +220,7 @@ def run(
         typer.echo(f"--engine must be spark or sim, got {engine!r}", err=True)
         raise typer.Exit(code=2)
     from spark_runner.contract.snapshot import ClassSnapshot, EngineSettings, JobSnapshot
+    from spark_runner.engine.results import measurement_problem
     from spark_runner.job.main import configure_logging, results_of
     from spark_runner.job.main import run as run_job
 
@@ -230,6 +239,7 @@ def run(
                 watermark_s=watermark,
                 plain=plain,
                 fixed_pace=fixed_pace,
+                declared_costs=declared_costs,
                 burn_repetition_ns=burn_ns,
             )
         except ValueError as exc:
@@ -262,6 +272,10 @@ def run(
     typer.echo(f"ran {wall_s:.1f} s of wall time on {master}")
     if out is not None:
         typer.echo(f"results: {out}")
+    problem = measurement_problem(results)
+    if problem is not None:
+        typer.echo(f"error: {problem}", err=True)
+        raise typer.Exit(code=EXIT_TOO_FEW_PERIODS)
 
 
 def spark_header(results: dict[str, Any]) -> str:

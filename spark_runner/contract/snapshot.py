@@ -92,6 +92,11 @@ class EngineSettings(BaseModel):
         description="Batches start one control period apart whatever the targets (a "
         "baseline); default: the tightest target among the loaded classes sets the pace.",
     )
+    declared_costs: bool = Field(
+        default=False,
+        description="Operator costs stay their declared weights (a baseline); default: "
+        "they follow the executor time Spark measures per query branch.",
+    )
     burn: bool = Field(default=True, description="Maps burn their calibrated CPU cost.")
     burn_repetition_ns: float | None = Field(
         default=None,

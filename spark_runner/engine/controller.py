@@ -53,7 +53,12 @@ from spark_runner.control.plane import make_control_plane
 from spark_runner.core.dilos import StaleRule
 from spark_runner.core.errors import ParameterError
 from spark_runner.core.load_model import LoadModel
-from spark_runner.engine.costs import ROW_WEIGHT_S, STATEFUL_ROW_WEIGHT_S, BatchBudget
+from spark_runner.engine.costs import (
+    ROW_WEIGHT_S,
+    STATEFUL_ROW_WEIGHT_S,
+    BatchBudget,
+    BranchScales,
+)
 from spark_runner.engine.digest import RunDigest, period_stats
 from spark_runner.engine.measures import BatchMeasures, ResponseSample
 from spark_runner.engine.network import NetworkPlan
@@ -78,6 +83,9 @@ class ControllerOptions:
         baseline; see :mod:`pacing`) [False].
     burn: maps burn their calibrated CPU cost (their weight includes it) [True].
     parallelism: task slots a batch runs on [2].
+    measured_costs: operator weights follow the executor time Spark measured per query
+        branch (:class:`~spark_runner.engine.costs.BranchScales`); otherwise they stay
+        the declared priors [True].
     """
 
     target_utilization: float = 0.9
@@ -87,6 +95,7 @@ class ControllerOptions:
     fixed_pace: bool = False
     burn: bool = True
     parallelism: int = 2
+    measured_costs: bool = True
 
 
 @dataclass(frozen=True)
@@ -96,6 +105,11 @@ class BatchTiming:
 
     started_s: float
     output_s: float
+    task_s: Mapping[int, float] = field(default_factory=dict)
+    """Executor seconds of the batch's tasks per query output node (:mod:`task_times`);
+    empty when not measured."""
+    unattributed_task_s: float = 0.0
+    """Executor seconds of its tasks that no branch could be given."""
 
 
 @dataclass
@@ -160,6 +174,11 @@ class EngineController:
         )
         self._step_lock = threading.Lock()  # a step and a live configuration's install
         self._w_in, self._w_out = self._weights()
+        outputs = [n.index for n in plan.nodes if n.output is not None]
+        self.scales = BranchScales([plan.needed_by(o) for o in outputs], outputs)
+        self._scale = np.ones(len(plan.nodes))
+        self._first_batch: int | None = None
+        self.unattributed_task_s = 0.0
         self._owner = np.array([self.names.index(n.owner) for n in plan.nodes], dtype=np.int64)
         shedding = plan.sharing
         self._edge_points = {
@@ -204,6 +223,18 @@ class EngineController:
             if n.output is not None:
                 w_out[n.index] = STATEFUL_ROW_WEIGHT_S
         return w_in, w_out
+
+    def declared_and_measured(self) -> dict[str, dict[str, float]]:
+        """Every operator's weight per input tuple, declared (the prior) and as measured
+        (the prior times its branch's scale), s."""
+        per_tuple = self._w_in + self._sel * self._w_out
+        return {
+            self.plan.graph.ids[i]: {
+                "declared_s": float(per_tuple[i]),
+                "measured_s": float(per_tuple[i] * self._scale[i]),
+            }
+            for i in range(len(self.plan.nodes))
+        }
 
     def _sync_targets(self) -> None:
         for name, c in self.live.classes.items():
@@ -322,7 +353,7 @@ class EngineController:
 
     def _push_costs(self) -> None:
         alpha = self.alpha
-        cost = alpha * (self._w_in + self._sel * self._w_out)
+        cost = alpha * (self._w_in + self._sel * self._w_out) * self._scale
         ids = self.plan.graph.ids
         self.load_model.update(costs={ids[i]: float(c) for i, c in enumerate(cost)})
 
@@ -380,7 +411,9 @@ class EngineController:
         assert period.reached is not None and period.passed is not None
         period.reached += counts.reached
         period.passed += counts.passed
-        node_work = counts.reached * self._w_in + counts.passed * self._w_out
+        declared_work = counts.reached * self._w_in + counts.passed * self._w_out
+        self._measure_costs(record.batch_id, declared_work, timing)
+        node_work = declared_work * self._scale
         work = float(node_work.sum())
         seconds = timing.output_s - timing.started_s
         cycle = seconds
@@ -412,6 +445,17 @@ class EngineController:
             self._record_plain(record, t_s, seconds)
             return None
         return self._step_now(record, timing, t_s)
+
+    def _measure_costs(self, batch_id: int, declared_work: np.ndarray, timing: BatchTiming) -> None:
+        """Update the branches' scales from Spark's task times (not on the run's first
+        batch: it pays for JIT compilation and the Python workers' start)."""
+        self.unattributed_task_s += timing.unattributed_task_s
+        if self._first_batch is None:
+            self._first_batch = batch_id
+        if not (self.options.measured_costs and timing.task_s) or batch_id == self._first_batch:
+            return
+        self.scales.update(declared_work.tolist(), timing.task_s)
+        self._scale = np.array(self.scales.node_scales(len(self.plan.nodes)))
 
     def _record_plain(self, record: BatchRecord, t_s: float, batch_s: float) -> None:
         period, self._period = self._period, self._new_period()

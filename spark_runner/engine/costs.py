@@ -3,10 +3,12 @@
 Spark fuses a batch's operators into one job, so no operator's own time can be read. What
 is measured is the batch: its *cycle* ``C`` (the query progress's ``triggerExecution``:
 offset log, planning, the operators, the sink, the commit) and the exact number of tuples
-every operator took in (its ``observe`` counts). Each operator has a *weight* ``w``
-(s/tuple of CPU): ``ROW_WEIGHT_S`` per tuple for every operator, plus the exact CPU cost
-of a calibrated map, plus the state-store work per tuple of a window operator;
-a batch's weighted work is ``W = Σ_o n_o × w_o``. The cycle is modelled as
+every operator took in (its ``observe`` counts), and, from Spark's status store, the
+executor time of every query *branch* (:mod:`task_times`). Each operator has a declared
+*weight* ``w`` (s/tuple of CPU): ``ROW_WEIGHT_S`` per tuple for every operator, plus the
+declared CPU cost of a map, plus the state-store work per tuple of a window operator;
+:class:`BranchScales` multiplies it by what its branch measured over what it declared,
+and a batch's weighted work is ``W = Σ_o n_o × w_o × scale_o``. The cycle is modelled as
 
     C = o + α × W        α = 1 / parallelism (the work spreads over the task slots)
 
@@ -41,6 +43,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections import deque
+from collections.abc import Mapping, Sequence
 
 ROW_WEIGHT_S = 1e-6
 """Prior weight of one tuple through one operator (JVM projection + transfer), s."""
@@ -110,3 +113,74 @@ class BatchBudget:
             self._recent.append(max(0.0, cycle_s - self.alpha * work_s))
             self.fixed_s += self._weight * (statistics.median(self._recent) - self.fixed_s)
         return self.budget_s
+
+
+class BranchScales:
+    """Measured over declared cost, per query branch (see :mod:`task_times`).
+
+    Each batch, Spark's task CPU times give the executor seconds ``T_b`` every branch
+    ``b`` (a query's output and the operators above it) took, and the operators' counts
+    times their prior weights give the work ``W_b`` the model assigned to it. Both are
+    smoothed (exponentially, weight ``weight`` on the newest batch) and the branch's
+    scale is ``T̄_b / W̄_b``: what one weight-second of its operators really costs. A node
+    that several branches compute (a shared segment runs once per reader) takes the
+    ratio of their sums. Batches where a branch did less than ``min_work_s`` of modelled
+    work teach it nothing (a few tuples cannot tell a per-tuple cost from the task's
+    start). The scale stays within [``low``, ``high``] and is 1 until measured.
+
+    The per-task fixed CPU (a task's start, a state store's load) counts as per-tuple cost
+    here: at the operating point the branch's time is right, with fewer tuples it is
+    overestimated.
+    """
+
+    def __init__(
+        self,
+        members: Sequence[Sequence[int]],
+        outputs: Sequence[int],
+        weight: float = 0.2,
+        min_work_s: float = 1e-3,
+        low: float = 0.2,
+        high: float = 1000.0,
+    ) -> None:
+        """``members[b]``: the node indices of branch ``b`` (the nodes its output needs),
+        ``outputs[b]`` its output node."""
+        if not 0 < weight <= 1:
+            raise ValueError(f"weight is {weight}; it must be within (0, 1]")
+        self.outputs = tuple(outputs)
+        self._members = [list(m) for m in members]
+        self._weight = weight
+        self._min_work_s = min_work_s
+        self._low, self._high = low, high
+        self.measured_s = [0.0] * len(self.outputs)
+        self.modelled_s = [0.0] * len(self.outputs)
+
+    def update(self, node_work_s: Sequence[float], measured_s: Mapping[int, float]) -> None:
+        """One batch: the modelled work of every node (prior weights × counts) and the
+        executor seconds measured per output node (outputs not measured learn nothing)."""
+        for b, output in enumerate(self.outputs):
+            if output not in measured_s:
+                continue
+            work = sum(node_work_s[i] for i in self._members[b])
+            if work < self._min_work_s:
+                continue
+            w = self._weight if self.modelled_s[b] > 0 else 1.0
+            self.measured_s[b] += w * (measured_s[output] - self.measured_s[b])
+            self.modelled_s[b] += w * (work - self.modelled_s[b])
+
+    def branch_scale(self, b: int) -> float:
+        if self.modelled_s[b] <= 0:
+            return 1.0
+        return min(self._high, max(self._low, self.measured_s[b] / self.modelled_s[b]))
+
+    def node_scales(self, n_nodes: int) -> list[float]:
+        """The scale of every node: the ratio of the sums of the branches it is in."""
+        measured = [0.0] * n_nodes
+        modelled = [0.0] * n_nodes
+        for b, members in enumerate(self._members):
+            if self.modelled_s[b] <= 0:
+                continue
+            scale = self.branch_scale(b)
+            for i in members:
+                measured[i] += scale * self.modelled_s[b]
+                modelled[i] += self.modelled_s[b]
+        return [measured[i] / modelled[i] if modelled[i] > 0 else 1.0 for i in range(n_nodes)]

@@ -141,6 +141,21 @@ class NetworkPlan:
         node = self.nodes[index]
         return self.points[node.point] if node.point is not None else None
 
+    def needed_by(self, index: int) -> list[int]:
+        """The nodes whose tuples node ``index`` needs: it and every node upstream of it."""
+        found, todo = {index}, [index]
+        while todo:
+            for parent in self.graph.parents[todo.pop()]:
+                if parent not in found:
+                    found.add(parent)
+                    todo.append(parent)
+        return sorted(found)
+
+    def point_read_by(self, index: int) -> int | None:
+        """The point node ``index`` reads, when it reads one (not a join's two)."""
+        points = [p for i in self.needed_by(index) if (p := self.nodes[i].point) is not None]
+        return points[0] if len(points) == 1 else None
+
 
 class EngineScenarioError(ScenarioError):
     """The scenario is valid but uses something the Spark engine does not run."""

@@ -4,7 +4,8 @@
 simulator's :class:`~spark_runner.sim.engine.SimOutput` and renders it with
 :func:`spark_runner.sim.results.build_results` — same fields, same table
 (:mod:`spark_runner.sim.report`). Spark-specific facts go under ``"engine"``:
-master, batches, the measured cost model, the burn calibration, warm-up, wall time.
+master, batches, the measured cost model (every operator's declared and measured weight
+per tuple), the burn calibration, warm-up, wall time.
 Series samples carry a few more fields than the simulator's (``admitted``, ``shed``,
 ``violation_mean_s``, ``applied_shed_fraction``, and per sample ``budget_s``, ``alpha``,
 ``overhead_s``, ``config_version``, ``batch``).
@@ -51,9 +52,40 @@ def build_spark_results(
         "batch_budget_weight_s": controller.budget.budget_s,
         "batch_fixed_s": controller.budget.fixed_s,
         "warmup_s": controller.options.warmup_s,
+        "warmup_ended": not math.isnan(controller.measured_from_s),
+        "measured_from_s": _measured_from(controller),
+        "measured_costs": controller.options.measured_costs,
+        "operator_costs": controller.declared_and_measured(),
+        "unattributed_task_s": controller.unattributed_task_s,
         **engine,
     }
     return results
+
+
+MIN_MEASURED_PERIODS = 3
+"""A run that measured fewer control periods than this has nothing to judge."""
+
+
+def measurement_problem(results: Mapping[str, Any]) -> str | None:
+    """Why a run's results judge nothing (None when they do): the warm-up never ended, or
+    too few periods were measured after it."""
+    engine, periods = results["engine"], len(results.get("series", ()))
+    warmup = engine.get("warmup_s", 0.0)
+    if not engine.get("warmup_ended", True):
+        return (
+            f"the warm-up ({warmup:g} s) overran: it did not end within the run "
+            f"({engine.get('batches')} batches ran, every one in the warm-up); nothing was "
+            "measured"
+        )
+    if periods < MIN_MEASURED_PERIODS:
+        late = engine.get("measured_from_s", 0.0) - warmup
+        overran = f"the warm-up ({warmup:g} s) overran by {late:.1f} s and " if late > 1 else ""
+        return (
+            f"{overran}{periods} control periods were measured "
+            f"({results['scenario']['duration_s']:.1f} s); a run needs at least "
+            f"{MIN_MEASURED_PERIODS} to be judged"
+        )
+    return None
 
 
 def _measured_from(controller: EngineController) -> float:

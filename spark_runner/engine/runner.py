@@ -45,7 +45,7 @@ from spark_runner.engine.controller import (
 )
 from spark_runner.engine.dataflow import Dataflow, build_dataflow
 from spark_runner.engine.expressions import burn_amounts, burn_sql
-from spark_runner.engine.feed import REDIS, FeedPoint, FeedSpec
+from spark_runner.engine.feed import REDIS, FeedPoint, FeedSpec, plan_partitions
 from spark_runner.engine.jvm_burn import CLASS_NAME, UDF_NAME, burn_udf_sql
 from spark_runner.engine.measures import read_measures
 from spark_runner.engine.network import NetworkPlan, stream_specs
@@ -61,6 +61,7 @@ from spark_runner.engine.redis_log import stream_key
 from spark_runner.engine.results import build_spark_results
 from spark_runner.engine.sink import check_sink, sink_writer
 from spark_runner.engine.source import OPTION_POINT, OPTION_SPEC, SOURCE_NAME, FeedSource
+from spark_runner.engine.task_times import BatchTaskTimes, TaskTimes
 from spark_runner.scenario.models import MapOp
 
 log = logging.getLogger(__name__)
@@ -136,6 +137,8 @@ class EngineRun:
         self.repetition_s: float | None = None
         self.burn = "none"
         self.query: StreamingQuery | None = None
+        self.task_times: TaskTimes | None = None
+        self.spec: FeedSpec | None = None
         self.watcher: _ProgressWatcher | None = None
         self._previous: SourceOffset | None = None
         self._last_id = -1
@@ -188,6 +191,7 @@ class EngineRun:
             files_dir=settings.files_dir,
             edge_classes=tuple((k, plan.class_names[k]) for k in plan.edge_classes),
         )
+        self.spec = spec
         spec_path = self.work_dir / "feed.json"
         spec.dump(spec_path)
         write_decision(self.decision_path, self.controller.initial_decision())
@@ -220,6 +224,18 @@ class EngineRun:
             writer.trigger(processingTime="0 seconds")  # paced by the sources (TICK_S apart)
             .option("checkpointLocation", settings.checkpoint_dir)
             .start()
+        )
+        context = spark.sparkContext
+        self.task_times = TaskTimes(
+            context._jvm,
+            context._jsc.sc(),
+            self.query._jsq.streamingQuery(),
+            str(self.query.runId),
+            {
+                n.index: point
+                for n in plan.outputs
+                if (point := plan.point_read_by(n.index)) is not None
+            },
         )
         self.watcher = _ProgressWatcher(self, self.query)
         self.watcher.start()
@@ -265,6 +281,11 @@ class EngineRun:
         measures = read_measures(
             self.dataflow.uses, kept, len(self.plan.nodes), observed, self.started_s
         )
+        tasks = self._task_times(record)
+        if tasks is not None:
+            timing = replace(
+                timing, task_s=tasks.by_output, unattributed_task_s=tasks.unattributed_s
+            )
         outcome = self.controller.on_batch(record, measures, timing)
         if outcome is not None:
             with self._decision_lock:
@@ -282,6 +303,25 @@ class EngineRun:
             sum(kept.values()),
             1000 * (stepped_s - timing.output_s),
         )
+
+    def _task_times(self, record: BatchRecord) -> BatchTaskTimes | None:
+        """The executor time of the batch's tasks per query output (None when the status
+        store cannot be read whole: the costs then keep their last scale)."""
+        if self.task_times is None or self.spec is None:
+            return None
+        decision = record.end.decision
+        groups = plan_partitions(
+            self.spec, record.start, record.end, decision.costs_s if decision else {}
+        )
+        partitions = [
+            sum(1 for g in groups if any(piece.point == p.index for piece in g))
+            for p in self.plan.points
+        ]
+        try:
+            return self.task_times.read(record.batch_id, partitions)
+        except Exception:  # py4j raises whatever the JVM threw
+            log.warning("task times of batch %d unreadable", record.batch_id, exc_info=True)
+            return None
 
     def unreported_batches(self) -> list[int]:
         """Committed batches the controller has not stepped on yet."""

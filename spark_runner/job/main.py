@@ -277,6 +277,7 @@ def _run_query(
             warmup_s=engine.warmup_s,
             plain=engine.plain,
             fixed_pace=engine.fixed_pace,
+            measured_costs=not engine.declared_costs,
             burn=engine.burn,
         ),
     )

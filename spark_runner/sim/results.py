@@ -180,8 +180,8 @@ def dumps_results(results: dict[str, Any]) -> str:
     series = clean.pop("series", [])
     head = json.dumps(clean, indent=2)
     lines = ",\n".join("    " + json.dumps(s, separators=(",", ":")) for s in series)
-    body = f'{head[:-2]},\n  "series": [\n{lines}\n  ]\n}}' if series else head
-    return body + "\n"
+    listed = f"[\n{lines}\n  ]" if series else "[]"
+    return f'{head[:-2]},\n  "series": {listed}\n}}\n'  # always there, even empty
 
 
 def write_results(results: dict[str, Any], path: str | Path) -> None:

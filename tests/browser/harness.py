@@ -8,10 +8,9 @@ a failed run without starting Spark, ``mark_failed`` writes what the job watcher
 when a job process dies (status, reason with the log tail, exit code, log file).
 
 ``start_product(..., worker=True)`` also starts a worker, so a started job launches a
-real local Spark job. To play a job without Spark (screenshots, the freshness
-benchmark), ``issue_ingest_token`` records a launch the way the worker's launch does,
-without a process, and returns the job's token for ``post_samples`` (and
-``acknowledge``, to play the job's side of live tuning).
+real local Spark job. To play a job without Spark (the freshness benchmark),
+``issue_ingest_token`` records a launch the way the worker's launch does, without a
+process, and returns the job's token for ``post_samples``.
 """
 
 from __future__ import annotations
@@ -249,23 +248,6 @@ def issue_ingest_token(settings: Settings, job_id: int) -> str:
     return token
 
 
-def mark_stopped(settings: Settings, job_id: int) -> None:
-    """Record job ``job_id`` as stopped, as the watcher does when its process exits 0."""
-    from backend.db import make_engine, make_session_factory, session_scope, utcnow
-    from backend.jobs.models import Job
-
-    engine = make_engine(settings.sqlalchemy_url)
-    try:
-        with session_scope(make_session_factory(engine)) as session:
-            job = session.get(Job, job_id)
-            assert job is not None, job_id
-            job.status = "stopped"
-            job.exit_code = 0
-            job.stopped_at = utcnow()
-    finally:
-        engine.dispose()
-
-
 def post_samples(
     product: Product, job_id: int, token: str, samples: Sequence[dict[str, Any]]
 ) -> None:
@@ -273,17 +255,6 @@ def post_samples(
     response = httpx.post(
         f"{product.settings.public_api_url}/api/v1/jobs/{job_id}/metrics",
         json={"samples": list(samples)},
-        headers={"Authorization": f"Bearer {token}"},
-        timeout=10,
-    )
-    response.raise_for_status()
-
-
-def acknowledge(product: Product, job_id: int, token: str, version: int) -> None:
-    """``POST /jobs/{id}/control/ack`` as the job does once it applied ``version``."""
-    response = httpx.post(
-        f"{product.settings.public_api_url}/api/v1/jobs/{job_id}/control/ack",
-        json={"version": version},
         headers={"Authorization": f"Bearer {token}"},
         timeout=10,
     )

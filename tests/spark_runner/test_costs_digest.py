@@ -1,4 +1,5 @@
-"""The batch budget in simulated time, and response-time statistics."""
+"""The batch budget and the measured branch costs in simulated time, and response-time
+statistics."""
 
 from __future__ import annotations
 
@@ -7,9 +8,10 @@ import random
 import numpy as np
 import pytest
 
-from spark_runner.engine.costs import BatchBudget
+from spark_runner.engine.costs import BatchBudget, BranchScales
 from spark_runner.engine.digest import RunDigest, period_stats
 from spark_runner.engine.measures import ArrivalSummary, ResponseSample
+from spark_runner.engine.task_times import Branch, BranchLayout
 
 
 def cycle(work: float, overhead: float, alpha: float, rng: random.Random) -> float:
@@ -109,3 +111,46 @@ def test_run_digest_p95_within_a_bin() -> None:
     assert digest.quantile_s(0.95) == pytest.approx(exact, rel=0.13)
     assert digest.count == 20_000 and digest.max_s == samples.max()
     assert digest.violation_mean_s == pytest.approx(np.maximum(samples - 1.0, 0).mean())
+
+
+def test_branch_scales_learn_what_each_branch_really_costs() -> None:
+    """Branch 0 truly costs 4× its declared work, branch 1 as declared; Spark's times
+    carry ±20 % noise. Node 0 feeds both branches: it gets the ratio of their sums."""
+    rng = random.Random(3)
+    scales = BranchScales([[0, 1], [0, 2]], outputs=[1, 2])
+    for _ in range(60):
+        work = [0.05, rng.uniform(0.1, 0.3), rng.uniform(0.1, 0.3)]
+        truth = {1: 4 * (work[0] + work[1]), 2: work[0] + work[2]}
+        scales.update(work, {o: t * rng.uniform(0.8, 1.2) for o, t in truth.items()})
+    assert scales.branch_scale(0) == pytest.approx(4.0, rel=0.15)
+    assert scales.branch_scale(1) == pytest.approx(1.0, rel=0.15)
+    node = scales.node_scales(3)
+    assert node[1] == pytest.approx(4.0, rel=0.15) and node[2] == pytest.approx(1.0, rel=0.15)
+    assert 1.0 < node[0] < 4.0
+
+
+def test_branch_scales_ignore_what_they_cannot_judge() -> None:
+    scales = BranchScales([[0], [1]], outputs=[0, 1], min_work_s=0.01)
+    scales.update([0.001, 0.2], {0: 5.0, 1: 0.2})  # branch 0 did too little to tell
+    scales.update([0.2, 0.2], {0: 0.2})  # branch 1 not measured this batch
+    assert scales.branch_scale(0) == 1.0 and scales.modelled_s[1] == pytest.approx(0.2)
+    scales.update([0.2, 0.2], {1: 1e6})  # an absurd time is held at the bound
+    assert scales.branch_scale(1) == 1000.0
+    assert scales.node_scales(3)[2] == 1.0  # a node in no branch keeps its prior
+
+
+def test_a_union_task_belongs_to_the_child_whose_partitions_hold_it() -> None:
+    layout = BranchLayout(
+        (
+            Branch(output=4, partitions=2, codegen=frozenset({1, 2, 3})),  # a shuffle's
+            Branch(output=7, partitions=0, codegen=frozenset({5, 6}), point=1),  # its point's
+            Branch(output=9, partitions=0, codegen=frozenset({8}), point=0),
+        )
+    )
+    partitions = layout.partitions([0, 1])  # this batch, point 0 had no tuples
+    assert partitions == [2, 1, 0]
+    assert [layout.owner_of_task(i, partitions) for i in range(4)] == [4, 4, 7, None]
+    assert layout.partitions([3]) is None  # point 1 unknown: the tasks cannot be told apart
+    assert layout.owner_of_codegen([1, 2]) == 4
+    assert layout.owner_of_codegen([2, 10]) == 4  # a stage of the union itself is no branch's
+    assert layout.owner_of_codegen([3, 5]) is None  # spans two branches: split by task
