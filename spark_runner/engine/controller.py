@@ -412,7 +412,7 @@ class EngineController:
         period.reached += counts.reached
         period.passed += counts.passed
         declared_work = counts.reached * self._w_in + counts.passed * self._w_out
-        self._measure_costs(record.batch_id, declared_work, timing)
+        self._measure_costs(record.batch_id, declared_work, counts.reached, timing)
         node_work = declared_work * self._scale
         work = float(node_work.sum())
         seconds = timing.output_s - timing.started_s
@@ -446,7 +446,9 @@ class EngineController:
             return None
         return self._step_now(record, timing, t_s)
 
-    def _measure_costs(self, batch_id: int, declared_work: np.ndarray, timing: BatchTiming) -> None:
+    def _measure_costs(
+        self, batch_id: int, declared_work: np.ndarray, tuples: np.ndarray, timing: BatchTiming
+    ) -> None:
         """Update the branches' scales from Spark's task times (not on the run's first
         batch: it pays for JIT compilation and the Python workers' start)."""
         self.unattributed_task_s += timing.unattributed_task_s
@@ -454,7 +456,7 @@ class EngineController:
             self._first_batch = batch_id
         if not (self.options.measured_costs and timing.task_s) or batch_id == self._first_batch:
             return
-        self.scales.update(declared_work.tolist(), timing.task_s)
+        self.scales.update(declared_work.tolist(), tuples.tolist(), timing.task_s)
         self._scale = np.array(self.scales.node_scales(len(self.plan.nodes)))
 
     def _record_plain(self, record: BatchRecord, t_s: float, batch_s: float) -> None:

@@ -124,9 +124,9 @@ class BranchScales:
     smoothed (exponentially, weight ``weight`` on the newest batch) and the branch's
     scale is ``T̄_b / W̄_b``: what one weight-second of its operators really costs. A node
     that several branches compute (a shared segment runs once per reader) takes the
-    ratio of their sums. Batches where a branch did less than ``min_work_s`` of modelled
-    work teach it nothing (a few tuples cannot tell a per-tuple cost from the task's
-    start). The scale stays within [``low``, ``high``] and is 1 until measured.
+    ratio of their sums. Batches where no operator of a branch took ``min_tuples`` teach
+    it nothing (a few tuples cannot tell a per-tuple cost from the task's start). The
+    scale stays within [``low``, ``high``] and is 1 until measured.
 
     The per-task fixed CPU (a task's start, a state store's load) counts as per-tuple cost
     here: at the operating point the branch's time is right, with fewer tuples it is
@@ -138,7 +138,7 @@ class BranchScales:
         members: Sequence[Sequence[int]],
         outputs: Sequence[int],
         weight: float = 0.2,
-        min_work_s: float = 1e-3,
+        min_tuples: int = 20,
         low: float = 0.2,
         high: float = 1000.0,
     ) -> None:
@@ -149,19 +149,26 @@ class BranchScales:
         self.outputs = tuple(outputs)
         self._members = [list(m) for m in members]
         self._weight = weight
-        self._min_work_s = min_work_s
+        self._min_tuples = min_tuples
         self._low, self._high = low, high
         self.measured_s = [0.0] * len(self.outputs)
         self.modelled_s = [0.0] * len(self.outputs)
 
-    def update(self, node_work_s: Sequence[float], measured_s: Mapping[int, float]) -> None:
-        """One batch: the modelled work of every node (prior weights × counts) and the
-        executor seconds measured per output node (outputs not measured learn nothing)."""
+    def update(
+        self,
+        node_work_s: Sequence[float],
+        node_tuples: Sequence[int],
+        measured_s: Mapping[int, float],
+    ) -> None:
+        """One batch: the modelled work of every node (prior weights × counts), the tuples
+        each took, and the executor seconds measured per output node (outputs not
+        measured learn nothing)."""
         for b, output in enumerate(self.outputs):
-            if output not in measured_s:
+            members = self._members[b]
+            if output not in measured_s or max(node_tuples[i] for i in members) < self._min_tuples:
                 continue
-            work = sum(node_work_s[i] for i in self._members[b])
-            if work < self._min_work_s:
+            work = sum(node_work_s[i] for i in members)
+            if work <= 0:
                 continue
             w = self._weight if self.modelled_s[b] > 0 else 1.0
             self.measured_s[b] += w * (measured_s[output] - self.measured_s[b])

@@ -18,9 +18,16 @@ priority in one query: a class the scheduler admits in full answers within
 ``(1 + u) × P``; a class it defers waits longer.
 
 Bounds: never longer than the configured control period; never so short that a batch's
-fixed time ``o`` takes more than ``1 − MIN_WORK_SHARE`` of its cycle (below that, short
-batches would spend the machine on overhead and starve every class: a target nothing can
-meet does not set the pace); never below ``MIN_PACE_S``.
+fixed time ``o`` takes more than ``1 − MIN_WORK_SHARE`` of its cycle, even when the
+configured period is shorter (the control period adapts to the cycle the engine can
+achieve: below that, short batches would spend the machine on overhead and starve every
+class); never below ``MIN_PACE_S``.
+
+An *infeasible* target — one whose pace would be below that bound, so that no batch can
+meet it — does not set the pace while another loaded class's target can be met: its
+class is served at the pace the feasible classes need (its manager holds it, see
+``DilosController``), so one class's setting does not shrink every other class's
+batches. Only when no loaded target can be met does the pace sit at the bound.
 
 The sources hold a batch until its pace has passed (:mod:`source`); Spark asks again every
 ``TICK_S``, so the pace changes from one batch to the next with no restart.
@@ -55,9 +62,9 @@ def pace_s(
         fixed_s: the batch cycle's fixed time ``o`` measured so far, s.
         utilization: ``u``, the share of a pace a batch cycle may take, (0, 1].
     """
-    tightest = min(targets_s, default=None)
-    if tightest is None:
-        return period_s
-    wanted = TARGET_SHARE * tightest / (1.0 + utilization)
     least = max(MIN_PACE_S, fixed_s / (utilization * (1.0 - MIN_WORK_SHARE)))
-    return min(period_s, max(least, wanted))
+    wanted = [TARGET_SHARE * t / (1.0 + utilization) for t in targets_s]
+    if not wanted:
+        return max(least, period_s)
+    feasible = [p for p in wanted if p >= least]
+    return max(least, min(period_s, min(feasible, default=least)))

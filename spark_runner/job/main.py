@@ -327,6 +327,7 @@ def _run_query(
                 log.warning("no batch ended within %.0f s; interrupting", BATCH_DRAIN_TIMEOUT_S)
             else:
                 log.info("stopping the query %s", moment.value)
+        _quiet_job_group_cancel(spark)
         try:
             query.stop()
         except Exception as exc:
@@ -352,6 +353,20 @@ def _run_query(
         run.stop_threads()
         if poller is not None:
             poller.close()
+
+
+def _quiet_job_group_cancel(spark: Any) -> None:
+    """Spark's stop cancels the run's job group even when none of its jobs runs (the stop
+    waited for a moment between batches), and the scheduler then warns "Failed to cancel
+    job group … Cannot find active jobs for it" on every run. From the stop on, only its
+    errors are logged."""
+    try:
+        jvm = spark.sparkContext._jvm
+        jvm.org.apache.logging.log4j.core.config.Configurator.setLevel(
+            "org.apache.spark.scheduler.DAGScheduler", jvm.org.apache.logging.log4j.Level.ERROR
+        )
+    except Exception:  # py4j: the JVM is gone or logs another way; the warning stays
+        log.debug("scheduler log level unchanged", exc_info=True)
 
 
 QUIET_STATUS = ("Waiting for next trigger", "Waiting for data to arrive")

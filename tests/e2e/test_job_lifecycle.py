@@ -73,8 +73,12 @@ def test_embedded_defaults_sqlite_and_filesystem_broker(start_stack: StackFactor
 
 
 @pytest.mark.services
-def test_postgresql_and_redis(start_stack: StackFactory, postgres_url: str, redis_url: str):
-    stack = start_stack(postgres_url, redis_url)
+def test_postgresql_and_redis(
+    start_stack: StackFactory, empty_postgres_url: str, redis_url: str
+) -> None:
+    # a database of its own: the stack commits for real, and the session's shared one
+    # holds only rolled-back rows of the API tests
+    stack = start_stack(empty_postgres_url, redis_url)
     first_metric_s = run_lifecycle(stack)
     assert first_metric_s < FIRST_METRIC_DEADLINE_S
     print(

@@ -2,7 +2,9 @@
 
 Each batch starts one pace after the last (the decision's): the real source logic
 (:func:`feed.next_offset` on the generated log) admits tuples by the controller's
-decision; the batch "runs" for ``overhead_s + alpha × Σ map costs`` seconds; every kept
+decision; the batch "runs" for ``overhead_s + alpha × Σ map costs`` seconds (the maps'
+true costs, ``true_cost_s`` by class where a declared cost is wrong; each query's executor
+time is reported as Spark's status store would, per output); every kept
 tuple of a one-map query is an output at the end of the batch, measured as the
 dataflow's ``observe`` operators would report it; the real :class:`EngineController`
 takes it from there. Nothing sleeps.
@@ -45,7 +47,11 @@ def one_map_scenario(
     cost_s: float,
     period_s: float = 1.0,
     mode: str = "dilos",
+    declared_s: dict[str, float] | None = None,
 ) -> Scenario:
+    """Three classes (priorities 6/3/1), one map each; ``declared_s`` overrides ``cost_s``
+    by class."""
+    costs = {n: (declared_s or {}).get(n, cost_s) for n in rates}
     priorities = [6, 3, 1]
     streams = "\n".join(
         f"  - {{name: s_{n}, arrival: {{kind: constant, rate_per_s: {r}}}}}"
@@ -60,7 +66,7 @@ def one_map_scenario(
       - name: q
         source: s_{n}
         operators:
-          - {{kind: map, expression: "value", output: v, cpu_cost_per_tuple_s: {cost_s}}}"""
+          - {{kind: map, expression: "value", output: v, cpu_cost_per_tuple_s: {costs[n]}}}"""
         for i, n in enumerate(rates)
     )
     return parse_scenario(
@@ -86,6 +92,7 @@ class Plant:
     alpha: float = 0.5
     options: ControllerOptions = field(default_factory=ControllerOptions)
     live: LiveConfig | None = None
+    true_cost_s: dict[str, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.plan = compile_network(self.scenario)
@@ -107,7 +114,7 @@ class Plant:
         self._cost = np.zeros(len(self.plan.nodes))
         for n in self.plan.nodes:
             if isinstance(n.model, MapOp):
-                self._cost[n.index] = n.model.cpu_cost_per_tuple_s
+                self._cost[n.index] = self.true_cost_s.get(n.owner, n.model.cpu_cost_per_tuple_s)
         self._output = {
             p.index: next(r.child for r in self.plan.nodes[p.node].routes) for p in self.plan.points
         }
@@ -135,7 +142,8 @@ class Plant:
                 arrivals.setdefault(point.class_name, []).append(
                     rows["arrival_s"] - ORIGIN_US / 1e6
                 )
-        work = float((self._cost * reached).sum())
+        node_work = self._cost * reached
+        work = float(node_work.sum())
         started_s = self.now_us / 1e6
         cycle_s = self.overhead_s + self.alpha * work
         answers = {}
@@ -148,8 +156,9 @@ class Plant:
             answers,
             ORIGIN_US / 1e6,
         )
+        task_s = {n.index: float(node_work[n.index]) for n in self.plan.outputs}
         outcome = self.controller.on_batch(
-            record, measures, BatchTiming(started_s, started_s + cycle_s)
+            record, measures, BatchTiming(started_s, started_s + cycle_s, task_s=task_s)
         )
         self.offset = end
         self.batch_id += 1

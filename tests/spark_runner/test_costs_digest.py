@@ -121,7 +121,7 @@ def test_branch_scales_learn_what_each_branch_really_costs() -> None:
     for _ in range(60):
         work = [0.05, rng.uniform(0.1, 0.3), rng.uniform(0.1, 0.3)]
         truth = {1: 4 * (work[0] + work[1]), 2: work[0] + work[2]}
-        scales.update(work, {o: t * rng.uniform(0.8, 1.2) for o, t in truth.items()})
+        scales.update(work, [100] * 3, {o: t * rng.uniform(0.8, 1.2) for o, t in truth.items()})
     assert scales.branch_scale(0) == pytest.approx(4.0, rel=0.15)
     assert scales.branch_scale(1) == pytest.approx(1.0, rel=0.15)
     node = scales.node_scales(3)
@@ -130,11 +130,11 @@ def test_branch_scales_learn_what_each_branch_really_costs() -> None:
 
 
 def test_branch_scales_ignore_what_they_cannot_judge() -> None:
-    scales = BranchScales([[0], [1]], outputs=[0, 1], min_work_s=0.01)
-    scales.update([0.001, 0.2], {0: 5.0, 1: 0.2})  # branch 0 did too little to tell
-    scales.update([0.2, 0.2], {0: 0.2})  # branch 1 not measured this batch
+    scales = BranchScales([[0], [1]], outputs=[0, 1], min_tuples=20)
+    scales.update([0.001, 0.2], [3, 100], {0: 5.0, 1: 0.2})  # 3 tuples cannot tell
+    scales.update([0.2, 0.2], [100, 100], {0: 0.2})  # branch 1 not measured this batch
     assert scales.branch_scale(0) == 1.0 and scales.modelled_s[1] == pytest.approx(0.2)
-    scales.update([0.2, 0.2], {1: 1e6})  # an absurd time is held at the bound
+    scales.update([0.2, 0.2], [100, 100], {1: 1e6})  # an absurd time is held at the bound
     assert scales.branch_scale(1) == 1000.0
     assert scales.node_scales(3)[2] == 1.0  # a node in no branch keeps its prior
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from spark_runner.engine.controller import ControllerOptions
 from spark_runner.engine.pacing import MIN_PACE_S, MIN_WORK_SHARE, TARGET_SHARE, pace_s
 
 from .plant import Plant, one_map_scenario
@@ -30,6 +31,26 @@ def test_a_target_no_batch_can_meet_does_not_starve_the_work() -> None:
     assert pace == pytest.approx(fixed / (0.9 * (1 - MIN_WORK_SHARE)))
     assert 0.9 * pace - fixed >= MIN_WORK_SHARE * 0.9 * pace - 1e-12
     assert pace_s([0.01], period_s=1.0, fixed_s=0.0, utilization=0.9) == MIN_PACE_S
+
+
+def test_an_infeasible_target_does_not_set_the_pace_of_the_others() -> None:
+    """A class whose target no batch can meet (its pace would leave a batch less than
+    MIN_WORK_SHARE for work) is served at the pace the feasible class needs."""
+    fixed = 0.4
+    least = fixed / (0.9 * (1 - MIN_WORK_SHARE))
+    pace = pace_s([0.2, 3.0], period_s=2.0, fixed_s=fixed, utilization=0.9)
+    assert pace == pytest.approx(TARGET_SHARE * 3.0 / 1.9) and pace > least
+    # only infeasible targets loaded: the bound
+    assert pace_s([0.2, 0.3], period_s=2.0, fixed_s=fixed, utilization=0.9) == pytest.approx(least)
+
+
+def test_the_pace_adapts_to_the_cycle_the_engine_achieves_not_the_configured_period() -> None:
+    """A configured period shorter than the batch's fixed time allows would leave every
+    batch at its budget's floor: the pace keeps a quarter of the cycle for work."""
+    fixed = 0.9
+    least = fixed / (0.9 * (1 - MIN_WORK_SHARE))
+    assert pace_s([2.0], period_s=0.5, fixed_s=fixed, utilization=0.9) == pytest.approx(least)
+    assert pace_s([], period_s=0.5, fixed_s=fixed, utilization=0.9) == pytest.approx(least)
 
 
 RATES = {"gold": 100.0, "silver": 200.0, "bronze": 300.0}
@@ -60,3 +81,34 @@ def test_every_class_loaded_latency_follows_priority_and_the_top_class_loses_not
     bronze_shed = sum(s.shed_count or 0 for s in recent if s.class_name == "bronze")
     assert bronze_shed > 0
     assert plant.outcomes[-1].decision.pace_s == pytest.approx(TARGET_SHARE * TARGETS["gold"] / 1.9)
+
+
+def test_a_cost_declared_wrong_is_measured_and_the_top_class_keeps_its_target(
+    tmp_path: Path,
+) -> None:
+    """Gold's map is declared free but costs 4 ms a tuple (0.4 s/s of the engine's ~1.4
+    s/s of demand). With the executor time measured per query, gold's weights converge to
+    its true cost, the load model sees gold's load, and gold stays within its target and
+    loses nothing. With the declared costs the model sees a free gold (its load ≈ 0: the
+    budget's fixed time absorbs gold's work and the other classes' loads are inflated)."""
+    wrong = one_map_scenario(RATES, TARGETS, cost_s=0.002, declared_s={"gold": 0.0})
+    truth = {"gold": 0.004}
+    measured = Plant(wrong, tmp_path, true_cost_s=truth)
+    declared = Plant(
+        wrong, tmp_path, true_cost_s=truth, options=ControllerOptions(measured_costs=False)
+    )
+    for plant in (measured, declared):
+        plant.run(200)
+    costs = measured.controller.declared_and_measured()
+    # the branch's measured time spreads over its operators (point and map) by their
+    # declared weights: together they weigh what a gold tuple costs
+    branch = sum(costs[n.op_id]["measured_s"] for n in measured.plan.nodes if n.owner == "gold")
+    assert branch == pytest.approx(0.004, rel=0.2)
+    tail = [s for o in measured.outcomes[-100:] for s in o.samples if s.class_name == "gold"]
+    assert sum(s.shed_count or 0 for s in tail) == 0
+    assert max(s.response_time_max_s or 0.0 for s in tail) <= TARGETS["gold"]
+
+    def gold_load(plant: Plant) -> float:
+        return plant.controller.load_model.snapshot()["gold"].load
+
+    assert gold_load(measured) > 0.3 and gold_load(declared) < 0.01
