@@ -1,87 +1,70 @@
 """Save screenshots of the dashboard to docs/screenshots/*.png (1400 px wide).
 
-Runs the real product (API + dashboard processes over a fresh SQLite database, the
-same harness as tests/browser), fills it through the API with three classes, their
-continuous queries and a few jobs, and photographs the pages in headless Debian
-Chromium:
+Runs the real product (API, dashboard and a Celery worker over a fresh SQLite database,
+the same harness as tests/browser), fills it through the API with a declared stream,
+three classes and their continuous queries, and runs two real local Spark jobs started
+through the API: one finished run at a lower rate, then a live one that overloads the
+machine, so the lowest class sheds. The pictures are taken in headless Debian Chromium
+while the live job runs (about 5 minutes in all on 2 cores):
 
     .venv/bin/python docs/take_screenshots.py
 
-No Celery worker runs, so a started job stays queued (step 1 of 3, "queued for a
-worker"); the failed job is recorded the way the job watcher records a job process
-that died (reason, exit code, log file), since starting Spark only to see it fail would
-take a minute.
-
-The live view, the tuning panel and the history page need a job that reports every
-metric; the Spark runner that does is being built, so this script plays such a job:
-it records a launch with an ingest token (``issue_ingest_token``) and posts plausible
-samples (tests/browser/synthetic.py) with that token, a window of history first and
-then one period per second while the pictures are taken. A second, finished run with a
-different load gives the history page something to compare. Needs the packages
-chromium and chromium-driver and the Python package selenium.
+Needs the packages chromium and chromium-driver, a JDK and the Python package selenium.
 """
 
 from __future__ import annotations
 
 import sys
 import tempfile
-import threading
 import time
-from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from selenium.webdriver.support.ui import Select  # noqa: E402
 
+from backend.jobs import launcher  # noqa: E402
 from tests.browser.harness import (  # noqa: E402  # after the path is set
     ADMIN,
     OPERATOR,
     VIEWER,
     Browser,
     Product,
-    acknowledge,
-    issue_ingest_token,
-    mark_failed,
-    mark_stopped,
     new_driver,
-    post_samples,
     start_product,
 )
-from tests.browser.synthetic import CLASSES as SYNTHETIC_CLASSES  # noqa: E402
-from tests.browser.synthetic import synthetic_period  # noqa: E402
+from tests.waiting import wait_until  # noqa: E402
 
 OUT_DIR = ROOT / "docs" / "screenshots"
+STREAM = {
+    "name": "trades",
+    "event_time": "ts",
+    "columns": [
+        {"name": "key", "type": "long", "generator": {"kind": "zipf", "n": 100}},
+        {"name": "value", "type": "double", "generator": {"kind": "uniform"}},
+        {"name": "ts", "type": "timestamp", "generator": {"kind": "arrival", "lag_max_s": 0.5}},
+    ],
+}
 CLASSES = (
-    {"name": "fraud", "priority": 6, "delay_target_s": 1.5},
+    {"name": "fraud", "priority": 6, "delay_target_s": 2.5},
     {
         "name": "payments",
         "priority": 4,
-        "delay_target_s": 2.0,
+        "delay_target_s": 3.0,
         "tau2": 0.75,
         "manager_params": {"above_margin": 0.2},
     },
     {
         "name": "clicks",
         "priority": 1,
-        "delay_target_s": 5.0,
-        "tau0": 0.1,
-        "tau3": 0.9,
+        "delay_target_s": 6.0,
         "manager": "ctrl",
         "manager_params": {"headroom": 0.6},
         "max_lend_fraction": 0.5,
     },
 )
-FAILED_LOG = [
-    "25/11/21 06:40:01 INFO SparkContext: Running Spark version 4.0.1",
-    "25/11/21 06:40:03 INFO headroom.job: control period 1.0 s, 3 classes",
-    "25/11/21 06:40:09 WARN TaskSetManager: Lost task 3.0 in stage 7.0: ExecutorLostFailure",
-    "25/11/21 06:40:09 ERROR Executor: java.lang.OutOfMemoryError: Java heap space",
-    "Traceback (most recent call last):",
-    '  File "spark_runner/job/main.py", line 88, in run',
-    "py4j.protocol.Py4JJavaError: An error occurred while calling o112.awaitTermination.",
-]
 QUERIES = {  # class name → its continuous queries (POST /classes/{id}/queries bodies)
     "fraud": (
         {
@@ -107,10 +90,29 @@ QUERIES = {  # class name → its continuous queries (POST /classes/{id}/queries
         {
             "name": "hot-keys",
             "source": "query:clean-trades",
-            "operators": [{"kind": "filter", "predicate": "key < 10"}],
+            "operators": [
+                {"kind": "filter", "predicate": "key < 10"},
+                {"kind": "map", "expression": "value * 2", "output": "value",
+                 "cpu_cost_per_tuple_s": 0.0002},
+            ],
         },
     ),
-}
+    "clicks": (
+        {
+            "name": "scores",
+            "source": "trades",
+            "operators": [
+                {"kind": "map", "expression": "sqrt(value)", "output": "value",
+                 "cpu_cost_per_tuple_s": 0.0006},
+                {
+                    "kind": "window_aggregate",
+                    "window": {"type": "sliding", "size_s": 4, "slide_s": 2},
+                    "function": "avg",
+                },
+            ],
+        },
+    ),
+}  # fmt: skip
 # Typed into the editor to show the API's answer: the projection drops the join column.
 BAD_QUERY_SPEC = """\
 name: trade-clicks
@@ -123,63 +125,27 @@ operators:
   window: {size_s: 2}
   sim: {selectivity: 0.5}
 """
-HISTORY_S = 240  # seconds of samples each played run has before the pictures
-# The played classes run the managers the classes above are given.
-SYNTHETIC = tuple(
-    replace(cls, manager=str(body.get("manager", "aloma")))
-    for cls, body in zip(SYNTHETIC_CLASSES, CLASSES, strict=True)
-)
+FINISHED_RATE, LIVE_RATE = 500, 1000  # generated tuples/s per class
+FINISHED_S = 60  # the finished run's duration
+SPARK_S = 180  # time for a job's first metrics, or its end, on a busy machine
 
 
-class PlayedJob:
-    """A job whose samples this script posts, as its process would."""
-
-    def __init__(
-        self, product: Product, job_id: int, *, offset: int = 0, load_factor: float = 1.0
-    ) -> None:
-        self.product = product
-        self.job_id = job_id
-        self.offset = offset
-        self.load_factor = load_factor
-        self.token = issue_ingest_token(product.settings, job_id)
-        self.period = 0
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-
-    def backfill(self, seconds: int) -> None:
-        """``seconds`` periods that ended up to now."""
-        now = time.time()
-        samples = []
-        for period in range(seconds):
-            samples += self._period(period, now - seconds + period)
-        post_samples(self.product, self.job_id, self.token, samples)
-        self.period = seconds
-
-    def report_every_second(self) -> None:
-        def _run() -> None:
-            while not self._stop.wait(1.0):
-                samples = self._period(self.period, time.time())
-                post_samples(self.product, self.job_id, self.token, samples)
-                self.period += 1
-
-        self._thread = threading.Thread(target=_run, daemon=True)
-        self._thread.start()
-
-    def _period(self, period: int, t: float) -> list[dict[str, object]]:
-        return synthetic_period(
-            period, t, SYNTHETIC, state_offset=self.offset, load_factor=self.load_factor
-        )
-
-    def stop(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
+def jobs(product: Product) -> dict[int, dict[str, Any]]:
+    with product.api() as api:
+        return {int(j["id"]): j for j in api.get("/jobs").json()}
 
 
-def seed(product: Product) -> tuple[PlayedJob, PlayedJob]:
-    """Classes, a failed run and its restart, a queued job, a finished run and a live
-    one (the last two played by this script). Returns (live, finished)."""
+def samples_of(product: Product, job_id: int) -> int:
+    with product.api() as api:
+        response = api.get(f"/jobs/{job_id}/metrics", params={"limit": 1000})
+        return len(response.json()["samples"]) if response.status_code == 200 else 0
+
+
+def seed(product: Product) -> tuple[int, int]:
+    """The stream, the classes and their queries; a finished run, then a live one.
+    Returns (live job id, finished job id)."""
     with product.api(OPERATOR) as api:
+        api.post("/streams", json=STREAM).raise_for_status()
         ids = []
         for body in CLASSES:
             created = api.post("/classes", json=body)
@@ -187,29 +153,16 @@ def seed(product: Product) -> tuple[PlayedJob, PlayedJob]:
             ids.append(created.json()["id"])
             for query in QUERIES.get(str(body["name"]), ()):
                 api.post(f"/classes/{ids[-1]}/queries", json=query).raise_for_status()
-        failed = api.post("/jobs", json={"class_ids": ids, "duration_s": 600}).json()
-        mark_failed(
-            product.settings, failed["id"], "the job process exited with code 1", FAILED_LOG
-        )
-        api.post(f"/jobs/{failed['id']}/restart").raise_for_status()
-        api.post("/jobs", json={"class_ids": ids[:2]}).raise_for_status()
-        earlier = api.post(
-            "/jobs", json={"class_ids": ids, "policy": "absolute", "rate_per_s": 400}
-        ).json()
-        live = api.post("/jobs", json={"class_ids": ids, "rate_per_s": 400}).json()
-    finished = PlayedJob(product, earlier["id"], offset=60, load_factor=0.8)
-    finished.backfill(HISTORY_S)
-    mark_stopped(product.settings, earlier["id"])
-    played = PlayedJob(product, live["id"])
-    played.backfill(HISTORY_S)
-    played.report_every_second()
-    # An applied change in the live job's history, as the job would acknowledge it.
+        body = {"class_ids": ids, "rate_per_s": FINISHED_RATE, "duration_s": FINISHED_S}
+        finished = int(api.post("/jobs", json=body).json()["id"])
+    if not wait_until(lambda: jobs(product)[finished]["status"] == "stopped", FINISHED_S + SPARK_S):
+        raise RuntimeError(f"the finished run did not end: {jobs(product)[finished]}")
     with product.api(OPERATOR) as api:
-        api.patch(
-            f"/jobs/{live['id']}/config", json={"classes": {"fraud": {"tau2": 0.7}}}
-        ).raise_for_status()
-    acknowledge(product, live["id"], played.token, 1)
-    return played, finished
+        body = {"class_ids": ids, "rate_per_s": LIVE_RATE, "policy": "absolute"}
+        live = int(api.post("/jobs", json=body).json()["id"])
+    if not wait_until(lambda: samples_of(product, live) >= 3 * 60, SPARK_S + 60):
+        raise RuntimeError(f"the live run reported no minute of samples: {jobs(product)[live]}")
+    return live, finished
 
 
 def shoot(browser: Browser, name: str) -> None:
@@ -223,12 +176,25 @@ def sign_out(browser: Browser) -> None:
     browser.driver.delete_all_cookies()
 
 
+def stop_jobs(product: Product) -> None:
+    """Stop the live job and never leave a Spark JVM behind."""
+    for job in jobs(product).values():
+        if job["status"] not in ("stopped", "failed"):
+            with product.api(OPERATOR) as api:
+                api.post(f"/jobs/{job['id']}/stop")
+    wait_until(
+        lambda: all(j["status"] in ("stopped", "failed") for j in jobs(product).values()), 60
+    )
+    for job in jobs(product).values():
+        if job.get("pid"):
+            launcher.kill_group(job["pid"])
+
+
 def main() -> None:
     OUT_DIR.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="headroom-screenshots-") as scratch:
-        product = start_product(Path(scratch) / "data")
+        product = start_product(Path(scratch) / "data", worker=True)
         driver = new_driver(Path(scratch) / "chromium")
-        live: PlayedJob | None = None
         try:
             live, finished = seed(product)
             browser = Browser(driver, product.dashboard_url)
@@ -259,50 +225,55 @@ def main() -> None:
             shoot(browser, "class_queries")
             browser.page_size()
 
+            browser.open("/streams")
+            browser.wait_text("streams-table", "trades")
+            shoot(browser, "streams")
+
             browser.click("//a[@href='/jobs']")
-            browser.wait_text("jobs-table", "queued for a worker")
+            browser.wait_text("jobs-table", "running")
             browser.wait_text("job-class-ids", "fraud")
             browser.page_size(1400, 1250)
             shoot(browser, "jobs")
             browser.page_size()
 
-            browser.click("//tr[@id='job-row-1']//button[text()='Log']")
-            browser.wait_text("job-log-lines", "OutOfMemoryError")
+            browser.click(f"//tr[@id='job-row-{live}']//button[text()='Log']")
+            browser.wait_text("job-log-lines", "started")
             shoot(browser, "job_log")
 
             # The live view: every chart full, the tuning panel beside them.
             browser.page_size(1400, 2150)
-            browser.open(f"/live?job_id={live.job_id}")
+            browser.open(f"/live?job_id={live}")
             browser.wait_text("live-summary", "newest sample")
-            browser.wait_text("tune-status", "In force: version 1")
+            browser.wait_text("tune-status", "In force: version 0")
             time.sleep(4)  # a few periods arrive live
             shoot(browser, "live")
 
-            # The tuning panel: a change under review.
+            # The tuning panel: a change under review, then applied by the running job.
             browser.page_size()
             Select(browser.element("tune-class")).select_by_visible_text("clicks")
             browser.wait(
-                lambda d: d.find_element("id", "tune-delay_target_s").get_attribute("value") == "5",
+                lambda d: d.find_element("id", "tune-delay_target_s").get_attribute("value") == "6",
                 "the form did not show the class",
             )
-            browser.fill("tune-delay_target_s", "4")
+            browser.fill("tune-delay_target_s", "5")
             browser.fill("tune-tau2", "0.7")
             browser.fill("tune-manager_params", "headroom=0.5")
             browser.click("//button[@id='tune-review']")
             browser.wait_text("tune-changes", "0.8 → 0.7")
+            browser.wait_text("tune-prediction", "replayed through the simulator")
             time.sleep(0.5)  # the dialog has faded in
             shoot(browser, "tuning")
             browser.click("//button[@id='tune-confirm']")
-            browser.wait_text("tune-status", "pending: version 2")
+            browser.wait_text("tune-status", "In force: version 1 (applied")
             browser.driver.execute_script(
                 "document.getElementById('tune-panel').scrollIntoView({block: 'center'});"
             )
             time.sleep(0.5)
-            shoot(browser, "tuning_pending")
+            shoot(browser, "tuning_applied")
 
             # History: the live run against the finished one.
             browser.page_size(1400, 2250)
-            browser.open(f"/history?job_id={live.job_id}&compare={finished.job_id}")
+            browser.open(f"/history?job_id={live}&compare={finished}")
             browser.wait_text("history-a-qos", "fraud")
             browser.wait_text("history-b-qos", "fraud")
             time.sleep(1.5)  # the figures are drawn
@@ -321,9 +292,8 @@ def main() -> None:
             shoot(browser, "users")
             browser.assert_console_clean()
         finally:
-            if live is not None:
-                live.stop()
             driver.quit()
+            stop_jobs(product)
             product.stop()
 
 
