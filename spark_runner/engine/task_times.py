@@ -20,8 +20,8 @@ shared segment is computed once per reader, so its time falls to each reader's b
 :class:`TaskTimes` reads the status store through the driver's JVM gateway after each
 batch: the jobs of the query's run (Spark names them by the run's id as their job
 group; ``batch = <id>`` in their description), their stages' CPU time, and for the
-final stage its tasks'. It holds a handful of gateway calls per stage; a stage's graph is read
-once per stage shape. It imports no Spark: the caller hands in the JVM handles.
+final stage its tasks'. It takes a handful of gateway calls per stage (its operation graph
+included: 1–3 ms). It imports no Spark: the caller hands in the JVM handles.
 """
 
 from __future__ import annotations
@@ -194,7 +194,6 @@ class TaskTimes:
         self._settle_s = settle_s
         self._last_job = -1
         self.layout: BranchLayout | None = None
-        self._stage_owner: dict[tuple[int, int], int | None] = {}
 
     def _ensure_layout(self) -> BranchLayout | None:
         if self.layout is None:
@@ -252,7 +251,7 @@ class TaskTimes:
         times: BatchTaskTimes,
     ) -> bool:
         read = BatchTaskTimes()
-        for position, stage_id in enumerate(stages):
+        for stage_id in stages:
             try:
                 stage = self._store.lastStageAttempt(stage_id)
             except Exception:  # py4j: a skipped stage has no attempt
@@ -263,7 +262,7 @@ class TaskTimes:
             if status != "COMPLETE" or stage.numCompleteTasks() < stage.numTasks():
                 return False
             tasks = int(stage.numTasks())
-            owner = self._owner(layout, (position, tasks), stage_id)
+            owner = self._owner(layout, stage_id)
             partitions = layout.partitions(point_partitions)
             if owner is not None or partitions is None or tasks != sum(partitions):
                 read.add(owner, int(stage.executorCpuTime()) / 1e9)
@@ -280,14 +279,13 @@ class TaskTimes:
         times.unattributed_s += read.unattributed_s
         return True
 
-    def _owner(self, layout: BranchLayout, shape: tuple[int, int], stage_id: int) -> int | None:
-        """The output a stage belongs to, read once per shape (its place in its job and its
-        number of tasks: every batch's jobs repeat the same stages)."""
+    def _owner(self, layout: BranchLayout, stage_id: int) -> int | None:
+        """The output a stage belongs to, from its operation graph (read for every stage:
+        the same stages come in another order from one batch to the next; 1–3 ms each
+        here)."""
         if len(layout.branches) == 1:
             return layout.branches[0].output
-        if shape not in self._stage_owner:
-            self._stage_owner[shape] = layout.owner_of_codegen(self._codegen_of(stage_id))
-        return self._stage_owner[shape]
+        return layout.owner_of_codegen(self._codegen_of(stage_id))
 
     def _codegen_of(self, stage_id: int) -> list[int]:
         graph = self._store.operationGraphForStage(stage_id)
