@@ -174,7 +174,7 @@ class EngineController:
         )
         self._step_lock = threading.Lock()  # a step and a live configuration's install
         self._w_in, self._w_out = self._weights()
-        outputs = [n.index for n in plan.nodes if n.output is not None]
+        outputs = [n.index for n in plan.outputs]
         self.scales = BranchScales([plan.needed_by(o) for o in outputs], outputs)
         self._scale = np.ones(len(plan.nodes))
         self._first_batch: int | None = None
