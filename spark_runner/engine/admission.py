@@ -12,7 +12,17 @@ to their waiting work, so all of its queues drain at the same pace. At a point, 
 takes ``n`` waiting tuples (oldest first) and drops ``shed = floor(n × f + carry)`` of them
 (``f`` the class's shed fraction; ``carry`` keeps the fractional remainder across batches,
 so shed counts are exact over time); the others are processed. What is not taken waits.
-Work per kept tuple is the point's load coefficient ``c_p`` (s/tuple).
+Work per kept tuple is the point's load coefficient ``c_p`` (s/tuple) over the operators
+its class owns.
+
+A lower class that reads a higher class's shared segment works on the tuples the owner
+admits, after its edge (:class:`EdgeDemand`). Spark cannot hold them there for a later
+batch, so that work is the lower class's demand on the budget, paid from the lower
+class's allocation like the work at its own points: where its allocation does not cover
+it, the batch sheds more on the edge (``edge_keep``, the share of what passes the class's
+shed fraction that is kept). The owner is never charged for a lower class's operators:
+a cheap shared segment feeding an expensive lower branch does not shrink the owner's
+admission (001 §3.2's priority rule for shared segments).
 
 ``kept_positions(n, m)`` spreads the ``m`` kept tuples evenly over the ``n`` taken, so the
 shedder drops uniformly, never a whole burst.
@@ -49,6 +59,23 @@ class PointDemand:
 
 
 @dataclass(frozen=True, slots=True)
+class EdgeDemand:
+    """What a lower class does after a higher class's shared segment.
+
+    Attributes:
+        class_name: the lower class (it sheds on its edges).
+        shed_fraction: its shed fraction for this batch, in [0, 1).
+        cost_by_point: point index → its work per tuple kept at that point, before its
+            shed fraction, s (the tuples that reach its edges times its branch's load
+            coefficient).
+    """
+
+    class_name: str
+    shed_fraction: float
+    cost_by_point: Mapping[int, float]
+
+
+@dataclass(frozen=True, slots=True)
 class PointAdmission:
     """What a batch takes at one point: ``taken = kept + shed``; ``carry`` goes on."""
 
@@ -56,6 +83,15 @@ class PointAdmission:
     kept: int
     shed: int
     carry: float
+
+
+@dataclass(frozen=True)
+class Admission:
+    """What a batch takes at every point, and per edge-shedding class the share of its
+    edge tuples it keeps after its shed fraction (1: all of them)."""
+
+    points: list[PointAdmission]
+    edge_keep: dict[str, float]
 
 
 def water_fill(
@@ -106,36 +142,61 @@ def admit(
     budget_s: float,
     *,
     admit_all: bool = False,
-) -> list[PointAdmission]:
-    """What the next batch takes at every point (see module docstring)."""
+    edges: Sequence[EdgeDemand] = (),
+) -> Admission:
+    """What the next batch takes at every point and keeps on every edge (see module
+    docstring)."""
     if admit_all:
-        return [
-            PointAdmission(p.waiting, p.waiting, 0, p.carry)
-            if p.shed_fraction <= 0
-            else _take(p, p.waiting)
-            for p in points
-        ]
+        return Admission(
+            [
+                PointAdmission(p.waiting, p.waiting, 0, p.carry)
+                if p.shed_fraction <= 0
+                else _take(p, p.waiting)
+                for p in points
+            ],
+            {e.class_name: 1.0 for e in edges},
+        )
     point_work = [
         p.waiting * (1.0 - p.shed_fraction) * p.cost_s if p.cost_s > 0 else 0.0 for p in points
+    ]
+    # what the lower classes would do if every owner took all it has waiting
+    edge_work = [
+        (1.0 - e.shed_fraction)
+        * sum(
+            points[i].waiting * (1.0 - points[i].shed_fraction) * c
+            for i, c in e.cost_by_point.items()
+        )
+        for e in edges
     ]
     demands: dict[str, float] = {}
     for p, work in zip(points, point_work, strict=True):
         demands[p.class_name] = demands.get(p.class_name, 0.0) + work
+    for e, work in zip(edges, edge_work, strict=True):
+        demands[e.class_name] = demands.get(e.class_name, 0.0) + work
     alloc = water_fill(budget_s, quotas, demands)
-    out: list[PointAdmission] = []
+    taken: list[PointAdmission] = []
     for p, work in zip(points, point_work, strict=True):
         if p.waiting <= 0:
-            out.append(PointAdmission(0, 0, 0, p.carry))
+            taken.append(PointAdmission(0, 0, 0, p.carry))
             continue
         class_demand = demands[p.class_name]
         if p.cost_s <= 0 or alloc[p.class_name] >= class_demand * (1 - 1e-9):
-            out.append(_take(p, p.waiting))
+            taken.append(_take(p, p.waiting))
             continue
         share = alloc[p.class_name] * work / class_demand if class_demand > 0 else 0.0
         kept_allowed = share / p.cost_s
-        taken = min(p.waiting, math.floor(kept_allowed / (1.0 - p.shed_fraction) + 1e-9))
-        out.append(_take(p, taken))
-    return out
+        count = min(p.waiting, math.floor(kept_allowed / (1.0 - p.shed_fraction) + 1e-9))
+        taken.append(_take(p, count))
+    keep: dict[str, float] = {}
+    for e, work in zip(edges, edge_work, strict=True):
+        class_demand = demands[e.class_name]
+        allowed = alloc[e.class_name] * work / class_demand if class_demand > 0 else 0.0
+        # the edge work of the tuples the owners did take
+        actual = (1.0 - e.shed_fraction) * sum(
+            taken[i].kept * c for i, c in e.cost_by_point.items()
+        )
+        keep[e.class_name] = 1.0 if actual <= allowed else max(0.0, allowed / actual)
+    return Admission(taken, keep)
 
 
 def _take(p: PointDemand, taken: int) -> PointAdmission:

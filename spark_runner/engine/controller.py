@@ -174,7 +174,8 @@ class EngineController:
         )
         self._step_lock = threading.Lock()  # a step and a live configuration's install
         self._w_in, self._w_out = self._weights()
-        outputs = [n.index for n in plan.outputs]
+        # highest priority first: a shared segment's cost is measured on its owner's branch
+        outputs = [n.index for n in sorted(plan.outputs, key=plan.output_rank)]
         self.scales = BranchScales([plan.needed_by(o) for o in outputs], outputs)
         self._scale = np.ones(len(plan.nodes))
         self._first_batch: int | None = None
@@ -335,21 +336,43 @@ class EngineController:
             for n, rule in (stale or {}).items()
             if rule is not None and rule.max_queued is not None and not self.recommend_only
         }
-        costs = {
-            self.plan.nodes[p.node].op_id: self.load_model.coefficient(p.op_id)
-            for p in self.plan.points
-        }
+        costs = {p.op_id: self.load_model.class_coefficient(p.op_id) for p in self.plan.points}
         return Decision(
             version=self._decision_version,
             shed=applied,
             quotas=dict(quotas),
             budget_s=self.budget_s(),
             costs_s=costs,
+            edge_costs_s={} if self.recommend_only else self._edge_costs(),
             admit_all=False,
             config_version=self.config_version,
             stale_max=stale_max,
             pace_s=self.pace_s,
         )
+
+    def _edge_costs(self) -> dict[str, dict[str, float]]:
+        """Per class that sheds on an edge, per point upstream of its edges, its work per
+        tuple kept at the point (before its shed fraction): the tuples that reach the
+        edges (measured selectivities) times its branch's load coefficient."""
+        plan = self.plan
+        out: dict[str, dict[str, float]] = {}
+        for p in plan.points:
+            flow = np.zeros(len(plan.nodes))
+            flow[p.node] = self._sel[p.node]
+            for i in plan.graph.order:
+                parents = plan.graph.parents[i]
+                if parents and i != p.node:
+                    flow[i] = sum(flow[j] for j in parents) * self._sel[i]
+            for node in plan.nodes:
+                for route in node.routes:
+                    if route.shed_class < 0 or not flow[node.index]:
+                        continue
+                    name = plan.class_names[route.shed_class]
+                    child = plan.graph.ids[route.child]
+                    work = flow[node.index] * self.load_model.class_coefficient(child)
+                    costs = out.setdefault(name, {})
+                    costs[p.op_id] = costs.get(p.op_id, 0.0) + float(work)
+        return out
 
     def _push_costs(self) -> None:
         alpha = self.alpha
@@ -433,6 +456,7 @@ class EngineController:
             if t_s < self.options.warmup_s:
                 return None if self.options.plain else StepOutcome(self._held_decision(), [])
             self.phase = "discarding"
+            self.budget.settle()
             decision = self._held_decision()
             log.info("warm-up over at %.1f s: discarding what waits", t_s)
             return StepOutcome(dataclasses.replace(decision, discard=True), [])

@@ -21,7 +21,10 @@ so the budget does not depend on the demand; another process taking a core shows
 cycles, a larger ``o`` and a smaller budget within a few batches. If the true scale is
 ``α'`` rather than ``α``, saturated batches still converge to the right budget
 ``(uT − o) / α'`` (the error moves into ``o``; the smoothed iteration is stable for
-``α' < 5 α``).
+``α' < 5 α``). ``o`` never exceeds the median of the recent cycles themselves: after a
+slow start (the first batches' JIT compilation) the smoothing would otherwise keep it
+above whole cycles for many batches and starve every class; the end of a warm-up takes
+the recent median as it is (:meth:`BatchBudget.settle`).
 
 **Costs**: the budget is one period of processing capacity, so an operator's cost is its
 weight in *capacity seconds*, ``w × T / B``: the share of the engine's processing capacity
@@ -93,6 +96,7 @@ class BatchBudget:
         self.alpha = alpha
         self.fixed_s = fixed_s
         self._recent: deque[float] = deque(maxlen=window)
+        self._cycles: deque[float] = deque(maxlen=window)
         self._weight = weight
         self._floor_fraction = floor_fraction
 
@@ -111,8 +115,18 @@ class BatchBudget:
         """A batch with weighted work ``work_s`` took ``cycle_s``; returns the new budget."""
         if math.isfinite(work_s) and math.isfinite(cycle_s) and cycle_s > 0 and work_s >= 0:
             self._recent.append(max(0.0, cycle_s - self.alpha * work_s))
+            self._cycles.append(cycle_s)
             self.fixed_s += self._weight * (statistics.median(self._recent) - self.fixed_s)
+            # a part of the cycle: an estimate above the recent cycles is a slow start's
+            # residue (the smoothing lags), not a fixed time
+            self.fixed_s = min(self.fixed_s, statistics.median(self._cycles))
         return self.budget_s
+
+    def settle(self) -> None:
+        """Take the recent batches' median fixed time as it is (the end of a warm-up: the
+        first batches' JIT compilation and worker starts are no fixed time to keep)."""
+        if self._recent:
+            self.fixed_s = statistics.median(self._recent)
 
 
 class BranchScales:
@@ -120,13 +134,19 @@ class BranchScales:
 
     Each batch, Spark's task CPU times give the executor seconds ``T_b`` every branch
     ``b`` (a query's output and the operators above it) took, and the operators' counts
-    times their prior weights give the work ``W_b`` the model assigned to it. Both are
-    smoothed (exponentially, weight ``weight`` on the newest batch) and the branch's
-    scale is ``T̄_b / W̄_b``: what one weight-second of its operators really costs. A node
-    that several branches compute (a shared segment runs once per reader) takes the
-    ratio of their sums. Batches where no operator of a branch took ``min_tuples`` teach
-    it nothing (a few tuples cannot tell a per-tuple cost from the task's start). The
-    scale stays within [``low``, ``high``] and is 1 until measured.
+    times their prior weights give the work ``W_i`` the model assigned to each node. Both
+    are smoothed (exponentially, weight ``weight`` on the newest batch); a branch's scale
+    is ``T̄_b / Σ W̄_i``: what one weight-second of its operators really costs. Batches
+    where no operator of a branch took ``min_tuples`` teach it nothing (a few tuples
+    cannot tell a per-tuple cost from the task's start). Scales stay within
+    [``low``, ``high``] and are 1 until measured.
+
+    Branches are given highest priority first. A node several branches compute (a shared
+    segment runs once per reader, at the same cost in each) takes the scale of the first
+    branch that measured it, its owner's; a later branch's other nodes take what remains
+    of its time over their work. So an expensive lower branch behind a cheap shared
+    segment weighs on the lower class's operators, not on the owner's segment (which
+    would make the owner pay for the lower class: priority inverted).
 
     The per-task fixed CPU (a task's start, a state store's load) counts as per-tuple cost
     here: at the operating point the branch's time is right, with fewer tuples it is
@@ -143,7 +163,7 @@ class BranchScales:
         high: float = 1000.0,
     ) -> None:
         """``members[b]``: the node indices of branch ``b`` (the nodes its output needs),
-        ``outputs[b]`` its output node."""
+        ``outputs[b]`` its output node; highest priority first."""
         if not 0 < weight <= 1:
             raise ValueError(f"weight is {weight}; it must be within (0, 1]")
         self.outputs = tuple(outputs)
@@ -152,7 +172,12 @@ class BranchScales:
         self._min_tuples = min_tuples
         self._low, self._high = low, high
         self.measured_s = [0.0] * len(self.outputs)
-        self.modelled_s = [0.0] * len(self.outputs)
+        self._node_work = [[0.0] * len(m) for m in self._members]
+
+    @property
+    def modelled_s(self) -> list[float]:
+        """Per branch, its smoothed modelled work, weight-seconds."""
+        return [sum(w) for w in self._node_work]
 
     def update(
         self,
@@ -167,27 +192,37 @@ class BranchScales:
             members = self._members[b]
             if output not in measured_s or max(node_tuples[i] for i in members) < self._min_tuples:
                 continue
-            work = sum(node_work_s[i] for i in members)
-            if work <= 0:
+            if sum(node_work_s[i] for i in members) <= 0:
                 continue
-            w = self._weight if self.modelled_s[b] > 0 else 1.0
+            smoothed = self._node_work[b]
+            w = self._weight if sum(smoothed) > 0 else 1.0
             self.measured_s[b] += w * (measured_s[output] - self.measured_s[b])
-            self.modelled_s[b] += w * (work - self.modelled_s[b])
+            for k, i in enumerate(members):
+                smoothed[k] += w * (node_work_s[i] - smoothed[k])
+
+    def _clamp(self, scale: float) -> float:
+        return min(self._high, max(self._low, scale))
 
     def branch_scale(self, b: int) -> float:
-        if self.modelled_s[b] <= 0:
-            return 1.0
-        return min(self._high, max(self._low, self.measured_s[b] / self.modelled_s[b]))
+        """Branch ``b``'s measured time over its modelled work (1 until measured)."""
+        work = sum(self._node_work[b])
+        return self._clamp(self.measured_s[b] / work) if work > 0 else 1.0
 
     def node_scales(self, n_nodes: int) -> list[float]:
-        """The scale of every node: the ratio of the sums of the branches it is in."""
-        measured = [0.0] * n_nodes
-        modelled = [0.0] * n_nodes
+        """The scale of every node (see the class docstring)."""
+        scale: list[float | None] = [None] * n_nodes
         for b, members in enumerate(self._members):
-            if self.modelled_s[b] <= 0:
+            work = self._node_work[b]
+            if sum(work) <= 0:
                 continue
-            scale = self.branch_scale(b)
-            for i in members:
-                measured[i] += scale * self.modelled_s[b]
-                modelled[i] += self.modelled_s[b]
-        return [measured[i] / modelled[i] if modelled[i] > 0 else 1.0 for i in range(n_nodes)]
+            known = sum(
+                s * w for i, w in zip(members, work, strict=True) if (s := scale[i]) is not None
+            )
+            rest = [(i, w) for i, w in zip(members, work, strict=True) if scale[i] is None]
+            rest_work = sum(w for _, w in rest)
+            if not rest:
+                continue
+            own = self._clamp((self.measured_s[b] - known) / rest_work) if rest_work > 0 else 1.0
+            for i, _ in rest:
+                scale[i] = own
+        return [1.0 if s is None else s for s in scale]

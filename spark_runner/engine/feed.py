@@ -22,7 +22,13 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from spark_runner.engine.admission import PointAdmission, PointDemand, admit, kept_positions
+from spark_runner.engine.admission import (
+    EdgeDemand,
+    PointAdmission,
+    PointDemand,
+    admit,
+    kept_positions,
+)
 from spark_runner.engine.offsets import Decision, PointState, SourceOffset
 from spark_runner.engine.streams import StreamSpec
 
@@ -143,9 +149,15 @@ def next_offset(
         dataclasses.replace(d, waiting=d.waiting - stale[i])
         for i, d in enumerate(demands_of(spec, start, decision, arrived))
     ]
-    admitted = admit(demands, decision.quotas, decision.budget_s, admit_all=decision.admit_all)
+    admitted = admit(
+        demands,
+        decision.quotas,
+        decision.budget_s,
+        admit_all=decision.admit_all,
+        edges=edge_demands(spec, decision),
+    )
     points: list[PointState] = []
-    for i, (s, admission) in enumerate(zip(start.points, admitted, strict=True)):
+    for i, (s, admission) in enumerate(zip(start.points, admitted.points, strict=True)):
         # the stale tuples (the oldest) are shed first, then the newer ones are admitted
         a = PointAdmission(
             stale[i] + admission.taken, admission.kept, stale[i] + admission.shed, admission.carry
@@ -153,7 +165,21 @@ def next_offset(
         cursor = log.take(i, s, a.taken) if a.taken else s.cursor
         moved = _advance(s, a, arrived[i], cursor, stale[i])
         points.append(_with_head(moved, log.head_s(i, moved, t_us)))
-    return SourceOffset(start.origin_us, t_us, tuple(points), decision)
+    keep = {name: k for name, k in admitted.edge_keep.items() if k < 1.0}
+    return SourceOffset(start.origin_us, t_us, tuple(points), decision, keep)
+
+
+def edge_demands(spec: FeedSpec, decision: Decision) -> list[EdgeDemand]:
+    """The decision's edge costs by point index."""
+    index = {p.op_id: i for i, p in enumerate(spec.points)}
+    return [
+        EdgeDemand(
+            name,
+            decision.shed.get(name, 0.0),
+            {index[op_id]: c for op_id, c in costs.items() if op_id in index},
+        )
+        for name, costs in decision.edge_costs_s.items()
+    ]
 
 
 def stale_counts(

@@ -137,6 +137,11 @@ class NetworkPlan:
     def outputs(self) -> list[PlanNode]:
         return [n for n in self.nodes if n.output is not None]
 
+    def output_rank(self, node: PlanNode) -> int:
+        """An output node's class's rank (0: the highest priority)."""
+        assert node.output is not None, f"{node.op_id} is no query's output"
+        return self.class_index(node.output[0])
+
     def point_of_node(self, index: int) -> Point | None:
         node = self.nodes[index]
         return self.points[node.point] if node.point is not None else None

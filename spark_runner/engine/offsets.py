@@ -35,7 +35,11 @@ class Decision:
         shed: per class, the fraction of taken tuples to drop (after recommend-only).
         quotas: per class, the share of the batch budget (sum 1).
         budget_s: seconds of work one batch may take.
-        costs_s: per point op id, work per kept tuple (s).
+        costs_s: per point op id, work per kept tuple (s) over the operators its class
+            owns.
+        edge_costs_s: per class that sheds on an edge (after a higher class's shared
+            segment), per point op id of the owner, that class's work per tuple kept at
+            the point, before its shed fraction (s; see :class:`admission.EdgeDemand`).
         admit_all: take every waiting tuple (no class scheduler: the "plain" engine).
         config_version: live configuration version in force.
         discard: drop every tuple waiting now without processing it, once (the end of a
@@ -58,6 +62,7 @@ class Decision:
     quotas: Mapping[str, float] = field(default_factory=dict)
     budget_s: float = 0.0
     costs_s: Mapping[str, float] = field(default_factory=dict)
+    edge_costs_s: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
     admit_all: bool = True
     config_version: int = 0
     discard: bool = False
@@ -72,7 +77,12 @@ class Decision:
             "f": {k: round(v, 9) for k, v in self.shed.items()},
             "q": {k: round(v, 9) for k, v in self.quotas.items()},
             "B": round(self.budget_s, 9),
-            "c": {k: float(f"{v:.6g}") for k, v in self.costs_s.items()},
+            "c": _significant(self.costs_s),
+            **(
+                {"e": {k: _significant(v) for k, v in self.edge_costs_s.items()}}
+                if self.edge_costs_s
+                else {}
+            ),
             "all": self.admit_all,
             "cv": self.config_version,
             **({"x": True} if self.discard else {}),
@@ -90,6 +100,10 @@ class Decision:
             quotas={str(k): float(v) for k, v in dict(data.get("q", {})).items()},
             budget_s=float(data.get("B", 0.0)),
             costs_s={str(k): float(v) for k, v in dict(data.get("c", {})).items()},
+            edge_costs_s={
+                str(k): {str(p): float(c) for p, c in dict(v).items()}
+                for k, v in dict(data.get("e", {})).items()
+            },
             admit_all=bool(data.get("all", True)),
             config_version=int(data.get("cv", 0)),
             discard=bool(data.get("x", False)),
@@ -102,6 +116,10 @@ class Decision:
 
 def _rounded(values: Mapping[str, float], digits: int) -> dict[str, float]:
     return {k: round(v, digits) for k, v in values.items()}
+
+
+def _significant(values: Mapping[str, float]) -> dict[str, float]:
+    return {k: float(f"{v:.6g}") for k, v in values.items()}
 
 
 ADMIT_ALL = Decision()
@@ -183,12 +201,21 @@ class SourceOffset:
         points: per point (in ``NetworkPlan.points`` order), its counters.
         decision: the decision applied to the batch that ends here (``None`` for the
             initial offset).
+        edge_keep: per class that sheds on an edge, the share of its edge tuples the
+            batch keeps after its shed fraction, where its budget allocation does not
+            cover them all (:mod:`admission`); absent: 1.
     """
 
     origin_us: int
     t_us: int
     points: tuple[PointState, ...]
     decision: Decision | None = None
+    edge_keep: Mapping[str, float] = field(default_factory=dict)
+
+    def edge_shed(self, class_name: str) -> float:
+        """The fraction of its edge tuples ``class_name`` sheds in the batch ending here."""
+        shed = self.decision.shed.get(class_name, 0.0) if self.decision else 0.0
+        return 1.0 - (1.0 - shed) * self.edge_keep.get(class_name, 1.0)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -198,6 +225,8 @@ class SourceOffset:
         }
         if self.decision is not None:
             out["d"] = self.decision.to_json()
+        if self.edge_keep:
+            out["k"] = _rounded(self.edge_keep, 9)
         return out
 
     @classmethod
@@ -208,6 +237,7 @@ class SourceOffset:
             t_us=int(data["t_us"]),
             points=tuple(PointState.from_json(r) for r in data["p"]),
             decision=Decision.from_json(decision) if decision is not None else None,
+            edge_keep={str(k): float(v) for k, v in dict(data.get("k", {})).items()},
         )
 
 

@@ -45,7 +45,7 @@ from spark_runner.engine.controller import (
 )
 from spark_runner.engine.dataflow import Dataflow, build_dataflow
 from spark_runner.engine.expressions import burn_amounts, burn_sql
-from spark_runner.engine.feed import REDIS, FeedPoint, FeedSpec, plan_partitions
+from spark_runner.engine.feed import GENERATOR, REDIS, FeedPoint, FeedSpec, plan_partitions
 from spark_runner.engine.jvm_burn import CLASS_NAME, UDF_NAME, burn_udf_sql
 from spark_runner.engine.measures import read_measures
 from spark_runner.engine.network import NetworkPlan, stream_specs
@@ -67,6 +67,10 @@ from spark_runner.scenario.models import MapOp
 log = logging.getLogger(__name__)
 
 SampleSink = Callable[[list[MetricSample]], None]
+EXECUTED = "addBatch"
+"""The duration only a progress of an executed batch has."""
+MAX_BACKLOG_S = 3600.0
+"""The longest start-up backlog a run may ask for, s."""
 
 
 @dataclass(frozen=True)
@@ -85,6 +89,9 @@ class RunSettings:
         partitions: tasks per batch (None: Spark's default parallelism).
         burn_repetition_s: cost of one burn repetition (None: measured at start-up).
         options: the controller's options.
+        backlog_s: generated streams only: the run starts as if its streams had been
+            flowing for this long, their tuples waiting (a job started late; a broker's
+            backlog is whatever it holds) [0].
     """
 
     name: str
@@ -100,6 +107,18 @@ class RunSettings:
     partitions: int | None = None
     burn_repetition_s: float | None = None
     options: ControllerOptions = field(default_factory=ControllerOptions)
+    backlog_s: float = 0.0
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.backlog_s <= MAX_BACKLOG_S:
+            raise ValueError(
+                f"backlog_s is {self.backlog_s}; it must be within [0, {MAX_BACKLOG_S}]"
+            )
+        if self.backlog_s and self.source != GENERATOR:
+            raise ValueError(
+                f"backlog_s is {self.backlog_s} with source {self.source!r}; only generated "
+                "streams start with a backlog"
+            )
 
 
 class HandlerError(RuntimeError):
@@ -176,7 +195,7 @@ class EngineRun:
                 spark, parallelism
             )
             log.info("CPU burn: hash, one repetition costs %.1f ns", self.repetition_s * 1e9)
-        self.origin_us = time.time_ns() // 1_000
+        self.origin_us = time.time_ns() // 1_000 - round(settings.backlog_s * 1e6)
         self.started_s = self.origin_us / 1e6
         streams = stream_specs(plan.scenario)
         spec = FeedSpec(
@@ -390,7 +409,10 @@ class _ProgressWatcher(threading.Thread):
 
     It polls the query's newest progress (a batch id, then one JSON document) instead of
     listening: a streaming listener gets each event converted field by field over py4j,
-    which took 200–350 ms per batch here, and the source waits for the step."""
+    which took 200–350 ms per batch here, and the source waits for the step. A trigger
+    that ran no batch (every 10 s without data, e.g. while a long pace holds the next
+    batch) also reports a progress, with the id of the batch not yet planned and no
+    ``addBatch`` time: it is no batch to step on."""
 
     def __init__(self, run: EngineRun, query: StreamingQuery, poll_s: float = 0.005) -> None:
         super().__init__(name="headroom-progress", daemon=True)
@@ -421,7 +443,8 @@ class _ProgressWatcher(threading.Thread):
                     return  # the query stopped, or Spark did
                 continue
             for progress in progresses:
-                self._step(progress)
+                if EXECUTED in progress.get("durationMs", {}):
+                    self._step(progress)
 
     def _step(self, progress: dict[str, Any]) -> None:
         started_s = _epoch_s(progress["timestamp"])

@@ -205,7 +205,7 @@ class FeedReader(DataSourceStreamReader):
     def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> Sequence[InputPartition]:
         a, b = SourceOffset.from_json(start), SourceOffset.from_json(end)
         decision = b.decision or ADMIT_ALL
-        edge_shed = [decision.shed.get(name, 0.0) for _, name in self.spec.edge_classes]
+        edge_shed = [b.edge_shed(name) for _, name in self.spec.edge_classes]
         groups = (
             [piece for piece in group if piece.point == self.point]
             for group in plan_partitions(self.spec, a, b, decision.costs_s)

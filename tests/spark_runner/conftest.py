@@ -52,6 +52,40 @@ classes:
 """
 
 
+# gold owns a cheap shared segment; bronze's branch after it burns 4 ms a tuple
+SHARED_EXPENSIVE_LOWER = """
+version: 1
+name: shared-expensive-lower
+seed: 21
+duration_s: 600
+control: {period_s: 1.0, mode: dilos}
+streams:
+  - {name: s, arrival: {kind: constant, rate_per_s: 600}}
+shared_segments:
+  - name: seg
+    source: s
+    operators:
+      - {kind: filter, predicate: "value < 0.9"}
+classes:
+  - name: gold
+    priority: 6
+    delay_target_s: 4
+    manager: {kind: aloma, params: {max_shed: 0.99}}
+    queries:
+      - {name: q, source: seg, operators: [{kind: project, columns: [key, value]}]}
+  - name: bronze
+    priority: 1
+    delay_target_s: 6
+    manager: {kind: aloma, params: {max_shed: 0.99}}
+    queries:
+      - name: q
+        source: seg
+        operators:
+          - {kind: map, expression: "value * 2", output: v2, cpu_cost_per_tuple_s: 0.004}
+          - {kind: project, columns: [key, v2]}
+"""
+
+
 @pytest.fixture
 def two_classes() -> Scenario:
     return parse_scenario(TWO_CLASSES)

@@ -10,6 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from spark_runner.engine.admission import (
+    EdgeDemand,
     PointDemand,
     admit,
     kept_positions,
@@ -74,7 +75,7 @@ def test_a_batch_takes_what_the_quota_pays_for_and_sheds_before_processing() -> 
         PointDemand("bronze", waiting=10_000, shed_fraction=0.5, cost_s=0.001),
     ]
     got = admit(points, {"gold": 0.6, "bronze": 0.4}, budget_s=1.0)
-    gold, bronze = got
+    gold, bronze = got.points
     assert (gold.taken, gold.kept, gold.shed) == (100, 100, 0)  # needs 0.1 s of its 0.6
     # bronze may process 0.9 s = 900 kept tuples; shedding half, it takes 1800
     assert bronze.taken == 1800
@@ -87,15 +88,44 @@ def test_a_class_splits_its_share_over_its_streams_by_waiting_work() -> None:
         PointDemand("c", waiting=1000, shed_fraction=0.0, cost_s=0.001),
         PointDemand("c", waiting=3000, shed_fraction=0.0, cost_s=0.001),
     ]
-    a, b = admit(points, {"c": 1.0}, budget_s=2.0)
+    a, b = admit(points, {"c": 1.0}, budget_s=2.0).points
     assert (a.taken, b.taken) == (500, 1500)
 
 
 def test_admit_all_and_unknown_costs_take_everything() -> None:
     points = [PointDemand("c", waiting=50, shed_fraction=0.0, cost_s=0.5)]
-    assert admit(points, {"c": 1.0}, budget_s=0.0, admit_all=True)[0].taken == 50
+    assert admit(points, {"c": 1.0}, budget_s=0.0, admit_all=True).points[0].taken == 50
     unknown = [PointDemand("c", waiting=50, shed_fraction=0.0, cost_s=0.0)]
-    assert admit(unknown, {"c": 1.0}, budget_s=0.0)[0].taken == 50
+    assert admit(unknown, {"c": 1.0}, budget_s=0.0).points[0].taken == 50
+
+
+def test_a_lower_class_pays_for_its_work_after_a_shared_segment_not_the_owner() -> None:
+    """Gold's point feeds a shared segment (1 ms per tuple, gold's) and bronze's
+    expensive branch after it (10 ms per tuple gold keeps). Gold pays only for its own
+    operators and takes all it has waiting; bronze's allocation pays for its edge work,
+    so it keeps only what that allocation covers on the edge."""
+    points = [PointDemand("gold", waiting=300, shed_fraction=0.0, cost_s=0.001)]
+    edges = [EdgeDemand("bronze", shed_fraction=0.0, cost_by_point={0: 0.01})]
+    got = admit(points, {"gold": 0.7, "bronze": 0.3}, budget_s=1.0, edges=edges)
+    assert got.points[0].taken == 300  # 0.3 s of gold's 0.7 s
+    # bronze's edge work would be 3 s; it gets the 0.7 s gold leaves: 7/30 of it is kept
+    assert got.edge_keep["bronze"] == pytest.approx(0.7 / 3.0)
+    # charged for bronze's branch (before this rule) gold took 90: 1 s at 11 ms a tuple
+    inverted = admit([PointDemand("gold", 300, 0.0, 0.011)], {"gold": 0.7, "bronze": 0.3}, 1.0)
+    assert inverted.points[0].taken == 90
+
+
+def test_an_edge_keeps_everything_when_its_class_can_pay_and_its_own_fraction_counts() -> None:
+    points = [
+        PointDemand("gold", waiting=100, shed_fraction=0.0, cost_s=0.001),
+        PointDemand("bronze", waiting=100, shed_fraction=0.5, cost_s=0.001),
+    ]
+    edges = [EdgeDemand("bronze", shed_fraction=0.5, cost_by_point={0: 0.004})]
+    got = admit(points, {"gold": 0.7, "bronze": 0.3}, budget_s=1.0, edges=edges)
+    # bronze: 100 × 0.5 × 1 ms at its point + 100 × 0.5 × 4 ms on its edge = 0.25 s
+    assert got.edge_keep["bronze"] == 1.0
+    assert [p.taken for p in got.points] == [100, 100]
+    assert admit(points, {}, 0.0, admit_all=True, edges=edges).edge_keep == {"bronze": 1.0}
 
 
 @given(taken=st.integers(0, 500), data=st.data())

@@ -6,9 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from spark_runner.engine.controller import ControllerOptions
+from spark_runner.engine.controller import ControllerOptions, EngineController
+from spark_runner.engine.network import compile_network
+from spark_runner.scenario import parse_scenario
 from spark_runner.scenario.compose import scenario_live_config
 
+from .conftest import SHARED_EXPENSIVE_LOWER
 from .plant import Plant, one_map_scenario
 
 RATES = {"gold": 100.0, "bronze": 1000.0}
@@ -124,3 +127,17 @@ def test_warm_up_holds_the_managers_then_discards_what_waits(tmp_path: Path) -> 
     plant.run(3)
     measured = [o for o in plant.outcomes if o.samples]
     assert measured[0].samples[0].seq == 0  # the measured run starts here
+
+
+def test_the_owner_of_a_shared_segment_is_not_charged_for_the_lower_branch() -> None:
+    """Gold's point costs only gold's operators; bronze's 4 ms map after the segment is
+    bronze's edge cost, per tuple gold keeps."""
+    plan = compile_network(parse_scenario(SHARED_EXPENSIVE_LOWER))
+    controller = EngineController(plan)
+    decision = controller.initial_decision()
+    (point,) = plan.points
+    gold_cost = decision.costs_s[point.op_id]
+    bronze_cost = decision.edge_costs_s["bronze"][point.op_id]
+    assert bronze_cost >= controller.alpha * 0.004
+    assert gold_cost < 0.01 * bronze_cost
+    assert set(decision.edge_costs_s) == {"bronze"}

@@ -64,6 +64,20 @@ def test_one_slow_batch_moves_nothing() -> None:
     assert budget.budget_s == pytest.approx(before)
 
 
+def test_a_slow_start_does_not_hold_the_fixed_time_above_the_cycles() -> None:
+    """The first batches (JIT compilation, worker starts) took 10 s; then batches take
+    0.3 s + their work. Within three batches the fixed time is no longer above them."""
+    budget = BatchBudget(period_s=1.0, utilization=0.9, alpha=0.5)
+    for _ in range(3):
+        budget.update(0.1, 10.0)
+    assert budget.fixed_s > 5.0
+    for _ in range(3):
+        budget.update(budget.budget_s, 0.3 + 0.5 * budget.budget_s)
+    assert budget.fixed_s <= 0.3 + 0.5 * budget.budget_s + 1e-9
+    budget.settle()
+    assert budget.fixed_s == pytest.approx(0.3)
+
+
 def test_a_fixed_cost_above_the_target_leaves_a_floor() -> None:
     budget = BatchBudget(period_s=1.0, utilization=0.9, alpha=0.5, floor_fraction=0.1)
     for _ in range(30):  # even an empty batch takes 1.2 s on this machine
@@ -114,19 +128,33 @@ def test_run_digest_p95_within_a_bin() -> None:
 
 
 def test_branch_scales_learn_what_each_branch_really_costs() -> None:
-    """Branch 0 truly costs 4× its declared work, branch 1 as declared; Spark's times
-    carry ±20 % noise. Node 0 feeds both branches: it gets the ratio of their sums."""
+    """Two branches without a shared node: branch 0 truly costs 4× its declared work,
+    branch 1 as declared; Spark's times carry ±20 % noise."""
     rng = random.Random(3)
-    scales = BranchScales([[0, 1], [0, 2]], outputs=[1, 2])
+    scales = BranchScales([[0, 1], [2, 3]], outputs=[1, 3])
     for _ in range(60):
-        work = [0.05, rng.uniform(0.1, 0.3), rng.uniform(0.1, 0.3)]
-        truth = {1: 4 * (work[0] + work[1]), 2: work[0] + work[2]}
-        scales.update(work, [100] * 3, {o: t * rng.uniform(0.8, 1.2) for o, t in truth.items()})
+        work = [rng.uniform(0.05, 0.1) for _ in range(4)]
+        truth = {1: 4 * (work[0] + work[1]), 3: work[2] + work[3]}
+        scales.update(work, [100] * 4, {o: t * rng.uniform(0.8, 1.2) for o, t in truth.items()})
     assert scales.branch_scale(0) == pytest.approx(4.0, rel=0.15)
     assert scales.branch_scale(1) == pytest.approx(1.0, rel=0.15)
+    assert scales.node_scales(4) == pytest.approx([4.0, 4.0, 1.0, 1.0], rel=0.15)
+
+
+def test_an_expensive_lower_branch_weighs_on_its_own_nodes_not_the_shared_segment() -> None:
+    """Node 0 is a shared segment the owner's branch (0, 1) and a lower class's branch
+    (0, 2) both compute, at its declared cost in each; the lower class's own node 2 costs
+    10× its declared work. The owner's branch comes first: the segment keeps the owner's
+    scale (1) and the lower branch's excess lands on node 2 alone."""
+    rng = random.Random(5)
+    scales = BranchScales([[0, 1], [0, 2]], outputs=[1, 2])
+    for _ in range(60):
+        work = [rng.uniform(0.05, 0.1) for _ in range(3)]
+        truth = {1: work[0] + work[1], 2: work[0] + 10 * work[2]}
+        scales.update(work, [100] * 3, {o: t * rng.uniform(0.8, 1.2) for o, t in truth.items()})
     node = scales.node_scales(3)
-    assert node[1] == pytest.approx(4.0, rel=0.15) and node[2] == pytest.approx(1.0, rel=0.15)
-    assert 1.0 < node[0] < 4.0
+    assert node[0] == pytest.approx(1.0, rel=0.15) and node[1] == pytest.approx(1.0, rel=0.15)
+    assert node[2] == pytest.approx(10.0, rel=0.15)
 
 
 def test_branch_scales_ignore_what_they_cannot_judge() -> None:
