@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import multiprocessing
+import os
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +14,7 @@ from pyspark.sql import SparkSession
 
 from spark_runner.contract.control import LiveConfig
 from spark_runner.contract.samples import MetricSample
+from spark_runner.engine.background import hog
 from spark_runner.engine.controller import ControllerOptions
 from spark_runner.engine.network import NetworkPlan, compile_network
 from spark_runner.engine.replay import admitted_tuples
@@ -98,3 +102,23 @@ def admitted(
     the outputs are checked against)."""
     tuples = admitted_tuples(checkpoint, last_batch)
     return {(p.class_name, p.stream): tuples[p.index] for p in plan.points}
+
+
+@contextmanager
+def cpu_hog(share: float) -> Iterator[None]:
+    """A background job taking ``share`` of every core while the block runs (the engine's
+    own hog, :func:`spark_runner.engine.background.hog`, started by the test)."""
+    ctx = multiprocessing.get_context("spawn")
+    processes = [
+        ctx.Process(target=hog, args=(0.0, (0.0,), (share,), float("inf")), daemon=True)
+        for _ in range(os.cpu_count() or 1)
+    ]
+    for p in processes:
+        p.start()
+    try:
+        yield
+    finally:
+        for p in processes:
+            p.terminate()
+        for p in processes:
+            p.join(5)

@@ -103,7 +103,10 @@ class ResponseTimeMonitor:
         not_rising = prev is None or rt <= prev
         # Above D, a response time that falls too slowly to reach D within one response
         # time is "not decreasing": a creeping drain would hold the violation for long.
-        not_falling = prev is None or rt - prev > -(rt - delay_target_s) * period_s / rt
+        # A first reading has no trend: it is not "not decreasing" (one late period at the
+        # start, a warm-up's tail, must not make a class within its capacity shed; over
+        # its capacity, Algorithm 1 sheds the excess at once whatever the trend).
+        not_falling = prev is not None and rt - prev > -(rt - delay_target_s) * period_s / rt
         # Within D, a response time rising fast enough to pass D within one response time.
         rising_over = (
             prev is not None
