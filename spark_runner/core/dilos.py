@@ -16,7 +16,9 @@ idle processor while classes shed, stale tuples served before fresh ones, and cl
 shedding for a target no shedding could meet):
 
 - **Reclaim** (``_reclaim``): a class whose load needs more than its quota takes quota
-  at once from the classes above their original share, lowest priority first: up to its
+  at once, before its manager judges the period (and again after the managers stepped,
+  for what a shedding class takes), from the classes above their original share, lowest
+  priority first: up to its
   own original share from any of them, beyond it (if it sheds) from lower classes only;
   under ``strict`` a shedding class takes the lower classes' whole quota (a ``reclaim``
   event).
@@ -358,13 +360,17 @@ class DilosController:
         decisions: dict[str, Decision] = {}
         usages: dict[str, float] = {}
         default_rho = self._params.system_headroom
+        # what a class's load needs of the quota it lent comes back before its manager
+        # judges the period: otherwise it sheds for one period against a headroom it no
+        # longer has (the machine slowed down, so its load in capacity units rose)
+        # (an infeasible class takes none back: more quota cannot make it meet its target)
+        infeasible = {n: self._infeasible(self._classes[n], observations[n]) for n in self._order}
+        reclaimed = self._reclaim(observations) if self._params.redistribution_enabled else None
         for name in self._order:
             st = self._classes[name]
             obs = observations[name]
-            if self._infeasible(st, obs):
-                decision = self._hold_infeasible(st, obs)
-            else:
-                decision = st.manager.step(obs)
+            hold = infeasible[name]
+            decision = self._hold_infeasible(st, obs) if hold else st.manager.step(obs)
             decisions[name] = decision
             _learn_stale_margin(st, obs)
             headroom = st.manager.headroom
@@ -388,7 +394,7 @@ class DilosController:
                 event = self._redistribute()
             # a redistribution averages its window: what this period's shedding needs
             # comes back now, after it too
-            event = self._reclaim(observations, decisions) or event
+            event = self._reclaim(observations, decisions) or event or reclaimed
         period_s = next(iter(observations.values())).period_s
         classes = {
             name: ClassStep(
@@ -514,7 +520,9 @@ class DilosController:
                 used -= taken
 
     def _reclaim(
-        self, observations: Mapping[str, Observation], decisions: Mapping[str, Decision]
+        self,
+        observations: Mapping[str, Observation],
+        decisions: Mapping[str, Decision] | None = None,
     ) -> RedistributionEvent | None:
         """Lent quota comes back the period it is needed, not at the next redistribution.
 
@@ -527,7 +535,8 @@ class DilosController:
         hold beyond their original shares (a lower class keeps no borrowed capacity while
         a higher one sheds). Under ``strict`` a shedding class takes the lower classes'
         whole quota, and no class below a shedding one takes any. Nothing else moves: the
-        next redistribution still decides the rest.
+        next redistribution still decides the rest. Before the managers step
+        (``decisions`` None) only what the loads need moves.
         """
         quotas = self.quotas()
         strict = self._params.policy == "strict"
@@ -538,7 +547,7 @@ class DilosController:
         higher_sheds = False
         for rank, name in enumerate(self._order):
             st = self._classes[name]
-            sheds = _sheds(decisions[name], observations[name])
+            sheds = decisions is not None and _sheds(decisions[name], observations[name])
             above_sheds, higher_sheds = higher_sheds, higher_sheds or sheds
             if st.infeasible or (strict and above_sheds):
                 continue  # more quota cannot make it meet its target / strict: none below
@@ -550,7 +559,12 @@ class DilosController:
                 if want <= _TINY and not (sheds and position > rank):
                     break
                 lower = position > rank
-                if strict and not lower and _sheds(decisions[lender], observations[lender]):
+                if (
+                    strict
+                    and not lower
+                    and decisions is not None
+                    and _sheds(decisions[lender], observations[lender])
+                ):
                     continue  # strict: nothing goes down while a higher class sheds
                 keeps = self._classes[lender].original
                 if not lower:  # a higher class keeps what its load needs (highest first)

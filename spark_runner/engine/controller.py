@@ -105,11 +105,6 @@ class BatchTiming:
 
     started_s: float
     output_s: float
-    task_s: Mapping[int, float] = field(default_factory=dict)
-    """Executor seconds of the batch's tasks per query output node (:mod:`task_times`);
-    empty when not measured."""
-    unattributed_task_s: float = 0.0
-    """Executor seconds of its tasks that no branch could be given."""
 
 
 @dataclass
@@ -179,6 +174,7 @@ class EngineController:
         self.scales = BranchScales([plan.needed_by(o) for o in outputs], outputs)
         self._scale = np.ones(len(plan.nodes))
         self._first_batch: int | None = None
+        self._last_work: tuple[int, np.ndarray, np.ndarray] | None = None  # batch, work, tuples
         self.unattributed_task_s = 0.0
         self._owner = np.array([self.names.index(n.owner) for n in plan.nodes], dtype=np.int64)
         shedding = plan.sharing
@@ -435,7 +431,9 @@ class EngineController:
         period.reached += counts.reached
         period.passed += counts.passed
         declared_work = counts.reached * self._w_in + counts.passed * self._w_out
-        self._measure_costs(record.batch_id, declared_work, counts.reached, timing)
+        if self._first_batch is None:
+            self._first_batch = record.batch_id
+        self._last_work = (record.batch_id, declared_work, counts.reached.copy())
         node_work = declared_work * self._scale
         work = float(node_work.sum())
         seconds = timing.output_s - timing.started_s
@@ -470,18 +468,25 @@ class EngineController:
             return None
         return self._step_now(record, timing, t_s)
 
-    def _measure_costs(
-        self, batch_id: int, declared_work: np.ndarray, tuples: np.ndarray, timing: BatchTiming
+    def on_task_times(
+        self, batch_id: int, task_s: Mapping[int, float], unattributed_s: float
     ) -> None:
-        """Update the branches' scales from Spark's task times (not on the run's first
-        batch: it pays for JIT compilation and the Python workers' start)."""
-        self.unattributed_task_s += timing.unattributed_task_s
-        if self._first_batch is None:
-            self._first_batch = batch_id
-        if not (self.options.measured_costs and timing.task_s) or batch_id == self._first_batch:
-            return
-        self.scales.update(declared_work.tolist(), tuples.tolist(), timing.task_s)
-        self._scale = np.array(self.scales.node_scales(len(self.plan.nodes)))
+        """Spark's executor seconds of batch ``batch_id``'s tasks per query output node
+        (:mod:`task_times`), read after the step on that batch so that the read is off
+        the control path: the branches' scales learn from them, paired with that batch's
+        declared work, for the next steps. Not from the run's first batch (it pays for
+        JIT compilation and the Python workers' start), nor from another batch than the
+        last one stepped on."""
+        with self._step_lock:
+            self.unattributed_task_s += unattributed_s
+            last = self._last_work
+            if not (self.options.measured_costs and task_s and last and last[0] == batch_id):
+                return
+            if batch_id == self._first_batch:
+                return
+            _, declared_work, tuples = last
+            self.scales.update(declared_work.tolist(), tuples.tolist(), task_s)
+            self._scale = np.array(self.scales.node_scales(len(self.plan.nodes)))
 
     def _record_plain(self, record: BatchRecord, t_s: float, batch_s: float) -> None:
         period, self._period = self._period, self._new_period()

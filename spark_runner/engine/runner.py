@@ -300,11 +300,6 @@ class EngineRun:
         measures = read_measures(
             self.dataflow.uses, kept, len(self.plan.nodes), observed, self.started_s
         )
-        tasks = self._task_times(record)
-        if tasks is not None:
-            timing = replace(
-                timing, task_s=tasks.by_output, unattributed_task_s=tasks.unattributed_s
-            )
         outcome = self.controller.on_batch(record, measures, timing)
         if outcome is not None:
             with self._decision_lock:
@@ -315,6 +310,11 @@ class EngineRun:
             if self._samples is not None:
                 self._samples(outcome.samples)
         stepped_s = self._clock()
+        # the decision is out: the executor time is read for the next steps, not this one
+        # (before the batch counts as reported: a stop waits for this read to end)
+        tasks = self._task_times(record)
+        if tasks is not None:
+            self.controller.on_task_times(batch_id, tasks.by_output, tasks.unattributed_s)
         self.reported_batch = batch_id
         log.debug(
             "batch %d: %d tuples kept, step %.0f ms after its commit",

@@ -222,6 +222,7 @@ class TaskTimes:
         self, layout: BranchLayout, batch_id: int, point_partitions: Sequence[int]
     ) -> BatchTaskTimes | None:
         times = BatchTaskTimes()
+        partitions = layout.partitions(point_partitions)
         jobs = sorted(int(j) for j in self._tracker.getJobIdsForGroup(self._group))
         mine = [j for j in jobs if j > self._last_job and self._batch_of(j) == batch_id]
         for job_id in mine:
@@ -229,7 +230,7 @@ class TaskTimes:
             if info.isEmpty() or str(info.get().status().toString()) != "SUCCEEDED":
                 return None
             stages = sorted(int(s) for s in info.get().stageIds())
-            if not self._read_job(layout, stages, point_partitions, times):
+            if not self._read_job(layout, stages, partitions, times):
                 return None
         if mine:
             self._last_job = max(mine)
@@ -247,10 +248,11 @@ class TaskTimes:
         self,
         layout: BranchLayout,
         stages: Sequence[int],
-        point_partitions: Sequence[int],
+        partitions: Sequence[int] | None,
         times: BatchTaskTimes,
     ) -> bool:
-        read = BatchTaskTimes()
+        """Add a job's stages to ``times``; False when a stage has not finished (the
+        caller then drops the whole batch's reading)."""
         for stage_id in stages:
             try:
                 stage = self._store.lastStageAttempt(stage_id)
@@ -263,9 +265,8 @@ class TaskTimes:
                 return False
             tasks = int(stage.numTasks())
             owner = self._owner(layout, stage_id)
-            partitions = layout.partitions(point_partitions)
             if owner is not None or partitions is None or tasks != sum(partitions):
-                read.add(owner, int(stage.executorCpuTime()) / 1e9)
+                times.add(owner, int(stage.executorCpuTime()) / 1e9)
                 continue
             task_list = self._store.taskList(stage_id, int(stage.attemptId()), tasks)
             for i in range(task_list.size()):
@@ -273,10 +274,7 @@ class TaskTimes:
                 metrics = task.taskMetrics()
                 if metrics.isDefined():
                     seconds = int(metrics.get().executorCpuTime()) / 1e9
-                    read.add(layout.owner_of_task(int(task.index()), partitions), seconds)
-        for output, seconds in read.by_output.items():
-            times.add(output, seconds)
-        times.unattributed_s += read.unattributed_s
+                    times.add(layout.owner_of_task(int(task.index()), partitions), seconds)
         return True
 
     def _owner(self, layout: BranchLayout, stage_id: int) -> int | None:

@@ -156,10 +156,11 @@ class Plant:
             answers,
             ORIGIN_US / 1e6,
         )
-        task_s = {n.index: float(node_work[n.index]) for n in self.plan.outputs}
         outcome = self.controller.on_batch(
-            record, measures, BatchTiming(started_s, started_s + cycle_s, task_s=task_s)
+            record, measures, BatchTiming(started_s, started_s + cycle_s)
         )
+        task_s = {n.index: float(node_work[n.index]) for n in self.plan.outputs}
+        self.controller.on_task_times(self.batch_id, task_s, 0.0)
         self.offset = end
         self.batch_id += 1
         # a batch longer than the pace delays the next one

@@ -31,7 +31,9 @@ Interpretation choices (documented because the thesis leaves them open):
   rising. "Not decreasing" (line 17) is *critically above*: ``rt > (1 + 0.1) D`` and not
   falling fast enough to reach D within one response time — Algorithm 1's literal
   ``rt >= previous`` lets a creeping drain hold a violation for dozens of periods. With
-  ``below_margin = 0`` the first test is literal (see :mod:`response_monitor`).
+  ``below_margin = 0`` the first test is literal (see :mod:`response_monitor`). A first
+  reading has no trend and is never "not decreasing": one late period at the start (a
+  warm-up's tail) does not make a class within its capacity shed.
 - ``L > L_C`` is tested with a relative tolerance of 1e-9, so a load pinned at L_C by
   floating-point arithmetic counts as equal.
 - A period without output tuples gives the response-time monitor nothing: ALoMa holds its
