@@ -63,11 +63,6 @@ class Run:
     def measured_periods(self) -> int:
         return len({s.seq for s in list(self.samples)})
 
-    def scenario_s(self) -> float:
-        """Scenario time at the end of the last batch the controller took (0 before)."""
-        record = self.engine.controller.last_record
-        return 0.0 if record is None else (record.end.t_us - record.end.origin_us) / 1e6
-
     def failed(self) -> str | None:
         query = self.engine.query
         if query is not None and not query.isActive:
