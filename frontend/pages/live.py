@@ -60,7 +60,9 @@ def _number(field: str, label: str, width: int) -> dbc.Col:
     return dbc.Col(
         [
             dbc.Label(label, html_for=f"tune-{field}", class_name="small mb-0"),
-            dbc.Input(id=f"tune-{field}", type="number", step="any", size="sm"),
+            # text, not number: a number field refused and marked invalid lost what the
+            # operator typed (shown blank, then the old text came back under new keys)
+            dbc.Input(id=f"tune-{field}", type="text", size="sm"),
             dbc.FormFeedback(id=f"tune-{field}-feedback", type="invalid"),
         ],
         width=width,
@@ -197,7 +199,9 @@ def _tuning_panel(role: Role | None) -> Component:
         ],
         id="tune-panel",
         class_name="sticky-top",
-        style={"top": "1rem"},
+        # Taller than the window (a long error under a field), a sticky panel would hide
+        # its own bottom (the Review button) for as long as it sticks: it scrolls inside.
+        style={"top": "1rem", "maxHeight": "calc(100vh - 2rem)", "overflowY": "auto"},
     )
     return card
 

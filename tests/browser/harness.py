@@ -31,12 +31,14 @@ import httpx
 from selenium import webdriver
 from selenium.common.exceptions import (
     ElementClickInterceptedException,
+    ElementNotInteractableException,
     StaleElementReferenceException,
     TimeoutException,
 )
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.chrome.webdriver import WebDriver
 from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.remote.webelement import WebElement
 from selenium.webdriver.support import expected_conditions as ec
 from selenium.webdriver.support.ui import WebDriverWait
@@ -334,20 +336,32 @@ class Browser:
         self.element("login-form")
 
     def fill(self, element_id: str, value: str) -> None:
+        """Replace the field's text with ``value`` as a user does (select all, delete,
+        type) and check that the field holds it: ``clear()`` fires no input event, so a
+        React field can put its old text back under the new keys, and a keystroke the
+        page dropped fails here, by name, not steps later."""
         field = self.element(element_id)
-        field.clear()
+        field.send_keys(Keys.CONTROL, "a")
+        field.send_keys(Keys.DELETE)
         field.send_keys(value)
+        held = field.get_property("value")
+        assert held == value, f"#{element_id} holds {held!r} after typing {value!r}"
 
     def click(self, xpath: str) -> None:
         """Click, finding the element again if a refresh replaced it meanwhile, and
-        trying again while something covers it (a closing dialog fading out)."""
+        trying again while something covers it or it cannot take a click yet (a closing
+        dialog fading out)."""
 
         def _click(driver: WebDriver) -> bool:
             element = driver.find_element(By.XPATH, xpath)
-            driver.execute_script("arguments[0].scrollIntoView({block: 'center'});", element)
+            # instant: Bootstrap scrolls smoothly, and a click mid-scroll lands elsewhere
+            # (each try would restart the scroll, which then never arrives)
+            driver.execute_script(
+                "arguments[0].scrollIntoView({block: 'center', behavior: 'instant'});", element
+            )
             try:
                 element.click()
-            except ElementClickInterceptedException:
+            except (ElementClickInterceptedException, ElementNotInteractableException):
                 return False
             return True
 
