@@ -39,6 +39,7 @@ class ClassPeriod:
         stale_first: its stale tuples are shed first.
         idle_load, busy_load: idle and busy processor time per second of the period,
             where the engine measures them.
+        slowdown: how much slower than its model the engine's last batches ran (≥ 1).
     """
 
     arrived: int
@@ -54,6 +55,7 @@ class ClassPeriod:
     stale_first: bool = False
     idle_load: float = 0.0
     busy_load: float | None = None
+    slowdown: float = 1.0
 
     @property
     def response_time(self) -> ResponseTimeStats:
@@ -81,6 +83,7 @@ class ClassPeriod:
             floor_s=self.floor_s,
             stale_first=self.stale_first,
             stale_shed_count=self.stale_shed,
+            slowdown=self.slowdown,
         )
 
 

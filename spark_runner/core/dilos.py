@@ -33,7 +33,16 @@ shedding for a target no shedding could meet):
   sheds those first (``ClassStep.stale``, :class:`StaleRule`).
 - **Feasibility** (``_infeasible``): a class whose delay target is below the floor the
   engine measures (``Observation.floor_s``) is ``infeasible``; it sheds only the load
-  above its capacity, its manager does not learn, and it takes no quota back.
+  above its capacity, its manager does not learn, and it takes back only what its load
+  needs of its own original share.
+- **Catching up** (``_catching_up``): while the engine's batches run well slower than
+  its model of the machine (``Observation.slowdown``: another process took cores), every
+  class's answers are late by the batches the engine's budget takes to follow, whatever
+  each class admits. A class within its capacity then holds like an infeasible one
+  (sheds only the load above its capacity; its manager does not learn): its own
+  shedding would lose data for a lateness it did not cause. A class over its capacity
+  still steps, so the lower classes absorb the overload and the top class loses
+  nothing.
 
 Capacity per unit of quota: ``ρ_k = H_k / q_k`` (s/s per unit quota), taken from the
 manager after every step (kept from before if the quota is 0). A class's need in quota
@@ -92,6 +101,9 @@ STALE_MARGIN_DECAY = 0.8
 """Each period on time keeps this share of the lateness stale first learned to allow for."""
 STALE_MARGIN_MAX = 0.5
 """The learned margin takes at most this share of the time a tuple may wait (D − floor)."""
+SLOWDOWN_HOLD = 1.2
+"""A class within its capacity holds while the engine's batches run this much slower than
+its model (``Observation.slowdown``)."""
 _THRESHOLD_KEYS = ("tau0", "tau1", "tau2", "tau3")
 
 
@@ -363,14 +375,18 @@ class DilosController:
         # what a class's load needs of the quota it lent comes back before its manager
         # judges the period: otherwise it sheds for one period against a headroom it no
         # longer has (the machine slowed down, so its load in capacity units rose)
-        # (an infeasible class takes none back: more quota cannot make it meet its target)
+        # (an infeasible class takes back only what its load needs of its own share)
         infeasible = {n: self._infeasible(self._classes[n], observations[n]) for n in self._order}
         reclaimed = self._reclaim(observations) if self._params.redistribution_enabled else None
         for name in self._order:
             st = self._classes[name]
             obs = observations[name]
-            hold = infeasible[name]
-            decision = self._hold_infeasible(st, obs) if hold else st.manager.step(obs)
+            if infeasible[name]:
+                decision = self._hold_infeasible(st, obs)
+            elif _catching_up(st, obs):
+                decision = self._hold(st, obs, "hold_catching_up", {"slowdown": obs.slowdown})
+            else:
+                decision = st.manager.step(obs)
             decisions[name] = decision
             _learn_stale_margin(st, obs)
             headroom = st.manager.headroom
@@ -408,6 +424,7 @@ class DilosController:
                 stale=(
                     _stale_rule(st, observations[name])
                     if self._params.redistribution_enabled
+                    and decisions[name].action != "hold_catching_up"
                     else None
                 ),
             )
@@ -470,18 +487,27 @@ class DilosController:
     def _hold_infeasible(self, st: _ClassState, obs: Observation) -> Decision:
         """An infeasible class sheds only the load above its capacity: shedding cannot
         bring its response time under a target below the floor, so shedding more would
-        lose data for nothing. Its manager does not learn from these periods. A manager
-        without a capacity estimate (kind ``none``) sheds nothing."""
+        lose data for nothing."""
+        floor = obs.floor_s if obs.floor_s is not None else math.nan
+        details = {"floor_s": floor, "delay_target_s": st.spec.delay_target_s}
+        return self._hold(st, obs, "hold_infeasible", details, LoadState.INFEASIBLE)
+
+    @staticmethod
+    def _hold(
+        st: _ClassState,
+        obs: Observation,
+        action: str,
+        details: Mapping[str, float],
+        state: LoadState | None = None,
+    ) -> Decision:
+        """The class sheds only the load above its capacity, and its manager does not
+        learn from the period. A manager without a capacity estimate (kind ``none``)
+        sheds nothing. ``state`` defaults to overloaded when it sheds, else normal."""
         capacity = st.manager.headroom
         shed = 1.0 - capacity / obs.load if capacity is not None and obs.load > capacity else 0.0
-        floor = obs.floor_s if obs.floor_s is not None else math.nan
-        return st.manager.impose(
-            obs,
-            shed,
-            LoadState.INFEASIBLE,
-            action="hold_infeasible",
-            details={"floor_s": floor, "delay_target_s": st.spec.delay_target_s},
-        )
+        if state is None:
+            state = LoadState.OVERLOADED if shed > 0.0 else LoadState.NORMAL
+        return st.manager.impose(obs, shed, state, action=action, details=details)
 
     def _admit_unused(
         self, observations: Mapping[str, Observation], decisions: dict[str, Decision]
@@ -536,7 +562,8 @@ class DilosController:
         a higher one sheds). Under ``strict`` a shedding class takes the lower classes'
         whole quota, and no class below a shedding one takes any. Nothing else moves: the
         next redistribution still decides the rest. Before the managers step
-        (``decisions`` None) only what the loads need moves.
+        (``decisions`` None) only what the loads need moves. An infeasible class takes
+        back only what its load needs of its own original share.
         """
         quotas = self.quotas()
         strict = self._params.policy == "strict"
@@ -549,11 +576,16 @@ class DilosController:
             st = self._classes[name]
             sheds = decisions is not None and _sheds(decisions[name], observations[name])
             above_sheds, higher_sheds = higher_sheds, higher_sheds or sheds
-            if st.infeasible or (strict and above_sheds):
-                continue  # more quota cannot make it meet its target / strict: none below
+            if strict and above_sheds:
+                continue  # strict: none below a shedding class
             need = needs[name]
             want = need - quotas[name]
             own = st.original - quotas[name]
+            if st.infeasible:
+                # more quota cannot make it meet its target, but its own share is its:
+                # what its load needs of it comes back (else the top class, held, would
+                # shed the load its lent quota no longer covers), and nothing beyond
+                want, sheds = min(want, own), False
             lenders = list(enumerate(self._order))[rank + 1 if own <= _TINY else 0 :]
             for position, lender in reversed(lenders):
                 if want <= _TINY and not (sheds and position > rank):
@@ -708,6 +740,18 @@ class DilosController:
         if plan is None:
             raise ParameterError("load_model", None, "attach a load model to see shared segments")
         return plan
+
+
+def _catching_up(st: _ClassState, obs: Observation) -> bool:
+    """Is the engine catching up with a slower machine while the class admits no more
+    than its capacity (see the module docstring)?"""
+    capacity = st.manager.headroom
+    admitted = obs.load * (1.0 - st.manager.shed_fraction)
+    return (
+        obs.slowdown >= SLOWDOWN_HOLD
+        and capacity is not None
+        and admitted <= capacity * (1.0 + 1e-9)
+    )
 
 
 def _sheds(decision: Decision, obs: Observation) -> bool:

@@ -94,6 +94,10 @@ class Observation:
             longer deliver within its target, DILoS's ``StaleRule``), so its queue holds
             only work that can still make it.
         stale_shed_count: of ``shed_count``, the queued tuples shed as stale.
+        slowdown: how much slower than the engine's model of the machine its last
+            batches ran (≥ 1): above 1 while the engine's batch budget catches up with a
+            machine that turned slower (another process took cores); 1 where the
+            engine does not measure it.
     """
 
     period_s: float
@@ -112,6 +116,7 @@ class Observation:
     floor_s: float | None = None
     stale_first: bool = False
     stale_shed_count: int = 0
+    slowdown: float = 1.0
 
     def __post_init__(self) -> None:
         if not (math.isfinite(self.period_s) and self.period_s > 0):
@@ -133,6 +138,8 @@ class Observation:
             raise ParameterError("busy_load", self.busy_load, "must be a finite number >= 0")
         if self.floor_s is not None and not (math.isfinite(self.floor_s) and self.floor_s >= 0):
             raise ParameterError("floor_s", self.floor_s, "must be a finite number >= 0 seconds")
+        if not (math.isfinite(self.slowdown) and self.slowdown >= 1.0):
+            raise ParameterError("slowdown", self.slowdown, "must be a finite number >= 1")
         for name in ("arrived_count", "processed_count", "shed_count", "stale_shed_count"):
             if getattr(self, name) < 0:
                 raise ParameterError(name, getattr(self, name), "must be >= 0")

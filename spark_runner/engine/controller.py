@@ -294,7 +294,7 @@ class EngineController:
         self.pace_s = pace_s(
             (self.targets[n] for n in loaded),
             self.period_s,
-            self.budget.fixed_s,
+            self.budget.fixed_now_s,
             self.options.target_utilization,
         )
         self.budget.period_s = self.pace_s
@@ -521,8 +521,9 @@ class EngineController:
         """The least response time a tuple gets with almost nothing admitted: it may
         arrive just after a batch took its offsets, waits for the next one (a trigger
         interval, or the batch cycle's fixed time when that is longer) and then that
-        batch's fixed time."""
-        fixed = self.budget.fixed_s
+        batch's fixed time, at the speed the machine runs now (a class whose target a
+        slower machine has just put out of reach is infeasible at once)."""
+        fixed = self.budget.fixed_now_s
         return max(self.pace_s, fixed) + fixed
 
     def _waiting(self, record: BatchRecord, name: str) -> int:
@@ -555,6 +556,7 @@ class EngineController:
                 floor_s=floor,
                 stale_shed=period.stale[name],
                 stale_first=name in record.decision.stale_max,
+                slowdown=self.budget.slowdown,
             )
             for name in self.names
         }
@@ -645,6 +647,7 @@ class EngineController:
                 "budget_s": rounded(decision.budget_s),
                 "budget_weight_s": rounded(self.budget.budget_s),
                 "fixed_s": rounded(self.budget.fixed_s),
+                "slowdown": rounded(self.budget.slowdown),
                 "batch_s": rounded(timing.output_s - timing.started_s),
                 "config_version": self.config_version,
                 "classes": classes,

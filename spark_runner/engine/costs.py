@@ -17,8 +17,13 @@ median of ``C − αW`` over the last few batches (one slow batch moves nothing:
 GC pause must not make every class's load jump and the top class shed), and the next
 batch may take
 ``B = (utilization × T − o) / α`` weight-seconds. Every batch teaches ``o``, full or not,
-so the budget does not depend on the demand; another process taking a core shows as longer
-cycles, a larger ``o`` and a smaller budget within a few batches. If the true scale is
+so the budget does not depend on the demand. Another process taking cores slows the fixed
+time and the work alike: when the last two batches both ran a factor ``s`` slower than
+``o + αW`` (the *slowdown*, ≥ 1), the next batch may take ``(uT − s·o) / (s·α)``, and the
+floor and the pace use the fixed time at that speed, ``s·o``. So the budget fits a
+slower machine after two batches, while ``o`` takes the change in over the median's
+window (and ``s`` returns to 1 as it does); before, the cycles overran the target for
+those batches and every class was late, the top class included. If the true scale is
 ``α'`` rather than ``α``, saturated batches still converge to the right budget
 ``(uT − o) / α'`` (the error moves into ``o``; the smoothed iteration is stable for
 ``α' < 5 α``). ``o`` never exceeds the median of the recent cycles themselves: after a
@@ -99,6 +104,7 @@ class BatchBudget:
         self._cycles: deque[float] = deque(maxlen=window)
         self._weight = weight
         self._floor_fraction = floor_fraction
+        self._ratios: deque[float] = deque(maxlen=2)
 
     @property
     def target_s(self) -> float:
@@ -109,11 +115,26 @@ class BatchBudget:
     def budget_s(self) -> float:
         """Weighted work the next batch may take, weight-seconds."""
         floor = self._floor_fraction * self.target_s / self.alpha
-        return max(floor, (self.target_s - self.fixed_s) / self.alpha)
+        return max(floor, (self.target_s - self.fixed_now_s) / (self.alpha * self.slowdown))
+
+    @property
+    def slowdown(self) -> float:
+        """How much slower than the model the last two batches both ran (≥ 1): cycles
+        over ``o + αW``. A machine that turned slower (another process took cores)
+        slows the fixed time and the work alike, so the budget divides the target by it
+        at once, while ``o`` follows the median over ``window`` batches; as ``o`` takes
+        the slowdown in, the ratio returns to 1. One slow batch moves nothing."""
+        return max(1.0, min(self._ratios, default=1.0)) if len(self._ratios) == 2 else 1.0
+
+    @property
+    def fixed_now_s(self) -> float:
+        """The fixed time at the speed the machine runs now, ``o × slowdown``, s."""
+        return self.fixed_s * self.slowdown
 
     def update(self, work_s: float, cycle_s: float) -> float:
         """A batch with weighted work ``work_s`` took ``cycle_s``; returns the new budget."""
         if math.isfinite(work_s) and math.isfinite(cycle_s) and cycle_s > 0 and work_s >= 0:
+            self._ratios.append(cycle_s / (self.fixed_s + self.alpha * work_s))
             self._recent.append(max(0.0, cycle_s - self.alpha * work_s))
             self._cycles.append(cycle_s)
             self.fixed_s += self._weight * (statistics.median(self._recent) - self.fixed_s)
@@ -127,6 +148,7 @@ class BatchBudget:
         first batches' JIT compilation and worker starts are no fixed time to keep)."""
         if self._recent:
             self.fixed_s = statistics.median(self._recent)
+        self._ratios.clear()
 
 
 class BranchScales:

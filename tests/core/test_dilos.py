@@ -10,10 +10,11 @@ from spark_runner.core.dilos import (
     ClassSpec,
     DilosController,
     DilosParams,
+    StaleRule,
 )
 from spark_runner.core.errors import ParameterError
 from spark_runner.core.load_model import LoadModel
-from spark_runner.core.observation import Observation, ResponseTimeStats
+from spark_runner.core.observation import Decision, Observation, ResponseTimeStats
 from spark_runner.core.operator_graph import Operator, OperatorGraph
 from tests.core.qos_plant import QuotaPlant
 
@@ -233,17 +234,56 @@ def test_a_class_whose_target_is_below_the_floor_is_infeasible_and_sheds_only_it
     assert back.decision.state != "infeasible" and back.decision.action != "hold_infeasible"
 
 
-def test_an_infeasible_class_takes_no_quota_back() -> None:
+def test_while_the_engine_catches_up_with_a_slower_machine_a_class_within_capacity_holds() -> None:
+    """Every class is late while the batches run 1.5× slower than the engine's model: c1,
+    within its capacity, holds (sheds nothing, not even stale first, and its ALoMa learns
+    nothing); c3, over its
+    capacity, still sheds. Once the engine caught up, c1 is judged as usual."""
+    ctl = DilosController(specs())
+    late = ResponseTimeStats(mean_s=0.6, max_s=0.8, count=10)
+
+    stale: dict[str, StaleRule | None] = {}
+
+    def step(slowdown: float) -> dict[str, Decision]:
+        loads = {"c1": 0.1, "c2": 0.05, "c3": 0.5}
+        obs = {
+            n: Observation(period_s=T, load=load, response_time=late, slowdown=slowdown)
+            for n, load in loads.items()
+        }
+        classes = ctl.step(obs).classes
+        stale.update({n: c.stale for n, c in classes.items()})
+        return {n: c.decision for n, c in classes.items()}
+
+    held = step(1.5)
+    assert held["c1"].action == "hold_catching_up" and held["c1"].shed_fraction == 0.0
+    assert stale["c1"] is None  # no stale first either: its late tuples are the engine's
+    assert held["c1"].details == {"slowdown": 1.5}
+    assert ctl.manager("c1").headroom == pytest.approx(0.48)  # learnt nothing
+    assert held["c3"].action != "hold_catching_up" and held["c3"].shed_fraction > 0.0
+    stepped = step(1.0)
+    assert stepped["c1"].action != "hold_catching_up"
+
+
+def test_an_infeasible_class_takes_back_only_what_its_load_needs_of_its_own_share() -> None:
+    """More quota cannot make an infeasible class meet its target, but its own share is
+    its: held, the top class would otherwise shed the load its lent quota no longer
+    covers (seen under a CPU hog: the loads in capacity units rise)."""
     ctl = DilosController(specs("aurora"), DilosParams(redistribution_every=10))
     light = {"c1": 0.05, "c2": 0.05, "c3": 0.8}
     for _ in range(10):
         ctl.step(constant_obs(light))
     lent = ctl.quotas()
+    assert lent["c1"] < 0.3
     obs = constant_obs(light)
-    obs["c1"] = Observation(period_s=T, load=0.55, floor_s=1.0)  # target 0.3 s
+    obs["c1"] = Observation(period_s=T, load=0.3, floor_s=1.0)  # target 0.3 s
     step = ctl.step(obs)
     assert step.classes["c1"].decision.state == "infeasible"
-    assert step.event is None and ctl.quotas() == pytest.approx(lent)
+    assert step.classes["c1"].decision.shed_fraction == 0.0
+    assert lent["c1"] < ctl.quotas()["c1"] <= 0.6 + 1e-9
+    obs["c1"] = Observation(period_s=T, load=0.9, floor_s=1.0)  # beyond its own share
+    step = ctl.step(obs)
+    assert ctl.quotas()["c1"] == pytest.approx(0.6)
+    assert step.classes["c1"].decision.shed_fraction > 0.0
 
 
 def test_each_shedding_feasible_class_tells_the_engine_what_is_stale() -> None:

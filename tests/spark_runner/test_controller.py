@@ -141,3 +141,28 @@ def test_the_owner_of_a_shared_segment_is_not_charged_for_the_lower_branch() -> 
     assert bronze_cost >= controller.alpha * 0.004
     assert gold_cost < 0.01 * bronze_cost
     assert set(decision.edge_costs_s) == {"bronze"}
+
+
+def test_a_machine_twice_slower_mid_run_costs_the_top_class_nothing(tmp_path: Path) -> None:
+    """Every class loaded (1 ms a tuple; 1.58× what the engine does), then for 16 batches
+    every batch takes twice as long (another process took half the machine): the budget
+    follows within two batches, gold (within its capacity) holds while it does, the lower
+    classes absorb the overload, and gold is back within its target at once after."""
+    rates = {"gold": 80.0, "silver": 300.0, "bronze": 1200.0}
+    targets = {"gold": 3.0, "silver": 4.0, "bronze": 5.0}
+    plant = Plant(
+        one_map_scenario(rates, targets, cost_s=0.001),
+        tmp_path,
+        options=ControllerOptions(warmup_s=6.0),
+    )
+    plant.run(30)
+    plant.overhead_s, plant.alpha = 2 * plant.overhead_s, 2 * plant.alpha
+    plant.run(16)
+    plant.overhead_s, plant.alpha = plant.overhead_s / 2, plant.alpha / 2
+    plant.run(30)
+    shed = {n: sum(last(plant, n, "shed_count", 76)) for n in rates}
+    arrived = {n: sum(last(plant, n, "arrived_count", 76)) for n in rates}
+    loss = {n: shed[n] / arrived[n] for n in rates}
+    assert shed["gold"] == 0, loss
+    assert loss["silver"] <= loss["bronze"], loss
+    assert max(last(plant, "gold", "response_time_max_s", 25)) <= targets["gold"]

@@ -182,3 +182,24 @@ def test_a_union_task_belongs_to_the_child_whose_partitions_hold_it() -> None:
     assert layout.owner_of_codegen([1, 2]) == 4
     assert layout.owner_of_codegen([2, 10]) == 4  # a stage of the union itself is no branch's
     assert layout.owner_of_codegen([3, 5]) is None  # spans two branches: split by task
+
+
+def test_a_machine_that_turned_slower_shrinks_the_budget_after_two_batches() -> None:
+    """Batches suddenly take twice their model's time (fixed time and work alike): after
+    two of them the budget fits the target at that speed; one slow batch moves nothing,
+    and the factor returns to 1 as the fixed time takes the slowdown in."""
+    budget = BatchBudget(period_s=1.0, utilization=0.9, alpha=0.5)
+    for _ in range(20):
+        budget.update(budget.budget_s, 0.3 + 0.5 * budget.budget_s)
+    before = budget.budget_s
+    work = before
+    budget.update(work, 2 * (0.3 + 0.5 * work))
+    assert budget.slowdown == 1.0 and budget.budget_s == pytest.approx(before)
+    budget.update(work, 2 * (0.3 + 0.5 * work))
+    assert budget.slowdown == pytest.approx(2.0, rel=0.05)
+    assert budget.fixed_now_s == pytest.approx(2 * budget.fixed_s)
+    work = budget.budget_s
+    assert 2 * (0.3 + 0.5 * work) <= 0.9 * 1.1  # the next batch fits its cycle
+    for _ in range(40):
+        budget.update(budget.budget_s, 2 * (0.3 + 0.5 * budget.budget_s))
+    assert budget.slowdown == pytest.approx(1.0, abs=0.05)

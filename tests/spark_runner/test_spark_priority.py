@@ -9,6 +9,7 @@ the controller is).
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -39,6 +40,20 @@ def mean_response_s(samples: list[MetricSample]) -> float:
     outputs = sum(s.output_count for s in samples)
     total = sum((s.response_time_mean_s or 0.0) * s.output_count for s in samples)
     return total / outputs if outputs else 0.0
+
+
+def latency_gap_s(higher: list[MetricSample], lower: list[MetricSample]) -> float:
+    """How much later the higher class answered than the lower one, s: the mean, over the
+    periods in which both answered, of the difference of their mean response times. Per
+    period, not pooled: a class that sheds more in the late periods would otherwise look
+    faster only because its answers fall in the fast ones."""
+    by_seq = {s.seq: s for s in lower}
+    gaps = [
+        (h.response_time_mean_s or 0.0) - (lo.response_time_mean_s or 0.0)
+        for h in higher
+        if (lo := by_seq.get(h.seq)) is not None and h.output_count and lo.output_count
+    ]
+    return sum(gaps) / len(gaps) if gaps else 0.0
 
 
 def within_target(sample: MetricSample, target_s: float) -> bool:
@@ -102,7 +117,7 @@ def test_an_expensive_lower_branch_behind_a_shared_segment_is_shed_by_its_class(
     report = summary(run, ["gold", "bronze"])
     assert loss(gold) == 0.0, report
     assert loss(bronze) > 0.2, report
-    assert mean_response_s(gold) <= mean_response_s(bronze) + LATENCY_SLACK_S, report
+    assert latency_gap_s(gold, bronze) <= LATENCY_SLACK_S, report
     assert_recovers(run, {"gold": 4.0, "bronze": 6.0})
 
 
@@ -144,24 +159,26 @@ classes:
 """
 
 
-@pytest.mark.xfail(
-    reason="known controller defect (issue 14): under a 3/4 CPU hog on a loaded CI machine "
-    "the top class's worst answer reached 4.3 s against its 3 s target and it shed 0.6 %; "
-    "it failed in 2 of 3 full CI runs. Not a rerun: the failure is reported, not hidden.",
-    strict=False,
-)
-def test_every_class_loaded_with_a_cpu_hog_and_an_infeasible_class(
-    spark: SparkSession, tmp_path: Path
-) -> None:
-    """Gold, silver and bronze all have work (1 ms a tuple: 1.6 s of CPU per second
-    in the maps alone, more than the engine does here beside its batches' fixed time), a
+HOG_RATES = {"gold": 80, "silver": 300, "bronze": 1200, "tight": 50}
+HOG_TARGETS = {"gold": 3.0, "silver": 4.0, "bronze": 5.0, "tight": 0.4}
+
+
+@dataclass(frozen=True)
+class HogRun:
+    run: Run
+    hog_from: float
+    hog_to: float
+
+
+@pytest.fixture(scope="module")
+def hog_run(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> HogRun:
+    """Gold, silver and bronze all have work (1 ms a tuple: 1.6 s of CPU per second in
+    the maps alone, more than the engine does here beside its batches' fixed time), a
     fourth class asks for 0.4 s (below any batch cycle: held as infeasible), and after 8
-    measured periods a background job takes ¾ of the machine for 16 s. Priority decides
-    who sheds: gold loses nothing, silver less than bronze; the feasible classes are back
-    within target within 10 periods of the hog's start and of its end."""
-    rates = {"gold": 80, "silver": 300, "bronze": 1200, "tight": 50}
-    targets = {"gold": 3.0, "silver": 4.0, "bronze": 5.0, "tight": 0.4}
-    scenario = parse_scenario(loaded(rates, targets, 0.001))
+    measured periods a background job takes ¾ of the machine for 16 s. One run, judged
+    by the two tests below."""
+    scenario = parse_scenario(loaded(HOG_RATES, HOG_TARGETS, 0.001))
+    tmp_path = tmp_path_factory.mktemp("hog")
     run = Run(spark, scenario, tmp_path, options=ControllerOptions(warmup_s=6.0))
     try:
         run.start().until(lambda: run.measured_periods() >= 8, timeout_s=120)
@@ -172,12 +189,18 @@ def test_every_class_loaded_with_a_cpu_hog_and_an_infeasible_class(
         run.until(lambda: len([s for s in run.of("gold") if s.t > hog_to]) >= 12, 90)
     finally:
         run.stop()
+    return HogRun(run, hog_from, hog_to)
+
+
+def test_every_class_loaded_with_a_cpu_hog_and_an_infeasible_class(hog_run: HogRun) -> None:
+    """Priority decides who sheds: gold loses nothing, silver less than bronze; the
+    feasible classes are back within target within 10 periods of the hog's start and of
+    its end."""
+    run = hog_run.run
     gold, silver, bronze = run.of("gold"), run.of("silver"), run.of("bronze")
-    report = summary(run, list(rates))
+    report = summary(run, list(HOG_RATES))
     assert loss(gold) == 0.0, report
     assert loss(gold) <= loss(silver) <= loss(bronze), report
-    means = [mean_response_s(c) for c in (gold, silver, bronze)]
-    assert means[0] <= means[1] + LATENCY_SLACK_S <= means[2] + 2 * LATENCY_SLACK_S, report
     for name in ("gold", "silver", "bronze"):
         # exact counts: what was admitted, shed or still waits arrived in the measured
         # periods or waited at their start (the tuples of the batch after the warm-up's)
@@ -186,10 +209,27 @@ def test_every_class_loaded_with_a_cpu_hog_and_an_infeasible_class(
         at_start = (
             accounted + (samples[-1].waiting_count or 0) - sum(s.arrived_count for s in samples)
         )
-        assert 0 <= at_start <= 5 * rates[name], (name, at_start)
-    feasible = {n: t for n, t in targets.items() if n != "tight"}
-    assert_recovers(run, feasible, since_s=hog_from)
-    assert_recovers(run, feasible, since_s=hog_to)
+        assert 0 <= at_start <= 5 * HOG_RATES[name], (name, at_start)
+    feasible = {n: t for n, t in HOG_TARGETS.items() if n != "tight"}
+    assert_recovers(run, feasible, since_s=hog_run.hog_from)
+    assert_recovers(run, feasible, since_s=hog_run.hog_to)
+
+
+@pytest.mark.xfail(
+    reason="known defect (issue 14): silver answered later than bronze in 1 of 5 local "
+    "runs (mean 2.01 s against 1.86 s, pooled; per period not yet seen failing): ALoMa "
+    "lets silver's answers approach its 4 s target to shed less, while bronze, shedding "
+    "over 90 % stale first, answers fresh tuples. Not a rerun: reported, not hidden.",
+    strict=False,
+)
+def test_under_the_cpu_hog_latency_follows_priority(hog_run: HogRun) -> None:
+    """A higher class's mean response time is at or below a lower class's (0.1 s slack:
+    classes admitted in full commit in the same batches)."""
+    run = hog_run.run
+    gold, silver, bronze = run.of("gold"), run.of("silver"), run.of("bronze")
+    report = summary(run, list(HOG_RATES))
+    assert latency_gap_s(gold, silver) <= LATENCY_SLACK_S, report
+    assert latency_gap_s(silver, bronze) <= LATENCY_SLACK_S, report
 
 
 def test_a_start_after_a_40_s_backlog_recovers_within_10_periods(

@@ -106,7 +106,9 @@ class ResponseTimeMonitor:
         # A first reading has no trend: it is not "not decreasing" (one late period at the
         # start, a warm-up's tail, must not make a class within its capacity shed; over
         # its capacity, Algorithm 1 sheds the excess at once whatever the trend).
-        not_falling = prev is not None and rt - prev > -(rt - delay_target_s) * period_s / rt
+        not_falling = (
+            prev is not None and rt > 0 and rt - prev > -(rt - delay_target_s) * period_s / rt
+        )
         # Within D, a response time rising fast enough to pass D within one response time.
         rising_over = (
             prev is not None
