@@ -1,15 +1,24 @@
-"""Capacity drop on real Spark: a CPU hog takes half the machine mid-run.
+"""Capacity squeeze on real Spark: a CPU hog takes ¾ of both cores mid-run, for good.
 
-    python -m bench.bench_spark_capacity_drop [--duration 120] [--hog-at 50] [--share 0.5]
+    python -m bench.bench_spark_capacity_drop [--duration 90] [--hog-at 35] [--share 0.75]
 
-The overload benchmark's three classes under DILoS, offered about 0.9× the engine's
-capacity (so everyone fits until the hog starts). At ``--hog-at`` seconds of scenario time a
-background job (the scenario's ``background``: one busy process per core, ``--share`` of
-each) takes the processor away; batches get slower, the batch budget shrinks, the class
-loads rise and the managers shed. Reported per class: the control periods from the start of
-the hog until its period's maximum response time is within target again (and stays so for
-3 periods), and the table before/after. Target: every class within 10 control periods.
-CTRL (fixed headroom) runs the same for comparison.
+First the engine's capacity for the three classes' network is measured (nobody sheds,
+every class far overloaded). Then the overload benchmark's three classes (priorities
+6/3/1) are offered ``--load`` of it, so everyone fits before the hog, and a fourth class,
+``c4`` (priority 2), asks for a delay target below any batch cycle (infeasible from the
+start). At ``--hog-at`` seconds of measured time a background job (one busy process per
+core, ``--share`` of each) takes the machine to a quarter until the end. Two DILoS runs
+side by side: the infeasible class *held* (it sheds only its load above its capacity,
+the default) and *not held* (``control.hold_infeasible: false``: its manager sheds toward
+a target no shedding can meet).
+
+Reported per run and class: the periods' worst response time before and after the hog
+(mean / max), the loss before and after, the periods from the hog's start until the worst
+response time is within target for 3 periods in a row, and whether the class was
+infeasible after the hog (its target below the floor the engine then measured: no
+shedding can meet it, so it is not judged). Per run: the top class's loss, the total
+tuples shed, and the periods until every feasible class is back within target. Target:
+≤ 10 periods, and the top class loses nothing while feasible.
 """
 
 from __future__ import annotations
@@ -19,6 +28,7 @@ from typing import Any
 
 from bench.bench_spark_common import (
     load_average,
+    measure_capacity,
     pct,
     render_table,
     run_spark,
@@ -26,25 +36,30 @@ from bench.bench_spark_common import (
     three_classes,
 )
 
-SHARES = (0.6, 0.3, 0.1)
+RECOVERED_FOR = 3
+"""Periods in a row within target that count as back within it."""
+INFEASIBLE_CLASS = "c4"
+"""The class whose target no batch cycle can meet (priority 2)."""
+INFEASIBLE_PRIORITY = 2
+INFEASIBLE_SHARE = 0.05
+"""Its share of the offered load."""
 
 
-def recovery_periods(
-    r: dict[str, Any], cls: str, hog_at: float, target: float, hold: int = 3
-) -> int | None:
-    """Periods after the hog starts until ``hold`` periods in a row meet the target."""
+def recovery_periods(r: dict[str, Any], cls: str, hog_at: float, target: float) -> int | None:
+    """Periods after the hog starts until ``RECOVERED_FOR`` periods in a row meet the
+    target (counted to the first of them)."""
     series = [s for s in r["series"] if s["t_s"] >= hog_at]
-    ok_run = 0
+    in_row = 0
     for i, s in enumerate(series):
         worst = s["classes"][cls]["max_response_time_s"]
-        ok_run = ok_run + 1 if worst is not None and worst <= target else 0
-        if ok_run >= hold:
-            return i + 1 - hold + 1
+        in_row = in_row + 1 if worst is not None and worst <= target else 0
+        if in_row >= RECOVERED_FOR:
+            return i + 2 - RECOVERED_FOR
     return None
 
 
-def window(r: dict[str, Any], cls: str, t0: float, t1: float) -> tuple[float, float, float]:
-    """(mean of the periods' max response time, its max, shed fraction) in [t0, t1)."""
+def window(r: dict[str, Any], cls: str, t0: float, t1: float) -> tuple[float, float, float, int]:
+    """(mean of the periods' worst response time, its max, loss, tuples shed) in [t0, t1)."""
     picked = [s["classes"][cls] for s in r["series"] if t0 <= s["t_s"] < t1]
     worst = [c["max_response_time_s"] for c in picked if c["max_response_time_s"] is not None]
     shed = sum(c["shed"] for c in picked)
@@ -53,87 +68,137 @@ def window(r: dict[str, Any], cls: str, t0: float, t1: float) -> tuple[float, fl
         sum(worst) / len(worst) if worst else float("nan"),
         max(worst) if worst else float("nan"),
         shed / (shed + admitted) if shed + admitted else 0.0,
+        shed,
     )
+
+
+def infeasible_after(r: dict[str, Any], cls: str, hog_at: float, target: float) -> bool:
+    """The class's target was below the floor in most periods after the hog."""
+    after = [s["classes"][cls] for s in r["series"] if s["t_s"] >= hog_at]
+    below = [c for c in after if c.get("floor_s") is not None and c["floor_s"] > target]
+    return len(below) * 2 > len(after)
+
+
+def scenario(args: argparse.Namespace, capacity: float, hold: bool) -> dict[str, Any]:
+    targets = [float(t) for t in args.targets.split(",")]
+    rates = [round(args.load * capacity * f) for f in (0.3, 0.3, 0.4)]
+    hog_at = args.warmup + args.hog_at  # the scenario clock includes the warm-up
+    doc = three_classes(
+        rates,
+        targets,
+        cost_s=args.cost,
+        period_s=args.period,
+        background=[{"start_s": hog_at, "share": args.share}],
+        duration_s=args.warmup + args.duration,
+        name="capacity-squeeze",
+    )
+    doc["control"]["hold_infeasible"] = hold
+    stream = f"s{len(doc['streams']) + 1}"
+    rate = round(INFEASIBLE_SHARE * args.load * capacity)
+    doc["streams"].append({"name": stream, "arrival": {"kind": "constant", "rate_per_s": rate}})
+    template = doc["classes"][0]
+    doc["classes"].append(
+        {
+            **template,
+            "name": INFEASIBLE_CLASS,
+            "priority": INFEASIBLE_PRIORITY,
+            "delay_target_s": args.infeasible_target,
+            "queries": [{**template["queries"][0], "source": stream}],
+        }
+    )
+    return doc
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--duration", type=float, default=120.0)
+    parser.add_argument("--duration", type=float, default=90.0)
     parser.add_argument("--warmup", type=float, default=15.0)
     parser.add_argument(
-        "--hog-at", type=float, default=50.0, help="scenario seconds after the warm-up"
+        "--hog-at", type=float, default=35.0, help="seconds of measured time before the hog"
     )
-    parser.add_argument("--share", type=float, default=0.5)
-    parser.add_argument("--period", type=float, default=0.6)
-    parser.add_argument("--targets", default="1.5,2,3")
+    parser.add_argument("--share", type=float, default=0.75, help="of each core the hog takes")
+    parser.add_argument("--period", type=float, default=1.0)
+    parser.add_argument("--targets", default="3,4,5", help="c1,c2,c3 delay targets, s")
+    parser.add_argument("--infeasible-target", type=float, default=0.4)
     parser.add_argument("--cost", type=float, default=0.0002)
-    parser.add_argument(
-        "--capacity", type=float, required=True, help="tuples/s, from the overload benchmark"
-    )
-    parser.add_argument(
-        "--load", type=float, default=0.9, help="offered load as a share of capacity"
-    )
+    parser.add_argument("--load", type=float, default=0.8, help="offered share of capacity")
+    parser.add_argument("--capacity", type=float, default=None, help="skip measuring it")
+    parser.add_argument("--capacity-duration", type=float, default=30.0)
     parser.add_argument(
         "--burn-ns", type=float, default=None, help="hash burn only (no JDK): ns per repetition"
     )
     args = parser.parse_args()
-    targets = [float(t) for t in args.targets.split(",")]
-    rates = [round(args.load * args.capacity * f) for f in (0.3, 0.3, 0.4)]
-    hog_at = args.warmup + args.hog_at  # the scenario clock includes the warm-up
-    print(
-        f"capacity drop benchmark, {load_average()} at start; offered {rates} tuples/s, "
-        f"hog of {args.share:g} at {args.hog_at:g} s"
+    given = (float(t) for t in args.targets.split(","))
+    targets = dict(zip(("c1", "c2", "c3"), given, strict=True))
+    print(f"capacity squeeze benchmark, {load_average()} at start", flush=True)
+    capacity = args.capacity or measure_capacity(
+        list(targets.values()),
+        cost_s=args.cost,
+        period_s=args.period,
+        duration_s=args.capacity_duration,
+        warmup_s=args.warmup,
+        burn_ns=args.burn_ns,
     )
-    background = [{"start_s": hog_at, "share": args.share}]
-    runs = {}
-    for name in ("dilos", "ctrl"):
-        doc = three_classes(
-            rates,
-            targets,
-            cost_s=args.cost,
-            period_s=args.period,
-            mode="dilos" if name == "dilos" else "per_class",
-            background=background,
-            duration_s=args.warmup + args.duration,
+    print(
+        f"capacity {capacity:.0f} tuples/s (measured{'' if not args.capacity else ': given'}); "
+        f"offered {args.load:g}× it; hog of {args.share:g} of each core from "
+        f"{args.hog_at:g} s of measured time to the end",
+        flush=True,
+    )
+    hog_at = args.warmup + args.hog_at
+    runs: dict[str, dict[str, Any]] = {}
+    for label, hold in (("held", True), ("not held", False)):
+        runs[label] = run_spark(
+            scenario(args, capacity, hold),
+            duration_s=args.duration,
+            warmup_s=args.warmup,
+            burn_ns=args.burn_ns,
         )
-        if name == "ctrl":
-            for c, share in zip(doc["classes"], SHARES, strict=True):
-                c["manager"] = {"kind": "ctrl", "params": {"max_shed": 0.99, "headroom": share}}
-        runs[name] = run_spark(
-            doc, duration_s=args.duration, warmup_s=args.warmup, burn_ns=args.burn_ns
-        )
-        print(f"  {name} done ({runs[name]['wall_s']:.0f} s wall, {load_average()})", flush=True)
+        print(f"  {label} done ({runs[label]['wall_s']:.0f} s wall, {load_average()})", flush=True)
+    all_targets = {**targets, INFEASIBLE_CLASS: args.infeasible_target}
     headers = [
-        "config",
-        "class",
-        "D s",
-        "before: rt max s (mean/max)",
-        "shed %",
-        "after: rt max s (mean/max)",
-        "shed %",
-        "periods to target",
-    ]
+        "infeasible class", "class", "D s", "before: worst rt s (mean / max)", "loss",
+        "after: worst rt s (mean / max)", "loss", "periods to target",
+    ]  # fmt: skip
     rows = []
+    totals = []
     verdict = True
-    for name, r in runs.items():
-        for cls, target in zip(("c1", "c2", "c3"), targets, strict=True):
+    for label, r in runs.items():
+        slowest = 0
+        shed_total = 0
+        for cls, target in all_targets.items():
             b = window(r, cls, 0, hog_at)
             a = window(r, cls, hog_at, 1e9)
-            n = recovery_periods(r, cls, hog_at, target)
-            if name == "dilos":
-                verdict &= n is not None and n <= 10
+            shed_total += b[3] + a[3]
+            hopeless = infeasible_after(r, cls, hog_at, target)
+            n = None if hopeless else recovery_periods(r, cls, hog_at, target)
+            if not hopeless:
+                slowest = max(slowest, n if n is not None else 10**6)
             rows.append(
                 [
-                    name if cls == "c1" else "", cls, f"{target:g}",
+                    label if cls == "c1" else "", cls, f"{target:g}",
                     f"{sec(b[0])} / {sec(b[1])}", pct(b[2]),
                     f"{sec(a[0])} / {sec(a[1])}", pct(a[2]),
-                    "never" if n is None else str(n),
+                    "infeasible" if hopeless else ("never" if n is None else str(n)),
                 ]
             )  # fmt: skip
+        top = window(r, "c1", 0, 1e9)[2]
+        top_feasible = not infeasible_after(r, "c1", hog_at, targets["c1"])
+        verdict &= slowest <= 10 and (top == 0.0 or not top_feasible)
+        totals.append(
+            [label, pct(top), f"{shed_total:,}", "never" if slowest >= 10**6 else str(slowest)]
+        )
     print(render_table(headers, rows))
     print(
-        f"  [{'PASS' if verdict else 'FAIL'}] DILoS: every class meets its target again "
-        "within 10 control periods"
+        render_table(
+            ["infeasible class", "top class loss", "tuples shed (all classes)",
+             "periods until every feasible class is within target"],
+            totals,
+        )
+    )  # fmt: skip
+    print(
+        f"  [{'PASS' if verdict else 'FAIL'}] every feasible class back within target within "
+        "10 periods, and the top class loses nothing while feasible (both runs)"
     )
     print(f"{load_average()} at end")
 

@@ -176,6 +176,32 @@ def run_spark(
         return results
 
 
+def measure_capacity(
+    targets: Sequence[float],
+    *,
+    cost_s: float,
+    period_s: float,
+    duration_s: float,
+    warmup_s: float,
+    burn_ns: float | None = None,
+    stateful: bool = False,
+) -> float:
+    """Tuples/s the engine admits for the three classes' network when every class is far
+    overloaded (4,000 tuples/s each, nobody sheds). Batches may fill the whole pace here
+    (the runs keep 10 % in reserve): what the engine can take, not what the controller
+    lets it take."""
+    doc = three_classes(
+        [4000, 4000, 4000],
+        targets,
+        cost_s=cost_s,
+        period_s=period_s,
+        mode="none",
+        stateful=stateful,
+    )
+    r = run_spark(doc, duration_s=duration_s, warmup_s=warmup_s, burn_ns=burn_ns, utilization=1.0)
+    return steady_throughput(r, period_s)
+
+
 def steady_throughput(r: dict[str, Any], period_s: float) -> float:
     """Tuples/s admitted over the second half of a run's series (the first batches of a
     JVM are still getting faster: JIT)."""

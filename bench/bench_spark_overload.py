@@ -37,38 +37,16 @@ from typing import Any
 
 from bench.bench_spark_common import (
     load_average,
+    measure_capacity,
     pct,
     render_table,
     run_spark,
     sec,
-    steady_throughput,
     three_classes,
 )
 
 SHARES = (0.6, 0.3, 0.1)
 LOAD = (0.35, 0.45, 0.70)
-
-
-def capacity(args: argparse.Namespace, targets: list[float]) -> float:
-    """Tuples/s the engine admits for this network when every class is far overloaded."""
-    doc = three_classes(
-        [4000, 4000, 4000],
-        targets,
-        cost_s=args.cost,
-        period_s=args.period,
-        mode="none",
-        stateful=not args.stateless,
-    )
-    # batches may fill the whole pace here (the runs keep 10 % in reserve): what the
-    # engine can take, not what the controller lets it take
-    r = run_spark(
-        doc,
-        duration_s=args.capacity_duration,
-        warmup_s=args.warmup,
-        burn_ns=args.burn_ns,
-        utilization=1.0,
-    )
-    return steady_throughput(r, args.period)
 
 
 def configuration(
@@ -134,7 +112,15 @@ def main() -> None:
         f"targets {targets} s, control period {args.period} s, "
         f"map cost {args.cost * 1e6:g} µs/tuple"
     )
-    cap = args.capacity or capacity(args, targets)
+    cap = args.capacity or measure_capacity(
+        targets,
+        cost_s=args.cost,
+        period_s=args.period,
+        duration_s=args.capacity_duration,
+        warmup_s=args.warmup,
+        burn_ns=args.burn_ns,
+        stateful=not args.stateless,
+    )
     rates = [round(f * cap) for f in LOAD]
     print(
         f"capacity {cap:.0f} tuples/s; offered {rates} tuples/s ({sum(LOAD):.2f}× capacity)",

@@ -102,6 +102,7 @@ class PerClassControl:
             policy=scenario.control.policy,
             redistribution_enabled=mode == "dilos",
             min_share=scenario.control.min_share,
+            hold_infeasible=scenario.control.hold_infeasible,
         )
         self.controller = DilosController(specs, params, load_model)
 

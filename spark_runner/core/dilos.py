@@ -34,7 +34,7 @@ shedding for a target no shedding could meet):
 - **Feasibility** (``_infeasible``): a class whose delay target is below the floor the
   engine measures (``Observation.floor_s``) is ``infeasible``; it sheds only the load
   above its capacity, its manager does not learn, and it takes back only what its load
-  needs of its own original share.
+  needs of its own original share, from the classes below it.
 - **Catching up** (``_catching_up``): while the engine's batches run well slower than
   its model of the machine (``Observation.slowdown``: another process took cores), every
   class's answers are late by the batches the engine's budget takes to follow, whatever
@@ -161,6 +161,10 @@ class DilosParams:
         system_headroom: capacity per unit quota assumed for managers without a
             headroom estimate, s/s (> 0) [1].
         event_history: redistribution events kept (>= 1) [100].
+        hold_infeasible: a class whose target is below the floor is held (sheds only
+            its load above its capacity) [True]; False judges it as any other class
+            (its manager sheds toward a target no shedding can meet: the baseline the
+            capacity-squeeze benchmark compares with).
     """
 
     redistribution_every: int = 10
@@ -169,6 +173,7 @@ class DilosParams:
     min_share: float = 0.0
     system_headroom: float = 1.0
     event_history: int = 100
+    hold_infeasible: bool = True
 
     def __post_init__(self) -> None:
         require_at_least("redistribution_every", self.redistribution_every, 1)
@@ -375,8 +380,12 @@ class DilosController:
         # what a class's load needs of the quota it lent comes back before its manager
         # judges the period: otherwise it sheds for one period against a headroom it no
         # longer has (the machine slowed down, so its load in capacity units rose)
-        # (an infeasible class takes back only what its load needs of its own share)
-        infeasible = {n: self._infeasible(self._classes[n], observations[n]) for n in self._order}
+        # (an infeasible class takes back what its load needs of its own share, from
+        # the classes below it only)
+        infeasible = {
+            n: self._params.hold_infeasible and self._infeasible(self._classes[n], observations[n])
+            for n in self._order
+        }
         reclaimed = self._reclaim(observations) if self._params.redistribution_enabled else None
         for name in self._order:
             st = self._classes[name]
@@ -563,7 +572,7 @@ class DilosController:
         whole quota, and no class below a shedding one takes any. Nothing else moves: the
         next redistribution still decides the rest. Before the managers step
         (``decisions`` None) only what the loads need moves. An infeasible class takes
-        back only what its load needs of its own original share.
+        back only what its load needs of its own original share, from lower classes.
         """
         quotas = self.quotas()
         strict = self._params.policy == "strict"
@@ -581,12 +590,14 @@ class DilosController:
             need = needs[name]
             want = need - quotas[name]
             own = st.original - quotas[name]
+            first_lender = rank + 1 if own <= _TINY else 0
             if st.infeasible:
                 # more quota cannot make it meet its target, but its own share is its:
-                # what its load needs of it comes back (else the top class, held, would
-                # shed the load its lent quota no longer covers), and nothing beyond
-                want, sheds = min(want, own), False
-            lenders = list(enumerate(self._order))[rank + 1 if own <= _TINY else 0 :]
+                # what its load needs of it comes back from the classes below it (else
+                # the top class, held, would shed the load its lent quota no longer
+                # covers), nothing beyond it, and nothing from a class above it
+                want, sheds, first_lender = min(want, own), False, rank + 1
+            lenders = list(enumerate(self._order))[first_lender:]
             for position, lender in reversed(lenders):
                 if want <= _TINY and not (sheds and position > rank):
                     break

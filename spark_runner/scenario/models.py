@@ -560,6 +560,7 @@ class Control(_Model):
     redistribution_every: int = Field(default=10, ge=1, le=MAX_REDISTRIBUTION_EVERY)
     policy: Literal["relative", "absolute", "strict"] = "relative"
     min_share: float = Field(default=0.0, ge=0, lt=1)
+    hold_infeasible: bool = True
     common_manager: CommonManagerSpec = CommonManagerSpec()
 
 

@@ -336,13 +336,28 @@ class Browser:
         self.element("login-form")
 
     def fill(self, element_id: str, value: str) -> None:
-        """Replace the field's text with ``value`` as a user does (select all, delete,
-        type) and check that the field holds it: ``clear()`` fires no input event, so a
-        React field can put its old text back under the new keys, and a keystroke the
-        page dropped fails here, by name, not steps later."""
+        """Replace the field's text with ``value`` as a user does: select all and delete
+        until the field stays empty, then type, and check that the field holds it.
+        ``clear()`` fires no input event, so a React field can put its old text back under
+        the new keys; and right after a refused change the dashboard re-renders the
+        marked field once and can put back the text just deleted (seen in CI: '0.3',
+        deleted, then typing 0.7 gave '0.30.7'), which a user sees and deletes again. A
+        keystroke the page drops while typing fails here, by name, not steps later."""
+        empty_polls = 0
+
+        def _emptied(driver: WebDriver) -> bool:
+            nonlocal empty_polls
+            field = driver.find_element(By.ID, element_id)
+            if field.get_property("value"):
+                field.send_keys(Keys.CONTROL, "a")
+                field.send_keys(Keys.DELETE)
+                empty_polls = 0
+                return False
+            empty_polls += 1
+            return empty_polls >= 3  # empty for three polls (0.2 s) in a row
+
+        self.wait(_emptied, f"#{element_id} never stayed empty")
         field = self.element(element_id)
-        field.send_keys(Keys.CONTROL, "a")
-        field.send_keys(Keys.DELETE)
         field.send_keys(value)
         held = field.get_property("value")
         assert held == value, f"#{element_id} holds {held!r} after typing {value!r}"

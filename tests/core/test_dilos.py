@@ -422,3 +422,33 @@ def test_observations_must_match_the_classes() -> None:
         ClassSpec("a", 0, 1)
     with pytest.raises(ParameterError, match="kind"):
         ClassSpec("a", 1, 1, manager_kind="pid")
+
+
+def test_without_holding_an_infeasible_class_its_manager_sheds_toward_its_target() -> None:
+    """The capacity-squeeze benchmark's baseline: c3 under a floor above its target is
+    judged as any other class (its ALoMa sheds more while it is late)."""
+    late = ResponseTimeStats(mean_s=0.7, max_s=0.9, count=10)
+    ctl = DilosController(specs(), DilosParams(hold_infeasible=False))
+    for _ in range(3):
+        obs = {n: Observation(period_s=T, load=0.05, floor_s=0.01) for n in ("c1", "c2")}
+        obs["c3"] = Observation(period_s=T, load=0.1, response_time=late, floor_s=0.6)
+        c3 = ctl.step(obs).classes["c3"].decision
+    assert c3.state != "infeasible" and c3.action != "hold_infeasible"
+    assert c3.shed_fraction > 1 - 0.08 / 0.1
+
+
+def test_an_infeasible_class_takes_nothing_back_from_a_class_above_it() -> None:
+    """c1 borrowed c2's share and no longer needs it all; c2 turns infeasible with load
+    enough for its share: holding it must not take capacity from the class above it
+    (the next redistribution decides)."""
+    ctl = DilosController(specs("aurora"), DilosParams(redistribution_every=10))
+    busy_top = {"c1": 0.9, "c2": 0.02, "c3": 0.02}
+    for _ in range(10):
+        ctl.step(constant_obs(busy_top))
+    lent = ctl.quotas()
+    assert lent["c1"] > 0.6 and lent["c2"] < 0.3
+    obs = constant_obs({**busy_top, "c1": 0.4})  # c1 no longer needs what it borrowed
+    obs["c2"] = Observation(period_s=T, load=0.3, floor_s=1.0)  # target 0.4 s
+    step = ctl.step(obs)
+    assert step.classes["c2"].decision.state == "infeasible"
+    assert ctl.quotas()["c1"] == pytest.approx(lent["c1"])
