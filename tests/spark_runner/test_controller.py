@@ -166,3 +166,33 @@ def test_a_machine_twice_slower_mid_run_costs_the_top_class_nothing(tmp_path: Pa
     assert shed["gold"] == 0, loss
     assert loss["silver"] <= loss["bronze"], loss
     assert max(last(plant, "gold", "response_time_max_s", 25)) <= targets["gold"]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="known defect (issue 14): at a cold start silver sheds 64 % for ten periods "
+    "while bronze sheds nothing and takes the budget silver's shedding frees (the likely "
+    "cause: admission hands a shedding class's unused entitlement to the classes below "
+    "it, so the batch stays full and silver stays late). Seen on Spark "
+    "as silver losing 24-30 % against an oracle of 1-6 % in the CPU-hog test.",
+)
+def test_a_cold_start_does_not_make_a_higher_class_shed_for_a_lower_one(tmp_path: Path) -> None:
+    """The first batches after the warm-up still take a JIT's 1.5 s of fixed time, which
+    falls to 0.3 s over six batches (as on Spark). A higher class sheds no larger a share
+    than a lower one in any period."""
+    rates = {"gold": 80.0, "silver": 300.0, "bronze": 1200.0}
+    targets = {"gold": 3.0, "silver": 4.0, "bronze": 5.0}
+    plant = Plant(
+        one_map_scenario(rates, targets, cost_s=0.001),
+        tmp_path,
+        overhead_s=1.5,
+        options=ControllerOptions(warmup_s=6.0),
+    )
+    plant.run(8)
+    for k in range(1, 7):
+        plant.overhead_s = max(0.3, 1.5 - 0.3 * k)
+        plant.run(1)
+    plant.run(20)
+    silver = last(plant, "silver", "shed_fraction", 1000)
+    bronze = last(plant, "bronze", "shed_fraction", 1000)
+    assert all(s <= b + 1e-9 for s, b in zip(silver, bronze, strict=True)), (silver, bronze)
