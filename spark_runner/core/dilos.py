@@ -104,6 +104,8 @@ STALE_MARGIN_MAX = 0.5
 SLOWDOWN_HOLD = 1.2
 """A class within its capacity holds while the engine's batches run this much slower than
 its model (``Observation.slowdown``)."""
+HOLD_CATCHING_UP = "hold_catching_up"
+"""The action of a class held while the engine catches up (it sheds nothing stale)."""
 _THRESHOLD_KEYS = ("tau0", "tau1", "tau2", "tau3")
 
 
@@ -393,7 +395,7 @@ class DilosController:
             if infeasible[name]:
                 decision = self._hold_infeasible(st, obs)
             elif _catching_up(st, obs):
-                decision = self._hold(st, obs, "hold_catching_up", {"slowdown": obs.slowdown})
+                decision = self._hold(st, obs, HOLD_CATCHING_UP, {"slowdown": obs.slowdown})
             else:
                 decision = st.manager.step(obs)
             decisions[name] = decision
@@ -433,7 +435,7 @@ class DilosController:
                 stale=(
                     _stale_rule(st, observations[name])
                     if self._params.redistribution_enabled
-                    and decisions[name].action != "hold_catching_up"
+                    and decisions[name].action != HOLD_CATCHING_UP
                     else None
                 ),
             )

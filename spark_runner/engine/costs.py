@@ -124,7 +124,9 @@ class BatchBudget:
         slows the fixed time and the work alike, so the budget divides the target by it
         at once, while ``o`` follows the median over ``window`` batches; as ``o`` takes
         the slowdown in, the ratio returns to 1. One slow batch moves nothing."""
-        return max(1.0, min(self._ratios, default=1.0)) if len(self._ratios) == 2 else 1.0
+        if len(self._ratios) < 2:
+            return 1.0
+        return max(1.0, min(self._ratios))
 
     @property
     def fixed_now_s(self) -> float:

@@ -216,7 +216,7 @@ def test_every_class_loaded_with_a_cpu_hog_and_an_infeasible_class(hog_run: HogR
 
 
 @pytest.mark.xfail(
-    reason="known defect (issue 14): silver answered later than bronze in 1 of 5 local "
+    reason="known defect (issue 14): silver answered later than bronze in 1 of 10 local "
     "runs (mean 2.01 s against 1.86 s, pooled; per period not yet seen failing): ALoMa "
     "lets silver's answers approach its 4 s target to shed less, while bronze, shedding "
     "over 90 % stale first, answers fresh tuples. Not a rerun: reported, not hidden.",
