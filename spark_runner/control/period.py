@@ -35,7 +35,10 @@ class ClassPeriod:
         busy_s: processor time its work took, s.
         capacity_s: processor time it could have had (its work and the time nobody
             used), s: what the oracle may give it.
-        floor_s: the response time it gets with almost nothing admitted (None: unknown).
+        floor_s: the least response time the engine serves it (None: unknown): below
+            it the class is infeasible.
+        oracle_floor_s: the least response time any admission could give it, where the
+            engine's floor is more (None: ``floor_s``): the oracle's.
         stale_first: its stale tuples are shed first.
         idle_load, busy_load: idle and busy processor time per second of the period,
             where the engine measures them.
@@ -51,6 +54,7 @@ class ClassPeriod:
     busy_s: float
     capacity_s: float
     floor_s: float | None = None
+    oracle_floor_s: float | None = None
     stale_shed: int = 0
     stale_first: bool = False
     idle_load: float = 0.0
@@ -121,9 +125,8 @@ class PeriodLoop:
         oracle: dict[str, float] = {}
         for name, period in classes.items():
             offered = observations[name].load * period_s
-            shed = self.oracles[name].period(
-                period_s, offered, period.capacity_s, period.floor_s or 0.0
-            )
+            floor = period.floor_s if period.oracle_floor_s is None else period.oracle_floor_s
+            shed = self.oracles[name].period(period_s, offered, period.capacity_s, floor or 0.0)
             oracle[name] = shed / offered if offered > 0 else 0.0
         return PeriodOutcome(result, observations, oracle)
 

@@ -33,7 +33,8 @@ shedding for a target no shedding could meet):
   sheds those first (``ClassStep.stale``, :class:`StaleRule`).
 - **Feasibility** (``_infeasible``): a class whose delay target is below the floor the
   engine measures (``Observation.floor_s``) is ``infeasible``; it sheds only the load
-  above its capacity, its manager does not learn, and it takes back only what its load
+  above its capacity (its headroom, or the time it was served last period where that is
+  more), its manager does not learn, and it takes back only what its load
   needs of its own original share, from the classes below it.
 - **Catching up** (``_catching_up``): while the engine's batches run well slower than
   its model of the machine (``Observation.slowdown``: another process took cores), every
@@ -501,7 +502,9 @@ class DilosController:
         lose data for nothing."""
         floor = obs.floor_s if obs.floor_s is not None else math.nan
         details = {"floor_s": floor, "delay_target_s": st.spec.delay_target_s}
-        return self._hold(st, obs, "hold_infeasible", details, LoadState.INFEASIBLE)
+        return self._hold(
+            st, obs, "hold_infeasible", details, LoadState.INFEASIBLE, served=obs.busy_load
+        )
 
     @staticmethod
     def _hold(
@@ -510,11 +513,18 @@ class DilosController:
         action: str,
         details: Mapping[str, float],
         state: LoadState | None = None,
+        served: float | None = None,
     ) -> Decision:
         """The class sheds only the load above its capacity, and its manager does not
-        learn from the period. A manager without a capacity estimate (kind ``none``)
-        sheds nothing. ``state`` defaults to overloaded when it sheds, else normal."""
+        learn from the period. Its capacity is its headroom, or ``served`` (the processor
+        time it was measured to take last period) where that is more: a class the
+        scheduler served in full has no excess to shed, whatever an unlearned headroom
+        says, and a class that shed ``f`` and was served what it kept sheds no more than
+        ``f`` again. A manager without a capacity estimate (kind ``none``) sheds nothing.
+        ``state`` defaults to overloaded when it sheds, else normal."""
         capacity = st.manager.headroom
+        if capacity is not None and served is not None:
+            capacity = max(capacity, served)
         shed = 1.0 - capacity / obs.load if capacity is not None and obs.load > capacity else 0.0
         if state is None:
             state = LoadState.OVERLOADED if shed > 0.0 else LoadState.NORMAL

@@ -63,7 +63,7 @@ from spark_runner.engine.digest import RunDigest, period_stats
 from spark_runner.engine.measures import BatchMeasures, ResponseSample
 from spark_runner.engine.network import NetworkPlan
 from spark_runner.engine.offsets import BatchRecord, Decision
-from spark_runner.engine.pacing import pace_s
+from spark_runner.engine.pacing import bare_floor_s, floor_s, pace_s
 from spark_runner.scenario.compose import scenario_live_config
 from spark_runner.scenario.models import MapOp, WindowAggregateOp
 from spark_runner.sim.engine import ClassTotals, background_schedule
@@ -518,13 +518,10 @@ class EngineController:
         )
 
     def floor_s(self) -> float:
-        """The least response time a tuple gets with almost nothing admitted: it may
-        arrive just after a batch took its offsets, waits for the next one (a trigger
-        interval, or the batch cycle's fixed time when that is longer) and then that
-        batch's fixed time, at the speed the machine runs now (a class whose target a
-        slower machine has just put out of reach is infeasible at once)."""
-        fixed = self.budget.fixed_now_s
-        return max(self.pace_s, fixed) + fixed
+        """The least response time at this pace (:func:`pacing.floor_s`), at the speed
+        the machine runs now (a class whose target a slower machine has just put out of
+        reach is infeasible at once)."""
+        return floor_s(self.pace_s, self.budget.fixed_now_s)
 
     def _waiting(self, record: BatchRecord, name: str) -> int:
         return sum(
@@ -554,9 +551,12 @@ class EngineController:
                 busy_s=period.busy_s[name],
                 capacity_s=period.busy_s[name] + period.idle_s,
                 floor_s=floor,
+                oracle_floor_s=bare_floor_s(self.pace_s, self.budget.fixed_now_s),
                 stale_shed=period.stale[name],
                 stale_first=name in record.decision.stale_max,
                 slowdown=self.budget.slowdown,
+                idle_load=period.idle_s / dt,
+                busy_load=period.busy_s[name] / dt,
             )
             for name in self.names
         }

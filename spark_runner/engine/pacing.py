@@ -68,3 +68,20 @@ def pace_s(
         return max(least, period_s)
     feasible = [p for p in wanted if p >= least]
     return max(least, min(period_s, min(feasible, default=least)))
+
+
+def floor_s(pace: float, fixed_s: float) -> float:
+    """The least response time the engine serves at pace ``pace``, s: a tuple may arrive
+    just after a batch took its offsets, waits one pace for the next one, and that batch
+    runs its fixed time ``o`` and at least the work share ``MIN_WORK_SHARE`` of its cycle
+    (the classes below fill a batch to its budget, and the pace never leaves less room
+    for work), so ``P + o / (1 − MIN_WORK_SHARE)``. A class whose target is below it is
+    infeasible: no shedding of its own shortens the batch its tuples commit with."""
+    return max(pace, fixed_s) + fixed_s / (1.0 - MIN_WORK_SHARE)
+
+
+def bare_floor_s(pace: float, fixed_s: float) -> float:
+    """The least response time any admission could give at pace ``pace``, s: one pace
+    and a batch that runs its fixed time ``o`` only, every class shed or kept waiting
+    (the oracle's floor: it judges the controller by what no admission could beat)."""
+    return max(pace, fixed_s) + fixed_s

@@ -234,6 +234,25 @@ def test_a_class_whose_target_is_below_the_floor_is_infeasible_and_sheds_only_it
     assert back.decision.state != "infeasible" and back.decision.action != "hold_infeasible"
 
 
+def test_an_infeasible_class_sheds_no_more_than_the_load_it_was_not_served() -> None:
+    """c3's headroom (0.08 s/s) is a prior it has not learnt; the scheduler served it
+    0.15 s/s last period. Held infeasible with a load of 0.1 it sheds nothing; with a load
+    of 0.2 it sheds the quarter it was not served, not the 60 % its headroom says."""
+    late = ResponseTimeStats(mean_s=0.7, max_s=0.9, count=10)
+
+    def held(load: float) -> Decision:
+        ctl = DilosController(specs(), DilosParams(redistribution_enabled=False))
+        obs = {n: Observation(period_s=T, load=0.05, floor_s=0.01) for n in ("c1", "c2")}
+        obs["c3"] = Observation(
+            period_s=T, load=load, response_time=late, floor_s=0.6, busy_load=0.15
+        )
+        return ctl.step(obs).classes["c3"].decision
+
+    assert held(0.1).shed_fraction == 0.0
+    assert held(0.2).shed_fraction == pytest.approx(1 - 0.15 / 0.2)
+    assert held(0.2).state == "infeasible"
+
+
 def test_while_the_engine_catches_up_with_a_slower_machine_a_class_within_capacity_holds() -> None:
     """Every class is late while the batches run 1.5× slower than the engine's model: c1,
     within its capacity, holds (sheds nothing, not even stale first, and its ALoMa learns

@@ -67,21 +67,27 @@ def test_samples_carry_the_controller_state(overloaded: Plant) -> None:
 def test_a_live_configuration_is_in_force_for_the_next_decision(overloaded: Plant) -> None:
     overloaded.run(30)
     live = scenario_live_config(overloaded.scenario)
-    gold = live.classes["gold"].model_copy(
+    # bronze: the lowest class, so DILoS has no lower class's time to hand it instead
+    bronze = live.classes["bronze"].model_copy(
         update={"manager": "aurora", "manager_params": {"headroom": 0.0001, "max_shed": 0.9}}
     )
-    new = live.model_copy(update={"version": 1, "classes": {**live.classes, "gold": gold}})
+    new = live.model_copy(update={"version": 1, "classes": {**live.classes, "bronze": bronze}})
     assert overloaded.controller.offer(new) == 1  # in force at once, between two steps
     assert overloaded.controller.config_version == 1
     assert overloaded.controller.offer(new) is None  # not newer: nothing to apply
     outcome = overloaded.step()
     assert outcome is not None
-    assert outcome.decision.shed["gold"] == pytest.approx(0.9)
+    # Aurora's 90 %, less the little idle time DILoS hands a shedding class
+    assert outcome.decision.shed["bronze"] == pytest.approx(0.9, abs=0.01)
     assert {s.config_version for s in outcome.samples} == {1}
-    assert next(s for s in outcome.samples if s.class_name == "gold").manager == "aurora"
-    # and the next batch sheds gold at the source
+    assert next(s for s in outcome.samples if s.class_name == "bronze").manager == "aurora"
+    # and the next batch sheds 90 % of bronze at the source
     overloaded.step()
-    assert last(overloaded, "gold", "shed_count", 1)[0] > 0
+    [shed], [arrived] = (
+        last(overloaded, "bronze", "shed_count", 1),
+        last(overloaded, "bronze", "arrived_count", 1),
+    )
+    assert shed > 0.8 * arrived
 
 
 def test_recommend_only_reports_decisions_but_sheds_nothing(overloaded: Plant) -> None:
@@ -168,18 +174,11 @@ def test_a_machine_twice_slower_mid_run_costs_the_top_class_nothing(tmp_path: Pa
     assert max(last(plant, "gold", "response_time_max_s", 25)) <= targets["gold"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known defect (issue 14): at a cold start silver sheds 64 % for ten periods "
-    "while bronze sheds nothing and takes the budget silver's shedding frees (the likely "
-    "cause: admission hands a shedding class's unused entitlement to the classes below "
-    "it, so the batch stays full and silver stays late). Seen on Spark "
-    "as silver losing 24-30 % against an oracle of 1-6 % in the CPU-hog test.",
-)
 def test_a_cold_start_does_not_make_a_higher_class_shed_for_a_lower_one(tmp_path: Path) -> None:
     """The first batches after the warm-up still take a JIT's 1.5 s of fixed time, which
-    falls to 0.3 s over six batches (as on Spark). A higher class sheds no larger a share
-    than a lower one in any period."""
+    falls to 0.3 s over six batches (as on Spark): silver's 4 s target is then below what
+    a full batch at the least pace gives, so silver is held, not shed for nothing. In
+    every period a higher class loses no larger a share than a lower one."""
     rates = {"gold": 80.0, "silver": 300.0, "bronze": 1200.0}
     targets = {"gold": 3.0, "silver": 4.0, "bronze": 5.0}
     plant = Plant(
@@ -193,6 +192,17 @@ def test_a_cold_start_does_not_make_a_higher_class_shed_for_a_lower_one(tmp_path
         plant.overhead_s = max(0.3, 1.5 - 0.3 * k)
         plant.run(1)
     plant.run(20)
-    silver = last(plant, "silver", "shed_fraction", 1000)
-    bronze = last(plant, "bronze", "shed_fraction", 1000)
-    assert all(s <= b + 1e-9 for s, b in zip(silver, bronze, strict=True)), (silver, bronze)
+    lost = {
+        n: [s / a for s, a in zip(last(plant, n, "shed_count", 1000), arrived, strict=True)]
+        for n in rates
+        if (arrived := last(plant, n, "arrived_count", 1000))
+    }
+    for higher, lower in (("gold", "silver"), ("silver", "bronze")):
+        assert all(h <= lo + 1e-9 for h, lo in zip(lost[higher], lost[lower], strict=True)), (
+            lost[higher],
+            lost[lower],
+        )
+    # gold and silver offer 85 % of the cold start's capacity: strict priority would shed
+    # silver nothing (it lost 31 % when its manager shed for a batch it cannot shorten)
+    silver = plant.controller.class_summaries()["silver"]
+    assert silver.shed / silver.arrived < 0.1, (silver.shed, silver.arrived)

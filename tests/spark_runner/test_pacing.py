@@ -8,7 +8,14 @@ from pathlib import Path
 import pytest
 
 from spark_runner.engine.controller import ControllerOptions
-from spark_runner.engine.pacing import MIN_PACE_S, MIN_WORK_SHARE, TARGET_SHARE, pace_s
+from spark_runner.engine.pacing import (
+    MIN_PACE_S,
+    MIN_WORK_SHARE,
+    TARGET_SHARE,
+    bare_floor_s,
+    floor_s,
+    pace_s,
+)
 
 from .plant import Plant, one_map_scenario
 
@@ -31,6 +38,17 @@ def test_a_target_no_batch_can_meet_does_not_starve_the_work() -> None:
     assert pace == pytest.approx(fixed / (0.9 * (1 - MIN_WORK_SHARE)))
     assert 0.9 * pace - fixed >= MIN_WORK_SHARE * 0.9 * pace - 1e-12
     assert pace_s([0.01], period_s=1.0, fixed_s=0.0, utilization=0.9) == MIN_PACE_S
+
+
+def test_at_the_least_pace_the_floor_is_what_a_full_batch_gives() -> None:
+    """With the fixed time forcing the least pace (a cold start), the batch budget fills
+    ``u × P`` and the classes below fill it: the floor a class is judged feasible by is
+    then the response time a full batch gives, not one pace and the fixed time."""
+    fixed = 1.5
+    pace = pace_s([4.0], period_s=1.0, fixed_s=fixed, utilization=0.9)
+    assert floor_s(pace, fixed) == pytest.approx((1 + 0.9) * pace)
+    assert bare_floor_s(pace, fixed) == pytest.approx(pace + fixed)
+    assert bare_floor_s(pace, fixed) < 4.0 < floor_s(pace, fixed)  # silver's cold start
 
 
 def test_an_infeasible_target_does_not_set_the_pace_of_the_others() -> None:
