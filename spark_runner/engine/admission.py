@@ -3,9 +3,11 @@
 
 Each micro-batch has a work budget ``B`` (seconds of processing, from the cost model:
 what fits in one control period after the batch's fixed overhead). Class k is entitled to
-``q_k × B`` (its DILoS quota, 001 §6.1.2); a class whose waiting work is smaller leaves
-the rest to the others, in proportion to their quotas (weighted round robin with implicit
-sharing, by water-filling). A class with quota 0 only gets what every other class leaves.
+``q_k × B`` (its DILoS quota, 001 §6.1.2); what the classes whose waiting work is smaller
+leave goes to the others highest priority first (implicit sharing by priority, as the
+simulator's scheduler shares a round's unused credit): a class that sheds is never
+short of budget a lower class takes beyond its own entitlement. A class with quota 0 only
+gets what every other class leaves.
 
 Inside a class the allocation goes to its points (one per stream it reads) in proportion
 to their waiting work, so all of its queues drain at the same pace. At a point, a batch
@@ -95,35 +97,36 @@ class Admission:
 
 
 def water_fill(
-    budget: float, quotas: Mapping[str, float], demands: Mapping[str, float]
+    budget: float,
+    quotas: Mapping[str, float],
+    demands: Mapping[str, float],
+    order: Sequence[str] = (),
 ) -> dict[str, float]:
     """Split ``budget`` by ``quotas`` among classes, none above its demand.
 
-    Classes whose demand is below their share keep only their demand; the rest is
-    shared again among the others by quota, until the budget or the demand runs out.
-    Classes with quota 0 share what is left after everyone else, equally.
+    Each class first gets its quota's share of the budget (quotas normalised to sum 1),
+    up to its demand; what is left goes to the classes still short, in ``order`` (highest
+    priority first; classes it does not name after, in the quotas' order), classes with
+    quota 0 last.
     """
-    alloc = {name: 0.0 for name in demands}
+    total_quota = sum(max(quotas.get(n, 0.0), 0.0) for n in demands)
     remaining = max(budget, 0.0)
-    open_ = {n for n, d in demands.items() if d > _EPS}
-    for tier in (True, False):
-        members = {n for n in open_ if (quotas.get(n, 0.0) > 0) == tier}
-        while members and remaining > _EPS:
-            weights = {n: quotas.get(n, 0.0) if tier else 1.0 for n in members}
-            total = sum(weights.values())
-            shares = {n: min(remaining, remaining * (w / total)) for n, w in weights.items()}
-            satisfied = {n for n in members if demands[n] - alloc[n] <= shares[n] + _EPS}
-            if not satisfied:
-                for n in members:
-                    alloc[n] += shares[n]
-                remaining = 0.0
-                break
-            for n in satisfied:
-                need = demands[n] - alloc[n]
-                alloc[n] = demands[n]
-                remaining -= need
-            members -= satisfied
-            remaining = max(remaining, 0.0)
+    alloc = {
+        n: min(max(d, 0.0), remaining * max(quotas.get(n, 0.0), 0.0) / total_quota)
+        if total_quota > 0
+        else 0.0
+        for n, d in demands.items()
+    }
+    remaining = max(0.0, remaining - sum(alloc.values()))
+    named = [n for n in order if n in demands]
+    ranked = named + [n for n in demands if n not in named]
+    ranked.sort(key=lambda n: quotas.get(n, 0.0) <= 0)  # stable: quota 0 last
+    for n in ranked:
+        if remaining <= _EPS:
+            break
+        more = min(remaining, max(0.0, demands[n] - alloc[n]))
+        alloc[n] += more
+        remaining -= more
     return alloc
 
 
@@ -143,9 +146,10 @@ def admit(
     *,
     admit_all: bool = False,
     edges: Sequence[EdgeDemand] = (),
+    order: Sequence[str] = (),
 ) -> Admission:
     """What the next batch takes at every point and keeps on every edge (see module
-    docstring)."""
+    docstring); ``order``: the classes, highest priority first."""
     if admit_all:
         return Admission(
             [
@@ -173,7 +177,7 @@ def admit(
         demands[p.class_name] = demands.get(p.class_name, 0.0) + work
     for e, work in zip(edges, edge_work, strict=True):
         demands[e.class_name] = demands.get(e.class_name, 0.0) + work
-    alloc = water_fill(budget_s, quotas, demands)
+    alloc = water_fill(budget_s, quotas, demands, order)
     taken: list[PointAdmission] = []
     for p, work in zip(points, point_work, strict=True):
         if p.waiting <= 0:

@@ -333,6 +333,7 @@ class EngineController:
             if rule is not None and rule.max_queued is not None and not self.recommend_only
         }
         costs = {p.op_id: self.load_model.class_coefficient(p.op_id) for p in self.plan.points}
+        priority = self.control.priorities()
         return Decision(
             version=self._decision_version,
             shed=applied,
@@ -344,6 +345,7 @@ class EngineController:
             config_version=self.config_version,
             stale_max=stale_max,
             pace_s=self.pace_s,
+            order=tuple(sorted(self.names, key=lambda n: -priority[n])),
         )
 
     def _edge_costs(self) -> dict[str, dict[str, float]]:

@@ -155,6 +155,7 @@ def next_offset(
         decision.budget_s,
         admit_all=decision.admit_all,
         edges=edge_demands(spec, decision),
+        order=decision.order,
     )
     points: list[PointState] = []
     for i, (s, admission) in enumerate(zip(start.points, admitted.points, strict=True)):

@@ -55,6 +55,8 @@ class Decision:
             waits briefly for the step of the batch that just ended, see ``source``).
         pace_s: the least time between the starts of two batches, s (:mod:`pacing`);
             0: a batch may start at every trigger.
+        order: the classes, highest priority first: budget no class's quota needs goes
+            to them in this order (:func:`admission.water_fill`).
     """
 
     version: int = 0
@@ -70,6 +72,7 @@ class Decision:
     hold: bool = False
     after_us: int = 0
     pace_s: float = 0.0
+    order: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -90,6 +93,7 @@ class Decision:
             **({"h": True} if self.hold else {}),
             **({"a": self.after_us} if self.after_us else {}),
             **({"p": round(self.pace_s, 6)} if self.pace_s else {}),
+            **({"o": list(self.order)} if self.order else {}),
         }
 
     @classmethod
@@ -111,6 +115,7 @@ class Decision:
             hold=bool(data.get("h", False)),
             after_us=int(data.get("a", 0)),
             pace_s=float(data.get("p", 0.0)),
+            order=tuple(str(n) for n in data.get("o", ())),
         )
 
 

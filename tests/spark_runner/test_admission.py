@@ -26,12 +26,16 @@ def test_everyone_busy_gets_their_quota() -> None:
     assert alloc == pytest.approx(QUOTAS)
 
 
-def test_unused_quota_goes_to_the_others_by_quota() -> None:
-    # gold needs 0.1 of its 0.6: the other 0.5 is shared 3:1 by silver and bronze
-    alloc = water_fill(1.0, QUOTAS, {"gold": 0.1, "silver": 5.0, "bronze": 5.0})
-    assert alloc["gold"] == pytest.approx(0.1)
-    assert alloc["silver"] == pytest.approx(0.3 + 0.5 * 0.75)
-    assert alloc["bronze"] == pytest.approx(0.1 + 0.5 * 0.25)
+def test_unused_quota_goes_to_the_others_highest_priority_first() -> None:
+    # gold needs 0.1 of its 0.6: silver, first in line, takes what it needs of the other
+    # 0.5, bronze the rest; the order is the decision's, not the quotas'
+    order = ["gold", "silver", "bronze"]
+    alloc = water_fill(1.0, QUOTAS, {"gold": 0.1, "silver": 0.5, "bronze": 5.0}, order)
+    assert alloc == pytest.approx({"gold": 0.1, "silver": 0.5, "bronze": 0.1 + 0.3})
+    alloc = water_fill(1.0, QUOTAS, {"gold": 0.1, "silver": 5.0, "bronze": 5.0}, order)
+    assert alloc == pytest.approx({"gold": 0.1, "silver": 0.8, "bronze": 0.1})
+    reordered = water_fill(1.0, QUOTAS, {"gold": 0.1, "silver": 5.0, "bronze": 5.0}, order[::-1])
+    assert reordered == pytest.approx({"gold": 0.1, "silver": 0.3, "bronze": 0.6})
 
 
 def test_a_class_with_no_quota_gets_only_what_is_left() -> None:

@@ -90,6 +90,7 @@ def test_a_budget_leaves_tuples_waiting_and_the_decision_is_recorded(
         budget_s=2.0,
         costs_s={gold_op: 0.001, bronze_op: 0.01},
         admit_all=False,
+        order=("gold", "bronze"),
     )
     end = next_offset(spec, log, start, decision, ORIGIN_US + 10 * S)
     gold, bronze = end.points
