@@ -345,7 +345,7 @@ class EngineController:
             config_version=self.config_version,
             stale_max=stale_max,
             pace_s=self.pace_s,
-            order=tuple(sorted(self.names, key=lambda n: -priority[n])),
+            order=tuple(sorted(self.names, key=lambda n: (-priority[n], n))),
         )
 
     def _edge_costs(self) -> dict[str, dict[str, float]]:

@@ -206,3 +206,17 @@ def test_a_cold_start_does_not_make_a_higher_class_shed_for_a_lower_one(tmp_path
     # silver nothing (it lost 31 % when its manager shed for a batch it cannot shorten)
     silver = plant.controller.class_summaries()["silver"]
     assert silver.shed / silver.arrived < 0.1, (silver.shed, silver.arrived)
+
+
+def test_the_decision_orders_the_classes_by_their_priority_now(overloaded: Plant) -> None:
+    """The source shares unused budget in the decision's order: a live priority change
+    reorders it at the next decision."""
+    overloaded.run(5)
+    assert overloaded.decision.order == ("gold", "bronze")
+    live = scenario_live_config(overloaded.scenario)
+    bronze = live.classes["bronze"].model_copy(update={"priority": 9})
+    new = live.model_copy(update={"version": 1, "classes": {**live.classes, "bronze": bronze}})
+    assert overloaded.controller.offer(new) == 1
+    outcome = overloaded.step()
+    assert outcome is not None
+    assert outcome.decision.order == ("bronze", "gold")

@@ -197,6 +197,12 @@ def hog_run(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> Ho
         run.until(lambda: len([s for s in run.of("gold") if s.t > hog_to]) >= 12, 90)
     finally:
         run.stop()
+    gaps = [
+        latency_gap_s(run.of(higher), run.of(lower))
+        for higher, lower in (("gold", "silver"), ("silver", "bronze"))
+    ]
+    # the figures docs/spark-runner.md reports (pytest -s shows them)
+    print(f"\n{summary(run, list(HOG_RATES))}\nlatency gaps {gaps[0]:.2f} s, {gaps[1]:.2f} s")
     return HogRun(run, hog_from, hog_to)
 
 
