@@ -541,6 +541,7 @@ class EngineController:
         self._push_costs()
         shed_in_force = {n: record.decision.shed.get(n, 0.0) for n in self.names}
         floor = self.floor_s()
+        oracle_floor = bare_floor_s(self.pace_s, self.budget.fixed_now_s)
         responses = {name: period.response[name] for name in self.names}
         periods = {
             name: ClassPeriod(
@@ -553,7 +554,7 @@ class EngineController:
                 busy_s=period.busy_s[name],
                 capacity_s=period.busy_s[name] + period.idle_s,
                 floor_s=floor,
-                oracle_floor_s=bare_floor_s(self.pace_s, self.budget.fixed_now_s),
+                oracle_floor_s=oracle_floor,
                 stale_shed=period.stale[name],
                 stale_first=name in record.decision.stale_max,
                 slowdown=self.budget.slowdown,
