@@ -72,7 +72,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from spark_runner.core.class_scheduler import original_shares
+from spark_runner.core.class_scheduler import original_shares, priority_order
 from spark_runner.core.errors import ParameterError
 from spark_runner.core.load_model import LoadModel
 from spark_runner.core.managers.base import MIN_HEADROOM, LoadManager
@@ -303,7 +303,7 @@ class DilosController:
             headroom = manager.headroom
             rho = headroom / q0 if headroom is not None else self._params.system_headroom
             self._classes[spec.name] = _ClassState(spec, manager, q0, q0, rho)
-        self._order = sorted(self._classes, key=lambda n: (-self._classes[n].spec.priority, n))
+        self._order = list(priority_order(self.priorities))
         self._period = 0
         self._events: deque[RedistributionEvent] = deque(maxlen=self._params.event_history)
         if load_model is not None:
@@ -739,7 +739,7 @@ class DilosController:
         for name, q0 in shares.items():
             self._classes[name].original = q0
         self._apply_quotas(shares)
-        self._order = sorted(self._classes, key=lambda n: (-self._classes[n].spec.priority, n))
+        self._order = list(priority_order(self.priorities))
         if self._load_model is not None:
             self._load_model.set_priorities(self.priorities)
         self._events.append(

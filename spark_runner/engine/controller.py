@@ -50,6 +50,7 @@ from spark_runner.contract.samples import INT32_MAX, MetricSample
 from spark_runner.control.live import apply_live_config
 from spark_runner.control.period import ClassPeriod, PeriodLoop, class_sample, rounded
 from spark_runner.control.plane import make_control_plane
+from spark_runner.core.class_scheduler import priority_order
 from spark_runner.core.dilos import StaleRule
 from spark_runner.core.errors import ParameterError
 from spark_runner.core.load_model import LoadModel
@@ -333,7 +334,6 @@ class EngineController:
             if rule is not None and rule.max_queued is not None and not self.recommend_only
         }
         costs = {p.op_id: self.load_model.class_coefficient(p.op_id) for p in self.plan.points}
-        priority = self.control.priorities()
         return Decision(
             version=self._decision_version,
             shed=applied,
@@ -345,7 +345,7 @@ class EngineController:
             config_version=self.config_version,
             stale_max=stale_max,
             pace_s=self.pace_s,
-            order=tuple(sorted(self.names, key=lambda n: (-priority[n], n))),
+            order=priority_order(self.control.priorities()),
         )
 
     def _edge_costs(self) -> dict[str, dict[str, float]]:

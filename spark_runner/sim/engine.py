@@ -58,6 +58,7 @@ from typing import Any
 
 from spark_runner.control.period import ClassPeriod, PeriodLoop, class_sample, rounded
 from spark_runner.control.plane import ControlPlane, make_control_plane
+from spark_runner.core.class_scheduler import priority_order
 from spark_runner.core.dilos import StaleRule
 from spark_runner.core.load_model import LoadModel
 from spark_runner.scenario.arrivals import RateSchedule, build_schedule
@@ -236,7 +237,7 @@ class Simulation:
         def rank_classes() -> None:
             prio = self.control.priorities()
             own = self.control.own_shares()
-            order[:] = sorted(range(K), key=lambda k: (-prio[names[k]], names[k]))
+            order[:] = [kidx[n] for n in priority_order(prio)]
             above[:] = [order[: order.index(k)] for k in range(K)]
             own_s[:] = [own[n] * round_s for n in names]
             nonlocal eager

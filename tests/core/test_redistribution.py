@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from spark_runner.core.class_scheduler import original_shares, quota_seconds
+from spark_runner.core.class_scheduler import original_shares, priority_order, quota_seconds
 from spark_runner.core.errors import ParameterError
 from spark_runner.core.redistribution import ClassShare, expected_loss, redistribute
 
@@ -25,6 +25,10 @@ def test_wrr_quotas() -> None:
     assert quota_seconds(q0, 0.15) == pytest.approx({"c1": 0.09, "c2": 0.045, "c3": 0.015})
     with pytest.raises(ParameterError, match="priority"):
         original_shares({"c1": 0})
+
+
+def test_classes_are_served_highest_priority_first_ties_by_name() -> None:
+    assert priority_order({"b": 3.0, "a": 3.0, "c": 6.0, "d": 1.0}) == ("c", "a", "b", "d")
 
 
 def test_thesis_example_spare_capacity_moves_to_the_overloaded_low_class() -> None:
