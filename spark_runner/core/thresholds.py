@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from spark_runner.core.errors import ParameterError
 
 THRESHOLD_RULE = "thresholds must satisfy 0 < tau0 < tau1 < tau2 < tau3 <= 1"
+TAUS = ("tau0", "tau1", "tau2", "tau3")
+"""The thresholds' field names, in order."""
 
 
 @dataclass(frozen=True)

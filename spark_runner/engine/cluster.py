@@ -55,6 +55,7 @@ class StandaloneCluster:
     host: str = "127.0.0.1"
     _processes: list[tuple[subprocess.Popen[bytes], Path]] = field(default_factory=list)
     master_url: str = ""
+    ui_url: str = ""
 
     def _launch(self, name: str, *args: str) -> tuple[subprocess.Popen[bytes], Path]:
         log_path = self.work_dir / f"{name}.log"
@@ -79,11 +80,13 @@ class StandaloneCluster:
     def start(self, timeout_s: float = 60.0) -> str:
         self.work_dir.mkdir(parents=True, exist_ok=True)
         port = free_port()
+        ui_port = free_port()
         self.master_url = f"spark://{self.host}:{port}"
+        self.ui_url = f"http://{self.host}:{ui_port}"
         _, master_log = self._launch(
             "master",
             "org.apache.spark.deploy.master.Master",
-            "--host", self.host, "--port", str(port), "--webui-port", str(free_port()),
+            "--host", self.host, "--port", str(port), "--webui-port", str(ui_port),
         )  # fmt: skip
         deadline = time.monotonic() + timeout_s
         self._wait_for(master_log, "I have been elected leader", 1, deadline)

@@ -19,9 +19,7 @@ from spark_runner.core.managers.base import (
 )
 from spark_runner.core.observation import Decision, Observation
 from spark_runner.core.params import Rule
-from spark_runner.core.thresholds import THRESHOLD_RULE, validate_thresholds
-
-TAUS = ("tau0", "tau1", "tau2", "tau3")
+from spark_runner.core.thresholds import TAUS, THRESHOLD_RULE, validate_thresholds
 
 
 def linear_shed_factor(utilisation: float, tau2: float, base: float) -> float:

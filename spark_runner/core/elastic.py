@@ -1,0 +1,202 @@
+"""Elastic capacity: when to add or release executors, and how many (spec §5).
+
+The job's utilisation is DILoS's capacity usage ``u = L / L_C``: the load offered to
+the job (before shedding) over the capacity its executors give. ESJ's thresholds (seed
+000) read it: at or above τ3 for ``hold_out_s`` the job scales out, at or below τ0 for
+the longer ``hold_in_s`` it scales in, and in both cases to the size that brings u back
+to τ1 (StreamCloud's load-aware provisioning, seed 002 §V: ``n_new = ⌈n × u / τ1⌉``),
+in one step rather than one executor at a time. Sizes stay between the initial size M
+and the job's maximum, and a scale-out takes no more than the cluster has free.
+
+Hysteresis: the hold restarts after every action and while a requested size is not yet
+serving (u measured on the old capacity says nothing about the new one), and one-step
+sizing lands u near τ1, between τ0 and τ3, so a constant load causes no further action.
+
+Shedding covers only what scaling cannot: while capacity is being added (a scale-out
+requested or its hold running, the pool below its maximum) the job sheds the load above
+τ2 of its capacity and no more (:meth:`ScalingPolicy.shed_bound`); at the maximum size
+the load managers and DILoS decide as without elasticity.
+
+Pure: no Spark import, time is passed in (simulated or wall-clock seconds).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import ClassVar, Literal
+
+from spark_runner.core.errors import ParameterError
+from spark_runner.core.params import Rule, check_rules
+from spark_runner.core.thresholds import THRESHOLD_RULE, validate_thresholds
+
+ScalingRule = Literal["scale_out", "scale_in"]
+SIZINGS = ("load_aware", "one_at_a_time")
+
+
+@dataclass(frozen=True)
+class ScalingParams:
+    """A job's elasticity settings.
+
+    Attributes:
+        tau0..tau3: utilisation thresholds, ``0 < τ0 < τ1 < τ2 < τ3 <= 1``: scale in at or
+            below τ0, size to τ1, shed above τ2 while capacity is added, scale out at or
+            above τ3 [0.2, 0.4, 0.8, 0.95].
+        hold_out_s: how long u must stay at or above τ3 before a scale-out, s (> 0) [10].
+        hold_in_s: how long u must stay at or below τ0 before a scale-in, s (at least
+            ``hold_out_s``) [30].
+        min_executors: the initial size M; the job never scales in below it (>= 1) [1].
+        max_executors: the most executors the job may hold (>= ``min_executors``) [1].
+        executor_cores: cores of one executor (>= 1) [1].
+        sizing: ``load_aware`` (to τ1 in one step) or ``one_at_a_time`` (±1 per
+            action, for comparison) [load_aware].
+    """
+
+    RULES: ClassVar[Mapping[str, tuple[Rule, ...]]] = {
+        **{
+            tau: (Rule.checked_elsewhere(THRESHOLD_RULE),)
+            for tau in ("tau0", "tau1", "tau2", "tau3")
+        },
+        "hold_out_s": (Rule.positive(" seconds"),),
+        "hold_in_s": (Rule.positive(" seconds"), Rule.checked_elsewhere("must be >= hold_out_s")),
+        "min_executors": (Rule.at_least(1),),
+        "max_executors": (Rule.at_least(1), Rule.checked_elsewhere("must be >= min_executors")),
+        "executor_cores": (Rule.at_least(1),),
+        "sizing": (Rule.one_of(SIZINGS),),
+    }
+
+    tau0: float = 0.2
+    tau1: float = 0.4
+    tau2: float = 0.8
+    tau3: float = 0.95
+    hold_out_s: float = 10.0
+    hold_in_s: float = 30.0
+    min_executors: int = 1
+    max_executors: int = 1
+    executor_cores: int = 1
+    sizing: str = "load_aware"
+
+    def __post_init__(self) -> None:
+        validate_thresholds(self.tau0, self.tau1, self.tau2, self.tau3)
+        check_rules(self)
+        if self.hold_in_s < self.hold_out_s:
+            raise ParameterError(
+                "hold_in_s", self.hold_in_s, f"must be >= hold_out_s={self.hold_out_s}"
+            )
+        if self.max_executors < self.min_executors:
+            raise ParameterError(
+                "max_executors",
+                self.max_executors,
+                f"must be >= min_executors={self.min_executors}",
+            )
+
+
+def initial_size(expected_load: float, capacity_per_executor: float, params: ScalingParams) -> int:
+    """ESJ's initial size ``M = ⌈expected load / (capacity per executor × τ1)⌉``, within
+    [1, ``max_executors``]. ``expected_load`` is processor time per second the job's
+    declared rates (or its last run) ask; ``capacity_per_executor`` what one executor
+    serves per second (both s/s)."""
+    if not capacity_per_executor > 0:
+        raise ParameterError("capacity_per_executor", capacity_per_executor, "must be > 0")
+    wanted = math.ceil(max(expected_load, 0.0) / (capacity_per_executor * params.tau1))
+    return min(max(wanted, 1), params.max_executors)
+
+
+@dataclass(frozen=True)
+class ScalingAction:
+    """One decision to change the pool's size, with what triggered it.
+
+    Attributes:
+        at_s: when it was taken, s.
+        rule: ``scale_out`` (u at or above τ3) or ``scale_in`` (u at or below τ0).
+        utilization: u when it was taken; ``threshold`` the τ it crossed.
+        held_s: how long u had stayed past the threshold, s.
+        executors_before, executors_after: the pool's size before and the size asked.
+    """
+
+    at_s: float
+    rule: ScalingRule
+    utilization: float
+    threshold: float
+    held_s: float
+    executors_before: int
+    executors_after: int
+
+
+class ScalingPolicy:
+    """The thresholds' rules over time for one job (see module)."""
+
+    def __init__(self, params: ScalingParams, executors: int) -> None:
+        self.params = params
+        self.target = executors
+        self._above_since: float | None = None
+        self._below_since: float | None = None
+
+    def _size(self, executors: int, utilization: float) -> int:
+        """The size that brings u to τ1 (or one step toward it)."""
+        if self.params.sizing == "one_at_a_time":
+            return executors + (1 if utilization >= self.params.tau3 else -1)
+        return math.ceil(executors * utilization / self.params.tau1)
+
+    def step(
+        self, now_s: float, utilization: float, executors: int, free_executors: int
+    ) -> ScalingAction | None:
+        """One period's look at u with ``executors`` serving and ``free_executors`` more
+        the cluster could start now. Returns the action to take, if any."""
+        p = self.params
+        if executors != self.target:  # a change is under way: u still reads the old pool
+            self._above_since = self._below_since = None
+            return None
+        self._above_since = _since(self._above_since, now_s, utilization >= p.tau3)
+        self._below_since = _since(self._below_since, now_s, utilization <= p.tau0)
+        if self._above_since is not None and now_s - self._above_since >= p.hold_out_s:
+            most = min(p.max_executors, executors + max(free_executors, 0))
+            size = min(most, max(executors + 1, self._size(executors, utilization)))
+            return self._act(now_s, "scale_out", utilization, p.tau3, executors, size)
+        if self._below_since is not None and now_s - self._below_since >= p.hold_in_s:
+            size = max(p.min_executors, min(executors - 1, self._size(executors, utilization)))
+            return self._act(now_s, "scale_in", utilization, p.tau0, executors, size)
+        return None
+
+    def _act(
+        self,
+        now_s: float,
+        rule: ScalingRule,
+        utilization: float,
+        threshold: float,
+        executors: int,
+        size: int,
+    ) -> ScalingAction | None:
+        if size == executors:  # at a bound: nothing to do, keep watching
+            return None
+        since = self._above_since if rule == "scale_out" else self._below_since
+        held = now_s - (since if since is not None else now_s)
+        self.target = size
+        self._above_since = self._below_since = None
+        return ScalingAction(now_s, rule, utilization, threshold, held, executors, size)
+
+    def adding(self, executors: int, free_executors: int) -> bool:
+        """Capacity is being added or can still be: a scale-out is under way, or its
+        hold is running and the pool can still grow."""
+        if self.target > executors:
+            return True
+        can_grow = executors < self.params.max_executors and free_executors > 0
+        return self._above_since is not None and can_grow
+
+    def shed_bound(self, utilization: float, executors: int, free_executors: int) -> float | None:
+        """The most the job sheds while capacity is being added: the load above τ2 of its
+        capacity, ``1 − τ2 / u`` (0 below τ2). ``None`` when scaling covers nothing (at
+        the maximum size, or no scale-out coming): the managers decide alone."""
+        if not self.adding(executors, free_executors):
+            return None
+        if utilization <= self.params.tau2:
+            return 0.0
+        return 1.0 - self.params.tau2 / utilization
+
+
+def _since(started: float | None, now_s: float, holds: bool) -> float | None:
+    """When a condition began to hold (``None`` while it does not)."""
+    if not holds:
+        return None
+    return now_s if started is None else started

@@ -1,0 +1,175 @@
+"""The elastic policy in simulated time: holds, one-step sizing, bounds, hysteresis."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import pytest
+
+from spark_runner.core.elastic import ScalingAction, ScalingParams, ScalingPolicy, initial_size
+from spark_runner.core.errors import ParameterError
+
+PARAMS = ScalingParams(hold_out_s=10.0, hold_in_s=30.0, min_executors=1, max_executors=8)
+
+
+@dataclass
+class Pool:
+    """A fluid job: ``load(t)`` s/s of work on executors of 1 s/s each; a requested
+    executor serves ``startup_s`` after the request, a released one stops at once."""
+
+    policy: ScalingPolicy
+    load: Callable[[float], float]
+    cluster: int = 16
+    startup_s: float = 5.0
+    executors: int = 1
+    actions: list[ScalingAction] = field(default_factory=list)
+    usage: list[float] = field(default_factory=list)
+    _ready_at: float | None = None
+
+    def run(self, until_s: float, period_s: float = 1.0) -> Pool:
+        t = 0.0
+        while t < until_s:
+            t += period_s
+            if self._ready_at is not None and t >= self._ready_at:
+                self.executors, self._ready_at = self.policy.target, None
+            u = self.load(t) / self.executors
+            self.usage.append(u)
+            action = self.policy.step(t, u, self.executors, self.cluster - self.executors)
+            if action is None:
+                continue
+            self.actions.append(action)
+            if action.executors_after < self.executors:
+                self.executors = action.executors_after
+            else:
+                self._ready_at = t + self.startup_s
+        return self
+
+
+def pool(
+    load: Callable[[float], float],
+    params: ScalingParams = PARAMS,
+    *,
+    executors: int = 1,
+    cluster: int = 16,
+) -> Pool:
+    return Pool(ScalingPolicy(params, executors), load, cluster=cluster, executors=executors)
+
+
+def constant(load: float) -> Callable[[float], float]:
+    return lambda t: load
+
+
+def test_a_scale_out_waits_for_its_hold_then_sizes_to_tau1_in_one_step() -> None:
+    run = pool(lambda t: 2.0).run(until_s=9.0)
+    assert run.actions == []  # 9 s at u = 2 < the 10 s hold
+    run = pool(lambda t: 2.0).run(until_s=11.0)
+    (action,) = run.actions
+    assert (action.rule, action.executors_before, action.executors_after) == ("scale_out", 1, 5)
+    assert action.held_s == pytest.approx(10.0)  # ⌈1 × 2.0 / 0.4⌉ = 5
+    assert (action.utilization, action.threshold) == (2.0, PARAMS.tau3)
+
+
+def test_a_broken_hold_starts_again() -> None:
+    run = pool(lambda t: 2.0 if t % 8 else 0.5).run(until_s=60.0)  # dips every 8 s
+    assert run.actions == []
+
+
+@pytest.mark.parametrize(
+    ("cluster", "maximum", "size"), [(16, 3, 3), (3, 8, 3), (1, 8, None), (16, 1, None)]
+)
+def test_a_scale_out_stays_within_the_free_cores_and_the_job_maximum(
+    cluster: int, maximum: int, size: int | None
+) -> None:
+    params = ScalingParams(hold_out_s=10.0, max_executors=maximum)
+    run = pool(lambda t: 2.0, params, cluster=cluster).run(until_s=30.0)
+    assert [a.executors_after for a in run.actions] == ([size] if size else [])
+
+
+def test_a_scale_in_waits_for_its_longer_hold_and_never_goes_below_m() -> None:
+    params = ScalingParams(hold_out_s=10.0, hold_in_s=30.0, min_executors=2, max_executors=8)
+    run = pool(lambda t: 0.3, params, executors=6).run(until_s=29.0)
+    assert run.actions == []  # u = 0.05 for 29 s < 30 s
+    run = pool(lambda t: 0.3, params, executors=6).run(until_s=120.0)
+    (action,) = run.actions  # ⌈6 × 0.05 / 0.4⌉ = 1, held up by M = 2
+    assert (action.rule, action.executors_after) == ("scale_in", 2)
+
+
+def test_usage_between_tau0_and_tau3_changes_nothing() -> None:
+    run = pool(lambda t: 2.0 + 1.5 * ((t // 7) % 2), executors=4).run(until_s=600.0)
+    assert run.actions == []  # u alternates 0.5 and 0.875
+
+
+def test_under_constant_load_nothing_follows_the_initial_action() -> None:
+    for load in (0.95, 1.7, 3.9, 7.0):
+        run = pool(constant(load)).run(until_s=300.0)
+        assert len(run.actions) == 1, (load, run.actions)
+        size = min(math.ceil(load / PARAMS.tau1), PARAMS.max_executors)
+        assert run.executors == size
+        assert PARAMS.tau0 < run.usage[-1] < PARAMS.tau3  # at τ1 or the most 8 give
+
+
+def test_no_action_while_a_requested_size_is_not_yet_serving() -> None:
+    policy = ScalingPolicy(PARAMS, executors=1)
+    for t in range(11):
+        action = policy.step(float(t), 2.0, executors=1, free_executors=8)
+    assert action is not None and policy.target == 5
+    assert all(policy.step(11.0 + t, 2.0, 1, 8) is None for t in range(60))
+    assert policy.step(72.0, 2.0 / 5, 5, 4) is None  # serving at last: u = τ1, nothing
+
+
+def test_load_aware_sizing_reconfigures_less_than_one_at_a_time_under_a_rising_load() -> None:
+    """StreamCloud's comparison (seed 002 §V): a load rising linearly from 0.2 to 6 s/s
+    over 20 minutes. One step to τ1 reconfigures 2 times where ±1 steps take 6, keeps
+    the mean utilisation nearer τ1 (0.60 against 0.80), and saturates no longer."""
+
+    def rising(t: float) -> float:
+        return 0.2 + 5.8 * min(t, 1200.0) / 1200.0
+
+    aware = pool(rising).run(until_s=1200.0)
+    one_at_a_time = ScalingParams(hold_out_s=10.0, max_executors=8, sizing="one_at_a_time")
+    single = pool(rising, one_at_a_time).run(until_s=1200.0)
+    assert [a.executors_after for a in aware.actions] == [3, 8]
+    assert [a.executors_after for a in single.actions] == [2, 3, 4, 5, 6, 7]
+    mean = [sum(run.usage) / len(run.usage) for run in (aware, single)]
+    assert abs(mean[0] - PARAMS.tau1) < abs(mean[1] - PARAMS.tau1)
+    saturated = [sum(u >= 1.0 for u in run.usage) for run in (aware, single)]
+    assert saturated[0] <= saturated[1]
+
+
+def test_shedding_covers_only_what_scaling_cannot() -> None:
+    policy = ScalingPolicy(PARAMS, executors=1)
+    assert policy.shed_bound(2.0, executors=1, free_executors=8) is None  # no hold yet
+    policy.step(0.0, 2.0, executors=1, free_executors=8)  # the hold starts
+    assert policy.shed_bound(2.0, 1, 8) == pytest.approx(1 - 0.8 / 2.0)  # above τ2 only
+    assert policy.shed_bound(0.7, 1, 8) == 0.0
+    assert policy.shed_bound(2.0, 1, 0) is None  # the cluster is full: managers decide
+    at_max = ScalingPolicy(ScalingParams(max_executors=1), executors=1)
+    at_max.step(0.0, 2.0, executors=1, free_executors=8)
+    assert at_max.shed_bound(2.0, 1, 8) is None
+
+
+def test_initial_size_is_esj_m() -> None:
+    assert initial_size(1.0, capacity_per_executor=1.0, params=PARAMS) == 3  # ⌈1 / 0.4⌉
+    assert initial_size(0.0, 1.0, PARAMS) == 1
+    assert initial_size(100.0, 1.0, PARAMS) == PARAMS.max_executors
+    with pytest.raises(ParameterError, match="capacity_per_executor"):
+        initial_size(1.0, 0.0, PARAMS)
+
+
+@pytest.mark.parametrize(
+    ("values", "field"),
+    [
+        ({"tau1": 0.1}, "tau1"),
+        ({"hold_out_s": 0.0}, "hold_out_s"),
+        ({"hold_in_s": 5.0}, "hold_in_s"),
+        ({"min_executors": 0}, "min_executors"),
+        ({"min_executors": 3, "max_executors": 2}, "max_executors"),
+        ({"sizing": "greedy"}, "sizing"),
+    ],
+)
+def test_bad_settings_name_their_field(values: dict[str, object], field: str) -> None:
+    with pytest.raises(ParameterError) as err:
+        ScalingParams(**values)  # type: ignore[arg-type]
+    assert err.value.field == field
