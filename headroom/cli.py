@@ -12,6 +12,7 @@ import typer
 
 from backend.cli import users_app
 from headroom.api_cli import auth_app, classes_app, jobs_app, queries_app, streams_app
+from headroom.cluster_cli import cluster_app
 from spark_runner.contract.snapshot import DEFAULT_WATERMARK_S
 
 EXIT_TOO_FEW_PERIODS = 7
@@ -24,6 +25,7 @@ app.add_typer(classes_app, name="classes")
 app.add_typer(jobs_app, name="jobs")
 app.add_typer(queries_app, name="queries")
 app.add_typer(streams_app, name="streams")
+app.add_typer(cluster_app, name="cluster")
 
 
 @app.command()
@@ -138,6 +140,11 @@ def run(
         "spark", help="spark: PySpark Structured Streaming; sim: simulator."
     ),
     master: str = typer.Option("local[2]", help="Spark master: local[N] or spark://HOST:PORT."),
+    master_ui: str | None = typer.Option(
+        None,
+        help="The standalone master's web UI, http://HOST:PORT (an elastic scenario reads "
+        "the cluster's free cores there).",
+    ),
     duration: float | None = typer.Option(
         None, help="Seconds to run (after the warm-up); default: the scenario's duration_s."
     ),
@@ -241,6 +248,7 @@ def run(
                 fixed_pace=fixed_pace,
                 declared_costs=declared_costs,
                 burn_repetition_ns=burn_ns,
+                master_ui_url=master_ui,
             )
         except ValueError as exc:
             typer.echo(f"invalid option: {exc}", err=True)
@@ -269,6 +277,8 @@ def run(
         results = results_of(results_path)
     typer.echo(spark_header(results))
     typer.echo(class_table(results))
+    for line in scaling_lines(results):
+        typer.echo(line)
     typer.echo(f"ran {wall_s:.1f} s of wall time on {master}")
     if out is not None:
         typer.echo(f"results: {out}")
@@ -287,6 +297,22 @@ def spark_header(results: dict[str, Any]) -> str:
         f"after {eng.get('warmup_s', 0):g} s warm-up, control period {sc['control_period_s']:g} s, "
         f"{eng.get('batches')} batches, {len(results['redistributions'])} redistributions"
     )
+
+
+def scaling_lines(results: dict[str, Any]) -> list[str]:
+    """An elastic run's resizes, one line each (or why it could not resize)."""
+    scaling = results.get("scaling")
+    if not scaling:
+        return []
+    if not scaling["enabled"]:
+        return [f"elastic capacity off: {scaling['reason']}"]
+    start = results["engine"].get("measured_from_s", 0.0) or 0.0
+    return [
+        f"{a['rule']} at {a['at_s'] - start:.1f} s: executors {a['executors_before']} -> "
+        f"{a['executors_after']} (u {a['utilization']:.2f} past {a['threshold']:g} "
+        f"for {a['held_s']:.0f} s)"
+        for a in scaling["actions"]
+    ] or ["elastic capacity: no resize"]
 
 
 @app.command()

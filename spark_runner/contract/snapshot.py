@@ -107,6 +107,13 @@ class EngineSettings(BaseModel):
     partitions: int | None = Field(
         default=None, gt=0, description="Tasks per batch (default: Spark's parallelism)."
     )
+    master_ui_url: str | None = Field(
+        default=None,
+        max_length=2048,
+        pattern=r"^https?://[^\s/]+(/[^\s]*)?$",
+        description="The standalone master's web UI, http://HOST:PORT: an elastic job reads "
+        "the cluster's free cores there (unset: it may grow to its maximum).",
+    )
 
 
 EXIT_CODE_FILE = "exit_code"

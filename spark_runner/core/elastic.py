@@ -23,7 +23,7 @@ Pure: no Spark import, time is passed in (simulated or wall-clock seconds).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import ClassVar, Literal
 
@@ -51,6 +51,9 @@ class ScalingParams:
         executor_cores: cores of one executor (>= 1) [1].
         sizing: ``load_aware`` (to τ1 in one step) or ``one_at_a_time`` (±1 per
             action, for comparison) [load_aware].
+        startup_timeout_s: a size asked for and not serving after this long is given up
+            (the cluster could not start the executors): the pool keeps what serves, s
+            (> 0) [120].
     """
 
     RULES: ClassVar[Mapping[str, tuple[Rule, ...]]] = {
@@ -64,6 +67,7 @@ class ScalingParams:
         "max_executors": (Rule.at_least(1), Rule.checked_elsewhere("must be >= min_executors")),
         "executor_cores": (Rule.at_least(1),),
         "sizing": (Rule.one_of(SIZINGS),),
+        "startup_timeout_s": (Rule.positive(" seconds"),),
     }
 
     tau0: float = 0.2
@@ -76,6 +80,7 @@ class ScalingParams:
     max_executors: int = 1
     executor_cores: int = 1
     sizing: str = "load_aware"
+    startup_timeout_s: float = 120.0
 
     def __post_init__(self) -> None:
         validate_thresholds(self.tau0, self.tau1, self.tau2, self.tau3)
@@ -132,6 +137,7 @@ class ScalingPolicy:
         self.target = executors
         self._above_since: float | None = None
         self._below_since: float | None = None
+        self._asked_at: float | None = None
 
     def _size(self, executors: int, utilization: float) -> int:
         """The size that brings u to τ1 (or one step toward it)."""
@@ -147,7 +153,11 @@ class ScalingPolicy:
         p = self.params
         if executors != self.target:  # a change is under way: u still reads the old pool
             self._above_since = self._below_since = None
-            return None
+            asked = self._asked_at if self._asked_at is not None else now_s
+            if now_s - asked < p.startup_timeout_s:
+                return None
+            self.target = executors  # the cluster could not: keep what serves
+        self._asked_at = None
         self._above_since = _since(self._above_since, now_s, utilization >= p.tau3)
         self._below_since = _since(self._below_since, now_s, utilization <= p.tau0)
         if self._above_since is not None and now_s - self._above_since >= p.hold_out_s:
@@ -173,6 +183,7 @@ class ScalingPolicy:
         since = self._above_since if rule == "scale_out" else self._below_since
         held = now_s - (since if since is not None else now_s)
         self.target = size
+        self._asked_at = now_s
         self._above_since = self._below_since = None
         return ScalingAction(now_s, rule, utilization, threshold, held, executors, size)
 
@@ -200,3 +211,37 @@ def _since(started: float | None, now_s: float, holds: bool) -> float | None:
     if not holds:
         return None
     return now_s if started is None else started
+
+
+def job_usage(loads: Mapping[str, float], capacity: float) -> float:
+    """The job's capacity usage ``u = Σ L_k / L_C``: the load offered to its classes
+    (before shedding) over the capacity its pool gives, both processor seconds per
+    second (0 without load; ``inf`` with load and no capacity)."""
+    load = sum(max(v, 0.0) for v in loads.values())
+    if load <= 0.0:
+        return 0.0
+    return load / capacity if capacity > 0.0 else math.inf
+
+
+def bounded_shed(
+    shed: Mapping[str, float],
+    loads: Mapping[str, float],
+    bound: float,
+    order: Sequence[str],
+) -> dict[str, float]:
+    """The classes' shed fractions with the job shedding at most ``bound`` of its load:
+    what is shed beyond it is taken back from the classes in ``order`` (highest priority
+    first), so the lower classes keep shedding while the higher ones are spared."""
+    out = dict(shed)
+    excess = sum(out[n] * max(loads.get(n, 0.0), 0.0) for n in out)
+    excess -= bound * sum(max(loads.get(n, 0.0), 0.0) for n in out)
+    for name in order:
+        load = max(loads.get(name, 0.0), 0.0)
+        if excess <= 0.0:
+            break
+        if load <= 0.0 or out.get(name, 0.0) <= 0.0:
+            continue
+        back = min(out[name] * load, excess)
+        out[name] -= back / load
+        excess -= back
+    return out

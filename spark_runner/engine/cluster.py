@@ -9,6 +9,7 @@ every worker to register (read from the logs, against a deadline).
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import signal
 import socket
@@ -17,6 +18,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 
 def free_port() -> int:
@@ -125,9 +127,58 @@ class StandaloneCluster:
                 process.wait(5)
         self._processes.clear()
 
+    def save(self, path: Path) -> None:
+        """Write where the cluster is and its processes' ids (``headroom cluster up``
+        leaves it running; ``down`` reads this)."""
+        state = {
+            "master_url": self.master_url,
+            "ui_url": self.ui_url,
+            "workers": self.workers,
+            "cores": self.cores,
+            "pids": [p.pid for p, _ in self._processes],
+        }
+        path.write_text(json.dumps(state, indent=1))
+
     def __enter__(self) -> StandaloneCluster:
         self.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def saved_cluster(path: Path) -> dict[str, Any] | None:
+    """The state :meth:`StandaloneCluster.save` wrote, with ``alive``: the processes
+    still running (None without a state file)."""
+    if not path.exists():
+        return None
+    state: dict[str, Any] = json.loads(path.read_text())
+    state["alive"] = [pid for pid in state["pids"] if _alive(pid)]
+    return state
+
+
+def stop_saved(path: Path, timeout_s: float = 15.0) -> int:
+    """Stop the processes of a saved cluster (their whole sessions) and forget it;
+    returns how many were still running."""
+    state = saved_cluster(path)
+    if state is None:
+        return 0
+    alive: list[int] = state["alive"]
+    for pid in alive:
+        os.killpg(pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout_s
+    while any(_alive(pid) for pid in alive) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    for pid in alive:
+        if _alive(pid):
+            os.killpg(pid, signal.SIGKILL)
+    path.unlink()
+    return len(alive)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True

@@ -47,8 +47,15 @@ import numpy as np
 
 from spark_runner.contract.control import LiveConfig
 from spark_runner.contract.samples import INT32_MAX, MetricSample
+from spark_runner.control.elastic import PoolControl, scaling_summary
 from spark_runner.control.live import apply_live_config
-from spark_runner.control.period import ClassPeriod, PeriodLoop, class_sample, rounded
+from spark_runner.control.period import (
+    ClassPeriod,
+    PeriodLoop,
+    PeriodOutcome,
+    class_sample,
+    rounded,
+)
 from spark_runner.control.plane import make_control_plane
 from spark_runner.core.class_scheduler import priority_order
 from spark_runner.core.dilos import StaleRule
@@ -169,6 +176,12 @@ class EngineController:
             floor_fraction=self.options.min_budget_fraction,
         )
         self._step_lock = threading.Lock()  # a step and a live configuration's install
+        elastic = scenario.control.elastic
+        self.scaling = elastic.scaling() if elastic is not None else None
+        self.elastic = PoolControl(self.scaling) if self.scaling is not None else None
+        self.executors = self.scaling.min_executors if self.scaling is not None else 1
+        self.free_executors = 0
+        self.scaling_off: str | None = None
         self._w_in, self._w_out = self._weights()
         # highest priority first: a shared segment's cost is measured on its owner's branch
         outputs = [n.index for n in sorted(plan.outputs, key=plan.output_rank)]
@@ -271,20 +284,44 @@ class EngineController:
     # --- decisions -----------------------------------------------------------------------
 
     def set_parallelism(self, parallelism: int) -> None:
-        """The task slots a batch runs on (known once Spark runs): the budget's scale."""
-        self.budget = BatchBudget(
-            self.pace_s,
-            self.options.target_utilization,
-            alpha=1.0 / max(1, parallelism),
-            fixed_s=self.budget.fixed_s,
-            floor_fraction=self.options.min_budget_fraction,
-        )
+        """The task slots a batch runs on (known once Spark runs, and again whenever the
+        pool of executors changes): the budget's scale."""
+        with self._step_lock:
+            self.budget.rescale(1.0 / max(1, parallelism))
+
+    def no_scaling(self, reason: str) -> None:
+        """The engine cannot resize its executors (``reason``): the run goes on without
+        the elastic policy, and its results say why."""
+        log.warning("elastic capacity off: %s", reason)
+        self.elastic = None
+        self.scaling_off = reason
+
+    def scaling_summary(self) -> dict[str, Any] | None:
+        """The results' ``scaling`` part (None: the scenario asks no elasticity)."""
+        return scaling_summary(self.scaling, self.elastic, self.scaling_off)
+
+    def pool_state(self, serving: int, free: int) -> None:
+        """The executors serving now and how many more the cluster could start (the
+        runner's :class:`~spark_runner.engine.executors.ExecutorPool`)."""
+        if self.scaling is None:
+            return
+        with self._step_lock:
+            if serving != self.executors and serving > 0:
+                self.budget.rescale(1.0 / (serving * self.scaling.executor_cores))
+            self.executors, self.free_executors = serving, free
 
     @property
     def alpha(self) -> float:
         """Capacity seconds per weight second: the batch budget is one pace of capacity
         (see :mod:`costs`)."""
         return self.pace_s / self.budget.budget_s
+
+    def capacity(self) -> float:
+        """Capacity seconds per second the batches give at this pace (the pool's ``L_C``:
+        what is left of each cycle after its fixed time, at the machine's speed now).
+        Loads are in the same unit (costs are scaled by ``alpha``), so a pool twice as
+        large halves the load and keeps this."""
+        return self.budget_s() / self.pace_s
 
     def budget_s(self) -> float:
         """The next batch's budget in capacity seconds (one pace)."""
@@ -582,7 +619,7 @@ class EngineController:
         self._quotas = dict(result.quotas)
         self._step += 1
         self._decision_version += 1
-        decision = self._decision(result.shed, result.quotas, result.stale)
+        decision = self._decision(self._scale_pool(t_s, outcome), result.quotas, result.stale)
         if result.redistributed:
             self.redistributions.append({"t_s": rounded(t_s), **result.details})
         samples: list[MetricSample] = []
@@ -653,10 +690,28 @@ class EngineController:
                 "slowdown": rounded(self.budget.slowdown),
                 "batch_s": rounded(timing.output_s - timing.started_s),
                 "config_version": self.config_version,
+                **(self.elastic.sample(self.executors) if self.elastic is not None else {}),
                 "classes": classes,
             }
         )
         return StepOutcome(decision, samples, result.redistributed)
+
+    def _scale_pool(self, t_s: float, outcome: PeriodOutcome) -> dict[str, float]:
+        """The shed fractions to apply: the managers', bounded by the elastic policy to
+        what scaling cannot cover (whose step may resize the pool: the runner's follows
+        ``elastic.target``)."""
+        result = outcome.result
+        if self.elastic is None:
+            return dict(result.shed)
+        return self.elastic.step(
+            t_s,
+            {n: o.load for n, o in outcome.observations.items()},
+            self.capacity(),
+            self.executors,
+            self.free_executors,
+            result.shed,
+            priority_order(self.control.priorities()),
+        )
 
     # --- results -----------------------------------------------------------------------
 

@@ -145,6 +145,15 @@ class BatchBudget:
             self.fixed_s = min(self.fixed_s, statistics.median(self._cycles))
         return self.budget_s
 
+    def rescale(self, alpha: float) -> None:
+        """Batches now run on another number of task slots (``alpha`` = 1 / slots): the
+        fixed time stays, the ratios measured at the old scale go."""
+        if not alpha > 0:
+            raise ValueError(f"alpha is {alpha}; it must be > 0")
+        self.alpha = alpha
+        self._ratios.clear()
+        self._recent.clear()
+
     def settle(self) -> None:
         """Take the recent batches' median fixed time as it is (the end of a warm-up: the
         first batches' JIT compilation and worker starts are no fixed time to keep)."""

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 import urllib.request
 from dataclasses import dataclass
 from typing import Any
@@ -80,6 +81,7 @@ class ExecutorPool:
         master = self._sc.master or ""
         self.reason: str | None = None if master.startswith("spark://") else LOCAL_REASON
         self.requested = len(self.serving()) if self.reason is None else 1
+        self._released: set[str] = set()  # asked to go, still registered for a while
 
     @property
     def _utils(self) -> Any:
@@ -117,6 +119,27 @@ class ExecutorPool:
         self.requested = max(1, min(size, self.max_executors))
         self.reconcile()
 
+    def settle(self, timeout_s: float = 15.0, poll_s: float = 0.2) -> int:
+        """Wait (at most ``timeout_s``) until no executor beyond the size asked is still
+        registered, so that a query starts on the pool it will keep (tasks given to an
+        executor on its way out run again elsewhere). Returns how many serve."""
+        deadline = time.monotonic() + timeout_s
+        while self.elastic and time.monotonic() < deadline:
+            self.reconcile()
+            if len(self.serving()) <= self.requested:
+                break
+            time.sleep(poll_s)
+        return len(self.serving())
+
+    def sync(self, size: int) -> int:
+        """Once a period: follow the size the policy asks (``size``), release a surplus
+        that registered late; returns how many executors serve now."""
+        if size != self.requested:
+            self.resize(size)
+        elif len(self.serving()) > self.requested:
+            self.reconcile()
+        return len(self.serving())
+
     def reconcile(self) -> None:
         """Bring the pool to the size asked: release the newest executors beyond it
         (those the application took as it started included), and ask the cluster for
@@ -126,9 +149,12 @@ class ExecutorPool:
             return
         jsc = self._sc._jsc.sc()
         surplus = sorted(self.serving(), key=_id_order)[self.requested :]
-        if surplus:
-            jsc.killExecutors(self._utils.toSeq(surplus))
-        jsc.requestTotalExecutors(self.requested, 0, self._utils.toScalaMap({}))
+        fresh = [i for i in surplus if i not in self._released]
+        if fresh:
+            jsc.killExecutors(self._utils.toSeq(fresh))
+            self._released.update(fresh)
+        if fresh or not surplus:
+            jsc.requestTotalExecutors(self.requested, 0, self._utils.toScalaMap({}))
 
 
 def _id_order(executor_id: str) -> tuple[int, str]:

@@ -44,6 +44,7 @@ from spark_runner.engine.controller import (
     EngineController,
 )
 from spark_runner.engine.dataflow import Dataflow, build_dataflow
+from spark_runner.engine.executors import ExecutorPool
 from spark_runner.engine.expressions import burn_amounts, burn_sql
 from spark_runner.engine.feed import GENERATOR, REDIS, FeedPoint, FeedSpec, plan_partitions
 from spark_runner.engine.jvm_burn import CLASS_NAME, UDF_NAME, burn_udf_sql
@@ -92,6 +93,9 @@ class RunSettings:
         backlog_s: generated streams only: the run starts as if its streams had been
             flowing for this long, their tuples waiting (a job started late; a broker's
             backlog is whatever it holds) [0].
+        master_ui_url: the standalone master's web UI (``http://HOST:PORT``), where an
+            elastic run reads the cluster's free cores (None: it may grow to its
+            maximum, and a size the cluster cannot start is given up after a while).
     """
 
     name: str
@@ -108,6 +112,7 @@ class RunSettings:
     burn_repetition_s: float | None = None
     options: ControllerOptions = field(default_factory=ControllerOptions)
     backlog_s: float = 0.0
+    master_ui_url: str | None = None
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.backlog_s <= MAX_BACKLOG_S:
@@ -164,6 +169,7 @@ class EngineRun:
         self.reported_batch = -1
         self._decision_lock = threading.Lock()
         self._holding = False
+        self.pool: ExecutorPool | None = None
 
     # --- start -------------------------------------------------------------------------
 
@@ -176,6 +182,24 @@ class EngineRun:
         settings, plan = self.settings, self.plan
         parallelism = settings.partitions or spark.sparkContext.defaultParallelism
         self.controller.set_parallelism(parallelism)
+        scaling = self.controller.scaling
+        if scaling is not None:
+            self.pool = ExecutorPool(
+                spark,
+                max_executors=scaling.max_executors,
+                executor_cores=scaling.executor_cores,
+                master_ui_url=settings.master_ui_url,
+            )
+            if self.pool.elastic:
+                # as many partitions as the largest pool has task slots
+                parallelism = settings.partitions or scaling.max_executors * scaling.executor_cores
+                self.pool.resize(scaling.min_executors)
+                serving = self.pool.settle()
+                self.controller.set_parallelism(max(serving, 1) * scaling.executor_cores)
+                self.controller.pool_state(serving, self.pool.free_executors())
+            else:
+                self.controller.no_scaling(self.pool.reason or "")
+                self.pool = None
         try:
             self.work_dir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -300,6 +324,9 @@ class EngineRun:
         measures = read_measures(
             self.dataflow.uses, kept, len(self.plan.nodes), observed, self.started_s
         )
+        if self.pool is not None and self.controller.elastic is not None:
+            serving = self.pool.sync(self.controller.elastic.target)
+            self.controller.pool_state(serving, self.pool.free_executors())
         outcome = self.controller.on_batch(record, measures, timing)
         if outcome is not None:
             with self._decision_lock:

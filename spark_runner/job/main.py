@@ -271,6 +271,7 @@ def _run_query(
         sink_path=engine.sink_path,
         watermark_s=engine.watermark_s,
         partitions=engine.partitions,
+        master_ui_url=engine.master_ui_url,
         burn_repetition_s=engine.burn_repetition_ns * 1e-9 if engine.burn_repetition_ns else None,
         options=ControllerOptions(
             target_utilization=engine.target_utilization,

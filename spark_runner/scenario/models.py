@@ -29,7 +29,9 @@ from pydantic import (
     model_validator,
 )
 
+from spark_runner.core.elastic import ScalingParams
 from spark_runner.core.errors import ParameterError
+from spark_runner.core.params import build_params
 from spark_runner.scenario.columns import MAX_COLUMNS, ColumnName, StreamColumn, default_columns
 from spark_runner.scenario.predicates import PredicateError, parse_predicate
 from spark_runner.scenario.sql_allowlist import (
@@ -542,6 +544,19 @@ class CommonManagerSpec(ManagerSpec):
     )
 
 
+class ElasticSpec(_Model):
+    """Elastic capacity: the job resizes its executors on a standalone cluster (spec §5).
+    ``params`` are the core's :class:`~spark_runner.core.elastic.ScalingParams` (the
+    job's thresholds τ0..τ3, hold times, initial and maximum size, executor cores,
+    sizing), validated by the core's rules."""
+
+    params: dict[str, ParamScalar] = Field(default_factory=dict)
+
+    def scaling(self) -> ScalingParams:
+        """The core's settings (``ParameterError`` when a rule fails; checked on load)."""
+        return build_params(ScalingParams, self.params)
+
+
 ControlMode = Literal["none", "common", "per_class", "dilos"]
 CONTROL_MODES = ("none", "common", "per_class", "dilos")
 
@@ -562,6 +577,7 @@ class Control(_Model):
     min_share: float = Field(default=0.0, ge=0, lt=1)
     hold_infeasible: bool = True
     common_manager: CommonManagerSpec = CommonManagerSpec()
+    elastic: ElasticSpec | None = None
 
 
 class Background(_Model):
@@ -607,6 +623,8 @@ class Engine(_Model):
         stall_rate_per_s: random processor stalls per second (operating-system interrupts,
             other processes' time slices; 001 §5.2.1) — unmeasured, Poisson; 0 = none.
         stall_mean_s: mean length of a stall (exponential), s.
+        executor_startup_s: with ``control.elastic``, how long an executor the policy
+            asks for takes to serve, s (measured on Spark here: 6-10 s under load).
     """
 
     scheduler_round_s: float = Field(default=0.01, ge=MIN_ENGINE_STEP_S, le=MAX_PERIOD_S)
@@ -622,6 +640,7 @@ class Engine(_Model):
     background_cost_visible: bool = False
     stall_rate_per_s: float = Field(default=0.0, ge=0, le=1_000)
     stall_mean_s: float = Field(default=0.01, gt=0, le=MAX_PERIOD_S)
+    executor_startup_s: float = Field(default=8.0, ge=0, le=MAX_PERIOD_S)
 
 
 class Scenario(_Model):

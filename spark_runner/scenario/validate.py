@@ -53,6 +53,7 @@ def check_scenario(scenario: Scenario) -> list[Issue]:
     _check_sql(scenario, issues)
     _check_columns(scenario, inputs, issues)
     _check_managers(scenario, issues)
+    _check_elastic(scenario, issues)
     _check_traces(scenario, issues)
     if scenario.control.period_s > scenario.duration_s:
         issues.append(
@@ -241,6 +242,16 @@ def _check_managers(scenario: Scenario, issues: list[Issue]) -> None:
         common = scenario.control.common_manager
         target = common.delay_target_s or min(c.delay_target_s for c in scenario.classes)
         issues.extend(manager_issues("control.common_manager", common, target))
+
+
+def _check_elastic(scenario: Scenario, issues: list[Issue]) -> None:
+    spec = scenario.control.elastic
+    if spec is None:
+        return
+    try:
+        spec.scaling()
+    except ParameterError as exc:
+        issues.append(Issue(f"control.elastic.params.{exc.field}", f"{exc.value!r}: {exc.rule}"))
 
 
 def _check_traces(scenario: Scenario, issues: list[Issue]) -> None:

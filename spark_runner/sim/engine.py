@@ -56,6 +56,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
+from spark_runner.control.elastic import PoolControl, scaling_summary
 from spark_runner.control.period import ClassPeriod, PeriodLoop, class_sample, rounded
 from spark_runner.control.plane import ControlPlane, make_control_plane
 from spark_runner.core.class_scheduler import priority_order
@@ -106,6 +107,7 @@ class SimOutput:
     idle_s: float
     end_s: float
     turns: int
+    scaling: dict[str, Any] | None = None
 
 
 def background_schedule(scenario: Scenario) -> RateSchedule:
@@ -312,7 +314,13 @@ class Simulation:
         bg_rates = bg.rates
         bg_i = 0
         share = bg_rates[0]
-        speed = 1.0 - share
+        # elastic capacity (spec §5): executors are processors of speed 1 each; a new one
+        # serves ``executor_startup_s`` after the policy asked for it
+        scaling = sc.control.elastic.scaling() if sc.control.elastic is not None else None
+        pool = PoolControl(scaling) if scaling is not None else None
+        executors = scaling.min_executors if scaling is not None else 1
+        ready_at = math.inf
+        speed = executors * (1.0 - share)
         next_bg = bg_starts[1] if len(bg_starts) > 1 else math.inf
         stall_rng = random.Random(f"{sc.seed}:stalls")
         stall_rate = eng.stall_rate_per_s
@@ -493,7 +501,7 @@ class Simulation:
                             lost_out[kk] += dropped * f
 
         def control_step(at: float) -> None:
-            nonlocal p_idle, quota_s
+            nonlocal p_idle, quota_s, executors, speed, ready_at
             dt = at - period_start
             costs: dict[str, float] = {}
             sels: dict[str, float] = {}
@@ -514,7 +522,7 @@ class Simulation:
                     response_max_s=p_rt_max[k],
                     busy_s=p_cls_busy[k],
                     capacity_s=p_cls_busy[k] + avail_s,
-                    floor_s=floor_wait + floor_work[k] / speed,
+                    floor_s=floor_wait + floor_work[k] * executors / speed,
                     stale_shed=p_stale[k],
                     stale_first=stale[k] is not None,
                     idle_load=p_idle / dt,
@@ -540,8 +548,24 @@ class Simulation:
                 if p_cnt[k] and p_rt_max[k] > tot.response_max_s:
                     tot.response_max_s = p_rt_max[k]
             result = outcome.result
+            shed = dict(result.shed)
+            if pool is not None:
+                shed = pool.step(
+                    at,
+                    {n: o.load for n, o in outcome.observations.items()},
+                    speed,
+                    executors,
+                    pool.params.max_executors - executors,
+                    shed,
+                    [names[k] for k in order],
+                )
+                if pool.target < executors:  # released at once
+                    executors, ready_at = pool.target, math.inf
+                    speed = executors * (1.0 - share)
+                elif pool.target > executors and ready_at == math.inf:
+                    ready_at = at + eng.executor_startup_s
             for k, name in enumerate(names):
-                keep[k] = 1.0 - result.shed[name]
+                keep[k] = 1.0 - shed[name]
                 rule = stale[k] = result.stale.get(name)
                 patience[k] = PATIENCE * (rule.after_s if rule is not None else targets[k])
                 most = rule.max_queued if rule is not None else None
@@ -579,6 +603,7 @@ class Simulation:
                     "t_s": rounded(at),
                     "background_share": rounded(share),
                     "idle_s": rounded(p_idle),
+                    **(pool.sample(executors) if pool is not None else {}),
                     "classes": sample_classes,
                 }
             )
@@ -597,7 +622,7 @@ class Simulation:
         def housekeeping() -> None:
             """Deliver arrivals, run due control steps, follow the background schedule."""
             nonlocal next_house, period_start, period_end, bg_i, share, speed, next_bg
-            nonlocal t, next_stall, stalled_total
+            nonlocal t, next_stall, stalled_total, executors, ready_at
             while next_stall <= t:
                 # the processor is taken away (interrupt, another process): time passes,
                 # nobody measures it
@@ -608,8 +633,11 @@ class Simulation:
             while next_bg <= t:
                 bg_i += 1
                 share = bg_rates[bg_i]
-                speed = 1.0 - share
+                speed = executors * (1.0 - share)
                 next_bg = bg_starts[bg_i + 1] if bg_i + 1 < len(bg_starts) else math.inf
+            if ready_at <= t and pool is not None:  # the executors asked for serve
+                executors, ready_at = pool.target, math.inf
+                speed = executors * (1.0 - share)
             if t >= inj_t + tick or t >= period_end:
                 inject(min(t, end))
                 shed_stale(min(t, end))
@@ -617,7 +645,7 @@ class Simulation:
                 control_step(period_end)
                 period_start = period_end
                 period_end = period_start + period
-            next_house = min(inj_t + tick, period_end, next_bg, end, next_stall)
+            next_house = min(inj_t + tick, period_end, next_bg, end, next_stall, ready_at)
 
         while t < end:
             if t >= next_house:
@@ -870,7 +898,7 @@ class Simulation:
                         lent_credit[k] = min(lent_credit[k] + skip * parts[k][1], 0.0)
                     spare += skip * idle_quota
                     continue
-                target_t = max(t, min(inj_t + tick, period_end, next_bg, end, next_stall))
+                target_t = max(t, min(inj_t + tick, period_end, next_bg, end, next_stall, ready_at))
                 gap = target_t - t
                 p_idle += gap
                 idle_total += gap
@@ -911,6 +939,7 @@ class Simulation:
             idle_s=idle_total,
             end_s=end,
             turns=turns,
+            scaling=scaling_summary(scaling, pool),
         )
 
 

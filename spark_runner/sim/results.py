@@ -141,6 +141,7 @@ def build_results(out: SimOutput) -> dict[str, Any]:
     sc = out.scenario
     classes = {name: _class_summary(out, name, out.totals[name]) for name in out.class_order}
     losses = [c["loss_fraction"] for c in classes.values()]
+    scaling = {"scaling": out.scaling} if out.scaling is not None else {}
     return {
         "format": RESULTS_FORMAT,
         "format_version": RESULTS_FORMAT_VERSION,
@@ -159,6 +160,7 @@ def build_results(out: SimOutput) -> dict[str, Any]:
             "operator_turns": out.turns,
         },
         "redistributions": out.redistributions,
+        **scaling,
         "series": out.series,
     }
 

@@ -8,7 +8,14 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from spark_runner.core.elastic import ScalingAction, ScalingParams, ScalingPolicy, initial_size
+from spark_runner.core.elastic import (
+    ScalingAction,
+    ScalingParams,
+    ScalingPolicy,
+    bounded_shed,
+    initial_size,
+    job_usage,
+)
 from spark_runner.core.errors import ParameterError
 
 PARAMS = ScalingParams(hold_out_s=10.0, hold_in_s=30.0, min_executors=1, max_executors=8)
@@ -119,6 +126,18 @@ def test_no_action_while_a_requested_size_is_not_yet_serving() -> None:
     assert policy.step(72.0, 2.0 / 5, 5, 4) is None  # serving at last: u = τ1, nothing
 
 
+def test_a_size_the_cluster_cannot_start_is_given_up_after_the_startup_timeout() -> None:
+    policy = ScalingPolicy(ScalingParams(max_executors=8, startup_timeout_s=60.0), 1)
+    for t in range(11):
+        policy.step(float(t), 2.0, executors=1, free_executors=8)
+    assert policy.target == 5
+    assert policy.step(69.0, 2.0, 1, 8) is None and policy.target == 5  # still waiting
+    assert policy.step(70.0, 2.0, 1, 8) is None and policy.target == 1  # given up
+    for t in range(71, 81):
+        action = policy.step(float(t), 2.0, 1, 8)  # a new hold from there
+    assert action is not None and action.executors_after == 5
+
+
 def test_load_aware_sizing_reconfigures_less_than_one_at_a_time_under_a_rising_load() -> None:
     """StreamCloud's comparison (seed 002 §V): a load rising linearly from 0.2 to 6 s/s
     over 20 minutes. One step to τ1 reconfigures 2 times where ±1 steps take 6, keeps
@@ -173,3 +192,20 @@ def test_bad_settings_name_their_field(values: dict[str, object], field: str) ->
     with pytest.raises(ParameterError) as err:
         ScalingParams(**values)  # type: ignore[arg-type]
     assert err.value.field == field
+
+
+def test_job_usage_is_the_load_over_the_pool_capacity() -> None:
+    assert job_usage({"a": 0.5, "b": 1.0}, 0.75) == pytest.approx(2.0)
+    assert job_usage({"a": 0.0}, 0.0) == 0.0
+    assert job_usage({"a": 0.1}, 0.0) == math.inf
+
+
+def test_the_shed_bound_spares_the_higher_classes_first() -> None:
+    loads = {"gold": 1.0, "silver": 1.0, "bronze": 2.0}
+    shed = {"gold": 0.2, "silver": 0.5, "bronze": 0.9}  # 0.2 + 0.5 + 1.8 = 2.5 of 4
+    bounded = bounded_shed(shed, loads, 0.5, ["gold", "silver", "bronze"])  # at most 2
+    assert bounded == pytest.approx({"gold": 0.0, "silver": 0.2, "bronze": 0.9})
+    assert bounded_shed(shed, loads, 0.7, ["gold", "silver", "bronze"]) == shed  # within
+    assert bounded_shed(shed, loads, 0.0, ["gold", "silver", "bronze"]) == pytest.approx(
+        {"gold": 0.0, "silver": 0.0, "bronze": 0.0}
+    )

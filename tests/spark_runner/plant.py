@@ -48,9 +48,10 @@ def one_map_scenario(
     period_s: float = 1.0,
     mode: str = "dilos",
     declared_s: dict[str, float] | None = None,
+    elastic: str = "",
 ) -> Scenario:
     """Three classes (priorities 6/3/1), one map each; ``declared_s`` overrides ``cost_s``
-    by class."""
+    by class; ``elastic``: the control's elastic parameters (a YAML mapping)."""
     costs = {n: (declared_s or {}).get(n, cost_s) for n in rates}
     priorities = [6, 3, 1]
     streams = "\n".join(
@@ -69,13 +70,14 @@ def one_map_scenario(
           - {{kind: map, expression: "value", output: v, cpu_cost_per_tuple_s: {costs[n]}}}"""
         for i, n in enumerate(rates)
     )
+    elastic_part = f", elastic: {{params: {elastic}}}" if elastic else ""
     return parse_scenario(
         f"""
 version: 1
 name: plant
 seed: 1
 duration_s: 1000
-control: {{period_s: {period_s}, mode: {mode}}}
+control: {{period_s: {period_s}, mode: {mode}{elastic_part}}}
 streams:
 {streams}
 classes:
@@ -93,6 +95,12 @@ class Plant:
     options: ControllerOptions = field(default_factory=ControllerOptions)
     live: LiveConfig | None = None
     true_cost_s: dict[str, float] = field(default_factory=dict)
+    executors: int = 1
+    """Executors serving: a batch's work runs ``executors`` times as fast (an elastic
+    scenario's pool, which follows the controller's policy)."""
+    cluster: int = 8
+    startup_s: float = 5.0
+    """How long a requested executor takes to serve."""
 
     def __post_init__(self) -> None:
         self.plan = compile_network(self.scenario)
@@ -111,6 +119,8 @@ class Plant:
         self.now_us = ORIGIN_US
         self.batch_id = 0
         self.outcomes: list[StepOutcome] = []
+        self.pool: list[int] = []  # executors serving, per batch
+        self._ready_us: int | None = None
         self._cost = np.zeros(len(self.plan.nodes))
         for n in self.plan.nodes:
             if isinstance(n.model, MapOp):
@@ -145,7 +155,8 @@ class Plant:
         node_work = self._cost * reached
         work = float(node_work.sum())
         started_s = self.now_us / 1e6
-        cycle_s = self.overhead_s + self.alpha * work
+        self._follow_pool()
+        cycle_s = self.overhead_s + self.alpha * work / self.executors
         answers = {}
         for name, parts in arrivals.items():
             summary = ArrivalSummary.of(np.concatenate(parts))
@@ -169,3 +180,18 @@ class Plant:
             self.decision = outcome.decision
             self.outcomes.append(outcome)
         return outcome
+
+    def _follow_pool(self) -> None:
+        """The pool follows the controller's elastic policy: a release at once, new
+        executors ``startup_s`` after they were asked for; the controller is told."""
+        policy = self.controller.elastic
+        if policy is None:
+            return
+        if policy.target < self.executors:
+            self.executors, self._ready_us = policy.target, None
+        elif policy.target > self.executors and self._ready_us is None:
+            self._ready_us = self.now_us + round(self.startup_s * 1e6)
+        if self._ready_us is not None and self.now_us >= self._ready_us:
+            self.executors, self._ready_us = policy.target, None
+        self.controller.pool_state(self.executors, self.cluster - self.executors)
+        self.pool.append(self.executors)

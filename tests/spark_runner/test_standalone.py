@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from spark_runner.engine.cluster import StandaloneCluster
+from spark_runner.engine.executors import master_status
 
 pytestmark = [pytest.mark.spark, pytest.mark.timeout(240)]
 
@@ -73,3 +74,30 @@ def test_a_scenario_runs_unchanged_on_a_standalone_cluster(tmp_path: Path) -> No
         assert summary["mean_response_time_s"] < 8
     assert "gold" in result.stdout and "bronze" in result.stdout  # the per-class table
     assert list((tmp_path / "sink").glob("batch_id=*/*.parquet"))
+
+
+def headroom(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "headroom", *args],
+        cwd=ROOT, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+
+
+def test_headroom_cluster_up_leaves_a_cluster_running_until_down(tmp_path: Path) -> None:
+    where = ("--dir", str(tmp_path / "dev"))
+    started = headroom("cluster", "up", "--workers", "2", *where)
+    try:
+        assert started.returncode == 0, started.stderr
+        master = next(x.split()[1] for x in started.stdout.splitlines() if x.startswith("master"))
+        ui = next(x.split()[2] for x in started.stdout.splitlines() if x.startswith("web UI"))
+        assert master.startswith("spark://") and ui.startswith("http://")
+        status = master_status(ui)
+        assert (status.alive_workers, status.cores) == (2, 2)
+        assert headroom("cluster", "status", *where).returncode == 0
+        again = headroom("cluster", "up", *where)
+        assert again.returncode == 1 and "already runs" in again.stdout
+    finally:
+        stopped = headroom("cluster", "down", *where)
+    assert stopped.returncode == 0 and "stopped 3 processes" in stopped.stdout
+    gone = headroom("cluster", "status", *where)
+    assert gone.returncode == 1 and gone.stdout.strip() == "no cluster"

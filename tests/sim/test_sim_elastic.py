@@ -1,0 +1,88 @@
+"""The simulator's elastic pool (simulated time): executors are processors the same
+policy adds after a start-up delay and releases at once."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from spark_runner.scenario.loader import scenario_from_dict
+from spark_runner.sim.engine import simulate
+from spark_runner.sim.results import build_results
+
+
+def steps(low: float, high: float) -> dict[str, Any]:
+    """``low`` tuples/s, ``high`` from 40 s to 120 s."""
+    points = [(0, low), (40, high), (120, low)]
+    return {"kind": "step", "steps": [{"at_s": t, "rate_per_s": r} for t, r in points]}
+
+
+def query(source: str) -> list[dict[str, Any]]:
+    project = {"kind": "project", "columns": ["key", "value"], "sim": {"cost_per_tuple_s": 0.001}}
+    return [{"name": "q", "source": source, "operators": [project] * 3}]
+
+
+def elastic_step(sizing: str = "load_aware") -> dict[str, Any]:
+    """Gold and bronze at half of one executor's capacity (3 ms a tuple), twice it from
+    40 s to 120 s; at most 4 executors, each serving 8 s after it is asked for."""
+    params = {"max_executors": 4, "hold_out_s": 5, "hold_in_s": 20, "sizing": sizing}
+    aloma = {"kind": "aloma", "params": {"max_shed": 0.99}}
+    return {
+        "version": 1,
+        "name": "elastic-step",
+        "seed": 3,
+        "duration_s": 200,
+        "control": {"period_s": 0.5, "mode": "dilos", "elastic": {"params": params}},
+        "engine": {
+            "batch_overhead_s": 0.0001,
+            "source_cost_per_tuple_s": 0.0,
+            "executor_startup_s": 8,
+        },
+        "streams": [
+            {"name": "a", "arrival": steps(55, 220)},
+            {"name": "b", "arrival": steps(110, 440)},
+        ],
+        "classes": [
+            {"name": "gold", "priority": 6, "delay_target_s": 2.0, "manager": aloma,
+             "queries": query("a")},
+            {"name": "bronze", "priority": 1, "delay_target_s": 3.0, "manager": aloma,
+             "queries": query("b")},
+        ],
+    }  # fmt: skip
+
+
+def run(doc: dict[str, Any]) -> dict[str, Any]:
+    return build_results(simulate(scenario_from_dict(doc)))
+
+
+def test_a_load_step_scales_out_in_one_step_and_back_in_after_the_longer_hold() -> None:
+    results = run(elastic_step())
+    actions = results["scaling"]["actions"]
+    assert [(a["rule"], a["executors_before"], a["executors_after"]) for a in actions] == [
+        ("scale_out", 1, 4),  # ⌈1 × 2.0 / 0.4⌉ = 5, at most 4
+        ("scale_in", 4, 2),  # ⌈4 × 0.14 / 0.4⌉ = 2: u back near τ1, not at M
+    ]
+    assert actions[0]["at_s"] == 45.5  # the step at 40 s, held 5 s
+    assert actions[1]["held_s"] == 20.0
+    # from the period after the new executors serve (45.5 + 8 s; in that one, the last
+    # tuples already too old for bronze's target are still shed as stale)
+    served = [e for e in results["series"] if e["t_s"] > 45.5 + 8 + 0.5]
+    assert all(e["executors"] == 4 for e in served if e["t_s"] < actions[1]["at_s"])
+    for e in served:  # once the executors serve, nobody sheds and every target holds
+        for name, target in (("gold", 2.0), ("bronze", 3.0)):
+            c = e["classes"][name]
+            assert c["shed_count"] == 0 and (c["max_response_time_s"] or 0.0) <= target
+    assert results["classes"]["gold"]["loss_fraction"] == 0.0
+
+
+def test_one_at_a_time_needs_more_actions_for_the_same_step() -> None:
+    aware = run(elastic_step())["scaling"]["actions"]
+    single = run(elastic_step("one_at_a_time"))["scaling"]["actions"]
+    outs = [a for a in single if a["rule"] == "scale_out"]
+    assert len(outs) > 1 and len(single) > len(aware)
+
+
+def test_a_scenario_without_elasticity_has_no_scaling_part() -> None:
+    doc = elastic_step()
+    del doc["control"]["elastic"]
+    results = run(doc)
+    assert "scaling" not in results and "executors" not in results["series"][0]

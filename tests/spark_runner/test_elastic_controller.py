@@ -1,0 +1,80 @@
+"""The controller's elastic policy in the plant (simulated time, no Spark): the pool
+follows the policy, a batch's work runs as many times faster as executors serve."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .plant import Plant, one_map_scenario
+
+RATES = {"gold": 300.0, "silver": 600.0, "bronze": 900.0}
+TARGETS = {"gold": 3.0, "silver": 4.0, "bronze": 5.0}
+ELASTIC = "{executor_cores: 2, max_executors: %d, hold_out_s: 5, hold_in_s: 15}"
+
+
+def plant(tmp_path: Path, max_executors: int, rates: dict[str, float] = RATES) -> Plant:
+    scenario = one_map_scenario(rates, TARGETS, cost_s=0.001, elastic=ELASTIC % max_executors)
+    return Plant(scenario, tmp_path)
+
+
+def shed(p: Plant, name: str, since: int = 0) -> int:
+    return sum(
+        s.shed_count or 0 for o in p.outcomes[since:] for s in o.samples if s.class_name == name
+    )
+
+
+def test_a_sustained_overload_scales_out_once_and_shedding_stops(tmp_path: Path) -> None:
+    """1.8 s of work a second on one executor of 2 slots (0.9 s a second plus each
+    batch's fixed time: overloaded); the pool grows in one step and, the load constant,
+    nothing follows; once the executors serve, nobody sheds."""
+    p = plant(tmp_path, max_executors=8)
+    p.run(200)
+    assert p.controller.elastic is not None
+    actions = p.controller.elastic.actions
+    assert [(a["rule"], a["executors_before"]) for a in actions] == [("scale_out", 1)]
+    assert actions[0]["executors_after"] >= 3  # to τ1 in one step, not one at a time
+    assert shed(p, "gold") == 0
+    assert all(shed(p, n, since=100) == 0 for n in RATES)
+
+
+def test_at_the_maximum_size_priority_decides_who_sheds(tmp_path: Path) -> None:
+    p = plant(tmp_path, max_executors=1)
+    p.run(150)
+    assert p.controller.elastic is not None and p.controller.elastic.actions == []
+    assert shed(p, "gold") == 0
+    assert shed(p, "gold") <= shed(p, "silver") <= shed(p, "bronze")
+    assert shed(p, "bronze", since=50) > 0
+
+
+def test_while_capacity_comes_the_job_sheds_only_what_is_above_tau2(tmp_path: Path) -> None:
+    """While the new executors start, the shed fractions the job applies keep at least
+    τ2 of its capacity's worth of load (tuples already too old to meet their target are
+    still shed as stale: serving them would not make them timely)."""
+    p = plant(tmp_path, max_executors=8)
+    p.run(60)
+    series = p.controller.series
+    adding = [e for e in series if e["executors"] < e["executors_requested"]]
+    assert adding
+    for e in adding:
+        classes = e["classes"]
+        load = sum(c["load"] for c in classes.values())
+        kept = sum(c["load"] * (1 - c["applied_shed_fraction"]) for c in classes.values())
+        assert kept >= 0.8 / e["usage"] * load - 1e-6
+
+
+def test_a_sustained_low_load_releases_executors_down_to_what_it_needs(
+    tmp_path: Path,
+) -> None:
+    """A pool of 4 (grown for an earlier load) with a tenth of that load: after the
+    15 s hold below τ0 it shrinks in one step, and then stays."""
+    p = plant(tmp_path, max_executors=8, rates={n: r / 10 for n, r in RATES.items()})
+    assert p.controller.elastic is not None
+    p.controller.elastic.policy.target = p.executors = 4
+    p.controller.pool_state(4, 4)
+    p.run(150)
+    assert p.controller.elastic is not None
+    actions = p.controller.elastic.actions
+    assert [(a["rule"], a["executors_before"]) for a in actions] == [("scale_in", 4)], actions
+    assert actions[0]["held_s"] >= 15.0
+    assert p.executors == actions[0]["executors_after"] < 4
+    assert all(shed(p, n) == 0 for n in RATES)
