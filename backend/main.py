@@ -14,6 +14,7 @@ from backend.api.sqlite_gate import SQLiteWriteGate
 from backend.api.unhandled import UnhandledErrors
 from backend.classes import routes as classes
 from backend.db import make_engine, make_session_factory
+from backend.elastic import routes as elastic
 from backend.errors import install_error_handlers
 from backend.history import routes as history
 from backend.jobs import routes as jobs
@@ -74,6 +75,7 @@ def create_app(settings: Settings | None = None, dispatcher: Dispatcher | None =
         users.users_router,
         classes.router,
         managers.router,
+        elastic.router,
         jobs.router,
         metrics.router,
         tuning.router,

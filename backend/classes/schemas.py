@@ -48,10 +48,26 @@ class QueryClassCreate(BaseModel):
         le=MAX_DELAY_TARGET_S,
         description="Worst-case response time, s (the scenario format's bounds).",
     )
-    tau0: float = Field(default=_DEFAULT.tau0, description="Release workers below this usage.")
-    tau1: float = Field(default=_DEFAULT.tau1, description="Expected initial usage.")
-    tau2: float = Field(default=_DEFAULT.tau2, description="Start shedding above this usage.")
-    tau3: float = Field(default=_DEFAULT.tau3, description="Add workers above this usage.")
+    tau0: float = Field(
+        default=_DEFAULT.tau0,
+        description="An elastic job (scenario control.elastic) releases executors once its "
+        "usage has stayed at or below the lowest tau0 of its classes for its hold time.",
+    )
+    tau1: float = Field(
+        default=_DEFAULT.tau1,
+        description="An elastic job resizes its pool, in one step, to bring its usage to the "
+        "lowest tau1 of its classes.",
+    )
+    tau2: float = Field(
+        default=_DEFAULT.tau2,
+        description="The linear manager sheds above this usage; while an elastic job adds "
+        "executors it sheds only the load above the lowest tau2 of its classes.",
+    )
+    tau3: float = Field(
+        default=_DEFAULT.tau3,
+        description="An elastic job adds executors once its usage has stayed at or above the "
+        "lowest tau3 of its classes for its hold time.",
+    )
     manager: str = Field(
         default="aloma",
         max_length=20,

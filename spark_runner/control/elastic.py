@@ -12,10 +12,18 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from spark_runner.core.elastic import ScalingParams, ScalingPolicy, bounded_shed, job_usage
+from spark_runner.core.elastic import (
+    ScalingParams,
+    ScalingPolicy,
+    bounded_shed,
+    job_thresholds,
+    job_usage,
+)
+from spark_runner.core.params import build_params
+from spark_runner.core.thresholds import Thresholds
 
 log = logging.getLogger(__name__)
 
@@ -28,6 +36,13 @@ class PoolControl:
         self.policy = ScalingPolicy(params, params.min_executors)
         self.actions: list[dict[str, Any]] = []
         self.usage = 0.0
+
+    def retune(self, per_class: Iterable[Thresholds]) -> None:
+        """A live configuration changed the classes' thresholds: the job's follow."""
+        thresholds = job_thresholds(per_class)
+        if thresholds:
+            self.params = build_params(ScalingParams, thresholds, base=self.params)
+            self.policy.params = self.params
 
     @property
     def target(self) -> int:
@@ -82,6 +97,6 @@ def scaling_summary(
     return {
         "enabled": pool is not None,
         "reason": reason,
-        "params": dataclasses.asdict(params),
+        "params": dataclasses.asdict(pool.params if pool is not None else params),
         "actions": pool.actions if pool is not None else [],
     }

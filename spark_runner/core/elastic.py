@@ -23,13 +23,13 @@ Pure: no Spark import, time is passed in (simulated or wall-clock seconds).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import ClassVar, Literal
 
 from spark_runner.core.errors import ParameterError
 from spark_runner.core.params import Rule, check_rules
-from spark_runner.core.thresholds import THRESHOLD_RULE, validate_thresholds
+from spark_runner.core.thresholds import TAUS, THRESHOLD_RULE, Thresholds, validate_thresholds
 
 ScalingRule = Literal["scale_out", "scale_in"]
 SIZINGS = ("load_aware", "one_at_a_time")
@@ -42,7 +42,8 @@ class ScalingParams:
     Attributes:
         tau0..tau3: utilisation thresholds, ``0 < τ0 < τ1 < τ2 < τ3 <= 1``: scale in at or
             below τ0, size to τ1, shed above τ2 while capacity is added, scale out at or
-            above τ3 [0.2, 0.4, 0.8, 0.95].
+            above τ3; a job takes the lowest of its classes' (:func:`job_thresholds`)
+            [0.2, 0.4, 0.8, 0.95].
         hold_out_s: how long u must stay at or above τ3 before a scale-out, s (> 0) [10].
         hold_in_s: how long u must stay at or below τ0 before a scale-in, s (at least
             ``hold_out_s``) [30].
@@ -57,10 +58,7 @@ class ScalingParams:
     """
 
     RULES: ClassVar[Mapping[str, tuple[Rule, ...]]] = {
-        **{
-            tau: (Rule.checked_elsewhere(THRESHOLD_RULE),)
-            for tau in ("tau0", "tau1", "tau2", "tau3")
-        },
+        **{tau: (Rule.checked_elsewhere(THRESHOLD_RULE),) for tau in TAUS},
         "hold_out_s": (Rule.positive(" seconds"),),
         "hold_in_s": (Rule.positive(" seconds"), Rule.checked_elsewhere("must be >= hold_out_s")),
         "min_executors": (Rule.at_least(1),),
@@ -95,6 +93,17 @@ class ScalingParams:
                 self.max_executors,
                 f"must be >= min_executors={self.min_executors}",
             )
+
+
+def job_thresholds(per_class: Iterable[Thresholds]) -> dict[str, float]:
+    """The job's thresholds from its classes': each the lowest of theirs, so the job adds
+    executors as soon as its usage passes any class's τ3, sizes for the most demanding
+    τ1, and releases only below every class's τ0. (The lowest of ordered thresholds are
+    ordered: ``min τ1`` is some class's τ1, above that class's τ0.)"""
+    chosen = list(per_class)
+    if not chosen:
+        return {}
+    return {tau: min(getattr(t, tau) for t in chosen) for tau in TAUS}
 
 
 def initial_size(expected_load: float, capacity_per_executor: float, params: ScalingParams) -> int:

@@ -1,7 +1,8 @@
 """Utilisation thresholds τ0..τ3 of a query class (spec §5).
 
-τ0 release workers, τ1 expected initial load, τ2 start shedding, τ3 add workers; they
-must satisfy ``0 < τ0 < τ1 < τ2 < τ3 <= 1``.
+τ0 release executors, τ1 the usage a resize aims at, τ2 start shedding, τ3 add
+executors (an elastic job takes the lowest of its classes': :mod:`elastic`); they must
+satisfy ``0 < τ0 < τ1 < τ2 < τ3 <= 1``.
 """
 
 from __future__ import annotations

@@ -164,6 +164,11 @@ class EngineController:
         self.digests = {n: RunDigest(self.targets[n]) for n in self.names}
         self.load_model = LoadModel(plan.graph, plan.priorities)
         self.control = make_control_plane(scenario, self.load_model)
+        self.scaling = scenario.scaling()
+        self.elastic = PoolControl(self.scaling) if self.scaling is not None else None
+        self.executors = self.scaling.min_executors if self.scaling is not None else 1
+        self.free_executors = 0
+        self.scaling_off: str | None = None
         self.live = scenario_live_config(scenario)
         if live is not None:
             changes = self._install(live)
@@ -176,12 +181,6 @@ class EngineController:
             floor_fraction=self.options.min_budget_fraction,
         )
         self._step_lock = threading.Lock()  # a step and a live configuration's install
-        elastic = scenario.control.elastic
-        self.scaling = elastic.scaling() if elastic is not None else None
-        self.elastic = PoolControl(self.scaling) if self.scaling is not None else None
-        self.executors = self.scaling.min_executors if self.scaling is not None else 1
-        self.free_executors = 0
-        self.scaling_off: str | None = None
         self._w_in, self._w_out = self._weights()
         # highest priority first: a shared segment's cost is measured on its owner's branch
         outputs = [n.index for n in sorted(plan.outputs, key=plan.output_rank)]
@@ -279,6 +278,8 @@ class EngineController:
         changes = apply_live_config(self.control, self.live, config)
         self.live = config
         self._sync_targets()
+        if self.elastic is not None:  # the classes' thresholds are the job's
+            self.elastic.retune(c.spec(n).thresholds for n, c in config.classes.items())
         return changes
 
     # --- decisions -----------------------------------------------------------------------

@@ -14,7 +14,7 @@ references (a query's source, a join's right input) are checked by
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import cached_property
 from pathlib import Path
 from typing import Annotated, Literal
@@ -29,9 +29,10 @@ from pydantic import (
     model_validator,
 )
 
-from spark_runner.core.elastic import ScalingParams
+from spark_runner.core.elastic import ScalingParams, job_thresholds
 from spark_runner.core.errors import ParameterError
 from spark_runner.core.params import build_params
+from spark_runner.core.thresholds import Thresholds
 from spark_runner.scenario.columns import MAX_COLUMNS, ColumnName, StreamColumn, default_columns
 from spark_runner.scenario.predicates import PredicateError, parse_predicate
 from spark_runner.scenario.sql_allowlist import (
@@ -546,15 +547,16 @@ class CommonManagerSpec(ManagerSpec):
 
 class ElasticSpec(_Model):
     """Elastic capacity: the job resizes its executors on a standalone cluster (spec §5).
-    ``params`` are the core's :class:`~spark_runner.core.elastic.ScalingParams` (the
-    job's thresholds τ0..τ3, hold times, initial and maximum size, executor cores,
-    sizing), validated by the core's rules."""
+    ``params`` are the core's :class:`~spark_runner.core.elastic.ScalingParams` but the
+    thresholds (hold times, initial and maximum size, executor cores, sizing), validated
+    by the core's rules; the thresholds are the lowest of the classes'."""
 
     params: dict[str, ParamScalar] = Field(default_factory=dict)
 
-    def scaling(self) -> ScalingParams:
-        """The core's settings (``ParameterError`` when a rule fails; checked on load)."""
-        return build_params(ScalingParams, self.params)
+    def scaling(self, thresholds: Mapping[str, float] | None = None) -> ScalingParams:
+        """The core's settings with the job's ``thresholds`` (``ParameterError`` when a
+        rule fails; checked on load)."""
+        return build_params(ScalingParams, {**(thresholds or {}), **self.params})
 
 
 ControlMode = Literal["none", "common", "per_class", "dilos"]
@@ -667,6 +669,14 @@ class Scenario(_Model):
                 f"unsupported scenario version {version}; this build reads {supported}"
             )
         return version
+
+    def scaling(self) -> ScalingParams | None:
+        """The job's elastic settings, its thresholds the lowest of its classes' (None:
+        the scenario asks no elasticity)."""
+        if self.control.elastic is None:
+            return None
+        per_class = (Thresholds(**c.thresholds.model_dump()) for c in self.classes)
+        return self.control.elastic.scaling(job_thresholds(per_class))
 
     def stream(self, name: str) -> Stream:
         for s in self.streams:

@@ -22,6 +22,7 @@ from collections.abc import Mapping
 
 from spark_runner.core.errors import ParameterError
 from spark_runner.core.managers.registry import manager_params
+from spark_runner.core.thresholds import TAUS
 from spark_runner.scenario.arrivals import TraceError, read_trace
 from spark_runner.scenario.errors import Issue
 from spark_runner.scenario.models import (
@@ -248,8 +249,17 @@ def _check_elastic(scenario: Scenario, issues: list[Issue]) -> None:
     spec = scenario.control.elastic
     if spec is None:
         return
+    for tau in TAUS:
+        if tau in spec.params:
+            issues.append(
+                Issue(
+                    f"control.elastic.params.{tau}",
+                    "is set per class (classes[].thresholds): the job takes the lowest",
+                )
+            )
+            return
     try:
-        spec.scaling()
+        scenario.scaling()
     except ParameterError as exc:
         issues.append(Issue(f"control.elastic.params.{exc.field}", f"{exc.value!r}: {exc.rule}"))
 

@@ -316,7 +316,7 @@ class Simulation:
         share = bg_rates[0]
         # elastic capacity (spec §5): executors are processors of speed 1 each; a new one
         # serves ``executor_startup_s`` after the policy asked for it
-        scaling = sc.control.elastic.scaling() if sc.control.elastic is not None else None
+        scaling = sc.scaling()
         pool = PoolControl(scaling) if scaling is not None else None
         executors = scaling.min_executors if scaling is not None else 1
         ready_at = math.inf

@@ -166,6 +166,7 @@ ROUTES: dict[tuple[str, str], Route] = {
         Access.OPERATOR, 204, at(API + "/classes/{class_id}")
     ),
     ("GET", API + "/managers"): Route(Access.VIEWER, 200, at(API + "/managers")),
+    ("GET", API + "/elastic"): Route(Access.VIEWER, 200, at(API + "/elastic")),
     ("GET", API + "/jobs"): Route(Access.VIEWER, 200, at(API + "/jobs")),
     ("POST", API + "/jobs"): Route(Access.OPERATOR, 201, at(API + "/jobs", json={})),
     ("GET", API + "/jobs/{job_id}"): Route(Access.VIEWER, 200, at(JOB)),

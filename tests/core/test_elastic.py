@@ -14,9 +14,12 @@ from spark_runner.core.elastic import (
     ScalingPolicy,
     bounded_shed,
     initial_size,
+    job_thresholds,
     job_usage,
 )
 from spark_runner.core.errors import ParameterError
+from spark_runner.core.params import build_params
+from spark_runner.core.thresholds import Thresholds
 
 PARAMS = ScalingParams(hold_out_s=10.0, hold_in_s=30.0, min_executors=1, max_executors=8)
 
@@ -209,3 +212,15 @@ def test_the_shed_bound_spares_the_higher_classes_first() -> None:
     assert bounded_shed(shed, loads, 0.0, ["gold", "silver", "bronze"]) == pytest.approx(
         {"gold": 0.0, "silver": 0.0, "bronze": 0.0}
     )
+
+
+def test_the_job_takes_the_lowest_of_its_classes_thresholds() -> None:
+    gold, bronze = Thresholds(0.3, 0.5, 0.7, 0.9), Thresholds(0.1, 0.45, 0.85, 0.99)
+    assert job_thresholds([gold, bronze]) == {
+        "tau0": 0.1,  # released only below every class's τ0
+        "tau1": 0.45,
+        "tau2": 0.7,
+        "tau3": 0.9,  # added as soon as any class's τ3 is passed
+    }
+    build_params(ScalingParams, job_thresholds([gold, bronze]))  # still ordered
+    assert job_thresholds([]) == {}

@@ -138,6 +138,15 @@ def test_delay_target_belongs_to_the_class_not_the_manager() -> None:
     assert "classes[0].manager.params.delay_target_s: is set by the class" in issue
 
 
+def test_elastic_settings_are_validated_by_the_core() -> None:
+    (issue,) = issues_of(BASE, "control.elastic.params.max_executors=0")
+    assert "control.elastic.params.max_executors: 0: must be an integer >= 1" in issue
+    (issue,) = issues_of(BASE, "control.elastic.params.hold_in_s=1")
+    assert "control.elastic.params.hold_in_s: 1.0: must be >= hold_out_s=10.0" in issue
+    (issue,) = issues_of(BASE, "control.elastic.params.tau3=0.9")
+    assert "control.elastic.params.tau3: is set per class (classes[].thresholds)" in issue
+
+
 def test_unsupported_version() -> None:
     (issue,) = issues_of(BASE.replace("version: 1", "version: 2"))
     assert "version: unsupported scenario version 2; this build reads 1" in issue

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from spark_runner.scenario.compose import scenario_live_config
+
 from .plant import Plant, one_map_scenario
 
 RATES = {"gold": 300.0, "silver": 600.0, "bronze": 900.0}
@@ -78,3 +80,27 @@ def test_a_sustained_low_load_releases_executors_down_to_what_it_needs(
     assert actions[0]["held_s"] >= 15.0
     assert p.executors == actions[0]["executors_after"] < 4
     assert all(shed(p, n) == 0 for n in RATES)
+
+
+def test_a_live_change_of_a_class_threshold_moves_the_jobs(tmp_path: Path) -> None:
+    """The job's thresholds are the lowest of its classes': a class's τ3 tuned live is
+    the job's from the next period."""
+    p = plant(tmp_path, max_executors=8)
+    assert p.controller.elastic is not None and p.controller.elastic.params.tau3 == 0.95
+    live = scenario_live_config(p.scenario)
+    classes = dict(live.classes)
+    classes["bronze"] = classes["bronze"].model_copy(update={"tau2": 0.6, "tau3": 0.7})
+    assert p.controller.offer(live.model_copy(update={"version": 1, "classes": classes})) == 1
+    assert (p.controller.elastic.params.tau2, p.controller.elastic.params.tau3) == (0.6, 0.7)
+    assert p.controller.elastic.policy.params.tau3 == 0.7
+
+
+def test_the_launch_configuration_sets_the_jobs_thresholds(tmp_path: Path) -> None:
+    scenario = one_map_scenario(RATES, TARGETS, cost_s=0.001, elastic=ELASTIC % 8)
+    live = scenario_live_config(scenario)
+    classes = dict(live.classes)
+    classes["gold"] = classes["gold"].model_copy(update={"tau0": 0.1})
+    p = Plant(scenario, tmp_path, live=live.model_copy(update={"version": 3, "classes": classes}))
+    assert p.controller.elastic is not None and p.controller.elastic.params.tau0 == 0.1
+    summary = p.controller.scaling_summary()
+    assert summary is not None and summary["params"]["tau0"] == 0.1

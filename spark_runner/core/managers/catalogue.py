@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import sys
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from spark_runner.core.managers.registry import MANAGER_TYPES
@@ -59,14 +60,26 @@ def describe_managers() -> tuple[ManagerInfo, ...]:
 def describe_manager(kind: str) -> ManagerInfo:
     """``kind``'s description (``KeyError`` for an unknown kind)."""
     cls = MANAGER_TYPES[kind]
-    params_type = cls.params_type
+    return ManagerInfo(
+        kind=kind,
+        label=cls.label or kind,
+        summary=_first_sentence(sys.modules[cls.__module__].__doc__ or cls.__doc__ or ""),
+        parameters=describe_params(cls.params_type, skip=CLASS_LEVEL_PARAMS),
+    )
+
+
+def describe_params(
+    params_type: type, skip: Collection[str] = frozenset()
+) -> tuple[ParamInfo, ...]:
+    """Every parameter of the dataclass ``params_type`` but ``skip``: type, default,
+    the docstring's sentence, unit, rules and the bounds they allow."""
     defaults = params_type()
     rules = param_rules(params_type)
     descriptions = param_descriptions(params_type)
     fields = {f.name: f for f in dataclasses.fields(params_type)}
     parameters = []
     for name in param_names(params_type):
-        if name in CLASS_LEVEL_PARAMS:
+        if name in skip:
             continue
         field_rules = rules.get(name, ())
         bounds = rule_bounds(field_rules)
@@ -87,12 +100,7 @@ def describe_manager(kind: str) -> ManagerInfo:
                 choices=choices,
             )
         )
-    return ManagerInfo(
-        kind=kind,
-        label=cls.label or kind,
-        summary=_first_sentence(sys.modules[cls.__module__].__doc__ or cls.__doc__ or ""),
-        parameters=tuple(parameters),
-    )
+    return tuple(parameters)
 
 
 def _type_name(field: dataclasses.Field[object]) -> str:

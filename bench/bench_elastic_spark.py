@@ -1,0 +1,143 @@
+"""Elastic capacity on Spark: a standalone master and two 1-core workers on this machine.
+
+    python -m bench.bench_elastic_spark [--capacity 180] [--high 90] [--low 90]
+
+Gold (priority 6, 6 s) and bronze (priority 1, 8 s) read one stream each through a 1 ms
+map; together they offer 0.5x of one executor's capacity (``--capacity`` tuples/s: ~180
+measured here), 2x of it for ``--high`` seconds from 60 s of scenario time, then 0.5x
+again for ``--low`` seconds. Three runs one after the other, each on a fresh cluster:
+elastic (1 to 2 executors), static minimum (1) and static maximum (2). Per class
+mean/max violation and loss; per run executor-seconds, scaling actions and seconds from
+the tau3 crossing to the new executor serving. Targets (issue 15): elastic keeps every
+class within its target with loss <= 1.2x static-maximum's and executor-seconds <= 0.7x
+static-maximum's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from bench.bench_elastic_sim import crossing_to_serving_s, executor_seconds, step_streams
+from bench.bench_spark_common import load_average, run_spark
+from bench.common import print_table
+from spark_runner.engine.cluster import StandaloneCluster
+
+CLASSES = (("gold", 6, 6.0, 0.3), ("bronze", 1, 8.0, 0.7))
+HIGH_FROM_S = 60.0
+WARMUP_S = 12.0
+
+
+def scenario(capacity: float, high_s: float, low_s: float, pool: dict[str, Any]) -> dict[str, Any]:
+    points = [(0.0, 0.5), (HIGH_FROM_S, 2.0), (HIGH_FROM_S + high_s, 0.5)]
+    return {
+        "version": 1,
+        "name": "elastic-bench",
+        "seed": 7,
+        "duration_s": HIGH_FROM_S + high_s + low_s,
+        "control": {
+            "period_s": 1.0,
+            "mode": "dilos",
+            "elastic": {"params": {"hold_out_s": 5, "hold_in_s": 15, **pool}},
+        },
+        "streams": step_streams(points, capacity, CLASSES),
+        "classes": [
+            {
+                "name": name,
+                "priority": prio,
+                "delay_target_s": target,
+                "queries": [
+                    {
+                        "name": "q",
+                        "source": f"s_{name}",
+                        "operators": [
+                            {
+                                "kind": "map",
+                                "expression": "value * 2",
+                                "output": "v",
+                                "cpu_cost_per_tuple_s": 0.001,
+                            }
+                        ],
+                    }
+                ],
+            }
+            for name, prio, target, _ in CLASSES
+        ],
+    }
+
+
+def run_on_cluster(doc: dict[str, Any]) -> dict[str, Any]:
+    with (
+        tempfile.TemporaryDirectory(prefix="bench-elastic-") as tmp,
+        StandaloneCluster(Path(tmp), workers=2, cores=1) as cluster,
+    ):
+        return run_spark(
+            doc,
+            duration_s=doc["duration_s"],
+            warmup_s=WARMUP_S,
+            master=cluster.master_url,
+            extra=["--master-ui", cluster.ui_url],
+        )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="elastic capacity on a standalone cluster")
+    parser.add_argument("--capacity", type=float, default=180.0, help="one executor, tuples/s")
+    parser.add_argument("--high", type=float, default=90.0, help="seconds at 2x")
+    parser.add_argument("--low", type=float, default=90.0, help="seconds at 0.5x after it")
+    args = parser.parse_args(argv)
+    pools = {
+        "elastic (1..2)": {"min_executors": 1, "max_executors": 2},
+        "static minimum (1)": {"min_executors": 1, "max_executors": 1},
+        "static maximum (2)": {"min_executors": 2, "max_executors": 2},
+    }
+    runs = {
+        label: run_on_cluster(scenario(args.capacity, args.high, args.low, pool))
+        for label, pool in pools.items()
+    }
+    rows = []
+    for label, results in runs.items():
+        for name, _, target, _ in CLASSES:
+            c = results["classes"][name]
+            rows.append(
+                [
+                    label,
+                    name,
+                    target,
+                    c["mean_response_time_s"],
+                    c["max_response_time_s"],
+                    c["mean_violation_s"],
+                    c["max_violation_s"],
+                    100 * c["loss_fraction"],
+                    executor_seconds(results),
+                    len(results["scaling"]["actions"]),
+                    crossing_to_serving_s(results) or "-",
+                ]
+            )
+    print_table(
+        f"load step 0.5x -> 2x -> 0.5x of one executor ({args.capacity:g} tuples/s), "
+        f"{load_average()}",
+        ["run", "class", "D s", "rt mean s", "rt max s", "viol mean s", "viol max s",
+         "loss %", "executor-s", "actions", "tau3 -> serving s"],
+        rows,
+    )  # fmt: skip
+    elastic, biggest = runs["elastic (1..2)"], runs["static maximum (2)"]
+    ratio = executor_seconds(elastic) / executor_seconds(biggest)
+    losses = {
+        n: (elastic["classes"][n]["loss_fraction"], biggest["classes"][n]["loss_fraction"])
+        for n, *_ in CLASSES
+    }
+    within = all(elastic["classes"][n]["mean_violation_s"] <= 0.05 * d for n, _, d, _ in CLASSES)
+    loss_ok = all(e <= 1.2 * b + 1e-3 for e, b in losses.values())
+    print(
+        f"elastic: executor-seconds {ratio:.2f}x static maximum's (target <= 0.7); loss "
+        + ", ".join(f"{n} {100 * e:.2f} % vs {100 * b:.2f} %" for n, (e, b) in losses.items())
+        + f" (target <= 1.2x); mean violation <= 5 % of target: {within}"
+    )
+    return 0 if ratio <= 0.7 and loss_ok and within else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
