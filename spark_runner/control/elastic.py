@@ -15,6 +15,7 @@ import logging
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from spark_runner.control.period import rounded
 from spark_runner.core.elastic import (
     ScalingParams,
     ScalingPolicy,
@@ -84,7 +85,7 @@ class PoolControl:
         return {
             "executors": executors,
             "executors_requested": self.target,
-            "usage": float(f"{self.usage:.6g}"),
+            "usage": rounded(self.usage),
         }
 
 
