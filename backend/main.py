@@ -7,6 +7,7 @@ import asyncio
 from fastapi import APIRouter, FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 
+from backend.actions import routes as actions
 from backend.api import health
 from backend.api.body_guard import BodyGuard
 from backend.api.deps import Dispatcher
@@ -78,6 +79,7 @@ def create_app(settings: Settings | None = None, dispatcher: Dispatcher | None =
         elastic.router,
         jobs.router,
         metrics.router,
+        actions.router,
         tuning.router,
         history.router,
         scenarios.router,

@@ -1,5 +1,6 @@
 """Every table, imported in one place so Alembic sees the whole metadata."""
 
+from backend.actions.models import ControlActionRow
 from backend.classes.models import QueryClass
 from backend.db import Base
 from backend.jobs.models import Job
@@ -15,6 +16,7 @@ __all__ = [
     "Base",
     "ConfigVersion",
     "ContinuousQuery",
+    "ControlActionRow",
     "DeclaredStream",
     "Job",
     "MetricSampleRow",

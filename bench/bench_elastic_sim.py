@@ -29,7 +29,7 @@ from typing import Any
 from bench.common import print_table
 from spark_runner.scenario.loader import scenario_from_dict
 from spark_runner.sim.engine import simulate
-from spark_runner.sim.results import build_results
+from spark_runner.sim.results import build_results, scaling_actions
 
 COST_S = 0.001
 OPS = 3
@@ -140,7 +140,7 @@ def step_benchmark(startup_s: float) -> bool:
                     c["max_violation_s"],
                     100 * c["loss_fraction"],
                     executor_seconds(results),
-                    len(results["scaling"]["actions"]),
+                    len(scaling_actions(results)),
                     crossing_to_serving_s(results) or "-",
                 ]
             )
@@ -171,7 +171,7 @@ def constant_benchmark(startup_s: float) -> bool:
     rows, ok = [], True
     for label, level in (("near tau1", TAU1 * 1.05), ("1.2x of one executor", 1.2)):
         results = run(scenario([(0.0, level)], 300, pool(1, 16), startup_s))
-        actions = results["scaling"]["actions"]
+        actions = scaling_actions(results)
         ok &= len(actions) <= 1
         rows.append([label, len(actions), [a["executors_after"] for a in actions]])
     print_table("constant load, 5 minutes", ["load", "actions", "sizes"], rows)
@@ -186,12 +186,12 @@ def rising_benchmark(startup_s: float) -> bool:
         results = run(scenario(points, 60.0 * minutes, pool(1, 16, sizing=sizing), startup_s))
         usage = [e["usage"] for e in results["series"]]
         saturated = sum(0.5 for u in usage if u >= 1.0)
-        counts[sizing] = len(results["scaling"]["actions"])
+        counts[sizing] = len(scaling_actions(results))
         rows.append(
             [
                 sizing,
                 counts[sizing],
-                [a["executors_after"] for a in results["scaling"]["actions"]],
+                [a["executors_after"] for a in scaling_actions(results)],
                 sum(usage) / len(usage),
                 saturated,
                 *(100 * results["classes"][n]["loss_fraction"] for n, *_ in CLASSES),

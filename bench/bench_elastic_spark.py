@@ -24,6 +24,7 @@ from bench.bench_elastic_sim import crossing_to_serving_s, executor_seconds, ste
 from bench.bench_spark_common import load_average, run_spark
 from bench.common import print_table
 from spark_runner.engine.cluster import StandaloneCluster
+from spark_runner.sim.results import scaling_actions
 
 CLASSES = (("gold", 6, 6.0, 0.3), ("bronze", 1, 8.0, 0.7))
 HIGH_FROM_S = 60.0
@@ -112,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
                     c["max_violation_s"],
                     100 * c["loss_fraction"],
                     executor_seconds(results),
-                    len(results["scaling"]["actions"]),
+                    len(scaling_actions(results)),
                     crossing_to_serving_s(results) or "-",
                 ]
             )

@@ -310,6 +310,9 @@ class MetricSample(TypedDict):
     manager_state: str | None  # normal, UT, OT, overloaded or infeasible
     redistributed: bool | None
     config_version: int | None
+    executors: int | None  # elastic jobs: the pool serving, the size asked, the job's u
+    executors_requested: int | None
+    job_usage: float | None
 
 
 class JobMetrics(TypedDict):
@@ -317,6 +320,42 @@ class JobMetrics(TypedDict):
     samples: list[MetricSample]
     # More results matched than ``limit``: with last_s the oldest were left out, else
     # the newest.
+    truncated: bool
+
+
+class ActionVerdict(TypedDict):
+    """Violation (s) and loss over the periods before a control action and after it."""
+
+    outcome: Literal["improved", "unchanged", "worse"]
+    periods: int
+    violation_before_s: float
+    violation_after_s: float
+    loss_before: float
+    loss_after: float
+
+
+class ControlAction(TypedDict):
+    """One control action of a job (``GET /jobs/{id}/actions``)."""
+
+    seq: int
+    at_s: float  # epoch s
+    kind: Literal["scale_out", "scale_in", "shed_more", "shed_less"]
+    class_name: str | None  # shedding only
+    usage: float
+    threshold: float | None  # scaling only: the τ crossed, and for how long
+    held_s: float | None
+    manager_state: str | None
+    executors_before: int | None  # None: not elastic
+    executors_after: int | None
+    shed_before: float
+    shed_after: float
+    verdict: ActionVerdict | None  # None until it is in
+
+
+class ActionLog(TypedDict):
+    job_id: int
+    thresholds: dict[str, float]  # the job's tau0..tau3
+    actions: list[ControlAction]  # oldest first
     truncated: bool
 
 
@@ -360,6 +399,7 @@ class LiveConfig(TypedDict):
     redistribution_every: int
     redistribution_enabled: bool
     classes: dict[str, ClassConfig]
+    elastic: dict[str, float | int | str] | None  # None: the job does not scale
 
 
 class ConfigChangeRecord(TypedDict):
@@ -714,6 +754,11 @@ class ApiClient:
             values["since"] = since
         params = _query_params(values)
         return cast(JobMetrics, self._request("GET", f"/jobs/{job_id}/metrics", params=params))
+
+    def job_actions(self, job_id: int, limit: int = 50) -> ActionLog:
+        """The newest ``limit`` control actions of a job (oldest first), with its thresholds."""
+        params = {"limit": str(limit)}
+        return cast(ActionLog, self._request("GET", f"/jobs/{job_id}/actions", params=params))
 
     def export_metrics(self, job_id: int, query: MetricsQuery | None = None) -> CsvExport:
         """The samples as CSV text, with the file name the API suggests."""

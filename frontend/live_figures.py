@@ -103,17 +103,21 @@ class Chart:
     reference_label: str = ""
     bands: bool = False  # draw each class's delay-target band
     states: bool = False  # a manager-state timeline, one row per class
+    job_level: bool = False  # one line for the job (its fields repeat on every class)
+    thresholds: bool = False  # draw the job's usage thresholds τ0..τ3
 
 
 @dataclass(frozen=True)
 class ChartContext:
     """What a chart needs besides samples: the job's classes in display order (their
-    colours and the timeline's rows), each class's delay-target band, and the Plotly
-    ``uirevision`` that keeps zoom and legend choices across refreshes."""
+    colours and the timeline's rows), each class's delay-target band, the Plotly
+    ``uirevision`` that keeps zoom and legend choices across refreshes, and the job's
+    usage thresholds (``tau0``..``tau3``)."""
 
     classes: tuple[str, ...] = ()
     bands: Mapping[str, Band] = field(default_factory=dict)
     uirevision: Hashable | None = None
+    thresholds: Mapping[str, float] = field(default_factory=dict)
 
 
 def output_rate(sample: MetricSample) -> float | None:
@@ -233,7 +237,53 @@ HISTORY_RESPONSE_TIME = Chart(
     ),
     bands=True,
 )
-LIVE_CHARTS: tuple[Chart, ...] = (RESPONSE_TIME, RATES, LOAD, USAGE, SHARE, SHED, STATE)
+EXECUTORS = Chart(
+    "executors",
+    "Executors (dashed: the size the elastic policy asks)",
+    "executors",
+    (
+        Series("executors", "executors serving", _field("executors"), hover_format=".0f"),
+        Series(
+            "asked",
+            "executors asked",
+            _field("executors_requested"),
+            dash="dash",
+            hover_format=".0f",
+        ),
+    ),
+    missing="This job does not scale its executors (no control.elastic)",
+    job_level=True,
+)
+JOB_USAGE = Chart(
+    "job_usage",
+    "The job's usage u vs its thresholds τ0..τ3",
+    "u",
+    (Series("job_usage", "job u", _field("job_usage")),),
+    missing="This job does not scale its executors (no control.elastic)",
+    job_level=True,
+    thresholds=True,
+)
+THRESHOLD_WORDS = {
+    "tau0": "τ0: scale in below",
+    "tau1": "τ1: size to",
+    "tau2": "τ2: shed above while adding",
+    "tau3": "τ3: scale out above",
+}
+JOB_TRACE = ""
+"""The class-name slot of a job-level trace (no class is named ``""``)."""
+JOB_COLOR = "#343a40"
+
+LIVE_CHARTS: tuple[Chart, ...] = (
+    RESPONSE_TIME,
+    RATES,
+    LOAD,
+    USAGE,
+    SHARE,
+    SHED,
+    STATE,
+    EXECUTORS,
+    JOB_USAGE,
+)
 CHARTS_BY_ID: dict[str, Chart] = {chart.chart_id: chart for chart in LIVE_CHARTS}
 
 
@@ -250,6 +300,13 @@ def plan_chart(
     if chart.states:
         present = {state for s in samples if (state := sample_state(s)) is not None}
         keys.extend(("state", "", state) for state in state_order(present))
+    elif chart.job_level:
+        rows = job_rows(samples)
+        keys.extend(
+            ("series", JOB_TRACE, series.key)
+            for series in chart.series
+            if any(series.value(row) is not None for row in rows)
+        )
     else:
         by_class = _group(samples)
         for name in class_order(samples, classes):
@@ -331,8 +388,22 @@ def trace_points(
     series = _series(chart, series_key)
     if series is None:
         return [], []
-    rows = [s for s in samples if s["class_name"] == name]
+    rows = (
+        job_rows(samples) if name == JOB_TRACE else [s for s in samples if s["class_name"] == name]
+    )
     return [epoch_to_iso(s["t"]) for s in rows], [series.value(s) for s in rows]
+
+
+def job_rows(samples: Sequence[MetricSample]) -> list[MetricSample]:
+    """One sample per period for the job's own fields (every class's sample of a period
+    carries them): the first of each ``seq``, the job's period counter."""
+    seen: set[int] = set()
+    rows = []
+    for sample in samples:
+        if sample["seq"] not in seen:
+            seen.add(sample["seq"])
+            rows.append(sample)
+    return rows
 
 
 def max_points(key: TraceKey, window_s: float, period_s: float, class_count: int) -> int:
@@ -498,7 +569,8 @@ def dashboard_spec(
             trace["xaxis"] = x_ref
             trace["yaxis"] = overlay_ref if key[0] == "redistribution" else y_ref
             if key[0] == "series":
-                trace["showlegend"] = False  # the class entries below stand for these
+                # the class entries below stand for a class's lines; the job's show theirs
+                trace["showlegend"] = key[1] == JOB_TRACE
             elif key[0] == "redistribution":
                 trace["showlegend"] = not redistribution_in_legend
                 redistribution_in_legend = True
@@ -701,6 +773,11 @@ def _decorations(
                 )
             )
             labelled += 1
+    if chart.thresholds and _drawn(plan):
+        for tau, value in sorted(context.thresholds.items()):
+            shapes.append(_hline(domain, y_ref, value, "#6c757d", 1))
+            words = THRESHOLD_WORDS.get(tau, tau)
+            annotations.append(_label(f"{words} {value:g}", domain, 1, y_ref, value, "#6c757d"))
     if chart.reference_y is not None and _drawn(plan):
         shapes.append(_hline(domain, y_ref, chart.reference_y, "#dc3545", 1))
         if chart.reference_label:
@@ -783,7 +860,7 @@ def _trace(
             "hovertemplate": "%{y}: " + series_key + " until %{x}<extra></extra>",
         }
     series = _series(chart, series_key)
-    label = f"{name} {series.label}" if series else name
+    label = (f"{name} {series.label}" if name else series.label) if series else name
     unit = series.unit if series else ""
     hover = f"%{{y:{series.hover_format if series else '.3f'}}}{unit}"
     return {
@@ -794,7 +871,7 @@ def _trace(
         "legendgroup": name,
         "mode": "lines",
         "line": {
-            "color": colors.get(name),
+            "color": JOB_COLOR if name == JOB_TRACE else colors.get(name),
             "width": series.width if series else 2,
             "dash": series.dash if series else "solid",
         },

@@ -13,7 +13,9 @@ import typer
 from backend.cli import users_app
 from headroom.api_cli import auth_app, classes_app, jobs_app, queries_app, streams_app
 from headroom.cluster_cli import cluster_app
+from spark_runner.contract.actions import ControlAction, action_line
 from spark_runner.contract.snapshot import DEFAULT_WATERMARK_S
+from spark_runner.sim.results import scaling_actions
 
 EXIT_TOO_FEW_PERIODS = 7
 """``headroom run`` measured too few control periods to judge (results still written)."""
@@ -114,6 +116,8 @@ def simulate(
     wall_s = time.perf_counter() - started
     typer.echo(run_header(results))
     typer.echo(class_table(results))
+    for line in action_lines(results):
+        typer.echo(line)
     typer.echo(f"simulated {loaded.duration_s:g} s in {wall_s:.2f} s of wall time")
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
@@ -277,7 +281,7 @@ def run(
         results = results_of(results_path)
     typer.echo(spark_header(results))
     typer.echo(class_table(results))
-    for line in scaling_lines(results):
+    for line in action_lines(results):
         typer.echo(line)
     typer.echo(f"ran {wall_s:.1f} s of wall time on {master}")
     if out is not None:
@@ -299,20 +303,31 @@ def spark_header(results: dict[str, Any]) -> str:
     )
 
 
-def scaling_lines(results: dict[str, Any]) -> list[str]:
-    """An elastic run's resizes, one line each (or why it could not resize)."""
+ACTIONS_SHOWN = 30
+"""The newest control actions a run prints (the results file has them all)."""
+
+
+def action_lines(results: dict[str, Any]) -> list[str]:
+    """A run's control actions, one line each with its verdict (and, for an elastic
+    scenario that could not resize, why)."""
+    lines: list[str] = []
     scaling = results.get("scaling")
-    if not scaling:
-        return []
-    if not scaling["enabled"]:
-        return [f"elastic capacity off: {scaling['reason']}"]
-    start = results["engine"].get("measured_from_s", 0.0) or 0.0
-    return [
-        f"{a['rule']} at {a['at_s'] - start:.1f} s: executors {a['executors_before']} -> "
-        f"{a['executors_after']} (u {a['utilization']:.2f} past {a['threshold']:g} "
-        f"for {a['held_s']:.0f} s)"
-        for a in scaling["actions"]
-    ] or ["elastic capacity: no resize"]
+    if scaling and not scaling["enabled"]:
+        lines.append(f"elastic capacity off: {scaling['reason']}")
+    start = results.get("engine", {}).get("measured_from_s", 0.0) or 0.0
+    actions = [ControlAction.model_validate(a) for a in results.get("actions", [])]
+    if actions:
+        shown = actions[-ACTIONS_SHOWN:]
+        left = (
+            f", the {len(actions) - len(shown)} earlier in the results file"
+            if len(shown) < len(actions)
+            else ""
+        )
+        lines.append(f"control actions ({len(actions)}{left}):")
+        lines += [action_line(a, start) for a in shown]
+    if scaling and scaling["enabled"] and not scaling_actions(results):
+        lines.append("elastic capacity: no resize")
+    return lines
 
 
 @app.command()

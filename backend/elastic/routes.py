@@ -7,6 +7,7 @@ from pydantic import BaseModel, Field
 
 from backend.api.auth import ViewerDep
 from backend.managers.schemas import ManagerParamRead
+from spark_runner.contract.control import LIVE_ELASTIC
 from spark_runner.core.elastic import ScalingParams
 from spark_runner.core.managers.catalogue import describe_params
 from spark_runner.core.thresholds import TAUS
@@ -23,7 +24,10 @@ THRESHOLDS = (
 class ElasticRead(BaseModel):
     parameters: list[ManagerParamRead] = Field(
         description="What a scenario's control.elastic.params accepts; defaults apply to "
-        "what is left out. Set in the scenario, not live."
+        "what is left out. A running job takes changes of "
+        f"{', '.join(LIVE_ELASTIC)} through PATCH /jobs/{{id}}/config "
+        '({"elastic": {...}}); executor_cores is fixed when it starts, and max_executors '
+        "cannot rise above its value then."
     )
     thresholds: str = Field(description="Where the thresholds come from.")
 

@@ -237,11 +237,12 @@ def _plan_from_scenario(document: dict[str, Any], data: JobCreate) -> _LaunchPla
     """A stored scenario: its classes, queries, workload and control settings."""
     scenario = scenario_from_dict(document)  # traces confined to the trace folder
     control_doc = scenario.control
+    launch = scenario_live_config(scenario)
     controls = {
         name: c.model_copy(update={"manager": data.manager, "manager_params": {}})
         if data.manager is not None and data.manager != c.manager
         else c
-        for name, c in scenario_live_config(scenario).classes.items()
+        for name, c in launch.classes.items()
     }
     return _LaunchPlan(
         classes=tuple(
@@ -254,6 +255,7 @@ def _plan_from_scenario(document: dict[str, Any], data: JobCreate) -> _LaunchPla
             recommend_only=data.recommend_only,
             **data.scenario_control(control_doc),
             classes=controls,
+            elastic=launch.elastic,
         ),
         scenario=document,
         control_period_s=data.control_period_s or control_doc.period_s,

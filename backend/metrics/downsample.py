@@ -44,8 +44,17 @@ _AVERAGED = (
     "capacity_usage",
     "shed_fraction",
     "oracle_shed_fraction",
+    "job_usage",
 )
-_NEWEST = ("t", "waiting_count", "manager", "manager_state", "config_version")
+_NEWEST = (
+    "t",
+    "waiting_count",
+    "manager",
+    "manager_state",
+    "config_version",
+    "executors",
+    "executors_requested",
+)
 
 BucketKey = tuple[str, int]
 

@@ -154,6 +154,7 @@ class IngestSample(MetricSample):
     shed_fraction: float | None = Field(default=None, ge=0, le=1, allow_inf_nan=False)
     oracle_shed_fraction: float | None = Field(default=None, ge=0, le=1, allow_inf_nan=False)
     floor_s: _Seconds | None = None
+    job_usage: _Ratio | None = None
 
 
 class IngestBatch(BaseModel):

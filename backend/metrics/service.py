@@ -13,6 +13,7 @@ from backend.bell import bell, metrics_key
 from backend.db import after_commit
 from backend.errors import Conflict, FieldErrors
 from backend.jobs import service as jobs
+from backend.jobs.models import Job
 from backend.jobs.states import TERMINAL
 from backend.metrics.downsample import downsample_stream, newest_buckets, oldest_buckets, take
 from backend.metrics.models import MetricSampleRow
@@ -33,12 +34,13 @@ def ingest(
     creation and ``now_s``, each widened by ``CLOCK_SKEW_S``. Returns the delay target of
     each of the job's classes (for the live gauges).
     """
-    job = jobs.get_job(session, job_id)
-    _check_times(samples, job.created_at.timestamp(), now_s)
-    known = {c["name"] for c in job.config.get("classes", [])}
-    unknown = sorted({s.class_name for s in samples} - known)
-    if unknown:
-        raise Conflict(f"class_name={unknown[0]!r} is not a class of job {job_id}")
+    job = reporting_job(
+        session,
+        job_id,
+        ((f"samples[{i}].t", s.t) for i, s in enumerate(samples)),
+        (("class_name", name) for name in sorted({s.class_name for s in samples})),
+        now_s,
+    )
     MetricRepository(session).insert_many(
         [{"job_id": job_id, **sample.model_dump()} for sample in samples]
     )
@@ -49,18 +51,38 @@ def ingest(
     return {c["name"]: c["delay_target_s"] for c in job.config.get("classes", [])}
 
 
-def _check_times(samples: Sequence[MetricSample], created_s: float, now_s: float) -> None:
-    """Every ``t`` within the run so far: a sample from before the job existed, or from
-    the future, would distort every window and summary that includes it."""
+def reporting_job(
+    session: Session,
+    job_id: int,
+    times: Iterable[tuple[str, float]],
+    classes: Iterable[tuple[str, str]],
+    now_s: float,
+) -> Job:
+    """The job whose report (samples or actions) this is, once every time in it lies
+    within the run (:func:`_check_times`) and every class named (``(path, name)``) is one
+    of the job's."""
+    job = jobs.get_job(session, job_id)
+    _check_times(times, job.created_at.timestamp(), now_s)
+    known = {c["name"] for c in job.config.get("classes", [])}
+    for path, name in classes:
+        if name not in known:
+            raise Conflict(f"{path}={name!r} is not a class of job {job_id}")
+    return job
+
+
+def _check_times(times: Iterable[tuple[str, float]], created_s: float, now_s: float) -> None:
+    """Every time (``(path, epoch s)``) within the run so far: a sample or an action from
+    before the job existed, or from the future, would distort every window and summary
+    that includes it."""
     earliest, latest = created_s - CLOCK_SKEW_S, now_s + CLOCK_SKEW_S
     errors = []
-    for i, sample in enumerate(samples):
-        if not earliest <= sample.t <= latest:
+    for path, value in times:
+        if not earliest <= value <= latest:
             errors.append(
                 (
-                    f"samples[{i}].t",
-                    f"t={sample.t!r} must lie between the job's creation ({created_s:.3f}) "
-                    f"and the server's clock ({now_s:.3f}), each widened by "
+                    path,
+                    f"{path.rsplit('.', 1)[-1]}={value!r} must lie between the job's creation "
+                    f"({created_s:.3f}) and the server's clock ({now_s:.3f}), each widened by "
                     f"{CLOCK_SKEW_S:g} s (epoch seconds)",
                 )
             )

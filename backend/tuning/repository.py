@@ -30,6 +30,12 @@ class ConfigVersionRepository:
         )
         return self.session.scalars(stmt).first()
 
+    def at(self, job_id: int, version: int) -> ConfigVersion | None:
+        stmt = select(ConfigVersion).where(
+            ConfigVersion.job_id == job_id, ConfigVersion.version == version
+        )
+        return self.session.scalars(stmt).first()
+
     def add(self, version: ConfigVersion) -> ConfigVersion:
         self.session.add(version)
         self.session.flush()

@@ -6,7 +6,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from backend.classes.schemas import ClassChange
-from spark_runner.contract.control import LiveConfig
+from spark_runner.contract.control import LIVE_ELASTIC, LiveConfig
 from spark_runner.contract.samples import INT32_MAX
 
 
@@ -28,6 +28,12 @@ class ConfigChange(BaseModel):
     redistribution_every: int | None = Field(default=None, ge=1, le=10_000)
     redistribution_enabled: bool | None = None
     classes: dict[str, ClassChange] | None = Field(default=None, max_length=1000)
+    elastic: dict[str, float | int | str] | None = Field(
+        default=None,
+        max_length=len(LIVE_ELASTIC),
+        description="An elastic job's settings that change live: "
+        f"{', '.join(LIVE_ELASTIC)} (rules: GET /elastic).",
+    )
 
     def as_changes(self) -> dict[str, Any]:
         data = self.model_dump(exclude_none=True)

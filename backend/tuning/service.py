@@ -51,6 +51,14 @@ def record_initial(session: Session, job: Job, config: LiveConfig, created_by: s
     )
 
 
+def _launch_config(session: Session, job_id: int) -> LiveConfig:
+    """Version 0: what the job started with."""
+    first = ConfigVersionRepository(session).at(job_id, 0)
+    if first is None:
+        raise NotFound(f"job {job_id} has no launch configuration")
+    return LiveConfig.model_validate(first.config)
+
+
 def latest_config(session: Session, job_id: int) -> LiveConfig:
     latest = ConfigVersionRepository(session).latest(job_id)
     if latest is None:
@@ -68,6 +76,7 @@ def propose(
     current = latest_config(session, job_id)
     new = current.merged(changes, current.version + 1)
     new.validate_rules()
+    new.check_launch(_launch_config(session, job_id))
     diff = list(_diff(current.model_dump(), new.model_dump()))
     if not diff:
         raise Conflict("the change leaves the configuration as it is: no new version stored")

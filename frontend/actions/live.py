@@ -52,6 +52,8 @@ from frontend.live_figures import (
     plan_chart,
 )
 from frontend.managers import delay_band
+from spark_runner.core.elastic import job_thresholds
+from spark_runner.core.thresholds import Thresholds
 
 Figure = dict[str, Any]  # a plain Plotly figure: {"data": [...], "layout": {...}}
 LIVE_WINDOW_S = 120.0
@@ -190,17 +192,29 @@ def class_bands(job: Job, config: JobConfig | None) -> dict[str, Band]:
     return {cls["name"]: delay_band(cls["delay_target_s"], None, {}) for cls in job["classes"]}
 
 
+def job_thresholds_of(config: JobConfig | None) -> dict[str, float]:
+    """The job's usage thresholds in force: the lowest of its classes' (the core's rule)."""
+    if config is None:
+        return {}
+    classes = in_force(config)["classes"].values()
+    return job_thresholds(Thresholds(c["tau0"], c["tau1"], c["tau2"], c["tau3"]) for c in classes)
+
+
 def chart_context(job: Job, config: JobConfig | None) -> ChartContext:
+    same = config is not None and config.get("job_id") == job["id"]
     return ChartContext(
         classes=tuple(cls["name"] for cls in job["classes"]),
         bands=class_bands(job, config),
         uirevision=job["id"],
+        thresholds=job_thresholds_of(config if same else None),
     )
 
 
 def context_key(context: ChartContext) -> str:
     """Changes exactly when the charts must be drawn anew for their context."""
-    return json.dumps([list(context.classes), sorted(context.bands.items())])
+    return json.dumps(
+        [list(context.classes), sorted(context.bands.items()), sorted(context.thresholds.items())]
+    )
 
 
 def new_samples(samples: Sequence[MetricSample], last_seq: Mapping[str, int]) -> list[MetricSample]:

@@ -54,7 +54,9 @@ CLASS_FIELDS: tuple[str, ...] = (
 )
 NUMBER_FIELDS: tuple[str, ...] = ("delay_target_s", "priority", "tau0", "tau1", "tau2", "tau3")
 JOB_FIELDS: tuple[str, ...] = ("recommend_only", "policy", "redistribution_every")
-TUNE_FIELDS: tuple[str, ...] = (*CLASS_FIELDS, *JOB_FIELDS)
+ELASTIC_FIELDS: tuple[str, ...] = ("hold_out_s", "hold_in_s", "max_executors")
+"""The elastic settings the panel changes (an elastic job's; the API takes a few more)."""
+TUNE_FIELDS: tuple[str, ...] = (*CLASS_FIELDS, *JOB_FIELDS, *ELASTIC_FIELDS)
 LABELS: dict[str, str] = {
     "delay_target_s": "delay target (s)",
     "priority": "priority",
@@ -69,6 +71,9 @@ LABELS: dict[str, str] = {
     "recommend_only": "recommend only",
     "policy": "policy",
     "redistribution_every": "redistribute every (periods)",
+    "hold_out_s": "scale-out hold (s)",
+    "hold_in_s": "scale-in hold (s)",
+    "max_executors": "max executors",
 }
 VERSIONS_SHOWN = 8
 
@@ -143,6 +148,9 @@ def form_values(config: JobConfig, class_name: str | None) -> dict[str, Any]:
         "policy": live["policy"],
         "redistribution_every": live["redistribution_every"],
     }
+    elastic = live.get("elastic")
+    for key in ELASTIC_FIELDS:
+        values[key] = elastic.get(key) if elastic is not None else None
     cls = live["classes"].get(class_name or "")
     for key in CLASS_FIELDS:
         values[key] = None
@@ -199,9 +207,36 @@ def plan_change(config: JobConfig, class_name: str | None, values: Mapping[str, 
                 format_number(every),
             )
         )
+    elastic_body = elastic_changes(live.get("elastic"), values, feedback, changes)
+    if elastic_body:
+        body["elastic"] = elastic_body
     if feedback:
         return ChangePlan(feedback_by_field=feedback)
     return ChangePlan(body=body, changes=changes)
+
+
+def elastic_changes(
+    elastic: Mapping[str, Any] | None,
+    values: Mapping[str, Any],
+    feedback: dict[str, str],
+    changes: list[tuple[str, str, str]],
+) -> dict[str, Any]:
+    """The elastic settings the form changes (``elastic`` the job's, None: it does not
+    scale), adding their ``(what, old, new)`` lines and a message per bad value."""
+    body: dict[str, Any] = {}
+    for key in ELASTIC_FIELDS:
+        raw = values.get(key)
+        if _blank(raw):
+            continue
+        number = _number(raw)
+        if elastic is None:
+            feedback[key] = "This job does not scale its executors (no control.elastic)."
+        elif number is None:
+            feedback[key] = f"Enter a number for {LABELS[key]}, or leave it as it was."
+        elif number != float(elastic[key]):
+            body[key] = int(number) if number.is_integer() else number
+            changes.append((LABELS[key], format_number(float(elastic[key])), format_number(number)))
+    return body
 
 
 def class_changes(

@@ -29,8 +29,8 @@ from dash.development.base_component import Component
 from dash.exceptions import PreventUpdate
 
 from frontend import polling, session
+from frontend.actions import action_log, tuning
 from frontend.actions import live as actions
-from frontend.actions import tuning
 from frontend.api import ApiError, JobConfig, Role
 from frontend.auth import can_change
 from frontend.components import role_hint_alert
@@ -44,8 +44,10 @@ dash.register_page(  # type: ignore[no-untyped-call]  # unannotated in dash
 REFRESH_INTERVAL_MS = 100
 JOBS_INTERVAL_MS = 5_000
 CONFIG_INTERVAL_MS = 1_000
+ACTIONS_INTERVAL_MS = 2_000
 LIVE_POLL = "live"  # the chart refresh: live-interval, live-tick, live-answered
 CONFIG_POLL = "tune"  # the configuration read: tune-interval, tune-tick, tune-answered
+ACTIONS_POLL = "acts"  # the control-action log: acts-interval, acts-tick, acts-answered
 CHART_ID = "live-chart"  # every chart, one row each, in one figure
 
 
@@ -54,6 +56,18 @@ def _charts() -> Component:
         id=CHART_ID, figure=actions.empty_figure(), config={"displaylogo": False}
     )
     return graph
+
+
+def _action_log() -> Component:
+    card: Component = dbc.Card(
+        [
+            dbc.CardHeader("Control actions", class_name="fw-semibold"),
+            dbc.CardBody([html.Div(id="live-actions-alert"), html.Div(id="live-actions")]),
+        ],
+        id="live-actions-card",
+        class_name="mt-3",
+    )
+    return card
 
 
 def _number(field: str, label: str, width: int) -> dbc.Col:
@@ -139,6 +153,15 @@ def _tuning_form() -> Component:
                 class_name="small",
             ),
             html.Div(id="tune-recommend_only-feedback", className="invalid-feedback d-block"),
+            dbc.Row(
+                [
+                    _number("hold_out_s", "Scale-out hold (s)", 4),
+                    _number("hold_in_s", "Scale-in hold (s)", 4),
+                    _number("max_executors", "Max executors", 4),
+                ],
+                class_name="g-2 mt-1 mb-1",
+            ),
+            dbc.FormText("Elastic jobs only: how long u stays past τ3 (τ0) before a resize"),
             dbc.Row(
                 [
                     dbc.Col(
@@ -244,6 +267,7 @@ def layout_for(role: Role | None, job_id: int | None) -> html.Div:
             dcc.Store(id="live-config", data=None),
             *polling.components(LIVE_POLL, REFRESH_INTERVAL_MS),
             *polling.components(CONFIG_POLL, CONFIG_INTERVAL_MS),
+            *polling.components(ACTIONS_POLL, ACTIONS_INTERVAL_MS),
             dcc.Interval(id="live-jobs-interval", interval=JOBS_INTERVAL_MS),
             # When the newest sample was put on screen: "<t> <epoch ms>" (see below).
             html.Div(id="live-rendered", style={"display": "none"}),
@@ -252,7 +276,7 @@ def layout_for(role: Role | None, job_id: int | None) -> html.Div:
             html.Div(id="live-summary", className="mb-3"),
             dbc.Row(
                 [
-                    dbc.Col(_charts(), lg=8),
+                    dbc.Col([_charts(), _action_log()], lg=8),
                     dbc.Col(_tuning_panel(role), lg=4),
                 ],
                 class_name="g-3",
@@ -321,6 +345,22 @@ def _refresh(
 
 polling.register(LIVE_POLL)
 polling.register(CONFIG_POLL)
+polling.register(ACTIONS_POLL)
+
+
+@callback(
+    Output("live-actions", "children"),
+    Output("live-actions-alert", "children"),
+    Output(polling.answered_id(ACTIONS_POLL), "data"),
+    Input(polling.tick_id(ACTIONS_POLL), "data"),
+    State("live-job", "value"),
+)
+def _poll_actions(tick: int | None, job_id: Any) -> tuple[Any, Any, Any]:
+    with api_client() as api:
+        log, alert = action_log.load_actions(api, actions.parse_job_id(job_id))
+    if alert is not None:
+        return dash.no_update, alert, tick  # transient: keep what is on screen
+    return action_log.render_actions(log), None, tick
 
 
 # A refresh answered: record when the samples it added were put on screen, after the

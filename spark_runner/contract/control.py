@@ -13,9 +13,10 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from spark_runner.core.dilos import ClassSpec, DilosParams
+from spark_runner.core.elastic import ScalingParams, job_thresholds
 from spark_runner.core.errors import ParameterError
 from spark_runner.core.managers.registry import manager_params
-from spark_runner.core.params import ParamValue
+from spark_runner.core.params import ParamValue, build_params
 from spark_runner.core.thresholds import Thresholds
 
 CLASS_FIELDS = (
@@ -31,6 +32,16 @@ CLASS_FIELDS = (
     "max_lend_fraction",
 )
 JOB_FIELDS = ("recommend_only", "policy", "redistribution_every", "redistribution_enabled")
+LIVE_ELASTIC = (
+    "hold_out_s",
+    "hold_in_s",
+    "min_executors",
+    "max_executors",
+    "sizing",
+    "startup_timeout_s",
+)
+"""The elasticity settings a running job takes (``executor_cores`` is fixed when the
+application starts, the thresholds are the classes')."""
 
 
 class ClassControl(BaseModel):
@@ -85,6 +96,13 @@ class LiveConfig(BaseModel):
     redistribution_every: int = Field(default=10, description="CRC, in control periods.")
     redistribution_enabled: bool = True
     classes: dict[str, ClassControl]
+    elastic: dict[str, ParamValue] | None = Field(
+        default=None,
+        description="The job's elasticity settings (None: it does not scale its executors): "
+        f"{', '.join(LIVE_ELASTIC)} change live; executor_cores is fixed at launch and "
+        "max_executors cannot rise above the launch's; the thresholds tau0..tau3 are the "
+        "lowest of the classes'.",
+    )
 
     def dilos_params(self) -> DilosParams:
         return DilosParams(
@@ -103,6 +121,40 @@ class LiveConfig(BaseModel):
                 raise ParameterError(
                     f"classes.{name}.{error.field}", error.value, error.rule
                 ) from None
+        self.scaling_params()
+
+    def scaling_params(self) -> ScalingParams | None:
+        """The job's elasticity settings with its thresholds (the lowest of its classes');
+        None when it does not scale. Raises ``ParameterError`` (``elastic.<name>``)."""
+        if self.elastic is None:
+            return None
+        thresholds = job_thresholds(c.spec(n).thresholds for n, c in self.classes.items())
+        try:
+            return build_params(ScalingParams, {**self.elastic, **thresholds})
+        except ParameterError as error:
+            raise ParameterError(f"elastic.{error.field}", error.value, error.rule) from None
+
+    def check_launch(self, launch: LiveConfig) -> None:
+        """The rules a change must keep against the configuration the job started with:
+        the pool's executor size and its largest size are the application's (Spark takes
+        ``spark.executor.cores`` and ``spark.cores.max`` when it starts)."""
+        if self.elastic is None or launch.elastic is None:
+            return
+        cores = launch.elastic.get("executor_cores")
+        if self.elastic.get("executor_cores") != cores:
+            raise ParameterError(
+                "elastic.executor_cores",
+                self.elastic.get("executor_cores"),
+                f"is fixed when the job starts (it started with {cores})",
+            )
+        most = launch.elastic.get("max_executors")
+        asked = self.elastic.get("max_executors")
+        if isinstance(most, int) and isinstance(asked, int) and asked > most:
+            raise ParameterError(
+                "elastic.max_executors",
+                asked,
+                f"must be <= {most}, the job's maximum when it started (Spark's cores.max)",
+            )
 
     def merged(self, changes: dict[str, Any], version: int) -> LiveConfig:
         """A new configuration with ``changes`` (same shape, partial) applied."""
@@ -117,7 +169,28 @@ class LiveConfig(BaseModel):
                             f"not a class of this job: {sorted(data['classes'])}",
                         )
                     data["classes"][name].update(fields)
+            elif key == "elastic":
+                data["elastic"] = _merged_elastic(data["elastic"], value)
             else:
                 data[key] = value
         data["version"] = version
         return LiveConfig.model_validate(data)
+
+
+def _merged_elastic(current: dict[str, Any] | None, changes: Any) -> dict[str, Any]:
+    """The elasticity settings with ``changes`` (only :data:`LIVE_ELASTIC` keys)."""
+    if current is None:
+        raise ParameterError(
+            "elastic", changes, "this job does not scale its executors (no control.elastic)"
+        )
+    if not isinstance(changes, dict):
+        raise ParameterError("elastic", changes, "must be an object of settings")
+    for key, value in changes.items():
+        if key not in LIVE_ELASTIC:
+            rule = (
+                "is set per class (the job takes the lowest of its classes')"
+                if key.startswith("tau")
+                else f"cannot change while the job runs; live: {', '.join(LIVE_ELASTIC)}"
+            )
+            raise ParameterError(f"elastic.{key}", value, rule)
+    return {**current, **changes}

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from spark_runner.core.elastic import MAX_EXECUTORS
+
 INT32_MAX = 2**31 - 1
 """Counters are stored as 32-bit integers; larger values are rejected, not overflowed."""
 
@@ -99,6 +101,16 @@ class MetricSample(BaseModel):
     )
     config_version: int | None = Field(
         default=None, ge=0, le=INT32_MAX, description="Live configuration version in force."
+    )
+    # The job's pool (elastic jobs only; the same on every class's sample of a period).
+    executors: int | None = Field(
+        default=None, ge=0, le=MAX_EXECUTORS, description="The job's executors serving."
+    )
+    executors_requested: int | None = Field(
+        default=None, ge=0, le=MAX_EXECUTORS, description="The size the elastic policy asks."
+    )
+    job_usage: float | None = Field(
+        default=None, ge=0, description="The job's u: its classes' load over its capacity."
     )
 
 

@@ -12,19 +12,17 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from spark_runner.control.period import rounded
 from spark_runner.core.elastic import (
+    ScalingAction,
     ScalingParams,
     ScalingPolicy,
     bounded_shed,
-    job_thresholds,
     job_usage,
 )
-from spark_runner.core.params import build_params
-from spark_runner.core.thresholds import Thresholds
 
 log = logging.getLogger(__name__)
 
@@ -35,15 +33,13 @@ class PoolControl:
     def __init__(self, params: ScalingParams) -> None:
         self.params = params
         self.policy = ScalingPolicy(params, params.min_executors)
-        self.actions: list[dict[str, Any]] = []
+        self.last_action: ScalingAction | None = None
         self.usage = 0.0
 
-    def retune(self, per_class: Iterable[Thresholds]) -> None:
-        """A live configuration changed the classes' thresholds: the job's follow."""
-        thresholds = job_thresholds(per_class)
-        if thresholds:
-            self.params = build_params(ScalingParams, thresholds, base=self.params)
-            self.policy.params = self.params
+    def retune(self, params: ScalingParams) -> None:
+        """A live configuration changed the settings (or the classes' thresholds, which
+        are the job's): they hold from the next period."""
+        self.params = self.policy.params = params
 
     @property
     def target(self) -> int:
@@ -63,9 +59,9 @@ class PoolControl:
         """One period: ``loads`` offered per class and the pool's ``capacity`` (both s/s)
         with ``executors`` serving and ``free_executors`` more available; ``shed`` the
         managers' fractions, ``order`` the classes highest priority first. Returns the
-        fractions to apply."""
+        fractions to apply; ``last_action`` is the resize asked this period (or None)."""
         usage = self.usage = job_usage(loads, capacity)
-        action = self.policy.step(t_s, usage, executors, free_executors)
+        action = self.last_action = self.policy.step(t_s, usage, executors, free_executors)
         if action is not None:
             log.info(
                 "%s: u %.2f past %.2f for %.0f s, executors %d -> %d",
@@ -76,7 +72,6 @@ class PoolControl:
                 action.executors_before,
                 action.executors_after,
             )
-            self.actions.append(dataclasses.asdict(action))
         bound = self.policy.shed_bound(usage, executors, free_executors)
         return dict(shed) if bound is None else bounded_shed(shed, loads, bound, order)
 
@@ -89,15 +84,21 @@ class PoolControl:
         }
 
 
+def scaling_changes(old: ScalingParams, new: ScalingParams) -> str:
+    """What differs between two settings, for the log: ``hold_out_s 10 -> 5, ...``."""
+    before, after = dataclasses.asdict(old), dataclasses.asdict(new)
+    return ", ".join(f"{k} {before[k]} -> {v}" for k, v in after.items() if before[k] != v)
+
+
 def scaling_summary(
     params: ScalingParams | None, pool: PoolControl | None, reason: str | None = None
 ) -> dict[str, Any] | None:
-    """The results' ``scaling`` part (None: the scenario asks no elasticity)."""
+    """The results' ``scaling`` part (None: the scenario asks no elasticity); the resizes
+    are in the results' ``actions`` with the other control actions."""
     if params is None:
         return None
     return {
         "enabled": pool is not None,
         "reason": reason,
         "params": dataclasses.asdict(pool.params if pool is not None else params),
-        "actions": pool.actions if pool is not None else [],
     }

@@ -33,6 +33,10 @@ from spark_runner.core.thresholds import TAUS, THRESHOLD_RULE, Thresholds, valid
 
 ScalingRule = Literal["scale_out", "scale_in"]
 SIZINGS = ("load_aware", "one_at_a_time")
+MAX_EXECUTORS = 10_000
+"""No pool holds more executors than this."""
+MAX_HOLD_S = 3_600.0
+"""Hold times and the start-up timeout are at most an hour, s."""
 
 
 @dataclass(frozen=True)
@@ -59,13 +63,21 @@ class ScalingParams:
 
     RULES: ClassVar[Mapping[str, tuple[Rule, ...]]] = {
         **{tau: (Rule.checked_elsewhere(THRESHOLD_RULE),) for tau in TAUS},
-        "hold_out_s": (Rule.positive(" seconds"),),
-        "hold_in_s": (Rule.positive(" seconds"), Rule.checked_elsewhere("must be >= hold_out_s")),
-        "min_executors": (Rule.at_least(1),),
-        "max_executors": (Rule.at_least(1), Rule.checked_elsewhere("must be >= min_executors")),
-        "executor_cores": (Rule.at_least(1),),
+        "hold_out_s": (Rule.positive(" seconds"), Rule.closed(0, MAX_HOLD_S)),
+        "hold_in_s": (
+            Rule.positive(" seconds"),
+            Rule.closed(0, MAX_HOLD_S),
+            Rule.checked_elsewhere("must be >= hold_out_s"),
+        ),
+        "min_executors": (Rule.at_least(1), Rule.closed(1, MAX_EXECUTORS)),
+        "max_executors": (
+            Rule.at_least(1),
+            Rule.closed(1, MAX_EXECUTORS),
+            Rule.checked_elsewhere("must be >= min_executors"),
+        ),
+        "executor_cores": (Rule.at_least(1), Rule.closed(1, 1_024)),
         "sizing": (Rule.one_of(SIZINGS),),
-        "startup_timeout_s": (Rule.positive(" seconds"),),
+        "startup_timeout_s": (Rule.positive(" seconds"), Rule.closed(0, MAX_HOLD_S)),
     }
 
     tau0: float = 0.2

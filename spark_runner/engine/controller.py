@@ -45,9 +45,11 @@ from typing import Any
 
 import numpy as np
 
+from spark_runner.contract.actions import ControlAction
 from spark_runner.contract.control import LiveConfig
 from spark_runner.contract.samples import INT32_MAX, MetricSample
-from spark_runner.control.elastic import PoolControl, scaling_summary
+from spark_runner.control.actions import ActionLog, Managed
+from spark_runner.control.elastic import PoolControl, scaling_changes, scaling_summary
 from spark_runner.control.live import apply_live_config
 from spark_runner.control.period import (
     ClassPeriod,
@@ -59,6 +61,7 @@ from spark_runner.control.period import (
 from spark_runner.control.plane import make_control_plane
 from spark_runner.core.class_scheduler import priority_order
 from spark_runner.core.dilos import StaleRule
+from spark_runner.core.elastic import ScalingParams
 from spark_runner.core.errors import ParameterError
 from spark_runner.core.load_model import LoadModel
 from spark_runner.engine.costs import (
@@ -122,6 +125,7 @@ class StepOutcome:
     decision: Decision
     samples: list[MetricSample]
     redistributed: bool = False
+    actions: list[ControlAction] = field(default_factory=list)
 
 
 @dataclass
@@ -169,7 +173,7 @@ class EngineController:
         self.executors = self.scaling.min_executors if self.scaling is not None else 1
         self.free_executors = 0
         self.scaling_off: str | None = None
-        self.live = scenario_live_config(scenario)
+        self.live = self._launch_config = scenario_live_config(scenario)
         if live is not None:
             changes = self._install(live)
             if changes:
@@ -208,6 +212,7 @@ class EngineController:
         # results
         self.totals = {n: ClassTotals() for n in self.names}
         self.loop = PeriodLoop(self.control, self.load_model, self.targets)
+        self.action_log = ActionLog(self.targets)
         self.series: list[dict[str, Any]] = []
         self.redistributions: list[dict[str, Any]] = []
         self.idle_s = 0.0
@@ -275,12 +280,25 @@ class EngineController:
         return config.version
 
     def _install(self, config: LiveConfig) -> list[str]:
+        scaling = self._live_scaling(config)  # checked before anything changes
         changes = apply_live_config(self.control, self.live, config)
+        if scaling is not None and self.elastic is not None and scaling != self.elastic.params:
+            changes.append(f"elastic={scaling_changes(self.elastic.params, scaling)}")
+            self.elastic.retune(scaling)
         self.live = config
         self._sync_targets()
-        if self.elastic is not None:  # the classes' thresholds are the job's
-            self.elastic.retune(c.spec(n).thresholds for n, c in config.classes.items())
         return changes
+
+    def _live_scaling(self, config: LiveConfig) -> ScalingParams | None:
+        """The elasticity settings ``config`` asks (None: the run does not scale); raises
+        ``ParameterError`` for one the running application cannot take. The thresholds
+        are its classes' even where ``config`` carries no elasticity settings."""
+        if self.scaling is None:
+            return None
+        if config.elastic is None:  # a configuration from before elasticity was live
+            config = config.model_copy(update={"elastic": self._launch_config.elastic})
+        config.check_launch(self._launch_config)
+        return config.scaling_params()
 
     # --- decisions -----------------------------------------------------------------------
 
@@ -621,12 +639,21 @@ class EngineController:
         self._step += 1
         self._decision_version += 1
         decision = self._decision(self._scale_pool(t_s, outcome), result.quotas, result.stale)
+        actions = self.action_log.observe(
+            t_s,
+            periods,
+            Managed.of(outcome),
+            decision.shed,
+            self.executors if self.elastic is not None else None,
+            self.elastic.last_action if self.elastic is not None else None,
+        )
         if result.redistributed:
             self.redistributions.append({"t_s": rounded(t_s), **result.details})
         samples: list[MetricSample] = []
         classes: dict[str, Any] = {}
         dout = self._expected_outputs()
         self.idle_s += period.idle_s
+        elastic = self.elastic
         for name in self.names:
             rt = responses[name]
             obs = outcome.observations[name]
@@ -677,6 +704,9 @@ class EngineController:
                     manager_state=str(d.state)[:20],
                     redistributed=result.redistributed,
                     config_version=self.config_version,
+                    executors=self.executors if elastic is not None else None,
+                    executors_requested=elastic.target if elastic is not None else None,
+                    job_usage=_finite(elastic.usage) if elastic is not None else None,
                 )
             )
         self.series.append(
@@ -695,7 +725,7 @@ class EngineController:
                 "classes": classes,
             }
         )
-        return StepOutcome(decision, samples, result.redistributed)
+        return StepOutcome(decision, samples, result.redistributed, actions)
 
     def _scale_pool(self, t_s: float, outcome: PeriodOutcome) -> dict[str, float]:
         """The shed fractions to apply: the managers', bounded by the elastic policy to

@@ -41,6 +41,7 @@ def build_spark_results(
         idle_s=controller.idle_s,
         end_s=max(duration_s - _measured_from(controller), 1e-9),
         turns=controller.batches,
+        actions=list(controller.action_log.actions),
         scaling=controller.scaling_summary(),
     )
     results = build_results(out)

@@ -33,6 +33,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql.streaming.query import StreamingQuery
 from pyspark.sql.types import BooleanType
 
+from spark_runner.contract.actions import ControlAction
 from spark_runner.contract.control import LiveConfig
 from spark_runner.contract.samples import MetricSample
 from spark_runner.contract.snapshot import DEFAULT_WATERMARK_S
@@ -68,6 +69,7 @@ from spark_runner.scenario.models import MapOp
 log = logging.getLogger(__name__)
 
 SampleSink = Callable[[list[MetricSample]], None]
+ActionSink = Callable[[list[ControlAction]], None]
 EXECUTED = "addBatch"
 """The duration only a progress of an executed batch has."""
 MAX_BACKLOG_S = 3600.0
@@ -143,6 +145,7 @@ class EngineRun:
         settings: RunSettings,
         live: LiveConfig | None = None,
         samples: SampleSink | None = None,
+        actions: ActionSink | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.plan = plan
@@ -151,6 +154,7 @@ class EngineRun:
         check_sink(settings.sink, settings.sink_path, settings.redis_url)
         self.dataflow: Dataflow | None = None
         self._samples = samples
+        self._actions = actions
         self._clock = clock
         self.work_dir = Path(settings.checkpoint_dir) / "headroom"
         self.decision_path = self.work_dir / "decision.json"
@@ -336,6 +340,8 @@ class EngineRun:
                 )
             if self._samples is not None:
                 self._samples(outcome.samples)
+            if self._actions is not None and outcome.actions:
+                self._actions(outcome.actions)
         stepped_s = self._clock()
         # the decision is out: the executor time is read for the next steps, not this one
         # (before the batch counts as reported: a stop waits for this read to end)

@@ -51,7 +51,13 @@ from spark_runner.job.lifecycle import (
     StopSignal,
     close_gate_when_quiet,
 )
-from spark_runner.job.reporter import MetricsReporter, metrics_url
+from spark_runner.job.reporter import (
+    ActionsReporter,
+    MetricsReporter,
+    Reporter,
+    actions_url,
+    metrics_url,
+)
 from spark_runner.scenario.errors import ScenarioError
 
 log = logging.getLogger("spark_runner.job")
@@ -182,28 +188,40 @@ def run(snapshot: JobSnapshot, *, submitted: bool = False) -> int:
     stop = StopSignal()
     stop.install()
     reporter: MetricsReporter | None = None
+    actions: ActionsReporter | None = None
     if snapshot.api_url:
         reporter = MetricsReporter(
             metrics_url(snapshot.api_url, snapshot.job_id),
             buffer_max=snapshot.metrics_buffer_max,
             token=snapshot.ingest_token,
         )
+        actions = ActionsReporter(
+            actions_url(snapshot.api_url, snapshot.job_id),
+            buffer_max=snapshot.metrics_buffer_max,
+            token=snapshot.ingest_token,
+        )
         reporter.start()
+        actions.start()
     try:
-        return _run_spark(snapshot, prepared, stop, reporter, submitted=submitted)
+        return _run_spark(snapshot, prepared, stop, reporter, actions, submitted=submitted)
     finally:
-        if reporter is not None:
-            reporter.close(REPORTER_CLOSE_TIMEOUT_S)
-            s = reporter.stats()
-            log.info(
-                "metrics: %d samples delivered, %d dropped (buffer full), %d rejected, "
-                "%d undelivered",
-                s.delivered,
-                s.dropped_overflow,
-                s.dropped_rejected,
-                s.backlog,
-            )
+        for each in (reporter, actions):
+            if each is not None:
+                _close(each)
         stop.restore()
+
+
+def _close(reporter: Reporter[Any]) -> None:
+    reporter.close(REPORTER_CLOSE_TIMEOUT_S)
+    s = reporter.stats()
+    log.info(
+        "%s: %d delivered, %d dropped (buffer full), %d rejected, %d undelivered",
+        reporter.NOUN,
+        s.delivered,
+        s.dropped_overflow,
+        s.dropped_rejected,
+        s.backlog,
+    )
 
 
 def _run_spark(
@@ -211,6 +229,7 @@ def _run_spark(
     prepared: Prepared,
     stop: StopSignal,
     reporter: MetricsReporter | None,
+    actions: ActionsReporter | None,
     *,
     submitted: bool,
 ) -> int:
@@ -240,7 +259,7 @@ def _run_spark(
         if stop.event.is_set():
             log.info("%s received during start-up; not starting the query", stop.signal_name)
             return EXIT_OK
-        return _run_query(handle.spark, snapshot, prepared, stop, reporter)
+        return _run_query(handle.spark, snapshot, prepared, stop, reporter, actions)
     finally:
         handle.stop()
         log.info("Spark stopped")
@@ -252,6 +271,7 @@ def _run_query(
     prepared: Prepared,
     stop: StopSignal,
     reporter: MetricsReporter | None,
+    actions: ActionsReporter | None,
 ) -> int:
     from spark_runner.engine.controller import ControllerOptions
     from spark_runner.engine.runner import EngineRun, RunSettings
@@ -290,6 +310,7 @@ def _run_query(
             settings,
             prepared.live,
             samples=reporter.submit if reporter is not None else None,
+            actions=actions.submit if actions is not None else None,
         )
     except SinkError as exc:
         return _fail(EXIT_OUTPUT_FAILED, str(exc))

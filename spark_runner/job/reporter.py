@@ -1,20 +1,22 @@
-"""Delivers metric samples to the control plane from a background thread (no Spark).
+"""Delivers a job's reports to the control plane from a background thread (no Spark).
 
-``submit`` never blocks on the network: samples go into a bounded buffer (oldest dropped
-first when full) and a daemon thread POSTs them as ``MetricBatch`` JSON to
-``{api_url}/api/v1/jobs/{job_id}/metrics``.
+Two kinds, one policy: :class:`MetricsReporter` POSTs metric samples as ``MetricBatch``
+JSON to ``{api_url}/api/v1/jobs/{job_id}/metrics``; :class:`ActionsReporter` POSTs control
+actions as ``ActionBatch`` JSON to ``.../actions``. ``submit`` never blocks on the
+network: items go into a bounded buffer (oldest dropped first when full) and a daemon
+thread POSTs them.
 
 Delivery policy, by outcome of one POST:
 
 - 2xx: delivered.
-- transport error, timeout, 408, 429 or 5xx: transient. The samples stay buffered and
+- transport error, timeout, 408, 429 or 5xx: transient. The items stay buffered and
   the next attempt waits a capped exponential backoff (or the server's ``Retry-After``,
   capped the same way). The streaming job keeps running meanwhile.
 - any other status (4xx, e.g. 401 for a wrong ingest token or 422 for a sample the
   control plane refuses): the batch can never succeed; it is logged and dropped.
 
-Samples carry (class, seq), so the control plane stores a re-sent sample once: a POST
-that timed out after the server stored it is safe to repeat.
+Samples carry (class, seq) and actions their seq, so the control plane stores a re-sent
+item once: a POST that timed out after the server stored it is safe to repeat.
 
 Time comes from the injected ``clock`` (seconds, monotonic). ``pump`` makes one delivery
 decision and returns how long to wait before the next one, so tests drive the reporter
@@ -31,18 +33,24 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import ClassVar, Generic, TypeVar
 
 import httpx
 
+from spark_runner.contract.actions import ActionBatch, ControlAction
 from spark_runner.contract.samples import MetricBatch, MetricSample
 
 log = logging.getLogger(__name__)
 
-MAX_SAMPLES_PER_POST = 10_000  # MetricBatch's limit
+T = TypeVar("T", MetricSample, ControlAction)
 
 
 def metrics_url(api_url: str, job_id: int) -> str:
     return f"{api_url.rstrip('/')}/api/v1/jobs/{job_id}/metrics"
+
+
+def actions_url(api_url: str, job_id: int) -> str:
+    return f"{api_url.rstrip('/')}/api/v1/jobs/{job_id}/actions"
 
 
 class _Outcome(enum.Enum):
@@ -62,8 +70,11 @@ class ReporterStats:
     consecutive_failures: int
 
 
-class MetricsReporter:
-    """Buffers samples and POSTs them in order; see the module docstring for the policy."""
+class Reporter(Generic[T]):
+    """Buffers items and POSTs them in order; see the module docstring for the policy."""
+
+    NOUN: ClassVar[str]
+    MAX_PER_POST: ClassVar[int]
 
     def __init__(
         self,
@@ -79,8 +90,8 @@ class MetricsReporter:
     ) -> None:
         if buffer_max <= 0:
             raise ValueError(f"buffer_max is {buffer_max}; it must be > 0")
-        if not 0 < batch_max <= MAX_SAMPLES_PER_POST:
-            raise ValueError(f"batch_max is {batch_max}; it must be in 1..{MAX_SAMPLES_PER_POST}")
+        if not 0 < batch_max <= self.MAX_PER_POST:
+            raise ValueError(f"batch_max is {batch_max}; it must be in 1..{self.MAX_PER_POST}")
         if not 0 < backoff_initial_s <= backoff_max_s:
             raise ValueError(
                 f"backoff_initial_s ({backoff_initial_s}) must be > 0 and "
@@ -98,8 +109,8 @@ class MetricsReporter:
         self._client = httpx.Client(timeout=timeout_s, headers=headers)
 
         self._cond = threading.Condition()
-        self._buffer: deque[MetricSample] = deque()
-        self._in_flight: list[MetricSample] = []
+        self._buffer: deque[T] = deque()
+        self._in_flight: list[T] = []
         self._next_attempt_at = float("-inf")
         self._failures = 0
         self._delivered = 0
@@ -112,10 +123,10 @@ class MetricsReporter:
 
     # -- producer side ---------------------------------------------------------------
 
-    def submit(self, samples: Iterable[MetricSample]) -> None:
-        """Queue samples for delivery; never blocks on the network."""
+    def submit(self, items: Iterable[T]) -> None:
+        """Queue items for delivery; never blocks on the network."""
         with self._cond:
-            self._buffer.extend(samples)
+            self._buffer.extend(items)
             self._trim_overflow()
             self._cond.notify_all()
 
@@ -134,7 +145,7 @@ class MetricsReporter:
     def pump(self) -> float | None:
         """Make one delivery attempt if one is due.
 
-        Returns the seconds to wait before calling again: 0.0 if more samples can go now,
+        Returns the seconds to wait before calling again: 0.0 if more items can go now,
         the remaining backoff if an attempt is not due yet, None if nothing is buffered.
         """
         with self._cond:
@@ -158,11 +169,12 @@ class MetricsReporter:
                 delay_s = self._backoff_s(retry_after_s)
                 self._next_attempt_at = self._clock() + delay_s
                 log.warning(
-                    "metrics delivery to %s failed (%s); %d samples buffered, %d dropped so "
-                    "far; retrying in %.1f s",
+                    "delivery to %s failed (%s); %d %s buffered, %d dropped so far; "
+                    "retrying in %.1f s",
                     self.url,
                     detail,
                     len(self._buffer),
+                    self.NOUN,
                     self._dropped_overflow,
                     delay_s,
                 )
@@ -170,27 +182,30 @@ class MetricsReporter:
             if outcome is _Outcome.DELIVERED:
                 if self._failures:
                     log.info(
-                        "metrics delivery recovered after %d failed attempts; %d samples buffered",
+                        "delivery recovered after %d failed attempts; %d %s buffered",
                         self._failures,
                         len(self._buffer),
+                        self.NOUN,
                     )
                 self._delivered += len(batch)
                 self._dropping = False
             else:
                 self._dropped_rejected += len(batch)
                 log.error(
-                    "control plane rejected %d samples (%s); dropped, they cannot succeed",
+                    "control plane rejected %d %s (%s); dropped, they cannot succeed",
                     len(batch),
+                    self.NOUN,
                     detail,
                 )
             self._failures = 0
             self._next_attempt_at = float("-inf")
             return 0.0 if self._buffer else None
 
-    def _post(self, batch: list[MetricSample]) -> tuple[_Outcome, str, float | None]:
-        # Fields left at their defaults (the controller's, while there is none) are
-        # omitted; the control plane fills them in again when it parses the batch.
-        body = MetricBatch(samples=batch).model_dump_json(exclude_defaults=True)
+    def _body(self, batch: list[T]) -> str:
+        raise NotImplementedError
+
+    def _post(self, batch: list[T]) -> tuple[_Outcome, str, float | None]:
+        body = self._body(batch)
         try:
             response = self._client.post(
                 self.url, content=body, headers={"Content-Type": "application/json"}
@@ -220,9 +235,7 @@ class MetricsReporter:
         if dropped:
             self._dropped_overflow += dropped
             if not self._dropping:
-                log.warning(
-                    "metrics buffer full (%d samples); dropping the oldest", self._buffer_max
-                )
+                log.warning("%s buffer full (%d); dropping the oldest", self.NOUN, self._buffer_max)
                 self._dropping = True
 
     # -- thread ----------------------------------------------------------------------
@@ -230,7 +243,7 @@ class MetricsReporter:
     def start(self) -> None:
         if self._thread is not None:
             raise RuntimeError("reporter already started")
-        self._thread = threading.Thread(target=self._run, name="metrics-reporter", daemon=True)
+        self._thread = threading.Thread(target=self._run, name=f"{self.NOUN}-reporter", daemon=True)
         self._thread.start()
 
     def _run(self) -> None:
@@ -239,7 +252,7 @@ class MetricsReporter:
                 delay_s = self.pump()
             except Exception:
                 # A bug here must not kill delivery for the rest of the job.
-                log.exception("metrics reporter failed; retrying")
+                log.exception("%s reporter failed; retrying", self.NOUN)
                 delay_s = self._backoff_max_s
             with self._cond:
                 if self._closing:
@@ -253,7 +266,7 @@ class MetricsReporter:
                     self._cond.wait(delay_s)
 
     def close(self, timeout_s: float) -> int:
-        """Deliver what can be delivered within ``timeout_s``; returns samples left behind.
+        """Deliver what can be delivered within ``timeout_s``; returns items left behind.
 
         A pending backoff is cut short so that one more attempt is made.
         """
@@ -270,9 +283,31 @@ class MetricsReporter:
                 pass
         left = self.stats().backlog
         if left:
-            log.warning("metrics reporter closed with %d undelivered samples", left)
+            log.warning("reporter closed with %d undelivered %s", left, self.NOUN)
         self._client.close()
         return left
+
+
+class MetricsReporter(Reporter[MetricSample]):
+    """Metric samples to ``.../metrics``."""
+
+    NOUN = "samples"
+    MAX_PER_POST = 10_000  # MetricBatch's limit
+
+    def _body(self, batch: list[MetricSample]) -> str:
+        # Fields left at their defaults (the controller's, while there is none) are
+        # omitted; the control plane fills them in again when it parses the batch.
+        return MetricBatch(samples=batch).model_dump_json(exclude_defaults=True)
+
+
+class ActionsReporter(Reporter[ControlAction]):
+    """Control actions to ``.../actions`` (an action is posted again with its verdict)."""
+
+    NOUN = "actions"
+    MAX_PER_POST = 1_000  # ActionBatch's limit
+
+    def _body(self, batch: list[ControlAction]) -> str:
+        return ActionBatch(actions=batch).model_dump_json(exclude_none=True)
 
 
 def _retry_after_s(response: httpx.Response) -> float | None:

@@ -15,11 +15,14 @@ class, policy, redistribution period) come from the same ``LiveConfig``.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from spark_runner.contract.control import ClassControl, LiveConfig
+from spark_runner.core.params import ParamValue
+from spark_runner.core.thresholds import TAUS
 from spark_runner.scenario.models import FORMAT_VERSION, Scenario
 from spark_runner.scenario.sql_allowlist import query_shape
 
@@ -196,4 +199,13 @@ def scenario_live_config(scenario: Scenario) -> LiveConfig:
             )
             for c in scenario.classes
         },
+        elastic=_elastic_settings(scenario),
     )
+
+
+def _elastic_settings(scenario: Scenario) -> dict[str, ParamValue] | None:
+    """A scenario's elasticity settings but the thresholds (those are the classes')."""
+    params = scenario.scaling()
+    if params is None:
+        return None
+    return {k: v for k, v in dataclasses.asdict(params).items() if k not in TAUS}

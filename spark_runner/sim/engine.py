@@ -53,9 +53,12 @@ from __future__ import annotations
 import math
 import random
 from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from spark_runner.contract.actions import ControlAction
+from spark_runner.control.actions import ActionLog, Managed
 from spark_runner.control.elastic import PoolControl, scaling_summary
 from spark_runner.control.period import ClassPeriod, PeriodLoop, class_sample, rounded
 from spark_runner.control.plane import ControlPlane, make_control_plane
@@ -107,6 +110,7 @@ class SimOutput:
     idle_s: float
     end_s: float
     turns: int
+    actions: Sequence[ControlAction] = ()
     scaling: dict[str, Any] | None = None
 
 
@@ -277,6 +281,7 @@ class Simulation:
         totals = [ClassTotals() for _ in range(K)]
         hist = [t.histogram for t in totals]
         loop = PeriodLoop(self.control, self.load_model, dict(zip(names, targets, strict=True)))
+        action_log = ActionLog(dict(zip(names, targets, strict=True)))
         offered_out = [0.0] * K  # expected outputs of the offered input
         lost_out = [0.0] * K  # expected outputs lost to shedding
         viol_sum = [0.0] * K
@@ -559,6 +564,15 @@ class Simulation:
                     shed,
                     [names[k] for k in order],
                 )
+            action_log.observe(
+                at,
+                periods,
+                Managed.of(outcome),
+                shed,
+                executors if pool is not None else None,
+                pool.last_action if pool is not None else None,
+            )
+            if pool is not None:
                 if pool.target < executors:  # released at once
                     executors, ready_at = pool.target, math.inf
                     speed = executors * (1.0 - share)
@@ -939,6 +953,7 @@ class Simulation:
             idle_s=idle_total,
             end_s=end,
             turns=turns,
+            actions=list(action_log.actions),
             scaling=scaling_summary(scaling, pool),
         )
 

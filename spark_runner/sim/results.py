@@ -8,6 +8,7 @@ Layout (documented in docs/scenario-format.md, "Results file")::
       "classes": {"<name>": {per-class summary, see CLASS_FIELDS}},
       "totals": {"mean_loss_fraction", "idle_fraction", "operator_turns"},
       "redistributions": [{"t_s", "reason", "before": {class: quota}, "after": {...}}],
+      "actions": [{"seq", "at_s", "kind", "class_name", "usage", ..., "verdict"}],
       "series": [{"t_s", "background_share", "idle_s", "classes": {"<name>": {...}}}]
     }
 
@@ -41,6 +42,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from spark_runner.contract.actions import SCALING_KINDS
 from spark_runner.sim.engine import (
     HIST_BINS_PER_DECADE,
     HIST_MIN_EXP,
@@ -160,9 +162,15 @@ def build_results(out: SimOutput) -> dict[str, Any]:
             "operator_turns": out.turns,
         },
         "redistributions": out.redistributions,
+        "actions": [a.model_dump(exclude_none=True) for a in out.actions],
         **scaling,
         "series": out.series,
     }
+
+
+def scaling_actions(results: dict[str, Any]) -> list[dict[str, Any]]:
+    """A results document's resizes (its ``actions`` of a scaling kind), oldest first."""
+    return [a for a in results.get("actions", []) if a["kind"] in SCALING_KINDS]
 
 
 def _clean(value: Any) -> Any:

@@ -19,7 +19,11 @@ def test_describes_every_elastic_setting_but_the_class_thresholds(client: TestCl
     assert set(params) == set(defaults) - set(TAUS)
     for name, param in params.items():
         assert param["default"] == defaults[name] and param["description"] and param["rules"]
-    assert params["hold_in_s"]["rules"] == ["must be > 0 seconds", "must be >= hold_out_s"]
+    assert params["hold_in_s"]["rules"] == [
+        "must be > 0 seconds",
+        "must be within [0, 3600.0]",
+        "must be >= hold_out_s",
+    ]
     assert params["max_executors"]["minimum"] == 1
     assert params["sizing"]["choices"] == ["load_aware", "one_at_a_time"]
     assert "lowest" in body["thresholds"]

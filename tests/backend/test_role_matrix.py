@@ -118,6 +118,19 @@ def ingest(world: World) -> tuple[str, dict[str, Any]]:
     return f"{API}/jobs/{world.live_job_id}/metrics", {"json": {"samples": [fresh_sample(1)]}}
 
 
+def post_action(world: World) -> tuple[str, dict[str, Any]]:
+    action = {
+        "seq": 0,
+        "at_s": time.time(),
+        "kind": "shed_more",
+        "class_name": "fraud",
+        "usage": 1.2,
+        "shed_before": 0.0,
+        "shed_after": 0.3,
+    }
+    return f"{API}/jobs/{world.live_job_id}/actions", {"json": {"actions": [action]}}
+
+
 QUERY = {
     "name": "big",
     "source": "trades",
@@ -183,6 +196,8 @@ ROUTES: dict[tuple[str, str], Route] = {
     ("GET", API + "/jobs/{job_id}/metrics/stream"): Route(
         Access.VIEWER, 200, at(JOB + "/metrics/stream"), stream=True
     ),
+    ("POST", API + "/jobs/{job_id}/actions"): Route(Access.JOB, 202, post_action),
+    ("GET", API + "/jobs/{job_id}/actions"): Route(Access.VIEWER, 200, at(JOB + "/actions")),
     ("GET", API + "/jobs/{job_id}/config"): Route(Access.VIEWER, 200, at(JOB + "/config")),
     ("PATCH", API + "/jobs/{job_id}/config"): Route(
         Access.OPERATOR, 200, at(JOB + "/config", json={"recommend_only": True})

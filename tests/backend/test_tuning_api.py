@@ -218,3 +218,66 @@ def test_a_change_is_predicted_by_replaying_the_jobs_last_minutes(client: TestCl
     assert client.get(f"/api/v1/jobs/{job_id}/config").json()["latest_version"] == 0
     refused = client.post(url, json={"classes": {"ads": {"tau2": 5.0}}})
     assert refused.status_code == 422 and "tau2" in refused.text
+
+
+ELASTIC = "  elastic:\n    params: {max_executors: 3, hold_out_s: 10, hold_in_s: 30}\n"
+
+
+@pytest.fixture
+def elastic_job(client: TestClient) -> int:
+    from tests.backend.test_scenarios_api import DEMO
+
+    client.app.state.dispatcher = RecordingDispatcher()  # type: ignore[attr-defined]
+    document = DEMO.replace(
+        "  redistribution_every: 10\n", "  redistribution_every: 10\n" + ELASTIC
+    )
+    assert "elastic" in document
+    scenario = client.post("/api/v1/scenarios", json={"yaml": document})
+    assert scenario.status_code == 201, scenario.text
+    job = client.post("/api/v1/jobs", json={"scenario_id": scenario.json()["id"]})
+    assert job.status_code == 201, job.text
+    return int(job.json()["id"])
+
+
+def test_an_elastic_jobs_hold_times_and_sizes_change_live(
+    client: TestClient, elastic_job: int
+) -> None:
+    url = f"/api/v1/jobs/{elastic_job}/config"
+    launch = client.get(url).json()["config"]["elastic"]
+    assert launch["max_executors"] == 3 and launch["hold_out_s"] == 10
+    assert "tau3" not in launch  # the classes' thresholds are the job's
+    patched = client.patch(url, json={"elastic": {"hold_out_s": 5, "max_executors": 2}})
+    assert patched.status_code == 200, patched.text
+    changes = patched.json()["versions"][1]["changes"]
+    assert {"path": "elastic.hold_out_s", "old": 10, "new": 5} in changes
+    back = client.patch(url, json={"elastic": {"max_executors": 3}})  # up to the launch's
+    assert back.status_code == 200, back.text
+
+
+@pytest.mark.parametrize(
+    ("change", "field", "words"),
+    [
+        ({"max_executors": 4}, "elastic.max_executors", "must be <= 3"),
+        ({"executor_cores": 2}, "elastic.executor_cores", "cannot change while the job runs"),
+        ({"tau3": 0.9}, "elastic.tau3", "set per class"),
+        ({"hold_in_s": 5}, "elastic.hold_in_s", "must be >= hold_out_s"),
+        ({"hold_out_s": 7200}, "elastic.hold_out_s", "within [0, 3600.0]"),
+        ({"sizing": "random"}, "elastic.sizing", "load_aware"),
+    ],
+)
+def test_a_live_elastic_change_the_job_cannot_take_is_422(
+    client: TestClient, elastic_job: int, change: dict[str, object], field: str, words: str
+) -> None:
+    url = f"/api/v1/jobs/{elastic_job}/config"
+    response = client.patch(url, json={"elastic": change})
+    assert response.status_code == 422, response.text
+    [detail] = response.json()["detail"]
+    assert detail["loc"][-1] == field and words in detail["msg"], detail
+    assert client.get(url).json()["latest_version"] == 0  # nothing stored
+
+
+def test_a_job_that_does_not_scale_takes_no_elastic_change(client: TestClient, job) -> None:
+    job_id, _ = job
+    response = client.patch(f"/api/v1/jobs/{job_id}/config", json={"elastic": {"hold_out_s": 5}})
+    assert response.status_code == 422
+    assert "does not scale its executors" in response.json()["detail"][0]["msg"]

@@ -191,6 +191,11 @@ def test_start_a_job_and_see_the_live_chart_move(
         "the summary shows no mean response time",
     )
     float(live.xpath(mean_cell).text)  # seconds, as measured by the job
+    # the control-action log under the charts: the job's actions, or that it took none
+    live.wait(
+        lambda _d: live.element("live-actions").text.strip() != "",
+        "the control-action log never rendered",
+    )
 
     # Spark wrote the class's window averages and join matches to the output stream
     client = redis.Redis.from_url(live_product.stack.settings.streams_redis_url)

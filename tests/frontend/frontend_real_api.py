@@ -252,6 +252,10 @@ class RealApi:
         with self._while_running(job_id):
             self._as_job(job_id, "POST", f"/jobs/{job_id}/metrics", {"samples": list(samples)})
 
+    def post_actions(self, job_id: int, actions: Sequence[dict[str, Any]]) -> None:
+        """Play the job: it took (or judged) these control actions."""
+        self._as_job(job_id, "POST", f"/jobs/{job_id}/actions", {"actions": list(actions)})
+
     def samples(self, job_id: int) -> list[dict[str, Any]]:
         return list(self._admin("GET", f"/jobs/{job_id}/metrics")["samples"])
 

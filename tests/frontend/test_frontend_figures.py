@@ -15,7 +15,9 @@ from frontend.api import ClassSummary, MetricSample
 from frontend.figures import class_colors, class_order, epoch_to_iso, epoch_to_utc
 from frontend.history_figures import compare_figure, qod_figure, qos_figure, target_ratio
 from frontend.live_figures import (
+    EXECUTORS,
     HISTORY_RESPONSE_TIME,
+    JOB_USAGE,
     LIVE_CHARTS,
     LOAD,
     NO_SAMPLES,
@@ -458,9 +460,34 @@ def test_the_dashboard_notes_what_a_job_does_not_report():
         "This job reports no capacity share",
         SHED.missing,
         STATE.missing,
+        EXECUTORS.missing,
+        JOB_USAGE.missing,
     ]
     empty = dashboard_spec(LIVE_CHARTS, {}, [], CONTEXT)
     assert [a["text"] for a in empty["layout"]["annotations"]].count(NO_SAMPLES) == len(LIVE_CHARTS)
+
+
+def test_an_elastic_job_draws_one_line_of_executors_and_usage_with_its_thresholds():
+    """The pool's fields repeat on every class's sample of a period: one line each for
+    the job, in the legend, and the usage row carries the job's τ0..τ3."""
+    samples = run(4, executors=1, executors_requested=2, job_usage=1.2)
+    context = ChartContext(
+        classes=CLASSES, thresholds={"tau0": 0.2, "tau1": 0.4, "tau2": 0.8, "tau3": 0.95}
+    )
+    assert plan_chart(EXECUTORS, samples, CLASSES) == [
+        ("series", "", "executors"),
+        ("series", "", "asked"),
+    ]
+    spec = chart_spec(JOB_USAGE, plan_chart(JOB_USAGE, samples, CLASSES), samples, context)
+    [usage] = spec["data"]
+    assert usage["y"] == [1.2] * 4  # one point a period, not one per class
+    levels = sorted(shape["y0"] for shape in spec["layout"]["shapes"])
+    assert levels == [0.2, 0.4, 0.8, 0.95]
+    assert any("τ3: scale out above 0.95" in a["text"] for a in spec["layout"]["annotations"])
+    whole = dashboard_spec(LIVE_CHARTS, plans_for(samples), samples, context)
+    job_lines = [t for t in whole["data"] if t.get("legendgroup") == ""]
+    assert [t["name"] for t in job_lines] == ["executors serving", "executors asked", "job u"]
+    assert all(t["showlegend"] for t in job_lines)
 
 
 def test_extending_the_dashboard_equals_drawing_it_whole():

@@ -77,10 +77,29 @@ def test_the_form_is_prefilled_with_the_values_in_force(config, job):
         "recommend_only": False,
         "policy": "relative",
         "redistribution_every": 10,
+        "hold_out_s": None,  # the job does not scale its executors
+        "hold_in_s": None,
+        "max_executors": None,
     }
     assert set(values) == set(TUNE_FIELDS)
     assert prefill_key(config, "ads") == [job["id"], "ads", 0]
     assert prefill_key(None, "ads") is None
+
+
+def test_an_elastic_setting_goes_under_elastic_and_a_job_that_does_not_scale_is_told(config):
+    settings: dict[str, float | int | str] = {
+        "hold_out_s": 10.0,
+        "hold_in_s": 30.0,
+        "max_executors": 3,
+    }
+    elastic = cast(JobConfig, {**config, "config": {**config["config"], "elastic": settings}})
+    values = form(elastic)
+    assert (values["hold_out_s"], values["max_executors"]) == (10.0, 3)
+    change = plan_change(elastic, "ads", form(elastic, hold_out_s="5", max_executors="2"))
+    assert change.body == {"elastic": {"hold_out_s": 5, "max_executors": 2}}
+    assert ("scale-out hold (s)", "10", "5") in change.changes
+    refused = plan_change(config, "ads", form(config, hold_in_s="40"))
+    assert "does not scale" in refused.feedback_by_field["hold_in_s"]
 
 
 def test_only_what_differs_is_sent(config):

@@ -11,8 +11,9 @@ import logging
 
 import pytest
 
+from spark_runner.contract.actions import ActionBatch, ControlAction, Verdict
 from spark_runner.contract.samples import MetricBatch, MetricSample
-from spark_runner.job.reporter import MetricsReporter, metrics_url
+from spark_runner.job.reporter import ActionsReporter, MetricsReporter, actions_url, metrics_url
 
 from .capture import CaptureServer
 
@@ -72,6 +73,36 @@ def test_delivers_a_metric_batch_in_order(capture_server: CaptureServer, clock: 
     assert seqs(capture_server.accepted_samples()) == [0, 0, 1]
     assert reporter.stats().delivered == 3
     assert reporter.stats().backlog == 0
+    reporter.close(1.0)
+
+
+def test_actions_go_to_their_own_endpoint_as_an_action_batch(
+    capture_server: CaptureServer, clock: FakeClock
+) -> None:
+    """The same delivery policy for control actions: an action posted when taken and
+    again with its verdict goes out twice, in order (the control plane keeps the last)."""
+    taken = ControlAction(
+        seq=0, at_s=1_763_700_000.0, kind="scale_in", usage=0.1, shed_before=0, shed_after=0
+    )
+    verdict = Verdict(
+        outcome="unchanged",
+        periods=5,
+        violation_before_s=0,
+        violation_after_s=0,
+        loss_before=0,
+        loss_after=0,
+    )
+    judged = taken.model_copy(update={"verdict": verdict})
+    reporter = ActionsReporter(
+        actions_url(capture_server.base_url, 42), buffer_max=10, clock=clock, token="t"
+    )
+    reporter.submit([taken, judged])
+    assert reporter.pump() is None
+    [request] = capture_server.requests
+    assert request["path"] == "/api/v1/jobs/42/actions"
+    assert ActionBatch.model_validate(request["body"]).actions == [taken, judged]
+    with pytest.raises(ValueError, match=r"1\.\.1000"):
+        ActionsReporter(actions_url(capture_server.base_url, 42), buffer_max=10, batch_max=1001)
     reporter.close(1.0)
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from spark_runner.scenario.loader import scenario_from_dict
 from spark_runner.sim.engine import simulate
-from spark_runner.sim.results import build_results
+from spark_runner.sim.results import build_results, scaling_actions
 
 
 def steps(low: float, high: float) -> dict[str, Any]:
@@ -56,13 +56,16 @@ def run(doc: dict[str, Any]) -> dict[str, Any]:
 
 def test_a_load_step_scales_out_in_one_step_and_back_in_after_the_longer_hold() -> None:
     results = run(elastic_step())
-    actions = results["scaling"]["actions"]
-    assert [(a["rule"], a["executors_before"], a["executors_after"]) for a in actions] == [
+    actions = scaling_actions(results)
+    assert [(a["kind"], a["executors_before"], a["executors_after"]) for a in actions] == [
         ("scale_out", 1, 4),  # ⌈1 × 2.0 / 0.4⌉ = 5, at most 4
         ("scale_in", 4, 2),  # ⌈4 × 0.14 / 0.4⌉ = 2: u back near τ1, not at M
     ]
     assert actions[0]["at_s"] == 45.5  # the step at 40 s, held 5 s
     assert actions[1]["held_s"] == 20.0
+    # the verdicts: the scale-out ended the (stale) shedding, the scale-in cost nothing
+    assert [a["verdict"]["outcome"] for a in actions] == ["improved", "unchanged"]
+    assert actions[0]["verdict"]["loss_before"] > 0.3 > actions[0]["verdict"]["loss_after"]
     # from the period after the new executors serve (45.5 + 8 s; in that one, the last
     # tuples already too old for bronze's target are still shed as stale)
     served = [e for e in results["series"] if e["t_s"] > 45.5 + 8 + 0.5]
@@ -75,9 +78,9 @@ def test_a_load_step_scales_out_in_one_step_and_back_in_after_the_longer_hold() 
 
 
 def test_one_at_a_time_needs_more_actions_for_the_same_step() -> None:
-    aware = run(elastic_step())["scaling"]["actions"]
-    single = run(elastic_step("one_at_a_time"))["scaling"]["actions"]
-    outs = [a for a in single if a["rule"] == "scale_out"]
+    aware = scaling_actions(run(elastic_step()))
+    single = scaling_actions(run(elastic_step("one_at_a_time")))
+    outs = [a for a in single if a["kind"] == "scale_out"]
     assert len(outs) > 1 and len(single) > len(aware)
 
 

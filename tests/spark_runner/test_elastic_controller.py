@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from spark_runner.contract.actions import SCALING_KINDS, ControlAction
 from spark_runner.scenario.compose import scenario_live_config
 
 from .plant import Plant, one_map_scenario
@@ -19,6 +20,10 @@ def plant(tmp_path: Path, max_executors: int, rates: dict[str, float] = RATES) -
     return Plant(scenario, tmp_path)
 
 
+def resizes(p: Plant) -> list[ControlAction]:
+    return [a for a in p.controller.action_log.actions if a.kind in SCALING_KINDS]
+
+
 def shed(p: Plant, name: str, since: int = 0) -> int:
     return sum(
         s.shed_count or 0 for o in p.outcomes[since:] for s in o.samples if s.class_name == name
@@ -31,18 +36,25 @@ def test_a_sustained_overload_scales_out_once_and_shedding_stops(tmp_path: Path)
     nothing follows; once the executors serve, nobody sheds."""
     p = plant(tmp_path, max_executors=8)
     p.run(200)
-    assert p.controller.elastic is not None
-    actions = p.controller.elastic.actions
-    assert [(a["rule"], a["executors_before"]) for a in actions] == [("scale_out", 1)]
-    assert actions[0]["executors_after"] >= 3  # to τ1 in one step, not one at a time
+    actions = resizes(p)
+    assert [(a.kind, a.executors_before) for a in actions] == [("scale_out", 1)]
+    assert actions[0].executors_after is not None
+    assert actions[0].executors_after >= 3  # to τ1 in one step, not one at a time
     assert shed(p, "gold") == 0
     assert all(shed(p, n, since=100) == 0 for n in RATES)
+    # its verdict: the shedding it replaced is gone (loss down), and the runner was handed
+    # the action twice, taken and judged
+    verdict = actions[0].verdict
+    assert verdict is not None and verdict.outcome == "improved", actions[0]
+    assert verdict.loss_after < verdict.loss_before
+    posted = [a for o in p.outcomes for a in o.actions if a.seq == actions[0].seq]
+    assert [a.verdict is not None for a in posted] == [False, True]
 
 
 def test_at_the_maximum_size_priority_decides_who_sheds(tmp_path: Path) -> None:
     p = plant(tmp_path, max_executors=1)
     p.run(150)
-    assert p.controller.elastic is not None and p.controller.elastic.actions == []
+    assert resizes(p) == []
     assert shed(p, "gold") == 0
     assert shed(p, "gold") <= shed(p, "silver") <= shed(p, "bronze")
     assert shed(p, "bronze", since=50) > 0
@@ -74,11 +86,13 @@ def test_a_sustained_low_load_releases_executors_down_to_what_it_needs(
     p.controller.elastic.policy.target = p.executors = 4
     p.controller.pool_state(4, 4)
     p.run(150)
-    assert p.controller.elastic is not None
-    actions = p.controller.elastic.actions
-    assert [(a["rule"], a["executors_before"]) for a in actions] == [("scale_in", 4)], actions
-    assert actions[0]["held_s"] >= 15.0
-    assert p.executors == actions[0]["executors_after"] < 4
+    actions = resizes(p)
+    assert [(a.kind, a.executors_before) for a in actions] == [("scale_in", 4)], actions
+    assert actions[0].held_s is not None and actions[0].held_s >= 15.0
+    assert actions[0].executors_after is not None
+    assert p.executors == actions[0].executors_after < 4
+    verdict = actions[0].verdict
+    assert verdict is not None and verdict.outcome == "unchanged", actions[0]
     assert all(shed(p, n) == 0 for n in RATES)
 
 
@@ -104,3 +118,29 @@ def test_the_launch_configuration_sets_the_jobs_thresholds(tmp_path: Path) -> No
     assert p.controller.elastic is not None and p.controller.elastic.params.tau0 == 0.1
     summary = p.controller.scaling_summary()
     assert summary is not None and summary["params"]["tau0"] == 0.1
+
+
+def test_hold_times_and_sizes_change_live_within_what_the_application_took(
+    tmp_path: Path,
+) -> None:
+    """A live version's elasticity settings hold from the next period; one that asks more
+    executors than the application started with (Spark's cores.max) is refused whole."""
+    p = plant(tmp_path, max_executors=8)
+    live = scenario_live_config(p.scenario)
+    assert live.elastic is not None and live.elastic["hold_out_s"] == 5
+    faster = live.model_copy(
+        update={"version": 1, "elastic": {**live.elastic, "hold_out_s": 2, "max_executors": 4}}
+    )
+    assert p.controller.offer(faster) == 1
+    assert p.controller.elastic is not None
+    assert (p.controller.elastic.params.hold_out_s, p.controller.elastic.params.max_executors) == (
+        2,
+        4,
+    )
+    assert p.controller.elastic.policy.params.max_executors == 4
+    more = faster.model_copy(update={"version": 2, "elastic": {**live.elastic, "max_executors": 9}})
+    assert p.controller.offer(more) is None  # rejected, nothing applied
+    assert p.controller.config_version == 1 and p.controller.elastic.params.max_executors == 4
+    p.run(200)
+    [grown] = resizes(p)
+    assert grown.executors_after == 4 and grown.held_s is not None and grown.held_s < 5

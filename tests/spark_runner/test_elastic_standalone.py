@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from spark_runner.engine.cluster import StandaloneCluster
+from spark_runner.sim.results import scaling_actions
 
 pytestmark = [pytest.mark.spark, pytest.mark.timing, pytest.mark.timeout(480)]
 
@@ -88,7 +89,7 @@ def run_elastic(tmp_path: Path) -> tuple[dict[str, Any], str]:
     assert "Asked to launch executor" in worker_logs
     results = json.loads(out.read_text())
     assert results["engine"]["master"] == cluster.master_url
-    assert "gold" in result.stdout and "scale_out at" in result.stdout  # table, resizes
+    assert "gold" in result.stdout and "s  scale_out: u " in result.stdout  # table, resizes
     assert list((tmp_path / "sink").glob("batch_id=*/*.parquet"))  # windows' rows too
     return results, result.stderr
 
@@ -97,12 +98,14 @@ def test_a_sustained_overload_adds_an_executor_and_a_low_load_releases_it(
     tmp_path: Path,
 ) -> None:
     results, log = run_elastic(tmp_path)
-    scaling, series = results["scaling"], results["series"]
-    rules = [(a["rule"], a["executors_before"], a["executors_after"]) for a in scaling["actions"]]
+    series = results["series"]
+    rules = [
+        (a["kind"], a["executors_before"], a["executors_after"]) for a in scaling_actions(results)
+    ]
     pool = [(round(e["t_s"]), e["executors"], e["usage"]) for e in series]
     report = f"{rules}\n{pool}"
     assert rules == [("scale_out", 1, 2), ("scale_in", 2, 1)], report
-    out_at, in_at = (a["at_s"] for a in scaling["actions"])
+    out_at, in_at = (a["at_s"] for a in scaling_actions(results))
     grown = [e for e in series if out_at < e["t_s"] < in_at and e["executors"] == 2]
     assert grown, report  # the new executor served before the pool shrank
     # How close to its target each class is in the last 5 periods of the overload on two

@@ -1,0 +1,81 @@
+"""A job's control actions: ingest (a re-post with the verdict replaces the action) and
+the log an operator reads."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sqlalchemy import Insert, select
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.orm import Session
+
+from backend.actions.models import ControlActionRow
+from backend.jobs import service as jobs
+from backend.metrics.service import reporting_job
+from backend.tuning import service as tuning
+from spark_runner.contract.actions import ActionKind, ControlAction
+from spark_runner.core.elastic import job_thresholds
+
+_COLUMNS = tuple(ControlAction.model_fields)
+_REPLACED = tuple(c for c in _COLUMNS if c != "seq")
+
+
+def ingest(session: Session, job_id: int, actions: Sequence[ControlAction], now_s: float) -> None:
+    """Store a job's actions; one already stored (same job and seq) is replaced, so its
+    verdict arrives by posting it again."""
+    reporting_job(
+        session,
+        job_id,
+        ((f"actions[{i}].at_s", a.at_s) for i, a in enumerate(actions)),
+        (
+            (f"actions[{i}].class_name", a.class_name)
+            for i, a in enumerate(actions)
+            if a.class_name is not None
+        ),
+        now_s,
+    )
+    rows = [{"job_id": job_id, **a.model_dump(mode="json")} for a in actions]
+    # the newest post of an action wins, in the order the batch lists them
+    latest = {row["seq"]: row for row in rows}
+    session.execute(_upsert(session), list(latest.values()))
+
+
+def _upsert(session: Session) -> Insert:
+    dialect = session.get_bind().dialect.name
+    if dialect == "postgresql":
+        pg = postgresql.insert(ControlActionRow)
+        return pg.on_conflict_do_update(
+            index_elements=["job_id", "seq"], set_={c: pg.excluded[c] for c in _REPLACED}
+        )
+    if dialect == "sqlite":
+        lite = sqlite.insert(ControlActionRow)
+        return lite.on_conflict_do_update(
+            index_elements=["job_id", "seq"], set_={c: lite.excluded[c] for c in _REPLACED}
+        )
+    raise NotImplementedError(f"action ingest does not support the {dialect} dialect")
+
+
+def actions_of(
+    session: Session,
+    job_id: int,
+    *,
+    kind: ActionKind | None = None,
+    class_name: str | None = None,
+    limit: int,
+) -> tuple[list[ControlAction], bool]:
+    """The newest ``limit`` actions (oldest first) and whether older ones were left out."""
+    jobs.get_job(session, job_id)
+    stmt = select(ControlActionRow).where(ControlActionRow.job_id == job_id)
+    if kind is not None:
+        stmt = stmt.where(ControlActionRow.kind == kind)
+    if class_name is not None:
+        stmt = stmt.where(ControlActionRow.class_name == class_name)
+    rows = session.scalars(stmt.order_by(ControlActionRow.seq.desc()).limit(limit + 1)).all()
+    kept = [ControlAction.model_validate({c: getattr(r, c) for c in _COLUMNS}) for r in rows]
+    return kept[:limit][::-1], len(kept) > limit
+
+
+def thresholds_of(session: Session, job_id: int) -> dict[str, float]:
+    """The job's thresholds now: the lowest of its classes' in its latest configuration."""
+    config = tuning.latest_config(session, job_id)
+    return job_thresholds(c.spec(n).thresholds for n, c in config.classes.items())

@@ -1,0 +1,123 @@
+"""The wire format of a job's control actions: what it changed, why, and whether it helped.
+
+``POST {api_url}/api/v1/jobs/{job_id}/actions`` with body ``{"actions": [ControlAction...]}``.
+A job posts an action when it takes it (``verdict`` None) and again once its verdict is
+in; ``seq`` (the action's number within the job) makes the second post replace the first,
+so a retried post is stored once.
+
+Kinds: ``scale_out`` and ``scale_in`` (the elastic policy resized the pool; ``usage`` is
+the job's u, ``threshold`` the τ it crossed, ``held_s`` for how long), ``shed_more`` and
+``shed_less`` (a class's shed fraction moved by a step worth noting; ``usage`` is the
+class's u, ``manager_state`` what its manager saw). Shed fractions before and after are
+the job's, load-weighted, for a scaling action and the class's for a shedding one.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from spark_runner.contract.samples import INT32_MAX
+from spark_runner.core.elastic import MAX_EXECUTORS
+
+ActionKind = Literal["scale_out", "scale_in", "shed_more", "shed_less"]
+ACTION_KINDS: tuple[ActionKind, ...] = ("scale_out", "scale_in", "shed_more", "shed_less")
+SCALING_KINDS: tuple[ActionKind, ...] = ("scale_out", "scale_in")
+Outcome = Literal["improved", "unchanged", "worse"]
+
+
+class Verdict(BaseModel):
+    """Violation and loss over the periods before an action against those after it.
+
+    ``violation_*_s`` is the mean over the periods of the worst response time's excess over
+    the delay target (the job's: the sum over its classes; a class's own for a shedding
+    action); ``loss_*`` the shed tuples over the arrived ones. ``outcome`` is ``worse``
+    when either grew beyond its tolerance, ``improved`` when either fell beyond it and
+    neither grew, ``unchanged`` otherwise.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    outcome: Outcome
+    periods: int = Field(ge=1, le=INT32_MAX, description="Periods in each window.")
+    violation_before_s: float = Field(ge=0, allow_inf_nan=False)
+    violation_after_s: float = Field(ge=0, allow_inf_nan=False)
+    loss_before: float = Field(ge=0, le=1, allow_inf_nan=False)
+    loss_after: float = Field(ge=0, le=1, allow_inf_nan=False)
+
+
+class ControlAction(BaseModel):
+    """One control action of a job, with its trigger, its effect and its verdict."""
+
+    model_config = ConfigDict(frozen=True)
+
+    seq: int = Field(ge=0, le=INT32_MAX, description="The action's number within the job.")
+    at_s: float = Field(
+        ge=0, allow_inf_nan=False, description="When it was taken: epoch s (simulated s)."
+    )
+    kind: ActionKind
+    class_name: str | None = Field(
+        default=None, min_length=1, max_length=100, description="The class (shedding only)."
+    )
+    usage: float = Field(ge=0, allow_inf_nan=False, description="u = L / L_C when taken.")
+    threshold: float | None = Field(
+        default=None, gt=0, le=1, description="The τ the job's u crossed (scaling only)."
+    )
+    held_s: float | None = Field(
+        default=None, ge=0, allow_inf_nan=False, description="How long u stayed past it, s."
+    )
+    manager_state: str | None = Field(
+        default=None, max_length=20, description="The class manager's state (shedding only)."
+    )
+    executors_before: int | None = Field(default=None, ge=0, le=MAX_EXECUTORS)
+    executors_after: int | None = Field(
+        default=None, ge=0, le=MAX_EXECUTORS, description="The size asked (None: not elastic)."
+    )
+    shed_before: float = Field(ge=0, le=1, allow_inf_nan=False)
+    shed_after: float = Field(ge=0, le=1, allow_inf_nan=False)
+    verdict: Verdict | None = Field(default=None, description="None until it is in.")
+
+
+class ActionBatch(BaseModel):
+    """Actions as a job posts them."""
+
+    actions: list[ControlAction] = Field(min_length=1, max_length=1_000)
+
+
+def trigger_text(action: ControlAction) -> str:
+    """Why the action was taken, in words (the CLI's and the dashboard's)."""
+    if action.threshold is not None and action.held_s is not None:
+        return f"u {action.usage:.2f} past τ {action.threshold:g} for {action.held_s:.0f} s"
+    state = f"{action.manager_state}, " if action.manager_state else ""
+    return f"{state}u {action.usage:.2f}"
+
+
+def effect_text(action: ControlAction) -> str:
+    """What the action changed: the pool's size and the shed fraction, before -> after."""
+    pool = (
+        f"executors {action.executors_before} -> {action.executors_after}, "
+        if action.executors_before is not None and action.executors_before != action.executors_after
+        else ""
+    )
+    return f"{pool}shed {action.shed_before:.0%} -> {action.shed_after:.0%}"
+
+
+def verdict_text(verdict: Verdict | None) -> str:
+    """The verdict in words ("pending" until it is in)."""
+    if verdict is None:
+        return "pending"
+    return (
+        f"{verdict.outcome}: violation {verdict.violation_before_s:.2f} -> "
+        f"{verdict.violation_after_s:.2f} s, loss {verdict.loss_before:.0%} -> "
+        f"{verdict.loss_after:.0%} ({verdict.periods} periods each side)"
+    )
+
+
+def action_line(action: ControlAction, since_s: float = 0.0) -> str:
+    """One line for a log: when (from ``since_s``), what, why, effect and verdict."""
+    who = f" {action.class_name}" if action.class_name else ""
+    return (
+        f"{action.at_s - since_s:8.1f} s  {action.kind}{who}: {trigger_text(action)}; "
+        f"{effect_text(action)}; {verdict_text(action.verdict)}"
+    )
