@@ -10,9 +10,10 @@ size. :class:`ActionLog` records
 
 and, some periods later, a verdict: violation and loss over the :data:`WINDOW` periods up
 to the action against the :data:`WINDOW` periods after it has taken effect (a scale-out
-takes effect when the size asked serves, or :data:`SETTLE_MAX` periods later if it never
-does; any other action at the next period). A period's violation is its worst response
-time's excess over the class's target; its loss the shed tuples over the arrived ones.
+once the size asked serves and its executors have warmed up, or :data:`SETTLE_MAX`
+periods later if it never does; any other action at the next period). A period's
+violation is its worst response time's excess over the class's target; its loss the
+shed tuples over the arrived ones.
 """
 
 from __future__ import annotations
@@ -75,15 +76,19 @@ class _Open:
     before: list[_Quality]
     effective: bool
     waited: int = 0
+    serving_at: float | None = None
     after: list[_Quality] | None = None
 
 
 class ActionLog:
     """The actions of one run (see module): ``observe`` once per period. ``targets`` are
-    the classes' delay targets: the engine's own mapping, so a live change shows."""
+    the classes' delay targets: the engine's own mapping, so a live change shows;
+    ``warmup_s`` how long a scale-out's executors take to serve at speed once they serve
+    (the elastic settings' ``warmup_s``)."""
 
-    def __init__(self, targets: Mapping[str, float]) -> None:
+    def __init__(self, targets: Mapping[str, float], warmup_s: float = 0.0) -> None:
         self.targets = targets
+        self.warmup_s = warmup_s
         self.actions: deque[ControlAction] = deque(maxlen=MAX_KEPT)
         self._history: deque[_Quality] = deque(maxlen=WINDOW)
         self._open: list[_Open] = []
@@ -110,7 +115,7 @@ class ActionLog:
             arrived={n: p.arrived for n, p in periods.items()},
         )
         self._history.append(quality)
-        changed = self._judge(quality, executors)
+        changed = self._judge(t_s, quality, executors)
         new: list[ControlAction] = []
         if scaling is not None:
             new.append(
@@ -172,7 +177,7 @@ class ActionLog:
         self._seq += 1
         return action
 
-    def _judge(self, quality: _Quality, executors: int | None) -> list[ControlAction]:
+    def _judge(self, t_s: float, quality: _Quality, executors: int | None) -> list[ControlAction]:
         """Advance every open action by this period; return those judged now."""
         judged: list[ControlAction] = []
         still: list[_Open] = []
@@ -184,9 +189,11 @@ class ActionLog:
             else:
                 item.waited += 1
                 asked = item.action.executors_after
-                item.effective = (
-                    executors is not None and asked is not None and executors >= asked
-                ) or item.waited >= SETTLE_MAX
+                serving = executors is not None and asked is not None and executors >= asked
+                if serving and item.serving_at is None:
+                    item.serving_at = t_s
+                warm = item.serving_at is not None and t_s >= item.serving_at + self.warmup_s
+                item.effective = warm or item.waited >= SETTLE_MAX
                 if item.effective:
                     item.after = []  # the first period on the new size is not counted
             if item.after is not None and len(item.after) >= WINDOW:

@@ -72,7 +72,7 @@ class PoolControl:
                 action.executors_before,
                 action.executors_after,
             )
-        bound = self.policy.shed_bound(usage, executors, free_executors)
+        bound = self.policy.shed_bound(t_s, usage, executors, free_executors)
         return dict(shed) if bound is None else bounded_shed(shed, loads, bound, order)
 
     def sample(self, executors: int) -> dict[str, Any]:

@@ -59,6 +59,9 @@ class ScalingParams:
         startup_timeout_s: a size asked for and not serving after this long is given up
             (the cluster could not start the executors): the pool keeps what serves, s
             (> 0) [120].
+        warmup_s: for this long after a scale-out's executors serve, capacity still
+            counts as being added (their first batches are slow while their JVM and
+            Python workers start), s (>= 0) [15].
     """
 
     RULES: ClassVar[Mapping[str, tuple[Rule, ...]]] = {
@@ -78,6 +81,7 @@ class ScalingParams:
         "executor_cores": (Rule.at_least(1), Rule.closed(1, 1_024)),
         "sizing": (Rule.one_of(SIZINGS),),
         "startup_timeout_s": (Rule.positive(" seconds"), Rule.closed(0, MAX_HOLD_S)),
+        "warmup_s": (Rule.non_negative(" seconds"), Rule.closed(0, MAX_HOLD_S)),
     }
 
     tau0: float = 0.2
@@ -91,6 +95,7 @@ class ScalingParams:
     executor_cores: int = 1
     sizing: str = "load_aware"
     startup_timeout_s: float = 120.0
+    warmup_s: float = 15.0
 
     def __post_init__(self) -> None:
         validate_thresholds(self.tau0, self.tau1, self.tau2, self.tau3)
@@ -159,6 +164,8 @@ class ScalingPolicy:
         self._above_since: float | None = None
         self._below_since: float | None = None
         self._asked_at: float | None = None
+        self._warm_at = -math.inf  # when the executors of the last scale-out are warm
+        self._grew = False  # the size asked is a scale-out's
 
     def _size(self, executors: int, utilization: float) -> int:
         """The size that brings u to τ1 (or one step toward it)."""
@@ -178,6 +185,8 @@ class ScalingPolicy:
             if now_s - asked < p.startup_timeout_s:
                 return None
             self.target = executors  # the cluster could not: keep what serves
+        elif self._asked_at is not None and self._grew:
+            self._warm_at = now_s + p.warmup_s  # the new executors serve from now
         self._asked_at = None
         self._above_since = _since(self._above_since, now_s, utilization >= p.tau3)
         self._below_since = _since(self._below_since, now_s, utilization <= p.tau0)
@@ -205,22 +214,25 @@ class ScalingPolicy:
         held = now_s - (since if since is not None else now_s)
         self.target = size
         self._asked_at = now_s
+        self._grew = rule == "scale_out"
         self._above_since = self._below_since = None
         return ScalingAction(now_s, rule, utilization, threshold, held, executors, size)
 
-    def adding(self, executors: int, free_executors: int) -> bool:
-        """Capacity is being added or can still be: a scale-out is under way, or its
-        hold is running and the pool can still grow."""
-        if self.target > executors:
+    def adding(self, now_s: float, executors: int, free_executors: int) -> bool:
+        """Capacity is being added or can still be: a scale-out is under way or its
+        executors are warming up, or its hold is running and the pool can still grow."""
+        if self.target > executors or now_s < self._warm_at:
             return True
         can_grow = executors < self.params.max_executors and free_executors > 0
         return self._above_since is not None and can_grow
 
-    def shed_bound(self, utilization: float, executors: int, free_executors: int) -> float | None:
+    def shed_bound(
+        self, now_s: float, utilization: float, executors: int, free_executors: int
+    ) -> float | None:
         """The most the job sheds while capacity is being added: the load above τ2 of its
         capacity, ``1 − τ2 / u`` (0 below τ2). ``None`` when scaling covers nothing (at
         the maximum size, or no scale-out coming): the managers decide alone."""
-        if not self.adding(executors, free_executors):
+        if not self.adding(now_s, executors, free_executors):
             return None
         if utilization <= self.params.tau2:
             return 0.0
@@ -250,19 +262,19 @@ def bounded_shed(
     bound: float,
     order: Sequence[str],
 ) -> dict[str, float]:
-    """The classes' shed fractions with the job shedding at most ``bound`` of its load:
-    what is shed beyond it is taken back from the classes in ``order`` (highest priority
-    first), so the lower classes keep shedding while the higher ones are spared."""
-    out = dict(shed)
-    excess = sum(out[n] * max(loads.get(n, 0.0), 0.0) for n in out)
-    excess -= bound * sum(max(loads.get(n, 0.0), 0.0) for n in out)
-    for name in order:
-        load = max(loads.get(name, 0.0), 0.0)
-        if excess <= 0.0:
+    """The classes' shed fractions while capacity is being added: the work the managers
+    shed together, at most ``bound`` of the job's load, taken from the lowest classes of
+    ``order`` (highest priority first) up, each up to all of its load, so priority decides
+    who sheds and the higher classes are spared."""
+    load = {n: max(loads.get(n, 0.0), 0.0) for n in shed}
+    work = min(sum(shed[n] * load[n] for n in shed), max(bound, 0.0) * sum(load.values()))
+    out = dict.fromkeys(shed, 0.0)
+    for name in [n for n in reversed(order) if n in out]:
+        if work <= 0.0:
             break
-        if load <= 0.0 or out.get(name, 0.0) <= 0.0:
+        if load[name] <= 0.0:
             continue
-        back = min(out[name] * load, excess)
-        out[name] -= back / load
-        excess -= back
+        taken = min(load[name], work)
+        out[name] = taken / load[name]
+        work -= taken
     return out

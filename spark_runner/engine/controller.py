@@ -212,7 +212,9 @@ class EngineController:
         # results
         self.totals = {n: ClassTotals() for n in self.names}
         self.loop = PeriodLoop(self.control, self.load_model, self.targets)
-        self.action_log = ActionLog(self.targets)
+        self.action_log = ActionLog(
+            self.targets, self.scaling.warmup_s if self.scaling is not None else 0.0
+        )
         self.series: list[dict[str, Any]] = []
         self.redistributions: list[dict[str, Any]] = []
         self.idle_s = 0.0

@@ -281,7 +281,6 @@ class Simulation:
         totals = [ClassTotals() for _ in range(K)]
         hist = [t.histogram for t in totals]
         loop = PeriodLoop(self.control, self.load_model, dict(zip(names, targets, strict=True)))
-        action_log = ActionLog(dict(zip(names, targets, strict=True)))
         offered_out = [0.0] * K  # expected outputs of the offered input
         lost_out = [0.0] * K  # expected outputs lost to shedding
         viol_sum = [0.0] * K
@@ -322,6 +321,10 @@ class Simulation:
         # elastic capacity (spec §5): executors are processors of speed 1 each; a new one
         # serves ``executor_startup_s`` after the policy asked for it
         scaling = sc.scaling()
+        action_log = ActionLog(
+            dict(zip(names, targets, strict=True)),
+            scaling.warmup_s if scaling is not None else 0.0,
+        )
         pool = PoolControl(scaling) if scaling is not None else None
         executors = scaling.min_executors if scaling is not None else 1
         ready_at = math.inf

@@ -14,12 +14,10 @@ from spark_runner.core.elastic import (
     ScalingPolicy,
     bounded_shed,
     initial_size,
-    job_thresholds,
     job_usage,
 )
 from spark_runner.core.errors import ParameterError
 from spark_runner.core.params import build_params
-from spark_runner.core.thresholds import Thresholds
 
 PARAMS = ScalingParams(hold_out_s=10.0, hold_in_s=30.0, min_executors=1, max_executors=8)
 
@@ -162,14 +160,35 @@ def test_load_aware_sizing_reconfigures_less_than_one_at_a_time_under_a_rising_l
 
 def test_shedding_covers_only_what_scaling_cannot() -> None:
     policy = ScalingPolicy(PARAMS, executors=1)
-    assert policy.shed_bound(2.0, executors=1, free_executors=8) is None  # no hold yet
+    assert policy.shed_bound(0.0, 2.0, executors=1, free_executors=8) is None  # no hold yet
     policy.step(0.0, 2.0, executors=1, free_executors=8)  # the hold starts
-    assert policy.shed_bound(2.0, 1, 8) == pytest.approx(1 - 0.8 / 2.0)  # above τ2 only
-    assert policy.shed_bound(0.7, 1, 8) == 0.0
-    assert policy.shed_bound(2.0, 1, 0) is None  # the cluster is full: managers decide
+    assert policy.shed_bound(0.0, 2.0, 1, 8) == pytest.approx(1 - 0.8 / 2.0)  # above τ2 only
+    assert policy.shed_bound(0.0, 0.7, 1, 8) == 0.0
+    assert policy.shed_bound(0.0, 2.0, 1, 0) is None  # the cluster is full: managers decide
     at_max = ScalingPolicy(ScalingParams(max_executors=1), executors=1)
     at_max.step(0.0, 2.0, executors=1, free_executors=8)
-    assert at_max.shed_bound(2.0, 1, 8) is None
+    assert at_max.shed_bound(0.0, 2.0, 1, 8) is None
+
+
+def test_new_executors_count_as_capacity_coming_until_they_are_warm() -> None:
+    """A scale-out's executors serve slowly at first (their JVM and Python workers
+    start): for ``warmup_s`` after they serve, the job still sheds only above τ2, lowest
+    classes first, even at its maximum size."""
+    params = build_params(ScalingParams, {"max_executors": 2, "warmup_s": 15.0}, base=PARAMS)
+    policy = ScalingPolicy(params, executors=1)
+    for t in range(11):
+        action = policy.step(float(t), 2.0, executors=1, free_executors=1)
+    assert action is not None and action.executors_after == 2
+    assert policy.step(14.0, 2.0, executors=1, free_executors=1) is None  # starting
+    assert policy.shed_bound(14.0, 2.0, 1, 1) is not None
+    policy.step(20.0, 1.5, executors=2, free_executors=0)  # serving from 20 s
+    assert policy.shed_bound(34.0, 1.5, 2, 0) == pytest.approx(1 - 0.8 / 1.5)  # warming
+    assert policy.shed_bound(35.0, 1.5, 2, 0) is None  # warm, at the maximum: managers
+    shrink = ScalingPolicy(params, executors=2)
+    for t in range(31):
+        shrink.step(float(t), 0.1, executors=2, free_executors=0)
+    shrink.step(31.0, 0.2, executors=1, free_executors=1)  # a scale-in warms nothing
+    assert shrink.shed_bound(32.0, 0.9, 1, 1) is None
 
 
 def test_initial_size_is_esj_m() -> None:
@@ -203,24 +222,20 @@ def test_job_usage_is_the_load_over_the_pool_capacity() -> None:
     assert job_usage({"a": 0.1}, 0.0) == math.inf
 
 
-def test_the_shed_bound_spares_the_higher_classes_first() -> None:
+def test_while_capacity_comes_priority_decides_who_sheds() -> None:
+    """The work the managers shed together, at most the bound, is taken from the lowest
+    classes up: the higher ones are spared."""
     loads = {"gold": 1.0, "silver": 1.0, "bronze": 2.0}
-    shed = {"gold": 0.2, "silver": 0.5, "bronze": 0.9}  # 0.2 + 0.5 + 1.8 = 2.5 of 4
-    bounded = bounded_shed(shed, loads, 0.5, ["gold", "silver", "bronze"])  # at most 2
-    assert bounded == pytest.approx({"gold": 0.0, "silver": 0.2, "bronze": 0.9})
-    assert bounded_shed(shed, loads, 0.7, ["gold", "silver", "bronze"]) == shed  # within
-    assert bounded_shed(shed, loads, 0.0, ["gold", "silver", "bronze"]) == pytest.approx(
-        {"gold": 0.0, "silver": 0.0, "bronze": 0.0}
+    order = ["gold", "silver", "bronze"]
+    shed = {"gold": 0.2, "silver": 0.5, "bronze": 0.4}  # 0.2 + 0.5 + 0.8 = 1.5 of 4
+    assert bounded_shed(shed, loads, 0.25, order) == pytest.approx(  # at most 1
+        {"gold": 0.0, "silver": 0.0, "bronze": 0.5}
     )
-
-
-def test_the_job_takes_the_lowest_of_its_classes_thresholds() -> None:
-    gold, bronze = Thresholds(0.3, 0.5, 0.7, 0.9), Thresholds(0.1, 0.45, 0.85, 0.99)
-    assert job_thresholds([gold, bronze]) == {
-        "tau0": 0.1,  # released only below every class's τ0
-        "tau1": 0.45,
-        "tau2": 0.7,
-        "tau3": 0.9,  # added as soon as any class's τ3 is passed
-    }
-    build_params(ScalingParams, job_thresholds([gold, bronze]))  # still ordered
-    assert job_thresholds([]) == {}
+    assert bounded_shed(shed, loads, 0.7, order) == pytest.approx(  # all 1.5, bronze's
+        {"gold": 0.0, "silver": 0.0, "bronze": 0.75}
+    )
+    heavy = {"gold": 0.5, "silver": 0.5, "bronze": 0.9}  # 2.8 of 4
+    assert bounded_shed(heavy, loads, 0.7, order) == pytest.approx(
+        {"gold": 0.0, "silver": 0.8, "bronze": 1.0}
+    )
+    assert bounded_shed(heavy, loads, 0.0, order) == pytest.approx(dict.fromkeys(order, 0.0))

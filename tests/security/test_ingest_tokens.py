@@ -115,6 +115,7 @@ def test_a_failed_jobs_token_is_revoked(
         (1.0, "1970"),
         (time.time() - 3600, "an hour before the job existed"),
     ],
+    ids=["far future", "an hour ahead", "1970", "an hour before the job existed"],
 )
 def test_t_outside_the_run_is_refused(
     client: TestClient, db_session: Session, job_id: int, t: float, why: str

@@ -101,6 +101,20 @@ def test_a_scale_out_is_judged_once_the_size_asked_serves() -> None:
     assert (done.verdict.loss_before, done.verdict.loss_after) == (0.25, 0.0)  # the job's
 
 
+def test_a_scale_out_is_judged_after_its_executors_have_warmed_up() -> None:
+    """Their first batches are slow: the window after starts ``warmup_s`` after they serve."""
+    log = ActionLog(TARGETS, warmup_s=4.0)
+    log.observe(0.0, CALM, MANAGED, NO_SHED, 1, out(0.0))
+    slow = {"gold": period(response_max_s=5.0), "bronze": period()}
+    judged = []
+    for t in range(10, 14):  # serving, warming up: slow batches
+        judged += log.observe(float(t), slow, MANAGED, NO_SHED, 3, None)
+    for t in range(14, 14 + WINDOW + 1):
+        judged += log.observe(float(t), CALM, MANAGED, NO_SHED, 3, None)
+    [done] = judged
+    assert done.verdict is not None and done.verdict.violation_after_s == 0.0
+
+
 def test_a_scale_out_that_never_serves_is_judged_after_the_settling_limit() -> None:
     log = ActionLog(TARGETS)
     log.observe(0.0, CALM, MANAGED, NO_SHED, 1, out(0.0))
