@@ -39,9 +39,10 @@ LIVE_ELASTIC = (
     "max_executors",
     "sizing",
     "startup_timeout_s",
+    "warmup_s",
 )
-"""The elasticity settings a running job takes (``executor_cores`` is fixed when the
-application starts, the thresholds are the classes')."""
+"""The elasticity settings a running job takes (``executor_cores`` and ``start`` are fixed
+when the application starts, the thresholds are the classes')."""
 
 
 class ClassControl(BaseModel):

@@ -22,6 +22,7 @@ Pure: no Spark import, time is passed in (simulated or wall-clock seconds).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -33,6 +34,7 @@ from spark_runner.core.thresholds import TAUS, THRESHOLD_RULE, Thresholds, valid
 
 ScalingRule = Literal["scale_out", "scale_in"]
 SIZINGS = ("load_aware", "one_at_a_time")
+STARTS = ("min_executors", "expected_load")
 MAX_EXECUTORS = 10_000
 """No pool holds more executors than this."""
 MAX_HOLD_S = 3_600.0
@@ -62,6 +64,11 @@ class ScalingParams:
         warmup_s: for this long after a scale-out's executors serve, capacity still
             counts as being added (their first batches are slow while their JVM and
             Python workers start), s (>= 0) [15].
+        start: ``min_executors`` (the pool starts at ``min_executors``) or
+            ``expected_load`` (at ESJ's ``M = ⌈expected load / (capacity per executor ×
+            τ1)⌉`` from the scenario's declared rates and costs at its start, at least
+            ``min_executors``: :func:`sized_at_start`); it never scales in below its
+            start [min_executors].
     """
 
     RULES: ClassVar[Mapping[str, tuple[Rule, ...]]] = {
@@ -82,6 +89,7 @@ class ScalingParams:
         "sizing": (Rule.one_of(SIZINGS),),
         "startup_timeout_s": (Rule.positive(" seconds"), Rule.closed(0, MAX_HOLD_S)),
         "warmup_s": (Rule.non_negative(" seconds"), Rule.closed(0, MAX_HOLD_S)),
+        "start": (Rule.one_of(STARTS),),
     }
 
     tau0: float = 0.2
@@ -96,6 +104,7 @@ class ScalingParams:
     sizing: str = "load_aware"
     startup_timeout_s: float = 120.0
     warmup_s: float = 15.0
+    start: str = "min_executors"
 
     def __post_init__(self) -> None:
         validate_thresholds(self.tau0, self.tau1, self.tau2, self.tau3)
@@ -132,6 +141,16 @@ def initial_size(expected_load: float, capacity_per_executor: float, params: Sca
         raise ParameterError("capacity_per_executor", capacity_per_executor, "must be > 0")
     wanted = math.ceil(max(expected_load, 0.0) / (capacity_per_executor * params.tau1))
     return min(max(wanted, 1), params.max_executors)
+
+
+def sized_at_start(params: ScalingParams, expected_load: float) -> ScalingParams:
+    """The settings a run starts with: with ``start: expected_load``, ``min_executors``
+    becomes ESJ's M for ``expected_load`` (processor seconds per second; an executor
+    serves ``executor_cores`` of them), never less than the one declared."""
+    if params.start != "expected_load":
+        return params
+    m = initial_size(expected_load, float(params.executor_cores), params)
+    return dataclasses.replace(params, min_executors=max(params.min_executors, m))
 
 
 @dataclass(frozen=True)

@@ -61,7 +61,7 @@ from spark_runner.control.period import (
 from spark_runner.control.plane import make_control_plane
 from spark_runner.core.class_scheduler import priority_order
 from spark_runner.core.dilos import StaleRule
-from spark_runner.core.elastic import ScalingParams
+from spark_runner.core.elastic import ScalingParams, sized_at_start
 from spark_runner.core.errors import ParameterError
 from spark_runner.core.load_model import LoadModel
 from spark_runner.engine.costs import (
@@ -72,12 +72,13 @@ from spark_runner.engine.costs import (
 )
 from spark_runner.engine.digest import RunDigest, period_stats
 from spark_runner.engine.measures import BatchMeasures, ResponseSample
-from spark_runner.engine.network import NetworkPlan
+from spark_runner.engine.network import NetworkPlan, stream_specs
 from spark_runner.engine.offsets import BatchRecord, Decision
 from spark_runner.engine.pacing import bare_floor_s, floor_s, pace_s
 from spark_runner.scenario.compose import scenario_live_config
-from spark_runner.scenario.models import MapOp, WindowAggregateOp
+from spark_runner.scenario.models import MapOp, Scenario, WindowAggregateOp
 from spark_runner.sim.engine import ClassTotals, background_schedule
+from spark_runner.sim.network import build_network, expected_load
 
 log = logging.getLogger(__name__)
 
@@ -168,7 +169,9 @@ class EngineController:
         self.digests = {n: RunDigest(self.targets[n]) for n in self.names}
         self.load_model = LoadModel(plan.graph, plan.priorities)
         self.control = make_control_plane(scenario, self.load_model)
-        self.scaling = scenario.scaling()
+        self.expected_load = _expected_load(scenario)
+        scaling = scenario.scaling()
+        self.scaling = sized_at_start(scaling, self.expected_load) if scaling else None
         self.elastic = PoolControl(self.scaling) if self.scaling is not None else None
         self.executors = self.scaling.min_executors if self.scaling is not None else 1
         self.free_executors = 0
@@ -300,7 +303,8 @@ class EngineController:
         if config.elastic is None:  # a configuration from before elasticity was live
             config = config.model_copy(update={"elastic": self._launch_config.elastic})
         config.check_launch(self._launch_config)
-        return config.scaling_params()
+        params = config.scaling_params()
+        return sized_at_start(params, self.expected_load) if params is not None else None
 
     # --- decisions -----------------------------------------------------------------------
 
@@ -811,6 +815,13 @@ class EngineController:
             ]
             ages[name] = max(0.0, now_s - min(waiting_heads)) if waiting_heads else 0.0
         return tuples, ages
+
+
+def _expected_load(scenario: Scenario) -> float:
+    """Processor seconds per second the scenario's declared rates at its start take at its
+    declared costs (what ESJ's initial size reads: :func:`sized_at_start`)."""
+    rates = {name: spec.rates[0] for name, spec in stream_specs(scenario).items()}
+    return expected_load(build_network(scenario), rates)
 
 
 def _finite(value: float | None) -> float | None:

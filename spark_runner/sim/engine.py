@@ -64,10 +64,11 @@ from spark_runner.control.period import ClassPeriod, PeriodLoop, class_sample, r
 from spark_runner.control.plane import ControlPlane, make_control_plane
 from spark_runner.core.class_scheduler import priority_order
 from spark_runner.core.dilos import StaleRule
+from spark_runner.core.elastic import sized_at_start
 from spark_runner.core.load_model import LoadModel
 from spark_runner.scenario.arrivals import RateSchedule, build_schedule
 from spark_runner.scenario.models import Scenario
-from spark_runner.sim.network import Network, build_network
+from spark_runner.sim.network import Network, build_network, expected_load
 
 ADMIT_DEPTH_S = 0.25  # a shedding point's bucket holds this many seconds of its admit rate
 PATIENCE = 0.5  # a class wants lent quota back once tuples waited this share of their limit
@@ -321,6 +322,9 @@ class Simulation:
         # elastic capacity (spec §5): executors are processors of speed 1 each; a new one
         # serves ``executor_startup_s`` after the policy asked for it
         scaling = sc.scaling()
+        if scaling is not None:
+            rates = {name: schedule.rate_at(0.0) for name, schedule in self.schedules.items()}
+            scaling = sized_at_start(scaling, expected_load(net, rates))
         action_log = ActionLog(
             dict(zip(names, targets, strict=True)),
             scaling.warmup_s if scaling is not None else 0.0,

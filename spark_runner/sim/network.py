@@ -22,8 +22,10 @@ control plane will.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from spark_runner.core.load_model import LoadModel
 from spark_runner.core.operator_graph import Operator as GraphOperator
 from spark_runner.core.operator_graph import OperatorGraph
 from spark_runner.scenario.columns import StreamColumn
@@ -108,6 +110,21 @@ class Network:
 
 def _owner(classes: set[str], priorities: dict[str, float]) -> str:
     return min(classes, key=lambda c: (-priorities[c], c))
+
+
+def expected_load(network: Network, rates: Mapping[str, float]) -> float:
+    """Processor seconds per second the network's operators take at its declared costs
+    and selectivities for ``rates`` (tuples/s per stream), nothing shed (Eq. 3.1): the
+    expected load ESJ's initial size reads."""
+    model = LoadModel(network.graph)
+    model.update(
+        costs={n.op_id: n.cost_s for n in network.nodes},
+        selectivities={n.op_id: n.selectivity for n in network.nodes},
+        source_rates={
+            n.op_id: rates.get(n.stream, 0.0) for n in network.nodes if n.stream is not None
+        },
+    )
+    return model.total_load()
 
 
 def build_network(scenario: Scenario) -> Network:

@@ -15,6 +15,7 @@ from spark_runner.core.elastic import (
     bounded_shed,
     initial_size,
     job_usage,
+    sized_at_start,
 )
 from spark_runner.core.errors import ParameterError
 from spark_runner.core.params import build_params
@@ -189,6 +190,18 @@ def test_new_executors_count_as_capacity_coming_until_they_are_warm() -> None:
         shrink.step(float(t), 0.1, executors=2, free_executors=0)
     shrink.step(31.0, 0.2, executors=1, free_executors=1)  # a scale-in warms nothing
     assert shrink.shed_bound(32.0, 0.9, 1, 1) is None
+
+
+def test_a_run_asking_esj_starts_at_m_and_never_below_what_it_declares() -> None:
+    esj = build_params(ScalingParams, {"start": "expected_load"}, base=PARAMS)
+    assert sized_at_start(PARAMS, 1.0) == PARAMS  # start at min_executors: as declared
+    assert sized_at_start(esj, 1.0).min_executors == 3  # ⌈1 / (1 × 0.4)⌉
+    assert sized_at_start(esj, 0.1).min_executors == 1
+    declared = build_params(ScalingParams, {"min_executors": 4}, base=esj)
+    assert sized_at_start(declared, 1.0).min_executors == 4
+    two_cores = build_params(ScalingParams, {"executor_cores": 2}, base=esj)
+    assert sized_at_start(two_cores, 1.0).min_executors == 2  # ⌈1 / (2 × 0.4)⌉
+    assert sized_at_start(esj, 100.0).min_executors == PARAMS.max_executors
 
 
 def test_initial_size_is_esj_m() -> None:

@@ -84,6 +84,19 @@ def test_one_at_a_time_needs_more_actions_for_the_same_step() -> None:
     assert len(outs) > 1 and len(single) > len(aware)
 
 
+def test_esj_initial_size_starts_the_pool_at_m_and_keeps_it_as_the_floor() -> None:
+    """At the start gold and bronze offer 165 tuples/s of 3 ms each, 0.495 s/s: ESJ's
+    M = ⌈0.495 / (1 × 0.4)⌉ = 2 executors from the first period, and the scale-in after
+    the step stops at 2, not 1."""
+    doc = elastic_step()
+    doc["control"]["elastic"]["params"]["start"] = "expected_load"
+    results = run(doc)
+    assert results["scaling"]["params"]["min_executors"] == 2
+    assert results["series"][0]["executors"] == 2
+    assert [(a["kind"], a["executors_before"], a["executors_after"]) for a in
+            scaling_actions(results)] == [("scale_out", 2, 4), ("scale_in", 4, 2)]  # fmt: skip
+
+
 def test_a_scenario_without_elasticity_has_no_scaling_part() -> None:
     doc = elastic_step()
     del doc["control"]["elastic"]

@@ -144,3 +144,19 @@ def test_hold_times_and_sizes_change_live_within_what_the_application_took(
     p.run(200)
     [grown] = resizes(p)
     assert grown.executors_after == 4 and grown.held_s is not None and grown.held_s < 5
+
+
+def test_esj_initial_size_sets_the_pool_the_run_starts_with(tmp_path: Path) -> None:
+    """1,800 tuples/s of 1 ms each on executors of 2 cores: M = ⌈1.8 / (2 × 0.4)⌉ = 3,
+    the size the runner trims the pool to before the query starts, and the floor of
+    every later configuration."""
+    elastic = ELASTIC.replace("}", ", start: expected_load}") % 8
+    p = Plant(one_map_scenario(RATES, TARGETS, cost_s=0.001, elastic=elastic), tmp_path)
+    assert p.controller.expected_load >= 1.8
+    assert p.controller.scaling is not None and p.controller.scaling.min_executors == 3
+    assert p.controller.executors == 3
+    live = scenario_live_config(p.scenario)
+    assert live.elastic is not None
+    slower = live.model_copy(update={"version": 1, "elastic": {**live.elastic, "hold_in_s": 40}})
+    assert p.controller.offer(slower) == 1
+    assert p.controller.elastic is not None and p.controller.elastic.params.min_executors == 3
