@@ -55,6 +55,14 @@ class JobCreate(BaseModel):
         default=10, ge=1, le=MAX_REDISTRIBUTION_EVERY, description="CRC periods."
     )
     redistribution_enabled: bool = True
+    elastic: dict[str, float | int | str] | None = Field(
+        default=None,
+        max_length=16,
+        description="Resize the job's executors on a standalone master: control.elastic's "
+        'params (GET /elastic), e.g. {"max_executors": 4}, the per-job maximum; over a '
+        "stored scenario's, setting by setting. On a local master the job runs without "
+        "it and its results say why.",
+    )
     source: Literal["generator", "redis"] = Field(
         default="generator",
         description="generator: tuples generated at rate_per_s (or the scenario's "

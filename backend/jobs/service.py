@@ -30,7 +30,7 @@ from backend.scenarios import service as scenarios
 from backend.settings import Settings
 from backend.tuning import service as tuning
 from backend.users import security
-from spark_runner.contract.control import ClassControl, LiveConfig
+from spark_runner.contract.control import ClassControl, LiveConfig, elastic_settings
 from spark_runner.contract.snapshot import ClassSnapshot, EngineSettings, JobSnapshot
 from spark_runner.core.errors import ParameterError
 from spark_runner.scenario.compose import UNLIMITED_SCHEDULE_S, scenario_live_config
@@ -209,6 +209,7 @@ def _plan_from_classes(session: Session, settings: Settings, data: JobCreate) ->
         redistribution_every=data.redistribution_every,
         redistribution_enabled=data.redistribution_enabled,
         classes={c.name: _control_of(c, data.manager) for c in classes},
+        elastic=elastic_settings(data.elastic) if data.elastic is not None else None,
     )
     return _LaunchPlan(
         classes=tuple(
@@ -238,6 +239,15 @@ def _plan_from_scenario(document: dict[str, Any], data: JobCreate) -> _LaunchPla
     scenario = scenario_from_dict(document)  # traces confined to the trace folder
     control_doc = scenario.control
     launch = scenario_live_config(scenario)
+    elastic = launch.elastic
+    if data.elastic is not None:  # the request's settings over the scenario's
+        elastic = elastic_settings(
+            {**(control_doc.elastic.params if control_doc.elastic else {}), **data.elastic}
+        )
+        document = {
+            **document,
+            "control": {**document["control"], "elastic": {"params": elastic}},
+        }
     controls = {
         name: c.model_copy(update={"manager": data.manager, "manager_params": {}})
         if data.manager is not None and data.manager != c.manager
@@ -255,7 +265,7 @@ def _plan_from_scenario(document: dict[str, Any], data: JobCreate) -> _LaunchPla
             recommend_only=data.recommend_only,
             **data.scenario_control(control_doc),
             classes=controls,
-            elastic=launch.elastic,
+            elastic=elastic,
         ),
         scenario=document,
         control_period_s=data.control_period_s or control_doc.period_s,

@@ -8,6 +8,7 @@ controller runs), so the API rejects what the job would reject.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -16,8 +17,8 @@ from spark_runner.core.dilos import ClassSpec, DilosParams
 from spark_runner.core.elastic import ScalingParams, job_thresholds
 from spark_runner.core.errors import ParameterError
 from spark_runner.core.managers.registry import manager_params
-from spark_runner.core.params import ParamValue, build_params
-from spark_runner.core.thresholds import Thresholds
+from spark_runner.core.params import ParamValue, build_params, params_as_dict
+from spark_runner.core.thresholds import TAUS, Thresholds
 
 CLASS_FIELDS = (
     "priority",
@@ -43,6 +44,8 @@ LIVE_ELASTIC = (
 )
 """The elasticity settings a running job takes (``executor_cores`` and ``start`` are fixed
 when the application starts, the thresholds are the classes')."""
+PER_CLASS = "is set per class (the job takes the lowest of its classes')"
+"""Why a threshold is no elasticity setting."""
 
 
 class ClassControl(BaseModel):
@@ -178,6 +181,24 @@ class LiveConfig(BaseModel):
         return LiveConfig.model_validate(data)
 
 
+def elastic_settings(params: Mapping[str, Any]) -> dict[str, ParamValue]:
+    """A job's whole elasticity settings from ``params`` (a scenario's
+    ``control.elastic.params`` or a launch request's), defaults filled in, without the
+    thresholds (those are the classes'). Raises ``ParameterError`` (``elastic.<name>``)."""
+    for key, value in params.items():
+        if key in TAUS:
+            raise ParameterError(
+                f"elastic.{key}",
+                value,
+                "is set per class (the job takes the lowest of its classes')",
+            )
+    try:
+        settings = build_params(ScalingParams, params)
+    except ParameterError as error:
+        raise ParameterError(f"elastic.{error.field}", error.value, error.rule) from None
+    return {k: v for k, v in params_as_dict(settings).items() if k not in TAUS}  # type: ignore[misc]
+
+
 def _merged_elastic(current: dict[str, Any] | None, changes: Any) -> dict[str, Any]:
     """The elasticity settings with ``changes`` (only :data:`LIVE_ELASTIC` keys)."""
     if current is None:
@@ -189,8 +210,8 @@ def _merged_elastic(current: dict[str, Any] | None, changes: Any) -> dict[str, A
     for key, value in changes.items():
         if key not in LIVE_ELASTIC:
             rule = (
-                "is set per class (the job takes the lowest of its classes')"
-                if key.startswith("tau")
+                PER_CLASS
+                if key in TAUS
                 else f"cannot change while the job runs; live: {', '.join(LIVE_ELASTIC)}"
             )
             raise ParameterError(f"elastic.{key}", value, rule)

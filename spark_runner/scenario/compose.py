@@ -15,14 +15,12 @@ class, policy, redistribution period) come from the same ``LiveConfig``.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from spark_runner.contract.control import ClassControl, LiveConfig
+from spark_runner.contract.control import ClassControl, LiveConfig, elastic_settings
 from spark_runner.core.params import ParamValue
-from spark_runner.core.thresholds import TAUS
 from spark_runner.scenario.models import FORMAT_VERSION, Scenario
 from spark_runner.scenario.sql_allowlist import query_shape
 
@@ -162,6 +160,7 @@ def compose(
             "mode": "dilos" if config.redistribution_enabled else "per_class",
             "policy": config.policy,
             "redistribution_every": config.redistribution_every,
+            **({"elastic": {"params": config.elastic}} if config.elastic is not None else {}),
         },
         "streams": [
             {
@@ -205,7 +204,5 @@ def scenario_live_config(scenario: Scenario) -> LiveConfig:
 
 def _elastic_settings(scenario: Scenario) -> dict[str, ParamValue] | None:
     """A scenario's elasticity settings but the thresholds (those are the classes')."""
-    params = scenario.scaling()
-    if params is None:
-        return None
-    return {k: v for k, v in dataclasses.asdict(params).items() if k not in TAUS}
+    elastic = scenario.control.elastic
+    return elastic_settings(elastic.params) if elastic is not None else None

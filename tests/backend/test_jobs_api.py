@@ -248,3 +248,41 @@ def test_engine_urls_are_shown_without_their_password() -> None:
     assert _without_password("redis://:secret@h/0") == "redis://:***@h/0"
     assert _without_password("redis://h:6379/0") == "redis://h:6379/0"
     assert _without_password("") == ""
+
+
+def test_a_job_asks_elastic_capacity_with_its_own_maximum(
+    client: TestClient, dispatcher: RecordingDispatcher, db_session: Session
+) -> None:
+    client.post("/api/v1/classes", json={"name": "fraud", "priority": 6, "delay_target_s": 1.5})
+    created = client.post("/api/v1/jobs", json={"elastic": {"max_executors": 3}})
+    assert created.status_code == 201, created.text
+    job_id = created.json()["id"]
+    elastic = client.get(f"/api/v1/jobs/{job_id}/config").json()["config"]["elastic"]
+    assert elastic["max_executors"] == 3 and elastic["min_executors"] == 1
+    job = db_session.get(Job, job_id)
+    assert job is not None  # the job's scenario resizes with the same settings
+    assert job.config["scenario"]["control"]["elastic"]["params"] == elastic
+
+
+@pytest.mark.parametrize(
+    ("elastic", "field", "words"),
+    [
+        ({"max_executors": 0}, "elastic.max_executors", "integer >= 1"),
+        ({"tau3": 0.9}, "elastic.tau3", "set per class"),
+        ({"hold_out_s": 20, "hold_in_s": 10}, "elastic.hold_in_s", ">= hold_out_s"),
+        ({"executors": 2}, "elastic.executors", "unknown parameter"),
+    ],
+)
+def test_a_bad_elastic_setting_is_422_naming_it(
+    client: TestClient,
+    dispatcher: RecordingDispatcher,
+    elastic: dict[str, object],
+    field: str,
+    words: str,
+) -> None:
+    client.post("/api/v1/classes", json={"name": "fraud", "priority": 6, "delay_target_s": 1.5})
+    response = client.post("/api/v1/jobs", json={"elastic": elastic})
+    assert response.status_code == 422, response.text
+    [detail] = response.json()["detail"]
+    assert detail["loc"][-1] == field and words in detail["msg"], detail
+    assert client.get("/api/v1/jobs").json() == [] and dispatcher.launched == []

@@ -281,3 +281,19 @@ def test_a_job_that_does_not_scale_takes_no_elastic_change(client: TestClient, j
     response = client.patch(f"/api/v1/jobs/{job_id}/config", json={"elastic": {"hold_out_s": 5}})
     assert response.status_code == 422
     assert "does not scale its executors" in response.json()["detail"][0]["msg"]
+
+
+def test_a_launch_request_sets_its_own_maximum_over_the_scenarios(client: TestClient) -> None:
+    from tests.backend.test_scenarios_api import DEMO
+
+    client.app.state.dispatcher = RecordingDispatcher()  # type: ignore[attr-defined]
+    document = DEMO.replace(
+        "  redistribution_every: 10\n", "  redistribution_every: 10\n" + ELASTIC
+    )
+    scenario = client.post("/api/v1/scenarios", json={"yaml": document}).json()
+    job = client.post(
+        "/api/v1/jobs", json={"scenario_id": scenario["id"], "elastic": {"max_executors": 2}}
+    )
+    assert job.status_code == 201, job.text
+    elastic = client.get(f"/api/v1/jobs/{job.json()['id']}/config").json()["config"]["elastic"]
+    assert (elastic["max_executors"], elastic["hold_in_s"]) == (2, 30)  # the rest: scenario's
