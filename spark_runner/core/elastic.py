@@ -185,6 +185,7 @@ class ScalingPolicy:
         self._asked_at: float | None = None
         self._warm_at = -math.inf  # when the executors of the last scale-out are warm
         self._grew = False  # the size asked is a scale-out's
+        self._expected_u = math.inf  # the usage the last scale-out sized for
 
     def _size(self, executors: int, utilization: float) -> int:
         """The size that brings u to τ1 (or one step toward it)."""
@@ -234,6 +235,7 @@ class ScalingPolicy:
         self.target = size
         self._asked_at = now_s
         self._grew = rule == "scale_out"
+        self._expected_u = utilization * executors / size
         self._above_since = self._below_since = None
         return ScalingAction(now_s, rule, utilization, threshold, held, executors, size)
 
@@ -250,9 +252,13 @@ class ScalingPolicy:
     ) -> float | None:
         """The most the job sheds while capacity is being added: the load above τ2 of its
         capacity, ``1 − τ2 / u`` (0 below τ2). ``None`` when scaling covers nothing (at
-        the maximum size, or no scale-out coming): the managers decide alone."""
+        the maximum size, or no scale-out coming): the managers decide alone. While new
+        executors warm up, u is at most what the scale-out sized for (its slow first
+        batches overstate the load on the pool that is coming)."""
         if not self.adding(now_s, executors, free_executors):
             return None
+        if executors >= self.target and now_s < self._warm_at:
+            utilization = min(utilization, self._expected_u)
         if utilization <= self.params.tau2:
             return 0.0
         return 1.0 - self.params.tau2 / utilization

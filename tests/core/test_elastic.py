@@ -183,7 +183,9 @@ def test_new_executors_count_as_capacity_coming_until_they_are_warm() -> None:
     assert policy.step(14.0, 2.0, executors=1, free_executors=1) is None  # starting
     assert policy.shed_bound(14.0, 2.0, 1, 1) is not None
     policy.step(20.0, 1.5, executors=2, free_executors=0)  # serving from 20 s
-    assert policy.shed_bound(34.0, 1.5, 2, 0) == pytest.approx(1 - 0.8 / 1.5)  # warming
+    # warming: the slow first batches read u 3.0, but the pool was sized for 2.0 × 1 / 2
+    assert policy.shed_bound(30.0, 3.0, 2, 0) == pytest.approx(1 - 0.8 / 1.0)
+    assert policy.shed_bound(34.0, 0.9, 2, 0) == pytest.approx(1 - 0.8 / 0.9)
     assert policy.shed_bound(35.0, 1.5, 2, 0) is None  # warm, at the maximum: managers
     shrink = ScalingPolicy(params, executors=2)
     for t in range(31):
