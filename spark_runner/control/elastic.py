@@ -4,8 +4,8 @@ Each engine measures its pool in its own way (the simulator counts its processor
 Spark runner asks Spark which executors are registered) and its capacity in processor
 seconds per second. :class:`PoolControl` takes the steps both engines take: the job's
 usage u, the policy's step (a resize when one is due: the engine's pool follows
-``policy.target``), the record of every action, and the shed fractions bounded to what
-scaling cannot cover (spec §5; :mod:`spark_runner.core.elastic`).
+``policy.target``; the engine's action log records it), and the shed fractions bounded
+to what scaling cannot cover (spec §5; :mod:`spark_runner.core.elastic`).
 """
 
 from __future__ import annotations

@@ -13,9 +13,12 @@ serving (u measured on the old capacity says nothing about the new one), and one
 sizing lands u near τ1, between τ0 and τ3, so a constant load causes no further action.
 
 Shedding covers only what scaling cannot: while capacity is being added (a scale-out
-requested or its hold running, the pool below its maximum) the job sheds the load above
-τ2 of its capacity and no more (:meth:`ScalingPolicy.shed_bound`); at the maximum size
-the load managers and DILoS decide as without elasticity.
+requested or its hold running, the pool below its maximum, and for ``warmup_s`` after
+the new executors serve) the job sheds what its managers shed together but no more than
+the load above τ2 of its capacity (:meth:`ScalingPolicy.shed_bound`), lowest classes
+first (:func:`bounded_shed`); at the maximum size, warm, the load managers and DILoS
+decide as without elasticity. ESJ's initial size M (:func:`sized_at_start`) starts the
+pool where the expected load sits at τ1.
 
 Pure: no Spark import, time is passed in (simulated or wall-clock seconds).
 """
