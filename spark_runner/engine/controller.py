@@ -169,8 +169,10 @@ class EngineController:
         self.digests = {n: RunDigest(self.targets[n]) for n in self.names}
         self.load_model = LoadModel(plan.graph, plan.priorities)
         self.control = make_control_plane(scenario, self.load_model)
-        self.expected_load = _expected_load(scenario)
         scaling = scenario.scaling()
+        # read only by ESJ's initial size (start is fixed at launch)
+        asks_esj = scaling is not None and scaling.start == "expected_load"
+        self.expected_load = _expected_load(scenario) if asks_esj else 0.0
         self.scaling = sized_at_start(scaling, self.expected_load) if scaling else None
         self.elastic = PoolControl(self.scaling) if self.scaling is not None else None
         self.executors = self.scaling.min_executors if self.scaling is not None else 1

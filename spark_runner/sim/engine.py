@@ -322,7 +322,7 @@ class Simulation:
         # elastic capacity (spec §5): executors are processors of speed 1 each; a new one
         # serves ``executor_startup_s`` after the policy asked for it
         scaling = sc.scaling()
-        if scaling is not None:
+        if scaling is not None and scaling.start == "expected_load":
             rates = {name: schedule.rate_at(0.0) for name, schedule in self.schedules.items()}
             scaling = sized_at_start(scaling, expected_load(net, rates))
         action_log = ActionLog(
