@@ -258,6 +258,12 @@ class EngineController:
             for i in range(len(self.plan.nodes))
         }
 
+    def branch_fixed_cpu(self) -> dict[str, float]:
+        """Per query output, its branch's executor CPU per batch that does not grow with
+        its tuples (learnt by :class:`BranchScales`; in the batch's fixed time), s."""
+        ids = self.plan.graph.ids
+        return {ids[o]: f for o, f in zip(self.scales.outputs, self.scales.fixed_s, strict=True)}
+
     def _sync_targets(self) -> None:
         for name, c in self.live.classes.items():
             self.targets[name] = c.delay_target_s

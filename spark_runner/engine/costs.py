@@ -12,6 +12,9 @@ and a batch's weighted work is ``W = Σ_o n_o × w_o × scale_o``. The cycle is 
 
     C = o + α × W        α = 1 / parallelism (the work spreads over the task slots)
 
+(a branch's executor CPU that does not grow with its tuples is no operator's cost: it is
+in ``o``; :class:`BranchScales`).
+
 **Budget** (:class:`BatchBudget`): after every batch the fixed time ``o`` moves toward the
 median of ``C − αW`` over the last few batches (one slow batch moves nothing: a single
 GC pause must not make every class's load jump and the top class shed), and the next
@@ -181,9 +184,18 @@ class BranchScales:
     segment weighs on the lower class's operators, not on the owner's segment (which
     would make the owner pay for the lower class: priority inverted).
 
-    The per-task fixed CPU (a task's start, a state store's load) counts as per-tuple cost
-    here: at the operating point the branch's time is right, with fewer tuples it is
-    overestimated.
+    A branch's time also holds CPU that does not grow with its tuples (its tasks' start, a
+    state store's load and commit per partition): ``T_b = F_b + scale_b × W_b``. Counted
+    per tuple, ``F_b`` made a branch's cost grow as its rate fell (at a twentieth of the
+    rate a window query's load stayed at its full-rate value), and shedding cannot remove
+    it. So each branch also keeps exponentially weighted statistics of its batches'
+    ``(W_b, T_b)`` and, while the modelled work varies enough to tell a slope from an
+    intercept (coefficient of variation at least ``min_spread``: a rate step, a shedding
+    change), moves ``F_b`` toward the regression's intercept, within [0, ``max_fixed``
+    × ``T̄_b``]; under a steady load it holds what it learnt. ``F_b`` is executor CPU per
+    batch: it is not in the operators' costs, so the batch budget's fixed time (cycle
+    minus modelled work) takes it in, as it should: it costs every batch, whatever is
+    shed.
     """
 
     def __init__(
@@ -194,11 +206,20 @@ class BranchScales:
         min_tuples: int = 20,
         low: float = 0.2,
         high: float = 1000.0,
+        spread_weight: float = 0.1,
+        min_spread: float = 0.3,
+        max_fixed: float = 0.95,
     ) -> None:
         """``members[b]``: the node indices of branch ``b`` (the nodes its output needs),
-        ``outputs[b]`` its output node; highest priority first."""
+        ``outputs[b]`` its output node; highest priority first. ``spread_weight`` is the
+        weight of the newest batch in the regression's statistics (a longer memory than
+        ``weight``: a rate step stays in them for some ten batches)."""
         if not 0 < weight <= 1:
             raise ValueError(f"weight is {weight}; it must be within (0, 1]")
+        if not 0 < spread_weight <= 1:
+            raise ValueError(f"spread_weight is {spread_weight}; it must be within (0, 1]")
+        if not 0 <= max_fixed < 1:
+            raise ValueError(f"max_fixed is {max_fixed}; it must be within [0, 1)")
         self.outputs = tuple(outputs)
         self._members = [list(m) for m in members]
         self._weight = weight
@@ -206,6 +227,11 @@ class BranchScales:
         self._low, self._high = low, high
         self.measured_s = [0.0] * len(self.outputs)
         self._node_work = [[0.0] * len(m) for m in self._members]
+        self.fixed_s = [0.0] * len(self.outputs)
+        """Per branch, its CPU per batch that does not grow with its tuples, s."""
+        self._fits = [_Regression(spread_weight) for _ in self.outputs]
+        self._min_spread = min_spread
+        self._max_fixed = max_fixed
 
     @property
     def modelled_s(self) -> list[float]:
@@ -232,6 +258,17 @@ class BranchScales:
             self.measured_s[b] += w * (measured_s[output] - self.measured_s[b])
             for k, i in enumerate(members):
                 smoothed[k] += w * (node_work_s[i] - smoothed[k])
+            self._learn_fixed(b, sum(node_work_s[i] for i in members), measured_s[output])
+
+    def _learn_fixed(self, b: int, work_s: float, measured_s: float) -> None:
+        """One batch of branch ``b`` in its regression; ``F_b`` moves toward the intercept
+        when the work varied enough to tell it (see the class docstring)."""
+        fit = self._fits[b]
+        fit.add(work_s, measured_s)
+        intercept = fit.intercept(self._min_spread)
+        if intercept is not None:
+            self.fixed_s[b] += self._weight * (intercept - self.fixed_s[b])
+        self.fixed_s[b] = min(max(self.fixed_s[b], 0.0), self._max_fixed * self.measured_s[b])
 
     def _clamp(self, scale: float) -> float:
         return min(self._high, max(self._low, scale))
@@ -239,7 +276,11 @@ class BranchScales:
     def branch_scale(self, b: int) -> float:
         """Branch ``b``'s measured time over its modelled work (1 until measured)."""
         work = sum(self._node_work[b])
-        return self._clamp(self.measured_s[b] / work) if work > 0 else 1.0
+        return self._clamp(self._per_tuple_s(b) / work) if work > 0 else 1.0
+
+    def _per_tuple_s(self, b: int) -> float:
+        """Branch ``b``'s smoothed time less its fixed CPU: what grows with its tuples."""
+        return self.measured_s[b] - self.fixed_s[b]
 
     def node_scales(self, n_nodes: int) -> list[float]:
         """The scale of every node (see the class docstring)."""
@@ -255,7 +296,36 @@ class BranchScales:
             rest_work = sum(w for _, w in rest)
             if not rest:
                 continue
-            own = self._clamp((self.measured_s[b] - known) / rest_work) if rest_work > 0 else 1.0
+            own = self._clamp((self._per_tuple_s(b) - known) / rest_work) if rest_work > 0 else 1.0
             for i, _ in rest:
                 scale[i] = own
         return [1.0 if s is None else s for s in scale]
+
+
+class _Regression:
+    """Exponentially weighted least squares of ``y`` on ``x`` (weight ``weight`` on the
+    newest point)."""
+
+    def __init__(self, weight: float) -> None:
+        self._weight = weight
+        self._n = 0
+        self._x = self._y = self._xx = self._xy = 0.0
+
+    def add(self, x: float, y: float) -> None:
+        w = self._weight if self._n else 1.0
+        self._n += 1
+        dx, dy = x - self._x, y - self._y
+        self._x += w * dx
+        self._y += w * dy
+        # West's weighted update: the (co)variances about the new means
+        self._xx = (1 - w) * (self._xx + w * dx * dx)
+        self._xy = (1 - w) * (self._xy + w * dx * dy)
+
+    def intercept(self, min_spread: float) -> float | None:
+        """The fitted line's value at ``x = 0``, or None while the points cannot tell it:
+        fewer than three, ``x``'s coefficient of variation below ``min_spread``, or a
+        slope that is not positive (more work never costs less)."""
+        if self._n < 3 or self._x <= 0 or math.sqrt(self._xx) < min_spread * self._x:
+            return None
+        slope = self._xy / self._xx
+        return self._y - slope * self._x if slope > 0 else None

@@ -58,6 +58,7 @@ def build_spark_results(
         "measured_from_s": _measured_from(controller),
         "measured_costs": controller.options.measured_costs,
         "operator_costs": controller.declared_and_measured(),
+        "branch_fixed_cpu_s": controller.branch_fixed_cpu(),
         "unattributed_task_s": controller.unattributed_task_s,
         **engine,
     }

@@ -157,6 +157,40 @@ def test_an_expensive_lower_branch_weighs_on_its_own_nodes_not_the_shared_segmen
     assert node[2] == pytest.approx(10.0, rel=0.15)
 
 
+def test_a_branchs_fixed_cpu_per_batch_is_not_counted_per_tuple() -> None:
+    """A window branch spends 0.3 s of CPU per batch whatever its tuples (tasks, state
+    stores) and twice its declared work per tuple; Spark's times carry ±10 % noise. The
+    rate runs high, then drops 20×: the branch's per-tuple scale stays near 2 instead of
+    growing with the fixed part (it read 14 when that part counted per tuple)."""
+    rng = random.Random(11)
+    scales = BranchScales([[0, 1]], outputs=[1])
+    for work_s in [0.5] * 40 + [0.025] * 40:
+        work = [work_s / 2 * rng.uniform(0.9, 1.1) for _ in range(2)]
+        truth = 0.3 + 2 * sum(work)
+        scales.update(work, [100, 100], {1: truth * rng.uniform(0.9, 1.1)})
+    assert scales.fixed_s[0] == pytest.approx(0.3, rel=0.2)
+    assert scales.branch_scale(0) == pytest.approx(2.0, rel=0.3)
+    assert scales.node_scales(2) == pytest.approx([scales.branch_scale(0)] * 2)
+
+
+def test_a_steady_load_teaches_no_fixed_cpu_and_noise_little() -> None:
+    """Under a steady rate the work hardly varies: nothing tells a fixed part from a
+    per-tuple one, so none is assumed. A load that varies widely with no fixed part
+    (±20 % noise) leaves the per-tuple scale near the truth."""
+    rng = random.Random(13)
+    steady = BranchScales([[0]], outputs=[0])
+    varied = BranchScales([[0]], outputs=[0])
+    for _ in range(80):
+        w = 0.1 * rng.uniform(0.9, 1.1)
+        steady.update([w], [100], {0: (0.2 + 3 * w) * rng.uniform(0.9, 1.1)})
+        v = rng.uniform(0.02, 0.2)
+        varied.update([v], [100], {0: 3 * v * rng.uniform(0.8, 1.2)})
+    assert steady.fixed_s == [0.0]
+    assert steady.branch_scale(0) == pytest.approx(5.0, rel=0.15)  # at this rate: right
+    assert varied.fixed_s[0] < 0.1 * varied.measured_s[0]
+    assert varied.branch_scale(0) == pytest.approx(3.0, rel=0.2)
+
+
 def test_branch_scales_ignore_what_they_cannot_judge() -> None:
     scales = BranchScales([[0], [1]], outputs=[0, 1], min_tuples=20)
     scales.update([0.001, 0.2], [3, 100], {0: 5.0, 1: 0.2})  # 3 tuples cannot tell

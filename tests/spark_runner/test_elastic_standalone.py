@@ -21,8 +21,9 @@ pytestmark = [pytest.mark.spark, pytest.mark.timing, pytest.mark.timeout(480)]
 
 ROOT = Path(__file__).resolve().parents[2]
 TAU3 = 0.95
-# τ0 0.35, not 0.2: at a low rate the measured per-tuple costs include each task's fixed
-# CPU (docs/spark-runner.md, Limits), so u drifts up from ~0.17 to ~0.4 on two executors
+# τ0 0.35, not 0.2: after the load falls u reads 0.13-0.19 on two executors (a busy
+# machine reads more), and a window query's fixed CPU per batch is not all learnt apart
+# from its per-tuple cost by then (docs/spark-runner.md, Elastic capacity)
 HIGH_UNTIL_S = 140.0
 
 SCENARIO = """
@@ -122,6 +123,9 @@ def test_a_sustained_overload_adds_an_executor_and_a_low_load_releases_it(
     losses = {n: results["classes"][n]["loss_fraction"] for n in ("gold", "bronze")}
     assert losses["gold"] <= min(0.01, losses["bronze"]), (losses, report)
     assert series[-1]["executors"] == 1, report
+    # the load steps taught the window query's CPU per batch apart from its per-tuple cost
+    fixed = results["engine"]["branch_fixed_cpu_s"]
+    assert fixed["gold.w.0.window_aggregate"] > 0.0, fixed
     crossed = next(e["t_s"] for e in series if (e["usage"] or 0.0) >= TAU3)
     print(f"tau3 crossed at {crossed:.1f} s, new executor serving at {grown[0]['t_s']:.1f} s")
     assert "scale_out" in log and "scale_in" in log
