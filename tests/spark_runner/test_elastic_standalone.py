@@ -1,8 +1,8 @@
 """A job on a real standalone cluster (a master and two 1-core workers started by the
 test): ``headroom run`` of an elastic scenario, with a window aggregate and the Parquet
-sink, grows its pool under a sustained overload and releases it under a sustained low
-load through Spark's executor allocation API (the query never restarts). A timing
-property: never rerun."""
+sink, grows its pool under a sustained overload, keeps it while u sits between τ0 and
+τ3, and releases it under a sustained low load, through Spark's executor allocation API
+(the query never restarts). A timing property: never rerun."""
 
 from __future__ import annotations
 
@@ -20,17 +20,18 @@ from spark_runner.sim.results import scaling_actions
 pytestmark = [pytest.mark.spark, pytest.mark.timing, pytest.mark.timeout(480)]
 
 ROOT = Path(__file__).resolve().parents[2]
-TAU3 = 0.95
+TAU0, TAU3 = 0.35, 0.95
 # τ0 0.35, not 0.2: after the load falls u reads 0.13-0.19 on two executors (a busy
 # machine reads more), and a window query's fixed CPU per batch is not all learnt apart
 # from its per-tuple cost by then (docs/spark-runner.md, Elastic capacity)
-HIGH_UNTIL_S = 140.0
+HIGH_UNTIL_S = 130.0
+MIDDLE_UNTIL_S = 150.0
 
 SCENARIO = """
 version: 1
 name: elastic-step
 seed: 3
-duration_s: 165
+duration_s: 180
 control:
   period_s: 1.0
   mode: dilos
@@ -38,10 +39,10 @@ control:
 streams:
   - name: a
     arrival: {kind: step, steps: [{at_s: 0, rate_per_s: 40}, {at_s: 60, rate_per_s: 100},
-                                  {at_s: 140, rate_per_s: 20}]}
+                                  {at_s: 130, rate_per_s: 60}, {at_s: 150, rate_per_s: 20}]}
   - name: b
     arrival: {kind: step, steps: [{at_s: 0, rate_per_s: 40}, {at_s: 60, rate_per_s: 350},
-                                  {at_s: 140, rate_per_s: 20}]}
+                                  {at_s: 130, rate_per_s: 140}, {at_s: 150, rate_per_s: 20}]}
 classes:
   - name: gold
     priority: 6
@@ -109,15 +110,18 @@ def test_a_sustained_overload_adds_an_executor_and_a_low_load_releases_it(
     out_at, in_at = (a["at_s"] for a in scaling_actions(results))
     grown = [e for e in series if out_at < e["t_s"] < in_at and e["executors"] == 2]
     assert grown, report  # the new executor served before the pool shrank
-    # How close to its target each class is in the last 5 periods of the overload on two
-    # executors is printed, not asserted: a local run of this scenario met both targets
-    # there (gold <= 5.5 s, bronze <= 7.1 s); the run inside the full suite on this 2-core
-    # machine (batches of 3-10 s) did not (gold 8.3-12.5 s against 6 s). The plant and
-    # simulator tests assert it in simulated time.
+    # on two executors every class is back within its target by the overload's end
     settled = [e for e in grown if e["t_s"] <= HIGH_UNTIL_S][-5:]
-    for name in ("gold", "bronze"):
+    for name, target_s in (("gold", 6.0), ("bronze", 8.0)):
+        late = [e["classes"][name]["violation_mean_s"] for e in settled]
         worst = [e["classes"][name]["max_response_time_s"] for e in settled]
         print(f"{name}: worst response in the last periods of the overload {worst}")
+        assert sum(late) / len(late) <= 0.05 * target_s, (name, late, worst)
+    # between τ0 and τ3 on two executors, nothing changes: the pool shrinks only after the
+    # load falls below τ0
+    middle = [e["usage"] for e in grown if HIGH_UNTIL_S + 5 <= e["t_s"] <= MIDDLE_UNTIL_S]
+    assert middle and TAU0 < sorted(middle)[len(middle) // 2] < TAU3, report
+    assert in_at > MIDDLE_UNTIL_S, report
     # the first batches on a new executor are slow (its JVM and Python workers start):
     # gold, whose target they pass, may shed a few tuples then (15 of 6,500 seen)
     losses = {n: results["classes"][n]["loss_fraction"] for n in ("gold", "bronze")}
