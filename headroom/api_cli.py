@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from typing import Any
 
 import typer
 
 from backend.cli import users_app
 from headroom.api_client import Api, forget_credentials, save_credentials
+from spark_runner.contract.actions import ControlAction, action_line
 
 auth_app = typer.Typer(help="Log in and out.", no_args_is_help=True)
 classes_app = typer.Typer(help="Query classes.", no_args_is_help=True)
@@ -32,6 +34,12 @@ def _cell(value: Any) -> str:
     if isinstance(value, list):
         return ",".join(_cell(v.get("name") if isinstance(v, dict) else v) for v in value)
     return str(value)
+
+
+def _epoch_s(iso: str) -> float:
+    """Seconds since the epoch of an API timestamp (one without a zone is UTC)."""
+    moment = datetime.fromisoformat(iso)
+    return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()
 
 
 def _json(value: Any) -> None:
@@ -218,6 +226,36 @@ def restart_job(job_id: int) -> None:
 def job_log(job_id: int, lines: int = typer.Option(100)) -> None:
     for line in Api().call("GET", f"/jobs/{job_id}/log", params={"lines": lines})["lines"]:
         typer.echo(line)
+
+
+@jobs_app.command("actions")
+def job_actions(
+    job_id: int,
+    kind: str | None = typer.Option(None, help="only this kind (scale_out, shed_more, ...)"),
+    class_name: str | None = typer.Option(None, "--class", help="only this class's"),
+    limit: int = typer.Option(200, help="the newest N"),
+) -> None:
+    """The job's control actions, oldest first: when (s after the job started, or was
+    created while pending), what, its trigger, the capacity and shed fraction before and
+    after, its verdict."""
+    api = Api()
+    params: dict[str, Any] = {"limit": limit}
+    if kind is not None:
+        params["kind"] = kind
+    if class_name is not None:
+        params["class_name"] = class_name
+    log = api.call("GET", f"/jobs/{job_id}/actions", params=params)
+    job = api.call("GET", f"/jobs/{job_id}")
+    since_s = _epoch_s(job["started_at"] or job["created_at"])
+    taus = ", ".join(f"{k} {v:g}" for k, v in log["thresholds"].items())
+    typer.echo(f"job {job_id}: thresholds {taus or '-'}")
+    actions = [ControlAction.model_validate(a) for a in log["actions"]]
+    if log["truncated"]:
+        typer.echo(f"(only the newest {limit}; raise --limit for older ones)")
+    for action in actions:
+        typer.echo(action_line(action, since_s))
+    if not actions:
+        typer.echo("no control actions yet")
 
 
 @jobs_app.command("config")

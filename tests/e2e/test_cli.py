@@ -5,14 +5,20 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
+from sqlalchemy import create_engine
+from sqlalchemy.orm import Session
 
+from backend.jobs.models import Job
 from backend.migrate import upgrade
 from backend.settings import Settings
 from backend.stack import Stack
+from backend.users.security import new_token, token_digest
 from tests.e2e.conftest import ADMIN, ADMIN_PASSWORD, create_admin, free_port
 
 
@@ -27,6 +33,28 @@ def api_only(tmp_path: Path) -> Iterator[Stack]:
     stack.wait_healthy()
     yield stack
     stack.stop()
+
+
+def post_scale_out(stack: Stack, job_id: int) -> None:
+    """What a running job does when it scales out: post the action with its own token
+    (given here as the launch task gives it: only its digest is stored)."""
+    token = new_token()
+    engine = create_engine(stack.settings.sqlalchemy_url)
+    with Session(engine) as session:
+        job = session.get(Job, job_id)
+        assert job is not None
+        job.ingest_token_digest = token_digest(token)
+        session.commit()
+    engine.dispose()
+    action = {"seq": 0, "at_s": time.time(), "kind": "scale_out", "usage": 1.3,
+              "threshold": 0.95, "held_s": 10.0, "executors_before": 1,
+              "executors_after": 2, "shed_before": 0.2, "shed_after": 0.0}  # fmt: skip
+    reply = httpx.post(
+        f"{stack.settings.public_api_url}/api/v1/jobs/{job_id}/actions",
+        json={"actions": [action]},
+        headers={"Authorization": f"Bearer {token}"},
+    )
+    assert reply.status_code == 202, reply.text
 
 
 def cli(stack: Stack, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
@@ -136,6 +164,13 @@ def test_cli_round_trip(api_only: Stack, tmp_path: Path) -> None:
     tuned = cli(api_only, "jobs", "tune", "1", "--set", "classes.fraud.delay_target_s=2")
     assert tuned.returncode == 0 and "version 1 stored" in tuned.stdout, tuned.stderr
     assert '"delay_target_s": 2.0' in cli(api_only, "jobs", "config", "1").stdout
+    empty = cli(api_only, "jobs", "actions", "1")
+    assert empty.returncode == 0, empty.stderr
+    assert "thresholds tau0 0.2" in empty.stdout and "no control actions yet" in empty.stdout
+    post_scale_out(api_only, job_id=1)
+    actions = cli(api_only, "jobs", "actions", "1", "--kind", "scale_out")
+    assert "scale_out: u 1.30 past τ 0.95 for 10 s" in actions.stdout, actions.stderr
+    assert "executors 1 -> 2" in actions.stdout and "pending" in actions.stdout
 
     user = cli(
         api_only, "users", "create", "carol", "--role", "viewer", "--password", "carol-pass-1"
