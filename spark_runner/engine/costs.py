@@ -274,7 +274,8 @@ class BranchScales:
         return min(self._high, max(self._low, scale))
 
     def branch_scale(self, b: int) -> float:
-        """Branch ``b``'s measured time over its modelled work (1 until measured)."""
+        """Branch ``b``'s measured time less its fixed CPU over its modelled work (1 until
+        measured)."""
         work = sum(self._node_work[b])
         return self._clamp(self._per_tuple_s(b) / work) if work > 0 else 1.0
 
