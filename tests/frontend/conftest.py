@@ -65,9 +65,11 @@ def anonymous_api(real_api: RealApi) -> Iterator[ApiClient]:
 
 
 @pytest.fixture
-def dead_url() -> str:
-    """A URL on which nothing listens (the port was bound, then released)."""
+def dead_url() -> Iterator[str]:
+    """A URL on which nothing listens: its port stays bound, not listening, for the test,
+    so a connection is refused at once. (Released, the port could be taken meanwhile, or
+    be picked as a connection's own ephemeral port, which connects to itself: a proxy's
+    request to it then hung until the client's timeout, once in a full run.)"""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    return f"http://127.0.0.1:{port}"
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
