@@ -251,14 +251,15 @@ class BranchScales:
             members = self._members[b]
             if output not in measured_s or max(node_tuples[i] for i in members) < self._min_tuples:
                 continue
-            if sum(node_work_s[i] for i in members) <= 0:
+            work_s = sum(node_work_s[i] for i in members)
+            if work_s <= 0:
                 continue
             smoothed = self._node_work[b]
             w = self._weight if sum(smoothed) > 0 else 1.0
             self.measured_s[b] += w * (measured_s[output] - self.measured_s[b])
             for k, i in enumerate(members):
                 smoothed[k] += w * (node_work_s[i] - smoothed[k])
-            self._learn_fixed(b, sum(node_work_s[i] for i in members), measured_s[output])
+            self._learn_fixed(b, work_s, measured_s[output])
 
     def _learn_fixed(self, b: int, work_s: float, measured_s: float) -> None:
         """One batch of branch ``b`` in its regression; ``F_b`` moves toward the intercept
