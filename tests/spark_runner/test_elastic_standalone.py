@@ -24,6 +24,10 @@ TAU0, TAU3 = 0.35, 0.95
 # τ0 0.35, not 0.2: after the load falls u reads 0.13-0.19 on two executors (a busy
 # machine reads more), and a window query's fixed CPU per batch is not all learnt apart
 # from its per-tuple cost by then (docs/spark-runner.md, Elastic capacity)
+# The overload (100 + 250 tuples/s) reads u ≈ 1.7 on one executor and about 0.9 on two
+# here: the executor added covers it. At 100 + 350, two executors still read u ≈ 1.1 and
+# bronze's answers at the maximum pool depended on how busy the machine was (in one CI
+# run they passed its target by 10 s through the overload's last periods).
 HIGH_UNTIL_S = 130.0
 MIDDLE_UNTIL_S = 150.0
 
@@ -41,7 +45,7 @@ streams:
     arrival: {kind: step, steps: [{at_s: 0, rate_per_s: 40}, {at_s: 60, rate_per_s: 100},
                                   {at_s: 130, rate_per_s: 60}, {at_s: 150, rate_per_s: 20}]}
   - name: b
-    arrival: {kind: step, steps: [{at_s: 0, rate_per_s: 40}, {at_s: 60, rate_per_s: 350},
+    arrival: {kind: step, steps: [{at_s: 0, rate_per_s: 40}, {at_s: 60, rate_per_s: 250},
                                   {at_s: 130, rate_per_s: 140}, {at_s: 150, rate_per_s: 20}]}
 classes:
   - name: gold
@@ -96,6 +100,18 @@ def run_elastic(tmp_path: Path) -> tuple[dict[str, Any], str]:
     return results, result.stderr
 
 
+def period_row(entry: dict[str, Any]) -> str:
+    """One period of the series for a failure's report: time, pool, u, and per class its
+    worst answer, mean violation and shed fraction."""
+    classes = entry["classes"]
+    cells = " ".join(
+        f"{n} {c['max_response_time_s'] or 0.0:.1f}/{c['violation_mean_s'] or 0.0:.2f}"
+        f"/{c.get('shed_fraction') or 0.0:.2f}"
+        for n, c in classes.items()
+    )
+    return f"{entry['t_s']:6.1f} s  x{entry['executors']}  u {entry['usage'] or 0.0:.2f}  {cells}"
+
+
 def test_a_sustained_overload_adds_an_executor_and_a_low_load_releases_it(
     tmp_path: Path,
 ) -> None:
@@ -104,8 +120,7 @@ def test_a_sustained_overload_adds_an_executor_and_a_low_load_releases_it(
     rules = [
         (a["kind"], a["executors_before"], a["executors_after"]) for a in scaling_actions(results)
     ]
-    pool = [(round(e["t_s"]), e["executors"], e["usage"]) for e in series]
-    report = f"{rules}\n{pool}"
+    report = f"{rules}\n" + "\n".join(period_row(e) for e in series)
     assert rules == [("scale_out", 1, 2), ("scale_in", 2, 1)], report
     out_at, in_at = (a["at_s"] for a in scaling_actions(results))
     grown = [e for e in series if out_at < e["t_s"] < in_at and e["executors"] == 2]
@@ -116,7 +131,7 @@ def test_a_sustained_overload_adds_an_executor_and_a_low_load_releases_it(
         late = [e["classes"][name]["violation_mean_s"] for e in settled]
         worst = [e["classes"][name]["max_response_time_s"] for e in settled]
         print(f"{name}: worst response in the last periods of the overload {worst}")
-        assert sum(late) / len(late) <= 0.05 * target_s, (name, late, worst)
+        assert sum(late) / len(late) <= 0.05 * target_s, (name, late, worst, report)
     # between τ0 and τ3 on two executors, nothing changes: the pool shrinks only after the
     # load falls below τ0
     middle = [e["usage"] for e in grown if HIGH_UNTIL_S + 5 <= e["t_s"] <= MIDDLE_UNTIL_S]
