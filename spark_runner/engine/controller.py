@@ -511,6 +511,9 @@ class EngineController:
         seconds = timing.output_s - timing.started_s
         cycle = seconds
         busy = np.bincount(self._owner, weights=node_work * self.alpha, minlength=len(self.names))
+        # the tuples of this batch arrived while the last one ran: its overrun gave no
+        # capacity (read before this batch's update replaces it)
+        stalled_s = self.budget.overrun_s
         self.budget.update(work, cycle)
         if not (self.options.plain or self.options.fixed_pace):
             self._repace(
@@ -518,8 +521,9 @@ class EngineController:
             )
         for k, name in enumerate(self.names):
             period.busy_s[name] += float(busy[k])
-        # capacity is one capacity-second per second: what the batch left unused is idle
-        period.idle_s += max(0.0, window_s - float(busy.sum()))
+        # capacity is one capacity-second per second: what the batch left unused is idle,
+        # but not the time the last batch stalled beyond its model
+        period.idle_s += max(0.0, window_s - stalled_s - float(busy.sum()))
         t_s = timing.output_s - record.end.origin_us / 1e6
         if self.phase == "warmup":
             self._period = self._new_period()

@@ -108,6 +108,9 @@ class BatchBudget:
         self._weight = weight
         self._floor_fraction = floor_fraction
         self._ratios: deque[float] = deque(maxlen=2)
+        # how long the last batch ran beyond its model o + αW, s: a stall (the machine
+        # taken by another process, a Python worker starting) that gave no capacity
+        self.overrun_s = 0.0
 
     @property
     def target_s(self) -> float:
@@ -139,7 +142,9 @@ class BatchBudget:
     def update(self, work_s: float, cycle_s: float) -> float:
         """A batch with weighted work ``work_s`` took ``cycle_s``; returns the new budget."""
         if math.isfinite(work_s) and math.isfinite(cycle_s) and cycle_s > 0 and work_s >= 0:
-            self._ratios.append(cycle_s / (self.fixed_s + self.alpha * work_s))
+            modelled = self.fixed_s + self.alpha * work_s
+            self._ratios.append(cycle_s / modelled)
+            self.overrun_s = max(0.0, cycle_s - modelled)
             self._recent.append(max(0.0, cycle_s - self.alpha * work_s))
             self._cycles.append(cycle_s)
             self.fixed_s += self._weight * (statistics.median(self._recent) - self.fixed_s)

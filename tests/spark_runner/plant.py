@@ -101,6 +101,9 @@ class Plant:
     cluster: int = 8
     startup_s: float = 5.0
     """How long a requested executor takes to serve."""
+    stalls: dict[int, float] = field(default_factory=dict)
+    """Batch id → seconds its cycle stalls beyond its work (another process took the
+    machine, a Python worker started)."""
 
     def __post_init__(self) -> None:
         self.plan = compile_network(self.scenario)
@@ -157,6 +160,7 @@ class Plant:
         started_s = self.now_us / 1e6
         self._follow_pool()
         cycle_s = self.overhead_s + self.alpha * work / self.executors
+        cycle_s += self.stalls.get(self.batch_id, 0.0)
         answers = {}
         for name, parts in arrivals.items():
             summary = ArrivalSummary.of(np.concatenate(parts))

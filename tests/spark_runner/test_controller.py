@@ -220,3 +220,21 @@ def test_the_decision_orders_the_classes_by_their_priority_now(overloaded: Plant
     outcome = overloaded.step()
     assert outcome is not None
     assert outcome.decision.order == ("bronze", "gold")
+
+
+def test_a_stalled_batch_is_no_idle_time(tmp_path: Path) -> None:
+    """A batch that stalls 6 s beyond its work (the machine taken, a worker starting)
+    gave the classes no spare capacity: counted as idle, the oracle would have served
+    their work in it and the managers would have admitted more after it."""
+    rates, targets = {"gold": 50.0, "bronze": 100.0}, {"gold": 10.0, "bronze": 12.0}
+    scenario = one_map_scenario(rates, targets, cost_s=0.002)
+    stalled = 30
+    plant = Plant(scenario, tmp_path, stalls={stalled: 6.0})
+    plant.run(40)
+    series = {e["batch"]: e for e in plant.controller.series}
+    calm = series[stalled - 1]
+    assert calm["idle_s"] > 0.5  # the load takes a fraction of the capacity
+    # the next batch reads the tuples that arrived during the stall: 7 s of them, and
+    # what that window gave beyond their work is what a calm period gives
+    after = series[stalled + 1]
+    assert after["idle_s"] <= calm["idle_s"] + 0.1, (calm, after)

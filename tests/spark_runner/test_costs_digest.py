@@ -62,6 +62,9 @@ def test_one_slow_batch_moves_nothing() -> None:
     before = budget.budget_s
     budget.update(before, 2 * (0.3 + 0.5 * before))
     assert budget.budget_s == pytest.approx(before)
+    assert budget.overrun_s == pytest.approx(0.3 + 0.5 * before)  # a stall, no capacity
+    budget.update(before, 0.5 * (0.3 + 0.5 * before))
+    assert budget.overrun_s == 0.0
 
 
 def test_a_slow_start_does_not_hold_the_fixed_time_above_the_cycles() -> None:
