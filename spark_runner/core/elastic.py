@@ -29,7 +29,7 @@ import dataclasses
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import ClassVar, Literal
+from typing import ClassVar, Literal, TypeVar
 
 from spark_runner.core.errors import ParameterError
 from spark_runner.core.params import Rule, check_rules
@@ -306,3 +306,22 @@ def bounded_shed(
         out[name] = taken / load[name]
         work -= taken
     return out
+
+
+_Rule = TypeVar("_Rule")
+
+
+def spared_queues(
+    managed: Mapping[str, float],
+    applied: Mapping[str, float],
+    stale: Mapping[str, _Rule | None],
+) -> dict[str, _Rule | None]:
+    """The classes' stale rules while capacity is being added: a class the bound spares
+    (its manager sheds, it sheds nothing: the lower classes took its shedding) keeps its
+    queue as well, which the capacity coming serves late rather than loses; the other
+    classes' rules stand. (A machine slowed by the new executor's start raises the floor,
+    and the top class's queued tuples read as stale while the lower classes shed.)"""
+    return {
+        n: None if applied.get(n, 0.0) <= 0.0 < managed.get(n, 0.0) else rule
+        for n, rule in stale.items()
+    }

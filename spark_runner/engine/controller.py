@@ -61,7 +61,7 @@ from spark_runner.control.period import (
 from spark_runner.control.plane import make_control_plane
 from spark_runner.core.class_scheduler import priority_order
 from spark_runner.core.dilos import StaleRule
-from spark_runner.core.elastic import ScalingParams, sized_at_start
+from spark_runner.core.elastic import ScalingParams, sized_at_start, spared_queues
 from spark_runner.core.errors import ParameterError
 from spark_runner.core.load_model import LoadModel
 from spark_runner.engine.costs import (
@@ -656,7 +656,10 @@ class EngineController:
         self._quotas = dict(result.quotas)
         self._step += 1
         self._decision_version += 1
-        decision = self._decision(self._scale_pool(t_s, outcome), result.quotas, result.stale)
+        shed = self._scale_pool(t_s, outcome)
+        decision = self._decision(
+            shed, result.quotas, spared_queues(result.shed, shed, result.stale)
+        )
         actions = self.action_log.observe(
             t_s,
             periods,

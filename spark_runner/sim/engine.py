@@ -64,7 +64,7 @@ from spark_runner.control.period import ClassPeriod, PeriodLoop, class_sample, r
 from spark_runner.control.plane import ControlPlane, make_control_plane
 from spark_runner.core.class_scheduler import priority_order
 from spark_runner.core.dilos import StaleRule
-from spark_runner.core.elastic import sized_at_start
+from spark_runner.core.elastic import sized_at_start, spared_queues
 from spark_runner.core.load_model import LoadModel
 from spark_runner.scenario.arrivals import RateSchedule, build_schedule
 from spark_runner.scenario.models import Scenario
@@ -585,9 +585,10 @@ class Simulation:
                     speed = executors * (1.0 - share)
                 elif pool.target > executors and ready_at == math.inf:
                     ready_at = at + eng.executor_startup_s
+            rules = spared_queues(result.shed, shed, result.stale)
             for k, name in enumerate(names):
                 keep[k] = 1.0 - shed[name]
-                rule = stale[k] = result.stale.get(name)
+                rule = stale[k] = rules.get(name)
                 patience[k] = PATIENCE * (rule.after_s if rule is not None else targets[k])
                 most = rule.max_queued if rule is not None else None
                 patience_n[k] = PATIENCE * most if most is not None else math.inf

@@ -16,6 +16,7 @@ from spark_runner.core.elastic import (
     initial_size,
     job_usage,
     sized_at_start,
+    spared_queues,
 )
 from spark_runner.core.errors import ParameterError
 from spark_runner.core.params import build_params
@@ -254,3 +255,14 @@ def test_while_capacity_comes_priority_decides_who_sheds() -> None:
         {"gold": 0.0, "silver": 0.8, "bronze": 1.0}
     )
     assert bounded_shed(heavy, loads, 0.0, order) == pytest.approx(dict.fromkeys(order, 0.0))
+
+
+def test_a_class_the_bound_spares_keeps_its_queue() -> None:
+    """Gold's manager sheds, the bound moved its shedding to bronze: gold's queued tuples
+    wait for the capacity coming; bronze (shedding) and silver (whose manager sheds
+    nothing) keep their stale rules; without a bound nothing changes."""
+    managed = {"gold": 0.25, "silver": 0.0, "bronze": 0.1}
+    applied = {"gold": 0.0, "silver": 0.0, "bronze": 0.2}
+    stale = {"gold": "g", "silver": "s", "bronze": "b"}
+    assert spared_queues(managed, applied, stale) == {"gold": None, "silver": "s", "bronze": "b"}
+    assert spared_queues(managed, managed, stale) == stale

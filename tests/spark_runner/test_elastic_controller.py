@@ -62,8 +62,8 @@ def test_at_the_maximum_size_priority_decides_who_sheds(tmp_path: Path) -> None:
 
 def test_while_capacity_comes_the_job_sheds_only_what_is_above_tau2(tmp_path: Path) -> None:
     """While the new executors start, the shed fractions the job applies keep at least
-    τ2 of its capacity's worth of load (tuples already too old to meet their target are
-    still shed as stale: serving them would not make them timely)."""
+    τ2 of its capacity's worth of load (a shedding class's tuples already too old to
+    meet their target are still shed as stale; a class the bound spares keeps them)."""
     p = plant(tmp_path, max_executors=8)
     p.run(60)
     series = p.controller.series

@@ -210,9 +210,9 @@ def test_every_class_loaded_with_a_cpu_hog_and_an_infeasible_class(hog_run: HogR
     """Priority decides who sheds: gold loses nothing, silver less than bronze, and
     bronze, which absorbs the overload, no more than 1.15× its oracle's loss; the
     feasible classes are back within target within 10 periods of the hog's start and of
-    its end. (Silver's loss against its oracle is reported, not asserted: 0.7-0.8× in
-    runs with a slow cold start, 1.4-2.1× with a warm JVM, where bronze's guaranteed
-    original share leaves silver short during the hog.)"""
+    its end. (Silver's loss against its oracle is reported, not asserted: 0.66-0.96× in
+    cold runs, 1.0-5.3× with a warm JVM, where its oracle is 0.6-4 % and a few hundred
+    tuples shed during the hog decide the ratio; docs/spark-runner.md.)"""
     run = hog_run.run
     gold, silver, bronze = run.of("gold"), run.of("silver"), run.of("bronze")
     report = summary(run, list(HOG_RATES))
