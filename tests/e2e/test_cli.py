@@ -11,14 +11,11 @@ from pathlib import Path
 
 import httpx
 import pytest
-from sqlalchemy import create_engine
-from sqlalchemy.orm import Session
 
-from backend.jobs.models import Job
 from backend.migrate import upgrade
 from backend.settings import Settings
 from backend.stack import Stack
-from backend.users.security import new_token, token_digest
+from tests.browser.harness import issue_ingest_token
 from tests.e2e.conftest import ADMIN, ADMIN_PASSWORD, create_admin, free_port
 
 
@@ -37,15 +34,8 @@ def api_only(tmp_path: Path) -> Iterator[Stack]:
 
 def post_scale_out(stack: Stack, job_id: int) -> None:
     """What a running job does when it scales out: post the action with its own token
-    (given here as the launch task gives it: only its digest is stored)."""
-    token = new_token()
-    engine = create_engine(stack.settings.sqlalchemy_url)
-    with Session(engine) as session:
-        job = session.get(Job, job_id)
-        assert job is not None
-        job.ingest_token_digest = token_digest(token)
-        session.commit()
-    engine.dispose()
+    (the job recorded as launched, the way the launch task does)."""
+    token = issue_ingest_token(stack.settings, job_id)
     action = {"seq": 0, "at_s": time.time(), "kind": "scale_out", "usage": 1.3,
               "threshold": 0.95, "held_s": 10.0, "executors_before": 1,
               "executors_after": 2, "shed_before": 0.2, "shed_after": 0.0}  # fmt: skip
