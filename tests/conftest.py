@@ -32,7 +32,20 @@ __all__ = ["anonymous", "client", "db_session", "migrated_engine"]
 POSTGRES_ADMIN_URL = os.environ.get(
     "HEADROOM_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"
 )
-REDIS_URL = os.environ.get("HEADROOM_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
+
+
+def _worker_redis_url(url: str) -> str:
+    """``url`` with a database of this pytest-xdist worker's own (gw0 keeps the given
+    one, gw1 the one below it, ...): the fixture empties it at the start."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
+    parts = urlsplit(url)
+    db = (int(parts.path.strip("/") or 0) - int(worker.removeprefix("gw"))) % 16
+    return parts._replace(path=f"/{db}").geturl()
+
+
+REDIS_URL = _worker_redis_url(
+    os.environ.get("HEADROOM_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
+)
 REQUIRE_SERVICES = os.environ.get("HEADROOM_REQUIRE_SERVICES", "") == "1"
 
 

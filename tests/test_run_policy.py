@@ -64,9 +64,13 @@ def test_plain():
 """
 
 
-def test_only_browser_tests_are_rerun_and_a_rerun_shows_as_flaky(suite: pytest.Pytester) -> None:
+@pytest.mark.parametrize("workers", [(), ("-n", "2")], ids=["one process", "xdist workers"])
+def test_only_browser_tests_are_rerun_and_a_rerun_shows_as_flaky(
+    suite: pytest.Pytester, workers: tuple[str, ...]
+) -> None:
+    """Also across pytest-xdist's workers, as scripts/test's shared pass runs them."""
     suite.makepyfile(test_flaky=FLAKY_ONCE)
-    result = suite.runpytest_subprocess(*QUIET)
+    result = suite.runpytest_subprocess(*QUIET, *workers)
     assert outcomes(result) == {"passed": 1, "failed": 3, "rerun": 1}
     result.stdout.fnmatch_lines(
         ["*flaky tests: failed, then passed on their rerun*", "FLAKY: *::test_browser_click"]
