@@ -26,7 +26,10 @@ time and the work alike: when the last two batches both ran a factor ``s`` slowe
 floor and the pace use the fixed time at that speed, ``s·o``. So the budget fits a
 slower machine after two batches, while ``o`` takes the change in over the median's
 window (and ``s`` returns to 1 as it does); before, the cycles overran the target for
-those batches and every class was late, the top class included. If the true scale is
+those batches and every class was late, the top class included. When the other process
+leaves, two batches well below their model (``s`` < ``FASTER``) bring the fixed time in
+force, and with it the floor, the pace and the budget, back the same way (the work keeps
+its modelled cost: fast batches that carried little work say little about it). If the true scale is
 ``α'`` rather than ``α``, saturated batches still converge to the right budget
 ``(uT − o) / α'`` (the error moves into ``o``; the smoothed iteration is stable for
 ``α' < 5 α``). ``o`` never exceeds the median of the recent cycles themselves: after a
@@ -60,6 +63,9 @@ ROW_WEIGHT_S = 1e-6
 """Prior weight of one tuple through one operator (JVM projection + transfer), s."""
 STATEFUL_ROW_WEIGHT_S = 3e-6
 """Prior weight of one tuple into or out of a window operator (shuffle, state store), s."""
+FASTER = 0.8
+"""Batches must run below this share of their model's time to count as a faster machine
+(noise of a few tens of percent around the model is no change of speed)."""
 
 
 class BatchBudget:
@@ -124,20 +130,33 @@ class BatchBudget:
         return max(floor, (self.target_s - self.fixed_now_s) / (self.alpha * self.slowdown))
 
     @property
-    def slowdown(self) -> float:
-        """How much slower than the model the last two batches both ran (≥ 1): cycles
-        over ``o + αW``. A machine that turned slower (another process took cores)
-        slows the fixed time and the work alike, so the budget divides the target by it
-        at once, while ``o`` follows the median over ``window`` batches; as ``o`` takes
-        the slowdown in, the ratio returns to 1. One slow batch moves nothing."""
+    def speed(self) -> float:
+        """The last two batches' cycles over their model ``o + αW`` where both ran slower
+        (the smaller ratio, > 1) or both ran more than ``FASTER`` faster (the larger,
+        < 1); else 1. A machine that turned slower (another process took cores) slows
+        the fixed time and the work alike, so the budget divides the target by it at
+        once, while ``o`` follows the median over ``window`` batches; as ``o`` takes the
+        change in, the ratio returns to 1. The way back is the same: when the other
+        process leaves, ``o`` still holds its time, and batches that run in half of it
+        are no fixed time to wait for (after a ¾ CPU hog the floor stayed above every
+        target for six more batches, and the classes' queues grew late). One slow or
+        fast batch moves nothing."""
         if len(self._ratios) < 2:
             return 1.0
-        return max(1.0, min(self._ratios))
+        low, high = min(self._ratios), max(self._ratios)
+        if low > 1.0:
+            return low
+        return high if high < FASTER else 1.0
+
+    @property
+    def slowdown(self) -> float:
+        """How much slower than the model the last two batches both ran (≥ 1)."""
+        return max(1.0, self.speed)
 
     @property
     def fixed_now_s(self) -> float:
-        """The fixed time at the speed the machine runs now, ``o × slowdown``, s."""
-        return self.fixed_s * self.slowdown
+        """The fixed time at the speed the machine runs now, ``o × speed``, s."""
+        return self.fixed_s * self.speed
 
     def update(self, work_s: float, cycle_s: float) -> float:
         """A batch with weighted work ``work_s`` took ``cycle_s``; returns the new budget."""

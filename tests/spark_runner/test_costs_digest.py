@@ -240,3 +240,31 @@ def test_a_machine_that_turned_slower_shrinks_the_budget_after_two_batches() -> 
     for _ in range(40):
         budget.update(budget.budget_s, 2 * (0.3 + 0.5 * budget.budget_s))
     assert budget.slowdown == pytest.approx(1.0, abs=0.05)
+
+
+def test_a_machine_that_turned_faster_again_regains_its_budget_after_two_batches() -> None:
+    """A hog took half the machine long enough for the fixed time to take it in; when it
+    leaves, batches run in half their model's time: after two of them the fixed time in
+    force is the machine's again (the floor and the pace follow it), one fast batch moves
+    nothing, and noise within 20 % of the model is no change of speed."""
+    budget = BatchBudget(period_s=1.0, utilization=0.9, alpha=0.5)
+    for _ in range(40):  # the hog's batches: everything twice as slow
+        budget.update(budget.budget_s, 2 * (0.3 + 0.5 * budget.budget_s))
+    assert budget.fixed_s > 0.6 and budget.speed == pytest.approx(1.0, abs=1e-3)  # o took it in
+    hogged = budget.budget_s
+    work = hogged
+    budget.update(work, 0.3 + 0.5 * work)
+    assert budget.speed == pytest.approx(1.0, abs=1e-3) and budget.budget_s == pytest.approx(
+        hogged, rel=0.01
+    )
+    budget.update(work, 0.3 + 0.5 * work)
+    assert budget.speed == pytest.approx((0.3 + 0.5 * work) / (budget.fixed_s + 0.5 * work))
+    assert budget.fixed_now_s < 0.4  # the machine's 0.3 s, within the work's share
+    assert budget.slowdown == 1.0  # what the managers see: no slower than the model
+    assert budget.budget_s > 3 * hogged
+    for _ in range(40):
+        budget.update(budget.budget_s, 0.3 + 0.5 * budget.budget_s)
+    assert budget.speed == 1.0 and budget.fixed_s == pytest.approx(0.3, rel=0.05)
+    for ratio in (0.85, 0.82, 0.9):  # noise
+        budget.update(budget.budget_s, ratio * (0.3 + 0.5 * budget.budget_s))
+        assert budget.speed == 1.0
