@@ -17,9 +17,13 @@ slices — shed tuples never reach Spark.
 A batch starts no sooner than the decision's pace after the last one started
 (:mod:`pacing`): Spark asks every ``TICK_S`` (its polling delay), and until the pace has
 passed every source returns its start. The sources of one trigger are asked one after the
-other, so a "not yet" is shared: for ``VERDICT_GRACE_S`` after one source said it, the
-others say it too (else a source asked just after the instant would plan a batch the ones
-before it did not take part in).
+other, once each, so the verdict is shared by *round*: the n-th time a source is asked
+with a start offset, it follows whatever the first source asked that n-th time decided
+(:func:`due`). A source asked just after the instant would otherwise plan a batch the
+ones before it did not take part in: under a CPU hog the calls of one trigger came more
+than a tick apart, the offset log held two different offsets for one batch, and the
+tuples counted against the next batch's offsets made the measured selectivities 0, the
+costs vanish and the next batch admit 13,000 queued tuples.
 
 A stop holds the source (``Decision.hold``): no plan is written for it, every source
 returns its start, and Spark plans no batch; a hold is not lifted while the run lives.
@@ -67,7 +71,6 @@ from spark_runner.engine.feed import (
     plan_partitions,
 )
 from spark_runner.engine.offsets import ADMIT_ALL, Decision, SourceOffset, read_decision
-from spark_runner.engine.pacing import TICK_S
 
 SOURCE_NAME = "headroom_feed"
 OPTION_POINT = "point"
@@ -77,8 +80,8 @@ DECISION_WAIT_S = 1.0
 """The longest the source waits for the controller's step on the last batch."""
 DECISION_POLL_S = 0.005
 OPTION_SPEC = "spec"
-VERDICT_GRACE_S = 0.4 * TICK_S
-"""How long a source's "no batch yet" holds for the other sources (less than a tick)."""
+GO = "go"
+"""A start offset's verdict once a source said its batch is due (see :func:`due`)."""
 
 BASE_FIELDS = (
     ("point", IntegerType(), pa.int32()),
@@ -127,9 +130,16 @@ class FeedReader(DataSourceStreamReader):
         self.point = point
         self._logs: dict[int, Log] = {}
         self._initial: dict[str, Any] | None = None
+        self._asked: tuple[str, int] = ("", 0)  # a start offset's digest, calls with it
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"spec": self.spec, "point": self.point, "_logs": {}, "_initial": self._initial}
+        return {
+            "spec": self.spec,
+            "point": self.point,
+            "_logs": {},
+            "_initial": self._initial,
+            "_asked": ("", 0),
+        }
 
     @property
     def _plans(self) -> Path:
@@ -169,12 +179,14 @@ class FeedReader(DataSourceStreamReader):
     # with the last offset; the limit is ignored: the class scheduler bounds a batch.
     def latestOffset(self, start: dict[str, Any], limit: ReadLimit) -> dict[str, Any]:
         decision = read_decision(self.spec.decision_path)
-        if decision.hold:
-            return start  # no new data: Spark plans no batch
         key = digest(start)
+        if decision.hold and not (self._plans / f"{key}.json").exists():
+            return start  # no new data: Spark plans no batch (one planned stays planned)
+        round_ = self._asked[1] if self._asked[0] == key else 0
+        self._asked = (key, round_ + 1)
         if start != self._initial and decision.pace_s > 0:
             due_us = SourceOffset.from_json(start).t_us + round(decision.pace_s * 1e6)
-            if not due(self._plans, key, now_us(), due_us):
+            if not due(self._plans, key, round_, now_us(), due_us):
                 return start
         return shared(self._plans / f"{key}.json", self._plans, lambda: self._plan(start))
 
@@ -238,25 +250,28 @@ def digest(offset: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(offset, sort_keys=True).encode()).hexdigest()[:32]
 
 
-def due(directory: Path, key: str, at_us: int, due_us: int) -> bool:
-    """Whether the batch after the start offset ``key`` may be planned at ``at_us``: it is
-    planned already, or ``due_us`` has passed and no source said "not yet" in the last
-    ``VERDICT_GRACE_S``. A "not yet" is recorded for the others."""
+def due(directory: Path, key: str, round_: int, at_us: int, due_us: int) -> bool:
+    """Whether the batch after the start offset ``key`` may be planned at ``at_us``, asked
+    by a source for the ``round_``-th time with that start (0 first). The first source
+    asked in a round decides it, yes once ``due_us`` has passed, and every source asked
+    later in that round follows its verdict, however late its call comes or whatever
+    pace a newer decision says. The verdicts are recorded for the others: the rounds
+    declined, then ``GO``."""
     directory.mkdir(parents=True, exist_ok=True)
     verdict = directory / f"{key}.wait"
     with open(directory / ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if (directory / f"{key}.json").exists():
-            return True
         try:
-            said_no_us = int(verdict.read_text(encoding="utf-8"))
-        except (FileNotFoundError, ValueError):
-            said_no_us = None
-        recent = said_no_us is not None and at_us - said_no_us < VERDICT_GRACE_S * 1e6
-        if at_us >= due_us and not recent:
+            said = verdict.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            said = "0"
+        if said == GO or (directory / f"{key}.json").exists():
             return True
-        verdict.write_text(str(at_us), encoding="utf-8")
-        return False
+        if round_ < int(said):
+            return False
+        go = at_us >= due_us
+        verdict.write_text(GO if go else str(round_ + 1), encoding="utf-8")
+        return go
 
 
 def shared(path: Path, directory: Path, compute: Callable[[], dict[str, Any]]) -> dict[str, Any]:

@@ -30,7 +30,7 @@ from spark_runner.engine.offsets import (
     read_offset_log,
     write_decision,
 )
-from spark_runner.engine.source import VERDICT_GRACE_S, FeedPartition, FeedReader, due
+from spark_runner.engine.source import FeedPartition, FeedReader, due
 from spark_runner.scenario import Scenario
 
 ORIGIN_US = 1_763_700_000_000_000
@@ -298,17 +298,46 @@ def test_no_batch_starts_before_its_pace_and_every_source_agrees(
     assert ends[0] == ends[1] != start
 
 
-def test_a_not_yet_holds_for_every_source_of_the_same_trigger(tmp_path: Path) -> None:
-    """Sources of one trigger are asked one after the other: once one said "not yet", the
-    others say it too for a grace, even when the due instant passes in between."""
+def test_every_source_of_a_trigger_follows_the_first_ones_verdict(tmp_path: Path) -> None:
+    """Sources of one trigger are asked one after the other, once each: in each round the
+    first one decides and the others follow, however late they are asked (a CPU hog
+    spread one trigger's calls over more than a tick) and whatever a newer decision's
+    pace says."""
     due_us = 10 * S
-    assert not due(tmp_path, "k", due_us - 1, due_us)
-    assert not due(tmp_path, "k", due_us + 1, due_us)  # same trigger, just after
-    later = due_us + round(2 * VERDICT_GRACE_S * 1e6)
-    assert due(tmp_path, "k", later, due_us)  # the next trigger
-    assert not due(tmp_path, "other", due_us - 1, due_us)
-    (tmp_path / "other.json").write_text("{}")  # a source planned it: the others follow
-    assert due(tmp_path, "other", due_us - 1, due_us)
+    # round 0: the first source asked says "not yet"; the others follow, even past the due
+    # instant
+    assert not due(tmp_path, "k", 0, due_us - 1, due_us)
+    assert not due(tmp_path, "k", 0, due_us + 5 * S, due_us)
+    assert not due(tmp_path, "k", 0, due_us + 5 * S, due_us)
+    # round 1: due; a source that read a longer pace still follows
+    assert due(tmp_path, "k", 1, due_us + 1, due_us)
+    assert due(tmp_path, "k", 1, due_us + 2, 2 * due_us)
+    # another start offset, and a batch another source planned already
+    assert not due(tmp_path, "other", 0, due_us - 1, due_us)
+    (tmp_path / "other.json").write_text("{}")
+    assert due(tmp_path, "other", 0, due_us - 1, due_us)
+
+
+def test_the_sources_of_one_trigger_plan_one_batch_however_far_apart_they_are_asked(
+    two_classes: Scenario, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two readers asked in turn each trigger, 30 ms apart on a busy driver, while the
+    due instant passes between them: every trigger's end offsets are the same."""
+    start_us = time.time_ns() // 1_000 - 2 * S
+    spec = dataclasses.replace(feed(two_classes, tmp_path), origin_us=start_us - S)
+    readers = [FeedReader(spec, i) for i in range(len(spec.points))]
+    initial, _ = (r.initialOffset() for r in readers)
+    start = {**initial, "t_us": start_us}
+    write_decision(spec.decision_path, Decision(version=1, pace_s=0.5))
+    clock = iter(range(start_us + S // 2 - 70_000, start_us + S, 30_000))
+    monkeypatch.setattr("spark_runner.engine.source.now_us", lambda: next(clock))
+    triggers: list[list[dict[str, object]]] = []
+    while not triggers or triggers[-1][0] == start:
+        triggers.append([r.latestOffset(start, ReadAllAvailable()) for r in readers])
+    assert all(a == b for a, b in triggers), triggers
+    # the second trigger's second call came 20 ms after the due instant and followed the
+    # first call's "not yet"; the third trigger planned the batch
+    assert len(triggers) == 3
 
 
 def test_offset_log_entries_are_read_as_spark_writes_them(tmp_path: Path) -> None:
