@@ -29,8 +29,8 @@ window (and ``s`` returns to 1 as it does); before, the cycles overran the targe
 those batches and every class was late, the top class included. When the other process
 leaves, two batches well below their model (``s`` < ``FASTER``) bring the fixed time in
 force, and with it the floor, the pace and the budget, back the same way (the work keeps
-its modelled cost: fast batches that carried little work say little about it). If the true scale is
-``α'`` rather than ``α``, saturated batches still converge to the right budget
+its modelled cost: fast batches that carried little work say little about it). If the
+true scale is ``α'`` rather than ``α``, saturated batches still converge to the right budget
 ``(uT − o) / α'`` (the error moves into ``o``; the smoothed iteration is stable for
 ``α' < 5 α``). ``o`` never exceeds the median of the recent cycles themselves: after a
 slow start (the first batches' JIT compilation) the smoothing would otherwise keep it
@@ -139,7 +139,7 @@ class BatchBudget:
         change in, the ratio returns to 1. The way back is the same: when the other
         process leaves, ``o`` still holds its time, and batches that run in half of it
         are no fixed time to wait for (after a ¾ CPU hog the floor stayed above every
-        target for six more batches, and the classes' queues grew late). One slow or
+        target for four more batches, and the classes' queues grew late). One slow or
         fast batch moves nothing."""
         if len(self._ratios) < 2:
             return 1.0

@@ -267,7 +267,7 @@ def due(directory: Path, key: str, round_: int, at_us: int, due_us: int) -> bool
             said = "0"
         if said == GO or (directory / f"{key}.json").exists():
             return True
-        if round_ < int(said):
+        if round_ < (int(said) if said.isdigit() else 0):
             return False
         go = at_us >= due_us
         verdict.write_text(GO if go else str(round_ + 1), encoding="utf-8")
