@@ -18,12 +18,15 @@ The driver hands decisions to the source through a small JSON file, replaced ato
 from __future__ import annotations
 
 import json
+import logging
 import os
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -283,13 +286,26 @@ def read_offset_log(checkpoint_dir: str | Path, batch_id: int) -> SourceOffset:
     """The headroom source's offset in Spark's offset log entry ``batch_id``.
 
     An entry is ``v1``, a metadata line, then one JSON line per source; the query reads
-    one source per point, and every one holds the same joint offset (see ``source``).
+    one source per point, and every one holds the same joint offset (see ``source``). An
+    entry whose sources disagree is read by its first source, with a warning: the batch's
+    counts (read by every source) then disagree with its offsets.
     """
     path = Path(checkpoint_dir) / "offsets" / str(batch_id)
     lines = path.read_text(encoding="utf-8").splitlines()
     if len(lines) < 3 or not lines[0].startswith("v"):
         raise ValueError(f"{path}: not a Spark offset log entry ({len(lines)} lines)")
-    return SourceOffset.from_json(json.loads(lines[2]))
+    offsets = [json.loads(line) for line in lines[2:]]
+    differ = sum(offset != offsets[0] for offset in offsets)
+    if differ:
+        log.warning(
+            "batch %d: %d of its %d sources hold another offset than the first in %s; "
+            "its counts are read against the first",
+            batch_id,
+            differ,
+            len(offsets),
+            path,
+        )
+    return SourceOffset.from_json(offsets[0])
 
 
 def write_decision(path: str | Path, decision: Decision) -> None:

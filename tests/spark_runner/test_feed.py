@@ -350,3 +350,19 @@ def test_offset_log_entries_are_read_as_spark_writes_them(tmp_path: Path) -> Non
     record = BatchRecord(7, SourceOffset(ORIGIN_US, ORIGIN_US, ()), offset)
     assert record.window_s == (ORIGIN_US / 1e6, ORIGIN_US / 1e6 + 1.0)
     assert record.decision.version == 1
+
+
+def test_an_offset_log_entry_whose_sources_disagree_is_reported(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    first = SourceOffset(ORIGIN_US, ORIGIN_US + S, (), Decision(version=1, admit_all=False))
+    later = SourceOffset(ORIGIN_US, ORIGIN_US + 2 * S, (), Decision(version=1, admit_all=False))
+    (tmp_path / "offsets").mkdir()
+    lines = [json.dumps(o.to_json()) for o in (first, later, later)]
+    (tmp_path / "offsets" / "3").write_text("v1\n{}\n" + "\n".join(lines))
+    (tmp_path / "offsets" / "4").write_text("v1\n{}\n" + "\n".join(lines[1:]))
+    with caplog.at_level("WARNING", logger="spark_runner.engine.offsets"):
+        assert read_offset_log(tmp_path, 4) == later
+        assert not caplog.records  # every source agrees
+        assert read_offset_log(tmp_path, 3) == first
+    assert "batch 3: 2 of its 3 sources hold another offset" in caplog.text
