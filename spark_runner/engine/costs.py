@@ -132,15 +132,8 @@ class BatchBudget:
     @property
     def speed(self) -> float:
         """The last two batches' cycles over their model ``o + αW`` where both ran slower
-        (the smaller ratio, > 1) or both ran more than ``FASTER`` faster (the larger,
-        < 1); else 1. A machine that turned slower (another process took cores) slows
-        the fixed time and the work alike, so the budget divides the target by it at
-        once, while ``o`` follows the median over ``window`` batches; as ``o`` takes the
-        change in, the ratio returns to 1. The way back is the same: when the other
-        process leaves, ``o`` still holds its time, and batches that run in half of it
-        are no fixed time to wait for (after a ¾ CPU hog the floor stayed above every
-        target for four more batches, and the classes' queues grew late). One slow or
-        fast batch moves nothing."""
+        (the smaller ratio, > 1) or both ran below ``FASTER`` of it (the larger, < 1);
+        else 1: one slow or fast batch moves nothing (see the module docstring)."""
         if len(self._ratios) < 2:
             return 1.0
         low, high = min(self._ratios), max(self._ratios)
