@@ -87,9 +87,11 @@ def test_an_unknown_username_runs_the_same_hash(anonymous: TestClient, hash_spy:
     assert hash_spy.stored_hashes == [security.DUMMY_HASH]
 
 
+@pytest.mark.timing
 def test_unknown_and_known_usernames_take_the_same_time(anonymous: TestClient) -> None:
-    """Means of several wrong logins each, interleaved (spread over the three known users
-    so that no username reaches its throttle limit)."""
+    """Medians of several wrong logins each, interleaved (spread over the three known
+    users so that no username reaches its throttle limit). Run alone: beside other tests
+    one of eight logins can wait for a core (a mean of 0.13 s against 0.06 s was seen)."""
     known_s: list[float] = []
     unknown_s: list[float] = []
     _login(anonymous, "warm-up", "x")
@@ -101,7 +103,7 @@ def test_unknown_and_known_usernames_take_the_same_time(anonymous: TestClient) -
             started = time.perf_counter()
             assert _login(anonymous, username, "wrong password") == 401
             times.append(time.perf_counter() - started)
-    known, unknown = statistics.mean(known_s), statistics.mean(unknown_s)
+    known, unknown = statistics.median(known_s), statistics.median(unknown_s)
     # Before the fix the unknown name answered in about a tenth of the time; the margin
     # leaves room for a loaded machine, not for a skipped hash.
     assert min(known, unknown) / max(known, unknown) > 0.5, (known, unknown)

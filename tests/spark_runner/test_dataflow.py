@@ -35,9 +35,9 @@ seed: 7
 duration_s: 600
 control: {period_s: 1.0, mode: dilos}
 streams:
-  - {name: a, keys: 40, arrival: {kind: constant, rate_per_s: 300}}
+  - {name: a, keys: 40, arrival: {kind: constant, rate_per_s: 150}}
   - name: b
-    arrival: {kind: constant, rate_per_s: 200}
+    arrival: {kind: constant, rate_per_s: 100}
     columns:
       - {name: key, type: long, generator: {kind: zipf, n: 40, s: 1.2}}
       - {name: amount, type: double, generator: {kind: normal, mean: 50, sd: 10}}
@@ -246,17 +246,17 @@ def result_bytes_by_batch(spark: SparkSession, run_id: str) -> dict[int, int]:
 
 def test_a_batch_sends_the_driver_measurements_not_tuples(three_kinds: ThreeKinds) -> None:
     """Through a filter, a window aggregate and a join, what the tasks of a batch return
-    to the driver is their metrics (counts, arrival sketches; about 320 kB per batch
-    here): the first batch, which
-    holds everything that arrived while Spark started (more than 1.5 times a later
-    batch's tuples: 1.66 times in a CI run where the later batches were large too),
-    returns no more than a later one. A collect grows with the tuples (tens of
-    bytes per tuple); the Parquet sink's rows are written by the executors."""
+    to the driver is their metrics (counts, arrival sketches: 0.92 MB per batch, whatever
+    its size, in a run at twice these rates): the largest batch (the first ones hold what
+    arrived while Spark started) returns less than 4 bytes per extra tuple over the
+    smallest one. A collect grows with the tuples (a tuple's key and value alone are 16
+    bytes); the Parquet sink's rows are written by the executors."""
     sent, tuples = three_kinds.sent, three_kinds.tuples
-    later = [b for b in range(2, 6) if b in sent]
-    assert later and 0 in sent, sent
-    typical_tuples = statistics.median(tuples[b] for b in later)
-    typical_bytes = statistics.median(sent[b] for b in later)
-    assert tuples[0] > 1.5 * typical_tuples, (sent, tuples)
-    assert sent[0] < 1.5 * typical_bytes + 20_000, (sent, tuples)
-    assert typical_bytes < 1_000_000, sent
+    batches = [b for b in tuples if b in sent]
+    assert len(batches) >= 4, (sent, tuples)
+    big = max(batches, key=lambda b: tuples[b])
+    small = min(batches, key=lambda b: tuples[b])
+    extra = tuples[big] - tuples[small]
+    assert extra > 0.25 * tuples[small], (sent, tuples)
+    assert sent[big] - sent[small] < 4 * extra, (sent, tuples)
+    assert max(sent.values()) < 1_500_000, sent
