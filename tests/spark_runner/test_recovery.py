@@ -41,8 +41,8 @@ seed: 9
 duration_s: 900
 control: {period_s: 1.0, mode: dilos}
 streams:
-  - {name: a, keys: 20, arrival: {kind: constant, rate_per_s: 200}}
-  - {name: b, keys: 20, arrival: {kind: constant, rate_per_s: 100}}
+  - {name: a, keys: 20, arrival: {kind: constant, rate_per_s: 100}}
+  - {name: b, keys: 20, arrival: {kind: constant, rate_per_s: 50}}
 classes:
   - name: gold
     priority: 6
