@@ -91,7 +91,7 @@ def test_an_unknown_username_runs_the_same_hash(anonymous: TestClient, hash_spy:
 def test_unknown_and_known_usernames_take_the_same_time(anonymous: TestClient) -> None:
     """Medians of several wrong logins each, interleaved (spread over the three known
     users so that no username reaches its throttle limit). Run alone: beside other tests
-    one of eight logins can wait for a core (a mean of 0.13 s against 0.06 s was seen)."""
+    a few logins can wait for a core (means of 0.063 s and 0.13 s were seen there)."""
     known_s: list[float] = []
     unknown_s: list[float] = []
     _login(anonymous, "warm-up", "x")
