@@ -32,6 +32,10 @@ TAU0, TAU3 = 0.35, 0.95
 # first batches on the new cluster took 44 s) and the added executor served from 125 s;
 # with 70 s of overload only one period on two executors was left before the load fell,
 # still draining the backlog of one.
+# Between the overload and the low load, 70 + 170 tuples/s: at 60 + 140, two executors
+# read u 0.5-0.64 in two runs and 0.33-0.37 in a third (its overload read 0.53-0.6 on two
+# executors, against 0.91-0.99), which fell below τ0 and released the executor early; at
+# 80 + 180 they read 0.73-0.87 in two runs, near τ3.
 HIGH_UNTIL_S = 150.0
 MIDDLE_UNTIL_S = 170.0
 
@@ -47,10 +51,10 @@ control:
 streams:
   - name: a
     arrival: {kind: step, steps: [{at_s: 0, rate_per_s: 40}, {at_s: 60, rate_per_s: 100},
-                                  {at_s: 150, rate_per_s: 60}, {at_s: 170, rate_per_s: 20}]}
+                                  {at_s: 150, rate_per_s: 70}, {at_s: 170, rate_per_s: 20}]}
   - name: b
     arrival: {kind: step, steps: [{at_s: 0, rate_per_s: 40}, {at_s: 60, rate_per_s: 250},
-                                  {at_s: 150, rate_per_s: 140}, {at_s: 170, rate_per_s: 20}]}
+                                  {at_s: 150, rate_per_s: 170}, {at_s: 170, rate_per_s: 20}]}
 classes:
   - name: gold
     priority: 6
