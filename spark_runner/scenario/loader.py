@@ -138,7 +138,10 @@ class _BoundedLoader(yaml.SafeLoader):
         self._depth += 1
         try:
             if self._depth > MAX_YAML_DEPTH:
-                raise yaml.YAMLError(f"nested deeper than {MAX_YAML_DEPTH} levels")
+                raise yaml.composer.ComposerError(
+                    problem=f"nested deeper than {MAX_YAML_DEPTH} levels",
+                    problem_mark=self.get_mark(),  # where reading stopped
+                )
             return super().compose_node(parent, index)
         finally:
             self._depth -= 1
