@@ -36,6 +36,11 @@ shedding for a target no shedding could meet):
   above its capacity (its headroom, or the time it was served last period where that is
   more), its manager does not learn, and it takes back only what its load
   needs of its own original share, from the classes below it.
+- **Draining** (``_drain``): a class that turns feasible again still has the queue its
+  infeasible stretch left; those tuples come out late whatever it admits now, and stale
+  first sheds them. Until the tuples queued when it turned feasible are served or shed,
+  a class within its capacity holds (as below): its manager would otherwise read their
+  lateness as its own overload and shed fresh tuples that can still make it.
 - **Catching up** (``_catching_up``): while the engine's batches run well slower than
   its model of the machine (``Observation.slowdown``: another process took cores), every
   class's answers are late by the batches the engine's budget takes to follow, whatever
@@ -105,6 +110,8 @@ STALE_MARGIN_MAX = 0.5
 SLOWDOWN_HOLD = 1.2
 """A class within its capacity holds while the engine's batches run this much slower than
 its model (``Observation.slowdown``)."""
+HOLD_DRAINING = "hold_draining"
+"""The action of a class held while the queue its infeasible stretch left drains."""
 HOLD_CATCHING_UP = "hold_catching_up"
 """The action of a class held while the engine catches up (it sheds nothing stale)."""
 _THRESHOLD_KEYS = ("tau0", "tau1", "tau2", "tau3")
@@ -274,6 +281,7 @@ class _ClassState:
     usage_sum: float = 0.0
     window: int = 0
     infeasible: bool = False
+    backlog: float = 0.0  # tuples queued when it turned feasible, not yet served or shed
     stale_margin: float = 0.0  # s the way through the operators took beyond the floor
 
 
@@ -385,6 +393,7 @@ class DilosController:
         # longer has (the machine slowed down, so its load in capacity units rose)
         # (an infeasible class takes back what its load needs of its own share, from
         # the classes below it only)
+        was_infeasible = {n: self._classes[n].infeasible for n in self._order}
         infeasible = {
             n: self._params.hold_infeasible and self._infeasible(self._classes[n], observations[n])
             for n in self._order
@@ -393,14 +402,18 @@ class DilosController:
         for name in self._order:
             st = self._classes[name]
             obs = observations[name]
+            draining = not infeasible[name] and _drain(st, obs, was_infeasible[name])
             if infeasible[name]:
                 decision = self._hold_infeasible(st, obs)
             elif _catching_up(st, obs):
                 decision = self._hold(st, obs, HOLD_CATCHING_UP, {"slowdown": obs.slowdown})
+            elif draining:
+                decision = self._hold(st, obs, HOLD_DRAINING, {"backlog": st.backlog})
             else:
                 decision = st.manager.step(obs)
             decisions[name] = decision
-            _learn_stale_margin(st, obs)
+            if decision.action != HOLD_DRAINING:  # the backlog's lateness is not the class's
+                _learn_stale_margin(st, obs)
             headroom = st.manager.headroom
             if headroom is not None and st.quota > 0:
                 st.capacity_per_quota = headroom / st.quota
@@ -768,13 +781,27 @@ class DilosController:
 def _catching_up(st: _ClassState, obs: Observation) -> bool:
     """Is the engine catching up with a slower machine while the class admits no more
     than its capacity (see the module docstring)?"""
+    return obs.slowdown >= SLOWDOWN_HOLD and _within_capacity(st, obs)
+
+
+def _drain(st: _ClassState, obs: Observation, turned_feasible: bool) -> bool:
+    """Do this period's answers include tuples queued while the class was infeasible,
+    and does it admit no more than its capacity (see the module docstring)? Counts the
+    backlog down, oldest first, by the tuples served or shed."""
+    if turned_feasible:
+        st.backlog = obs.queue_length
+        tainted = True
+    else:
+        tainted = st.backlog > 0.0
+        st.backlog = max(0.0, st.backlog - obs.processed_count - obs.shed_count)
+    return tainted and _within_capacity(st, obs)
+
+
+def _within_capacity(st: _ClassState, obs: Observation) -> bool:
+    """Does the class admit no more than its manager's capacity estimate?"""
     capacity = st.manager.headroom
     admitted = obs.load * (1.0 - st.manager.shed_fraction)
-    return (
-        obs.slowdown >= SLOWDOWN_HOLD
-        and capacity is not None
-        and admitted <= capacity * (1.0 + 1e-9)
-    )
+    return capacity is not None and admitted <= capacity * (1.0 + 1e-9)
 
 
 def _sheds(decision: Decision, obs: Observation) -> bool:

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import pytest
 
 from spark_runner.core.dilos import (
+    HOLD_DRAINING,
     STALE_MARGIN_DECAY,
     STALE_QUEUE_MARGIN,
     ClassSpec,
+    ClassStep,
     DilosController,
     DilosParams,
     StaleRule,
@@ -281,6 +285,43 @@ def test_while_the_engine_catches_up_with_a_slower_machine_a_class_within_capaci
     assert held["c3"].action != "hold_catching_up" and held["c3"].shed_fraction > 0.0
     stepped = step(1.0)
     assert stepped["c1"].action != "hold_catching_up"
+
+
+def test_a_class_back_from_infeasible_holds_until_the_queue_it_left_is_served_or_shed() -> None:
+    """c1 and c3 are infeasible for three periods (floor 0.5 s; targets 0.3 and 0.5 s),
+    then feasible with 300 tuples queued and answers still late (the queue's). c1, within
+    its capacity, holds while those 300 are served or shed (stale first sheds them; its
+    ALoMa learns nothing), then steps on its own answers; c3, over its capacity, steps
+    at once (it sheds for its own load, so c1 above it loses nothing)."""
+    ctl = DilosController(specs())
+    late = ResponseTimeStats(mean_s=0.7, max_s=0.9, count=100)
+    loads = {"c1": 0.1, "c2": 0.05, "c3": 0.5}
+
+    def step(
+        floor_s: float, queued: float = 0.0, served: int = 0, shed: int = 0
+    ) -> Mapping[str, ClassStep]:
+        obs = {
+            n: Observation(
+                period_s=T, load=load, response_time=late, floor_s=floor_s,
+                queue_length=queued, processed_count=served, shed_count=shed,
+            )
+            for n, load in loads.items()
+        }  # fmt: skip
+        return ctl.step(obs).classes
+
+    for _ in range(3):
+        assert step(0.5)["c1"].decision.state == "infeasible"
+    draining = [step(0.05, queued=300), step(0.05, served=200, shed=50), step(0.05, served=100)]
+    for classes in draining:
+        assert classes["c1"].decision.action == HOLD_DRAINING
+        assert classes["c1"].decision.shed_fraction == 0.0
+        assert classes["c1"].stale is not None  # stale first sheds the queue
+        assert classes["c3"].decision.action != HOLD_DRAINING
+    assert draining[0]["c1"].decision.details == {"backlog": 300}
+    assert draining[1]["c1"].decision.details == {"backlog": 50}
+    assert ctl.manager("c1").headroom == pytest.approx(0.48)  # learnt nothing
+    judged = step(0.05)["c1"].decision  # the queue is gone: late answers are its own
+    assert judged.action != HOLD_DRAINING and judged.state == "OT"
 
 
 def test_an_infeasible_class_takes_back_only_what_its_load_needs_of_its_own_share() -> None:
