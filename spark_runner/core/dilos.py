@@ -39,8 +39,9 @@ shedding for a target no shedding could meet):
 - **Draining** (``_drain``): a class that turns feasible again still has the queue its
   infeasible stretch left; those tuples come out late whatever it admits now, and stale
   first sheds them. Until the tuples queued when it turned feasible are served or shed,
-  a class within its capacity holds (as below): its manager would otherwise read their
-  lateness as its own overload and shed fresh tuples that can still make it.
+  a class that admits no more than its capacity holds (as below): its manager would
+  otherwise read their lateness as its own overload and shed fresh tuples that can still
+  make it. A class over its capacity steps.
 - **Catching up** (``_catching_up``): while the engine's batches run well slower than
   its model of the machine (``Observation.slowdown``: another process took cores), every
   class's answers are late by the batches the engine's budget takes to follow, whatever
