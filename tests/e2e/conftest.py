@@ -5,6 +5,7 @@ from __future__ import annotations
 import socket
 import subprocess
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -28,8 +29,13 @@ StackFactory = Callable[[str, str], Stack]
 
 @pytest.fixture
 def start_stack(tmp_path: Path) -> Iterator[StackFactory]:
-    """``start_stack(database_url, broker_url)`` → a healthy running API and worker."""
+    """``start_stack(database_url, broker_url)`` → a healthy running API and worker,
+    supervised as ``headroom up`` supervises them: a process that dies is restarted after
+    its back-off (a Celery worker can die when its broker goes away mid-acknowledgement,
+    in kombu's restore of unacknowledged messages)."""
     stacks: list[Stack] = []
+    stopping = threading.Event()
+    supervisors: list[threading.Thread] = []
 
     def _start(database_url: str, broker_url: str) -> Stack:
         data_dir = tmp_path / f"stack{len(stacks)}"
@@ -50,9 +56,15 @@ def start_stack(tmp_path: Path) -> Iterator[StackFactory]:
         stack.start_api()
         stack.start_worker()
         stack.wait_healthy()
+        supervisor = threading.Thread(target=stack.supervise, args=(stopping.is_set,))
+        supervisor.start()
+        supervisors.append(supervisor)
         return stack
 
     yield _start
+    stopping.set()
+    for supervisor in supervisors:
+        supervisor.join()
     for stack in stacks:
         _kill_jobs(stack)
         stack.stop()
