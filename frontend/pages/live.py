@@ -213,6 +213,7 @@ def _tuning_panel(role: Role | None) -> Component:
             dbc.CardHeader("Live tuning", class_name="fw-semibold"),
             dbc.CardBody(
                 [
+                    html.Div(id="tune-config-alert"),
                     html.Div(id="tune-status"),
                     *body,
                     html.H6("Configuration versions", className="mt-3"),
@@ -391,6 +392,7 @@ clientside_callback(
 
 @callback(
     Output("live-config", "data"),
+    Output("tune-config-alert", "children"),
     Output(polling.answered_id(CONFIG_POLL), "data"),
     Input(polling.tick_id(CONFIG_POLL), "data"),
     # A State, not an Input: Dash holds back (and drops) the answers of a callback whose
@@ -399,14 +401,14 @@ clientside_callback(
     State("live-job", "value"),
     State("live-config", "data"),
 )
-def _poll_config(tick: int | None, job_id: Any, current: JobConfig | None) -> tuple[Any, Any]:
+def _poll_config(tick: int | None, job_id: Any, current: JobConfig | None) -> tuple[Any, Any, Any]:
     with api_client() as api:
         loaded = tuning.load_config(api, actions.parse_job_id(job_id))
     if loaded.alert is not None:
-        return dash.no_update, tick  # transient: keep what is on screen
+        return dash.no_update, loaded.alert, tick  # keep what is on screen, say why
     if tuning.config_fingerprint(loaded.config) == tuning.config_fingerprint(current):
-        return dash.no_update, tick
-    return loaded.config, tick
+        return dash.no_update, None, tick
+    return loaded.config, None, tick
 
 
 @callback(

@@ -69,7 +69,13 @@ def browser(chromium: Browser, request: pytest.FixtureRequest, tmp_path: Path) -
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
+    """Keeps the call's report for the fixtures; a failed test's report carries the tails
+    of the logs of every product it used (API, dashboard, worker), for CI's output."""
     report = yield
     if report.when == "call":
         item.rep_call = report  # type: ignore[attr-defined]
+        if report.failed:
+            for name, value in getattr(item, "funcargs", {}).items():
+                if isinstance(value, Product):
+                    report.sections.append((f"logs of {name}", value.logs()))
     return report

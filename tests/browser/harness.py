@@ -311,11 +311,17 @@ class Browser:
         return not self.driver.find_elements(By.ID, element_id)
 
     def wait_text(self, element_id: str, text: str) -> str:
-        """Wait until ``#element_id`` shows ``text``; returns all its text."""
-        self.wait(
-            ec.text_to_be_present_in_element((By.ID, element_id), text),
-            f"#{element_id} never showed {text!r}",
-        )
+        """Wait until ``#element_id`` shows ``text``; returns all its text. A timeout
+        says what the element showed instead."""
+        try:
+            self.wait(
+                ec.text_to_be_present_in_element((By.ID, element_id), text),
+                f"#{element_id} never showed {text!r}",
+            )
+        except TimeoutException as err:
+            shown = self.driver.find_elements(By.ID, element_id)
+            instead = repr(shown[0].text) if shown else "no such element"
+            raise TimeoutException(f"{err.msg}; it showed {instead}") from None
         return self.driver.find_element(By.ID, element_id).text
 
     def wait_path(self, path: str) -> None:

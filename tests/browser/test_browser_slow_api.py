@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pytest
+from selenium.webdriver.common.by import By
 
 from backend.stack import Stack
 from tests.browser.harness import OPERATOR, Browser, Product, free_port, wait_for_http
@@ -83,4 +84,27 @@ def test_a_job_list_slower_than_its_interval_reaches_the_table(on_slow: Browser,
     on_slow.timeout_s = 20 * SLOW_S
     on_slow.login(OPERATOR, path="/jobs")
     on_slow.wait_text("jobs-table", "slowpoke")
+    on_slow.assert_console_clean()
+
+
+def test_a_configuration_read_that_fails_says_so_above_the_panel_and_clears_when_it_works(
+    on_slow: Browser, slow: Slow
+):
+    """A read slower than the dashboard's API timeout fails: the tuning panel says why
+    (it used to keep silent, showing an empty status); the next read that works clears it."""
+    on_slow.timeout_s = 20 * SLOW_S
+    route = f"/jobs/{slow.job_id}/config"
+    try:
+        slow.proxy.delays[route] = 2 * SLOW_S  # over the client's 3 s
+        on_slow.login(OPERATOR, path=f"/live?job_id={slow.job_id}")
+        alert = on_slow.wait_text("tune-config-alert", "Could not read the live configuration")
+        assert "did not answer in time" in alert
+        slow.proxy.delays[route] = 0.0
+        on_slow.wait_text("tune-status", "In force: version 0 (the launch configuration)")
+        on_slow.wait(
+            lambda d: d.find_element(By.ID, "tune-config-alert").text == "",
+            "the alert stayed after a read that worked",
+        )
+    finally:
+        slow.proxy.delays[route] = SLOW_S
     on_slow.assert_console_clean()
