@@ -282,6 +282,15 @@ class Browser:
     def open(self, path: str) -> None:
         self.driver.get(self.base_url + path)
 
+    @contextmanager
+    def patience(self, timeout_s: float) -> Iterator[None]:
+        """Waits inside the block give up after ``timeout_s`` instead."""
+        before, self.timeout_s = self.timeout_s, timeout_s
+        try:
+            yield
+        finally:
+            self.timeout_s = before
+
     def wait(self, condition: Callable[[WebDriver], T], message: str = "") -> T:
         wait = WebDriverWait(
             self.driver,
