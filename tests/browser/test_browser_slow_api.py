@@ -91,7 +91,7 @@ def test_a_configuration_read_that_fails_says_so_above_the_panel_and_clears_when
     on_slow: Browser, slow: Slow
 ):
     """A read slower than the dashboard's API timeout fails: the tuning panel says why
-    (it used to keep silent, showing an empty status); the next read that works clears it."""
+    (it used to keep silent); the next read that works clears it."""
     on_slow.timeout_s = 20 * SLOW_S
     route = f"/jobs/{slow.job_id}/config"
     try:
