@@ -43,6 +43,8 @@ class ClassPeriod:
         idle_load, busy_load: idle and busy processor time per second of the period,
             where the engine measures them.
         slowdown: how much slower than its model the engine's last batches ran (≥ 1).
+        down_s: how long the engine was not running at the period's start, s (the first
+            period of a run whose streams flowed before it started): no capacity then.
     """
 
     arrived: int
@@ -60,6 +62,7 @@ class ClassPeriod:
     idle_load: float = 0.0
     busy_load: float | None = None
     slowdown: float = 1.0
+    down_s: float = 0.0
 
     @property
     def response_time(self) -> ResponseTimeStats:
@@ -126,7 +129,9 @@ class PeriodLoop:
         for name, period in classes.items():
             offered = observations[name].load * period_s
             floor = period.floor_s if period.oracle_floor_s is None else period.oracle_floor_s
-            shed = self.oracles[name].period(period_s, offered, period.capacity_s, floor or 0.0)
+            shed = self.oracles[name].period(
+                period_s, offered, period.capacity_s, floor or 0.0, period.down_s
+            )
             oracle[name] = shed / offered if offered > 0 else 0.0
         return PeriodOutcome(result, observations, oracle)
 

@@ -134,6 +134,7 @@ class _Period:
     """Accumulators between two steps."""
 
     window_s: float = 0.0
+    down_s: float = 0.0  # of window_s, before this process's first batch started
     response: dict[str, ResponseSample] = field(default_factory=dict)
     arrived: dict[str, int] = field(default_factory=dict)
     processed: dict[str, int] = field(default_factory=dict)
@@ -479,6 +480,10 @@ class EngineController:
         start_s, end_s = record.window_s
         window_s = max(end_s - start_s, 1e-6)
         period.window_s += window_s
+        # the first batch's window reaches back to the streams' origin (a start after a
+        # backlog) or to the last committed offset (a restart): nothing ran before it
+        down_s = max(0.0, min(timing.started_s, end_s) - start_s) if self.batches == 1 else 0.0
+        period.down_s += down_s
         period.batches += 1
         commit_s = timing.output_s - measures.origin_s
         for name, summaries in measures.answers.items():
@@ -523,7 +528,7 @@ class EngineController:
             period.busy_s[name] += float(busy[k])
         # capacity is one capacity-second per second: what the batch left unused is idle,
         # but not the time the last batch stalled beyond its model
-        period.idle_s += max(0.0, window_s - stalled_s - float(busy.sum()))
+        period.idle_s += max(0.0, window_s - down_s - stalled_s - float(busy.sum()))
         t_s = timing.output_s - record.end.origin_us / 1e6
         if self.phase == "warmup":
             self._period = self._new_period()
@@ -632,6 +637,7 @@ class EngineController:
                 stale_shed=period.stale[name],
                 stale_first=name in record.decision.stale_max,
                 slowdown=self.budget.slowdown,
+                down_s=period.down_s,
                 idle_load=period.idle_s / dt,
                 busy_load=period.busy_s[name] / dt,
             )
@@ -808,7 +814,7 @@ class EngineController:
             tot.violation_sum_s = dig.violation_sum_s
             tot.violation_max_s = dig.violation_max_s
             tot.histogram = dig.histogram.tolist()
-            tot.oracle_offered_s = self.loop.oracles[name].offered_s
+            tot.oracle_judged_s = self.loop.oracles[name].judged_s
             tot.oracle_shed_s = self.loop.oracles[name].shed_s
         return self.totals
 

@@ -91,7 +91,7 @@ class ClassTotals:
     shed: int = 0
     offered_outputs: float = 0.0
     lost_outputs: float = 0.0
-    oracle_offered_s: float = 0.0  # see spark_runner.core.oracle
+    oracle_judged_s: float = 0.0  # see spark_runner.core.oracle
     oracle_shed_s: float = 0.0
     histogram: list[float] = field(default_factory=lambda: [0.0] * HIST_BINS)
 
@@ -935,7 +935,7 @@ class Simulation:
             tot.outputs += p_cnt[k]
             tot.response_sum_s += p_rt_sum[k]
             tot.response_max_s = max(tot.response_max_s, p_rt_max[k])
-            tot.oracle_offered_s = loop.oracles[names[k]].offered_s
+            tot.oracle_judged_s = loop.oracles[names[k]].judged_s
             tot.oracle_shed_s = loop.oracles[names[k]].shed_s
             tot.offered_outputs = offered_out[k]
             tot.lost_outputs = lost_out[k]

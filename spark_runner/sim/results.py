@@ -25,7 +25,9 @@ Per-class summary fields (times in seconds, fractions in [0, 1]):
 - ``oracle_loss_fraction``: the least share of the class's offered work (its load L
   before shedding, from the load model, times time) any admission could have shed and
   still met the delay target, given the capacity the class received in each period (its
-  busy time plus idle processor time) and the floor (:mod:`spark_runner.core.oracle`);
+  busy time plus idle processor time) and the floor, over the work it served or shed
+  by the run's end (what still waits within its target then is not judged;
+  :mod:`spark_runner.core.oracle`);
   ``loss_vs_oracle`` = loss / oracle (``null`` when the oracle is 0);
 - ``outputs``, ``arrived_tuples``, ``shed_tuples``, ``backlog_tuples`` (queued at the end),
   ``backlog_age_s`` (age of the oldest queued tuple at the end; grows without bound when
@@ -96,7 +98,7 @@ def _class_summary(out: SimOutput, name: str, tot: ClassTotals) -> dict[str, Any
     qc = out.scenario.query_class(name)
     has = tot.outputs > 0
     loss = tot.lost_outputs / tot.offered_outputs if tot.offered_outputs > 0 else 0.0
-    oracle = tot.oracle_shed_s / tot.oracle_offered_s if tot.oracle_offered_s > 0 else 0.0
+    oracle = tot.oracle_shed_s / tot.oracle_judged_s if tot.oracle_judged_s > 0 else 0.0
     headrooms = [
         s["classes"][name]["headroom"]
         for s in out.series

@@ -60,3 +60,38 @@ def test_bounds() -> None:
         OracleMeter(delay_target_s=0.0)
     with pytest.raises(ParameterError, match="period_s"):
         OracleMeter(1.0).period(0.0, 1.0, 1.0)
+
+
+def test_work_still_waiting_at_the_end_is_not_judged() -> None:
+    """1 s of work per period (0.5 s) against 0.25 s of capacity, D = 2 s: each period's
+    work may wait until 2 s after its middle, four periods later. The first period's work
+    is served in full (nothing else waits yet), the second's gets 0.375 s, every later
+    one 0.25 s. After 20 periods, 16 have reached their deadline; the last four's work
+    still waits and is not judged: the loss is 11.125 s over the 16 s judged, not over
+    the 20 s offered."""
+    meter = OracleMeter(delay_target_s=2.0)
+    for _ in range(20):
+        meter.period(T, offered_s=1.0, capacity_s=0.25)
+    assert meter.offered_s == pytest.approx(20.0) and meter.judged_s == pytest.approx(16.0)
+    assert meter.shed_s == pytest.approx(16.0 - 1.0 - 0.375 - 14 * 0.25)
+    assert meter.loss_fraction == pytest.approx(11.125 / 16.0)
+
+
+def test_work_older_than_its_target_when_the_engine_starts_is_shed() -> None:
+    """The streams flowed for 38 s before the engine ran (a start after a backlog): the
+    first period lasts 40 s, its 4 s of work arrived evenly over it and the class had 2 s
+    of processor time in its last 2 s. With D = 2 s the work is taken in 20 slices of
+    2 s; the 18 whose deadline passed before the engine started are shed, the last two
+    are served in time (once the whole period's work sat at its middle, 20 s in, and the
+    oracle served some of it with capacity spread over the 38 s it was not there)."""
+    meter = OracleMeter(delay_target_s=2.0)
+    assert meter.period(40.0, offered_s=4.0, capacity_s=2.0, down_s=38.0) == pytest.approx(3.6)
+    assert meter.judged_s == pytest.approx(4.0) and meter.loss_fraction == pytest.approx(0.9)
+
+
+def test_capacity_that_came_only_at_the_period_s_end_serves_what_can_still_wait() -> None:
+    """Down for the whole first period, 0.3 s of capacity at its end: the 0.5 s of work
+    (deadline 2.5 s) gets it; the 0.2 s left is shed at its deadline, in the third."""
+    meter = OracleMeter(delay_target_s=2.0)
+    shed = [meter.period(1.0, 0.5, 0.3, down_s=1.0), meter.period(1.0, 0.0, 0.0)]
+    assert [*shed, meter.period(1.0, 0.0, 0.0)] == pytest.approx([0.0, 0.0, 0.2])

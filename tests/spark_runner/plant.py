@@ -104,6 +104,8 @@ class Plant:
     stalls: dict[int, float] = field(default_factory=dict)
     """Batch id → seconds its cycle stalls beyond its work (another process took the
     machine, a Python worker started)."""
+    backlog_s: float = 0.0
+    """The streams flowed this long before the engine started."""
 
     def __post_init__(self) -> None:
         self.plan = compile_network(self.scenario)
@@ -119,7 +121,7 @@ class Plant:
         self.controller = EngineController(self.plan, self.options, self.live)
         self.decision: Decision = self.controller.initial_decision()
         self.offset: SourceOffset = initial_offset(self.spec, self.log, ORIGIN_US)
-        self.now_us = ORIGIN_US
+        self.now_us = ORIGIN_US + round(self.backlog_s * 1e6)
         self.batch_id = 0
         self.outcomes: list[StepOutcome] = []
         self.pool: list[int] = []  # executors serving, per batch

@@ -238,3 +238,20 @@ def test_a_stalled_batch_is_no_idle_time(tmp_path: Path) -> None:
     # what that window gave beyond their work is what a calm period gives
     after = series[stalled + 1]
     assert after["idle_s"] <= calm["idle_s"] + 0.1, (calm, after)
+
+
+def test_before_a_start_after_a_backlog_nothing_ran_and_its_stale_tuples_are_the_oracle_s(
+    tmp_path: Path,
+) -> None:
+    """The streams flowed 40 s before the engine started: the first batch's window holds
+    those 40 s, in which no capacity was there (counted as idle, the oracle would have
+    served the backlog in it), and the tuples older than their target by then could not
+    be answered in time by any admission: the oracle sheds them too."""
+    rates, targets = {"gold": 50.0, "bronze": 100.0}, {"gold": 10.0, "bronze": 12.0}
+    plant = Plant(one_map_scenario(rates, targets, cost_s=0.002), tmp_path, backlog_s=40.0)
+    plant.run(20)
+    first = plant.controller.series[0]
+    assert first["idle_s"] < 1.0, first
+    # gold: 2,000 tuples wait at the start, at least 1,500 of them past 10 s of age
+    totals = plant.controller.class_summaries()["gold"]
+    assert totals.oracle_shed_s / totals.oracle_judged_s > 1500 / (2000 + 20 * 50)
