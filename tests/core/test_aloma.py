@@ -121,23 +121,6 @@ def test_load_above_capacity_and_ot_sheds_the_excess() -> None:
     assert d.headroom == pytest.approx(0.8)
 
 
-def test_the_first_measured_service_replaces_a_smaller_prior_estimate() -> None:
-    """A late first period (a warm-up's tail) with a prior L_C of 0.1 and 0.9 s/s served:
-    the class sheds down to what it was served, not to the prior; later periods learn as
-    Algorithm 1 does (a second measurement is no prior's replacement)."""
-    m = AlomaManager(AlomaParams(delay_target_s=D, initial_headroom=0.1))
-    d = m.step(dataclasses.replace(obs(4.8, 3.0), busy_load=0.9))
-    assert d.action == "measured_served+shed_excess"
-    assert d.headroom == pytest.approx(0.9)
-    assert d.shed_fraction == pytest.approx(1.0 - 0.9 / 4.8)
-    d = m.step(dataclasses.replace(obs(4.8, 3.0), busy_load=2.0))
-    assert "measured_served" not in d.action and (d.headroom or 0.0) < 2.0
-    # a prior above the first measurement stays (the class may not have needed more)
-    m = AlomaManager(AlomaParams(delay_target_s=D))
-    d = m.step(dataclasses.replace(obs(1.0, 3.0), busy_load=0.5))
-    assert d.action == "shed_excess" and d.headroom == pytest.approx(0.8)
-
-
 def _shedding_half(m: AlomaManager) -> None:
     m.step(obs(0.5, 0.1))  # O point 0.1
     d = m.step(obs(1.6, 3.0))  # OT, L 1.6 > 0.8: shed 50 %, admit 0.8

@@ -34,13 +34,6 @@ Interpretation choices (documented because the thesis leaves them open):
   ``below_margin = 0`` the first test is literal (see :mod:`response_monitor`). A first
   reading has no trend and is never "not decreasing": one late period at the start (a
   warm-up's tail) does not make a class within its capacity shed.
-- **The initial L_C is a prior; the first measurement replaces it when larger.** The
-  first period in which the engine measures the processor time the class was served
-  (``Observation.busy_load``) raises L_C to it: a class served 0.9 s/s has at least that
-  capacity, whatever its share of the default headroom says. Without this, a class whose
-  first period is late (a warm-up's tail) shed down to its prior: on Spark, the low class
-  of a two-class run shed 97 % of its tuples for a period while the machine stood 86 %
-  idle.
 - ``L > L_C`` is tested with a relative tolerance of 1e-9, so a load pinned at L_C by
   floating-point arithmetic counts as equal.
 - A period without output tuples gives the response-time monitor nothing: ALoMa holds its
@@ -212,7 +205,6 @@ class AlomaManager(LoadManager[AlomaParams]):
         self._periods = 0
         self._queued_s = 0.0  # queued load qL at the end of the last period, s
         self._since_drain = _NEVER  # periods since ALoMa last shed backlog
-        self._prior = True  # L_C is still the initial headroom, not yet measured
 
     @property
     def headroom(self) -> float:
@@ -243,7 +235,6 @@ class AlomaManager(LoadManager[AlomaParams]):
         if service is not None and obs.busy_load is not None:
             service = obs.busy_load  # saturated: the processor time it got is its capacity
         self._queued_s = obs.queued_load_s
-        measured_served = self._replace_prior(obs)
         stats = obs.response_time
         if not stats.has_output:
             self._k_less = self._k_more = 0
@@ -258,7 +249,7 @@ class AlomaManager(LoadManager[AlomaParams]):
         k_over = self._k_more + 1 if over else 0
         shedding = shed > 0.0
         capacity = self._capacity
-        actions: list[str] = ["measured_served"] if measured_served else []
+        actions: list[str] = []
         probe_less = False
 
         if service is not None and over and service < capacity:
@@ -336,17 +327,6 @@ class AlomaManager(LoadManager[AlomaParams]):
         return self._finish(
             obs, shed, state, action="+".join(actions) or "hold", reading=reading, service=service
         )
-
-    def _replace_prior(self, obs: Observation) -> bool:
-        """The first period that measures what the class was served replaces a smaller
-        prior L_C with it (see the module docstring); True if it did."""
-        if not self._prior or obs.busy_load is None:
-            return False
-        self._prior = False
-        if obs.busy_load <= self._capacity:
-            return False
-        self._capacity = obs.busy_load
-        return True
 
     def _finish(
         self,
