@@ -82,8 +82,8 @@ def test_work_older_than_its_target_when_the_engine_starts_is_shed() -> None:
     first period lasts 40 s, its 4 s of work arrived evenly over it and the class had 2 s
     of processor time in its last 2 s. With D = 2 s the work is taken in 20 slices of
     2 s; the 18 whose deadline passed before the engine started are shed, the last two
-    are served in time (once the whole period's work sat at its middle, 20 s in, and the
-    oracle served some of it with capacity spread over the 38 s it was not there)."""
+    are served in time. (Taken at the period's middle with the capacity spread over all
+    40 s, the work had a deadline of 22 s and 1.1 s of it was served by then.)"""
     meter = OracleMeter(delay_target_s=2.0)
     assert meter.period(40.0, offered_s=4.0, capacity_s=2.0, down_s=38.0) == pytest.approx(3.6)
     assert meter.judged_s == pytest.approx(4.0) and meter.loss_fraction == pytest.approx(0.9)
