@@ -814,8 +814,7 @@ class EngineController:
             tot.violation_sum_s = dig.violation_sum_s
             tot.violation_max_s = dig.violation_max_s
             tot.histogram = dig.histogram.tolist()
-            tot.oracle_judged_s = self.loop.oracles[name].judged_s
-            tot.oracle_shed_s = self.loop.oracles[name].shed_s
+            tot.oracle_loss = self.loop.oracles[name].loss_fraction
         return self.totals
 
     def backlog(self) -> tuple[dict[str, int], dict[str, float]]:

@@ -91,8 +91,7 @@ class ClassTotals:
     shed: int = 0
     offered_outputs: float = 0.0
     lost_outputs: float = 0.0
-    oracle_judged_s: float = 0.0  # see spark_runner.core.oracle
-    oracle_shed_s: float = 0.0
+    oracle_loss: float = 0.0  # OracleMeter.loss_fraction (spark_runner.core.oracle)
     histogram: list[float] = field(default_factory=lambda: [0.0] * HIST_BINS)
 
 
@@ -935,8 +934,7 @@ class Simulation:
             tot.outputs += p_cnt[k]
             tot.response_sum_s += p_rt_sum[k]
             tot.response_max_s = max(tot.response_max_s, p_rt_max[k])
-            tot.oracle_judged_s = loop.oracles[names[k]].judged_s
-            tot.oracle_shed_s = loop.oracles[names[k]].shed_s
+            tot.oracle_loss = loop.oracles[names[k]].loss_fraction
             tot.offered_outputs = offered_out[k]
             tot.lost_outputs = lost_out[k]
             tot.violation_sum_s = viol_sum[k]

@@ -98,7 +98,7 @@ def _class_summary(out: SimOutput, name: str, tot: ClassTotals) -> dict[str, Any
     qc = out.scenario.query_class(name)
     has = tot.outputs > 0
     loss = tot.lost_outputs / tot.offered_outputs if tot.offered_outputs > 0 else 0.0
-    oracle = tot.oracle_shed_s / tot.oracle_judged_s if tot.oracle_judged_s > 0 else 0.0
+    oracle = tot.oracle_loss
     headrooms = [
         s["classes"][name]["headroom"]
         for s in out.series

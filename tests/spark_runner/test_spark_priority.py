@@ -78,8 +78,7 @@ def recovered_from(samples: list[MetricSample], target_s: float, *, stays: bool)
 def oracle_loss(run: Run, name: str) -> float:
     """The class's oracle loss over the run, as the results file reports it (over the
     periods the oracle judges: those in which the class was feasible)."""
-    tot = run.engine.controller.class_summaries()[name]
-    return tot.oracle_shed_s / tot.oracle_judged_s if tot.oracle_judged_s > 0 else 0.0
+    return run.engine.controller.class_summaries()[name].oracle_loss
 
 
 def summary(run: Run, names: list[str]) -> str:
