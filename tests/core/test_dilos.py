@@ -8,6 +8,7 @@ import pytest
 
 from spark_runner.core.dilos import (
     HOLD_DRAINING,
+    HOLD_UNMANAGED,
     STALE_MARGIN_DECAY,
     STALE_QUEUE_MARGIN,
     ClassSpec,
@@ -211,6 +212,7 @@ def test_a_class_over_its_target_gets_no_idle_time_until_its_queue_drains() -> N
         "c2": Observation(period_s=T, load=0.1, idle_load=0.3),
         "c3": Observation(period_s=T, load=0.5, idle_load=0.3, response_time=late),
     }
+    ctl.step({n: Observation(period_s=T, load=0.0) for n in obs})  # first step: late ones hold
     decision = ctl.step(obs).classes["c3"].decision
     assert decision.state == "OT" and decision.shed_fraction == pytest.approx(0.84)
 
@@ -285,6 +287,42 @@ def test_while_the_engine_catches_up_with_a_slower_machine_a_class_within_capaci
     assert held["c3"].action != "hold_catching_up" and held["c3"].shed_fraction > 0.0
     stepped = step(1.0)
     assert stepped["c1"].action != "hold_catching_up"
+
+
+def test_answers_late_before_any_decision_shed_only_what_the_served_time_does_not_cover() -> None:
+    """The first step's answers are late (a warm-up's slow last batch): c1, served more
+    than its load though its load is above its unlearned headroom (0.5 > 0.48), sheds
+    nothing and learns nothing; c3, served 0.3 s/s of its 0.5, sheds the 40 % its served
+    time does not cover, not ALoMa's excess over its 0.08 prior (84 %). From the second
+    step on the managers judge their own answers."""
+    ctl = DilosController(specs())
+    late = ResponseTimeStats(mean_s=0.6, max_s=0.8, count=10)
+    loads = {"c1": 0.5, "c2": 0.05, "c3": 0.5}
+    served = {"c1": 0.6, "c2": 0.05, "c3": 0.3}
+
+    def step() -> dict[str, Decision]:
+        obs = {
+            n: Observation(period_s=T, load=load, response_time=late, busy_load=served[n])
+            for n, load in loads.items()
+        }
+        return {n: c.decision for n, c in ctl.step(obs).classes.items()}
+
+    first = step()
+    assert first["c1"].action == HOLD_UNMANAGED and first["c1"].shed_fraction == 0.0
+    assert first["c1"].details == {"max_response_time_s": 0.8}
+    assert ctl.manager("c1").headroom == pytest.approx(0.48)  # learnt nothing
+    assert first["c3"].action == HOLD_UNMANAGED
+    assert first["c3"].shed_fraction == pytest.approx(0.4)
+    second = step()
+    assert second["c1"].action != HOLD_UNMANAGED and second["c1"].state == "OT"
+    assert second["c1"].shed_fraction > 0.0
+
+
+def test_answers_on_time_at_the_first_step_are_judged_as_usual() -> None:
+    ctl = DilosController(specs())
+    on_time = ResponseTimeStats(mean_s=0.1, max_s=0.2, count=10)
+    obs = {n: Observation(period_s=T, load=0.5, response_time=on_time) for n in PRIORITIES}
+    assert all(c.decision.action != HOLD_UNMANAGED for c in ctl.step(obs).classes.values())
 
 
 def test_a_class_back_from_infeasible_holds_until_the_queue_it_left_is_served_or_shed() -> None:
