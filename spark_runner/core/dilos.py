@@ -52,10 +52,13 @@ shedding for a target no shedding could meet):
   nothing.
 - **Late before any decision** (``_late_unmanaged``): the first step's answers are to
   tuples admitted before any manager decided (a warm-up's last batches, a start's
-  backlog). A class whose answers were late then holds, with the time it was served as
-  its capacity where that is more than its unlearned headroom: its manager would
-  otherwise read the start's lateness as its own overload (on Spark, the top class shed
-  0.2 % and a middle class 92 % for a period after a warm-up whose last batch ran slow).
+  backlog), and the second step's waited for the batch that ran while the first step
+  was taken (on Spark, a batch's tuples arrived while the batch before it ran). A class
+  whose answers were late in those ``UNMANAGED_STEPS`` steps holds, with the time it was
+  served as its capacity where that is more than its unlearned headroom: its manager
+  would otherwise read the start's lateness as its own overload (on Spark, the top class
+  shed 0.2 % and a middle class 92 % for a period after a warm-up whose last batch ran
+  slow; the top class shed 0.25 % at the second step of a start whose first batch did).
 
 Capacity per unit of quota: ``ρ_k = H_k / q_k`` (s/s per unit quota), taken from the
 manager after every step (kept from before if the quota is 0). A class's need in quota
@@ -122,7 +125,9 @@ HOLD_DRAINING = "hold_draining"
 HOLD_CATCHING_UP = "hold_catching_up"
 """The action of a class held while the engine catches up (it sheds nothing stale)."""
 HOLD_UNMANAGED = "hold_late_unmanaged"
-"""The action of a class held on the first step, its answers late before any decision."""
+"""The action of a class held at a first step, its answers late before any decision."""
+UNMANAGED_STEPS = 2
+"""The first steps whose answers waited for batches no manager decided."""
 _THRESHOLD_KEYS = ("tau0", "tau1", "tau2", "tau3")
 
 
@@ -416,7 +421,7 @@ class DilosController:
                 decision = self._hold_infeasible(st, obs)
             elif _catching_up(st, obs):
                 decision = self._hold(st, obs, HOLD_CATCHING_UP, {"slowdown": obs.slowdown})
-            elif self._period == 1 and _late_unmanaged(st, obs):
+            elif self._period <= UNMANAGED_STEPS and _late_unmanaged(st, obs):
                 late = {"max_response_time_s": obs.response_time.max_s}
                 decision = self._hold(st, obs, HOLD_UNMANAGED, late, served=obs.busy_load)
             elif draining:
@@ -797,8 +802,8 @@ def _catching_up(st: _ClassState, obs: Observation) -> bool:
 
 
 def _late_unmanaged(st: _ClassState, obs: Observation) -> bool:
-    """Were the class's answers late in a period before which no manager decided (the
-    first step: see the module docstring)?"""
+    """Were the class's answers late in a period whose answers waited for batches no
+    manager decided (the first ``UNMANAGED_STEPS`` steps: see the module docstring)?"""
     rt = obs.response_time
     return rt.count > 0 and rt.max_s > st.spec.delay_target_s
 

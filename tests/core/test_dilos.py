@@ -11,6 +11,7 @@ from spark_runner.core.dilos import (
     HOLD_UNMANAGED,
     STALE_MARGIN_DECAY,
     STALE_QUEUE_MARGIN,
+    UNMANAGED_STEPS,
     ClassSpec,
     ClassStep,
     DilosController,
@@ -212,7 +213,8 @@ def test_a_class_over_its_target_gets_no_idle_time_until_its_queue_drains() -> N
         "c2": Observation(period_s=T, load=0.1, idle_load=0.3),
         "c3": Observation(period_s=T, load=0.5, idle_load=0.3, response_time=late),
     }
-    ctl.step({n: Observation(period_s=T, load=0.0) for n in obs})  # first step: late ones hold
+    for _ in range(UNMANAGED_STEPS):  # the first steps: late answers hold
+        ctl.step({n: Observation(period_s=T, load=0.0) for n in obs})
     decision = ctl.step(obs).classes["c3"].decision
     assert decision.state == "OT" and decision.shed_fraction == pytest.approx(0.84)
 
@@ -293,8 +295,9 @@ def test_answers_late_before_any_decision_shed_only_what_the_served_time_does_no
     """The first step's answers are late (a warm-up's slow last batch): c1, served more
     than its load though its load is above its unlearned headroom (0.5 > 0.48), sheds
     nothing and learns nothing; c3, served 0.3 s/s of its 0.5, sheds the 40 % its served
-    time does not cover, not ALoMa's excess over its 0.08 prior (84 %). From the second
-    step on the managers judge their own answers."""
+    time does not cover, not ALoMa's excess over its 0.08 prior (84 %). The second step's
+    answers waited for the batch the first step's decision did not choose: still held.
+    From the third step on the managers judge their own answers."""
     ctl = DilosController(specs())
     late = ResponseTimeStats(mean_s=0.6, max_s=0.8, count=10)
     loads = {"c1": 0.5, "c2": 0.05, "c3": 0.5}
@@ -313,9 +316,10 @@ def test_answers_late_before_any_decision_shed_only_what_the_served_time_does_no
     assert ctl.manager("c1").headroom == pytest.approx(0.48)  # learnt nothing
     assert first["c3"].action == HOLD_UNMANAGED
     assert first["c3"].shed_fraction == pytest.approx(0.4)
-    second = step()
-    assert second["c1"].action != HOLD_UNMANAGED and second["c1"].state == "OT"
-    assert second["c1"].shed_fraction > 0.0
+    assert step()["c1"].action == HOLD_UNMANAGED
+    third = step()
+    assert third["c1"].action != HOLD_UNMANAGED and third["c1"].state == "OT"
+    assert third["c1"].shed_fraction > 0.0
 
 
 def test_answers_on_time_at_the_first_step_are_judged_as_usual() -> None:
@@ -527,7 +531,7 @@ def test_without_holding_an_infeasible_class_its_manager_sheds_toward_its_target
     judged as any other class (its ALoMa sheds more while it is late)."""
     late = ResponseTimeStats(mean_s=0.7, max_s=0.9, count=10)
     ctl = DilosController(specs(), DilosParams(hold_infeasible=False))
-    for _ in range(3):
+    for _ in range(UNMANAGED_STEPS + 3):
         obs = {n: Observation(period_s=T, load=0.05, floor_s=0.01) for n in ("c1", "c2")}
         obs["c3"] = Observation(period_s=T, load=0.1, response_time=late, floor_s=0.6)
         c3 = ctl.step(obs).classes["c3"].decision
