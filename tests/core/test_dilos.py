@@ -296,8 +296,8 @@ def test_answers_late_before_any_decision_shed_only_what_the_served_time_does_no
     than its load though its load is above its unlearned headroom (0.5 > 0.48), sheds
     nothing and learns nothing; c3, served 0.3 s/s of its 0.5, sheds the 40 % its served
     time does not cover, not ALoMa's excess over its 0.08 prior (84 %). The second step's
-    answers waited for the batch the first step's decision did not choose: still held.
-    From the third step on the managers judge their own answers."""
+    answers waited for a batch no manager chose: still held. From the third step on the
+    managers judge their own answers."""
     ctl = DilosController(specs())
     late = ResponseTimeStats(mean_s=0.6, max_s=0.8, count=10)
     loads = {"c1": 0.5, "c2": 0.05, "c3": 0.5}
