@@ -59,6 +59,11 @@ shedding for a target no shedding could meet):
   would otherwise read the start's lateness as its own overload (on Spark, the top class
   shed 0.2 % and a middle class 92 % for a period after a warm-up whose last batch ran
   slow; the top class shed 0.25 % at the second step of a start whose first batch did).
+  Its stale first ignores the floor, which was measured on the start's slow batches: it
+  sheds only the tuples that are late whatever the floor (on Spark, a floor of 21.5 s
+  at the first step, 13.6 s from the fifth on, had a middle class with a 22 s target
+  shed nine tenths of its queue; shedding nothing stale instead, a low class served a
+  start-up queue 20 s late), and it learns no margin from the start's lateness.
 
 Capacity per unit of quota: ``ρ_k = H_k / q_k`` (s/s per unit quota), taken from the
 manager after every step (kept from before if the quota is 0). A class's need in quota
@@ -400,6 +405,7 @@ class DilosController:
             raise ParameterError("observations", unknown, "not a class of this controller")
         self._period += 1
         decisions: dict[str, Decision] = {}
+        actions: dict[str, str] = {}  # each class's own action (before admit_idle amends it)
         usages: dict[str, float] = {}
         default_rho = self._params.system_headroom
         # what a class's load needs of the quota it lent comes back before its manager
@@ -429,8 +435,9 @@ class DilosController:
             else:
                 decision = st.manager.step(obs)
             decisions[name] = decision
-            if decision.action != HOLD_DRAINING:  # the backlog's lateness is not the class's
-                _learn_stale_margin(st, obs)
+            actions[name] = decision.action
+            if decision.action not in (HOLD_DRAINING, HOLD_UNMANAGED):
+                _learn_stale_margin(st, obs)  # (a backlog's or a start's lateness is not its)
             headroom = st.manager.headroom
             if headroom is not None and st.quota > 0:
                 st.capacity_per_quota = headroom / st.quota
@@ -464,9 +471,8 @@ class DilosController:
                 usage=usages[name],
                 headroom=self._headroom_of(st),
                 stale=(
-                    _stale_rule(st, observations[name])
-                    if self._params.redistribution_enabled
-                    and decisions[name].action != HOLD_CATCHING_UP
+                    _stale_rule(st, observations[name], start=actions[name] == HOLD_UNMANAGED)
+                    if self._params.redistribution_enabled and actions[name] != HOLD_CATCHING_UP
                     else None
                 ),
             )
@@ -849,7 +855,7 @@ def _learn_stale_margin(st: _ClassState, obs: Observation) -> None:
         st.stale_margin *= STALE_MARGIN_DECAY
 
 
-def _stale_rule(st: _ClassState, obs: Observation) -> StaleRule | None:
+def _stale_rule(st: _ClassState, obs: Observation, start: bool = False) -> StaleRule | None:
     """Stale first. A tuple that has waited the class's delay target less the floor (the
     least time its way through the operators still takes) and less the margin the class
     learned (:func:`_learn_stale_margin`) will be late whatever is done next; so will the
@@ -858,11 +864,14 @@ def _stale_rule(st: _ClassState, obs: Observation) -> StaleRule | None:
     headroom, its original share's and what it was served last period plus the idle
     processor). Both are shed before fresh tuples that can
     still make it. None for a class whose manager never sheds, and for an infeasible class
-    (every tuple is late; it sheds only what its load requires)."""
+    (every tuple is late; it sheds only what its load requires). At a ``start`` (held at a
+    first step) the floor and the margin, measured on the start's slow batches, are left
+    out: only the tuples late whatever the floor are shed."""
     if not st.manager.sheds or st.infeasible:
         return None
-    floor = obs.floor_s if obs.floor_s is not None else 0.0
-    after = max(0.0, st.spec.delay_target_s - floor - st.stale_margin)
+    floor = obs.floor_s if obs.floor_s is not None and not start else 0.0
+    margin = 0.0 if start else st.stale_margin
+    after = max(0.0, st.spec.delay_target_s - floor - margin)
     capacity = st.manager.headroom
     if capacity is None or obs.cost_per_tuple_s <= 0.0:
         return StaleRule(after)

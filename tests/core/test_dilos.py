@@ -322,6 +322,43 @@ def test_answers_late_before_any_decision_shed_only_what_the_served_time_does_no
     assert third["c1"].shed_fraction > 0.0
 
 
+def test_a_class_held_at_the_first_steps_judges_stale_tuples_without_the_floor() -> None:
+    """The floor was measured on the start's slow batches: while held, stale first sheds
+    only what is late whatever the floor (tuples may wait the whole target), even when
+    the idle processor amended the hold (c3 alone sheds, so it is handed the idle time);
+    from the third step on, the floor counts again."""
+    ctl = DilosController(specs())
+    late = ResponseTimeStats(mean_s=0.6, max_s=0.8, count=10)
+    on_time = ResponseTimeStats(mean_s=0.1, max_s=0.2, count=10)
+    loads = {"c1": 0.3, "c2": 0.1, "c3": 0.5}
+    target = ctl.spec("c3").delay_target_s
+
+    def step(answers: ResponseTimeStats = late) -> Mapping[str, ClassStep]:
+        obs = {
+            n: Observation(
+                period_s=T,
+                load=load,
+                floor_s=0.1,
+                cost_per_tuple_s=0.001,
+                response_time=answers,
+                busy_load=0.2,
+                idle_load=0.1,
+                stale_first=True,
+            )
+            for n, load in loads.items()
+        }
+        return ctl.step(obs).classes
+
+    for _ in range(UNMANAGED_STEPS):
+        held = step()["c3"]
+        assert held.decision.action == f"{HOLD_UNMANAGED}+admit_idle"
+        assert held.stale is not None and held.stale.after_s == pytest.approx(target)
+    judged = step(on_time)["c3"]
+    assert judged.decision.action != HOLD_UNMANAGED
+    # the start's lateness (with stale first in force) taught it no margin
+    assert judged.stale is not None and judged.stale.after_s == pytest.approx(target - 0.1)
+
+
 def test_answers_on_time_at_the_first_step_are_judged_as_usual() -> None:
     ctl = DilosController(specs())
     on_time = ResponseTimeStats(mean_s=0.1, max_s=0.2, count=10)
@@ -431,12 +468,18 @@ def test_a_class_late_while_shedding_stale_first_learns_to_shed_earlier() -> Non
         assert rule is not None
         return rule.after_s
 
-    ctl = DilosController(specs())
-    assert after_s(ctl, 0.2) == pytest.approx(0.2)  # on time: the 0.3 s target less the floor
+    def started() -> DilosController:
+        """A controller past its first steps (a late class holds there, nothing stale)."""
+        ctl = DilosController(specs())
+        for _ in range(UNMANAGED_STEPS):  # on time: the 0.3 s target less the floor
+            assert after_s(ctl, 0.2) == pytest.approx(0.2)
+        return ctl
+
+    ctl = started()
     assert after_s(ctl, 0.35) == pytest.approx(0.15)  # 0.05 s late
     assert after_s(ctl, 0.2) == pytest.approx(0.2 - 0.05 * STALE_MARGIN_DECAY)
     # late without stale first in force: nothing to learn about it
-    assert after_s(DilosController(specs()), 0.35, stale_first=False) == pytest.approx(0.2)
+    assert after_s(started(), 0.35, stale_first=False) == pytest.approx(0.2)
 
 
 def test_strict_and_absolute_policies_in_the_controller() -> None:
