@@ -437,7 +437,7 @@ class DilosController:
             decisions[name] = decision
             actions[name] = decision.action
             if decision.action not in (HOLD_DRAINING, HOLD_UNMANAGED):
-                _learn_stale_margin(st, obs)  # (a backlog's or a start's lateness is not its)
+                _learn_stale_margin(st, obs)  # a backlog's or a start's lateness is not its own
             headroom = st.manager.headroom
             if headroom is not None and st.quota > 0:
                 st.capacity_per_quota = headroom / st.quota

@@ -469,7 +469,7 @@ def test_a_class_late_while_shedding_stale_first_learns_to_shed_earlier() -> Non
         return rule.after_s
 
     def started() -> DilosController:
-        """A controller past its first steps (a late class holds there, nothing stale)."""
+        """A controller past its first steps (a late class holds there, floor left out)."""
         ctl = DilosController(specs())
         for _ in range(UNMANAGED_STEPS):  # on time: the 0.3 s target less the floor
             assert after_s(ctl, 0.2) == pytest.approx(0.2)
