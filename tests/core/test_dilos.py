@@ -7,6 +7,7 @@ from collections.abc import Mapping
 import pytest
 
 from spark_runner.core.dilos import (
+    HOLD_CATCHING_UP,
     HOLD_DRAINING,
     HOLD_UNMANAGED,
     STALE_MARGIN_DECAY,
@@ -289,6 +290,36 @@ def test_while_the_engine_catches_up_with_a_slower_machine_a_class_within_capaci
     assert held["c3"].action != "hold_catching_up" and held["c3"].shed_fraction > 0.0
     stepped = step(1.0)
     assert stepped["c1"].action != "hold_catching_up"
+
+
+def test_a_class_catching_up_sheds_nothing_stale_even_when_handed_idle_time() -> None:
+    """c1 sheds its excess, then the batches run 1.5× slower: within its capacity, it
+    holds at that shed fraction, and the idle processor is handed to it
+    (``+admit_idle``); still no stale first, whatever amended its action."""
+    ctl = DilosController(specs())
+    on_time = ResponseTimeStats(mean_s=0.1, max_s=0.2, count=10)
+    late = ResponseTimeStats(mean_s=0.6, max_s=0.8, count=10)
+
+    def step(answers: ResponseTimeStats, slowdown: float = 1.0) -> ClassStep:
+        obs = {
+            n: Observation(
+                period_s=T,
+                load=0.7 if n == "c1" else 0.01,
+                response_time=answers,
+                slowdown=slowdown,
+                idle_load=0.2 if slowdown > 1.0 else 0.0,
+                cost_per_tuple_s=0.001,
+            )
+            for n in PRIORITIES
+        }
+        return ctl.step(obs).classes["c1"]
+
+    for _ in range(UNMANAGED_STEPS):
+        step(on_time)
+    assert step(late).decision.shed_fraction > 0.0
+    held = step(late, slowdown=1.5)
+    assert held.decision.action == f"{HOLD_CATCHING_UP}+admit_idle"
+    assert held.stale is None
 
 
 def test_answers_late_before_any_decision_shed_only_what_the_served_time_does_not_cover() -> None:
