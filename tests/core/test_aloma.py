@@ -10,7 +10,7 @@ import pytest
 
 from spark_runner.core.errors import ParameterError
 from spark_runner.core.managers import AlomaManager, AlomaParams, capacity_step, probe_percent
-from spark_runner.core.managers.aloma import MAX_CAPACITY_DROP, measured_capacity
+from spark_runner.core.managers.aloma import MAX_CAPACITY_FACTOR, measured_capacity
 from spark_runner.core.managers.response_monitor import ResponseTimeMonitor
 from spark_runner.core.observation import LoadState, Observation, ResponseTimeStats
 from tests.core.qos_plant import FluidPlant
@@ -243,7 +243,7 @@ def test_a_measured_capacity_cuts_l_c_by_a_bounded_step() -> None:
     m.step(obs(0.5, 0.1, queued=1.0))
     d = m.step(obs(1.0, 2.5, queued=1.45))  # did 1.0 − 0.45 / T = 0.1 s/s, late
     assert d.details["measured_capacity"] == pytest.approx(0.1)
-    assert d.headroom == pytest.approx(0.8 * MAX_CAPACITY_DROP)
+    assert d.headroom == pytest.approx(0.8 / MAX_CAPACITY_FACTOR)
     m = AlomaManager(AlomaParams(delay_target_s=D))
     m.step(obs(0.5, 0.1, queued=1.0))
     busy = Observation(
@@ -258,13 +258,21 @@ def test_a_measured_capacity_cuts_l_c_by_a_bounded_step() -> None:
     assert d.headroom == pytest.approx(0.7)
 
 
-def test_saturated_faster_than_l_c_raises_it_by_eq_5_1() -> None:
+def test_saturated_faster_than_l_c_takes_the_measured_capacity_by_a_bounded_step() -> None:
+    """A class busy all period at more than L_C was served that much: L_C is what it was
+    served (not Eq. 5.1's partial step, which closed a 0.26 → 0.40 s/s gap by 0.01 a
+    period on Spark while the class shed), at most twice the estimate per period."""
     m = AlomaManager(AlomaParams(delay_target_s=D))
     m.step(obs(0.5, 0.1, queued=1.0))
     d = m.step(obs(1.0, 1.0, queued=1.0))  # busy all period at 1.0 s/s > L_C, rt fine
     assert d.details["measured_capacity"] == pytest.approx(1.0)
-    assert d.headroom == pytest.approx(capacity_step(1.0, 0.8))
+    assert d.headroom == pytest.approx(1.0)
     assert d.action.startswith("increase_capacity_measured")
+    m = AlomaManager(AlomaParams(delay_target_s=D, initial_headroom=0.2))
+    m.step(obs(0.5, 0.1, queued=1.0))
+    d = m.step(obs(1.0, 1.0, queued=1.0))
+    # doubled by the measure, then line 5 (normal, L > L_C) by Eq. 5.1
+    assert d.headroom == pytest.approx(capacity_step(1.0, 0.2 * MAX_CAPACITY_FACTOR))
 
 
 def test_backlog_drain_then_waits_for_its_effect() -> None:
