@@ -210,6 +210,20 @@ def steady_throughput(r: dict[str, Any], period_s: float) -> float:
     return float(admitted / (steady[-1]["t_s"] - steady[0]["t_s"] + period_s))
 
 
+def shed_while_feasible(r: dict[str, Any], cls: str, target: float) -> int:
+    """Tuples of the class shed in periods decided while its target was at or above the
+    floor (a period's shedding was decided at the step before it; the first period's
+    before any step, with nothing measured, counts as feasible)."""
+    series = r["series"]
+    return sum(
+        s["classes"][cls]["shed"]
+        for before, s in zip([None, *series[:-1]], series, strict=True)
+        if before is None
+        or before["classes"][cls].get("floor_s") is None
+        or before["classes"][cls]["floor_s"] <= target
+    )
+
+
 def load_average() -> str:
     one, five, fifteen = os.getloadavg()
     return f"load average {one:.2f} / {five:.2f} / {fifteen:.2f} on {os.cpu_count()} cores"

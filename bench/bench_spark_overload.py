@@ -25,8 +25,9 @@ share, class 2 needs more than its 30 %, class 3 is far over its 10 %. Configura
 - ``ctrl``: one CTRL per class, headroom = the class's share (its static capacity).
 
 Targets checked for DILoS: every class's mean violation ≤ 5 % of its target; loss ≤ 1.15 ×
-the oracle loss; class 1 loses nothing. Then every operator's declared and measured cost
-per tuple in the DILoS run.
+the oracle loss; class 1 sheds nothing in the periods decided while its target was at or
+above the engine's floor (its loss over the whole run is printed beside). Then every
+operator's declared and measured cost per tuple in the DILoS run.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from bench.bench_spark_common import (
     render_table,
     run_spark,
     sec,
+    shed_while_feasible,
     three_classes,
 )
 
@@ -214,11 +216,12 @@ def main() -> None:
             )
             for n, c in d.items()
         ]
+        top_shed = shed_while_feasible(runs["dilos"], "c1", d["c1"]["delay_target_s"])
         checks.append(
             (
-                "c1 loses nothing",
-                d["c1"]["loss_fraction"] == 0,
-                f"{pct(d['c1']['loss_fraction'])} %",
+                "c1 sheds nothing while feasible",
+                top_shed == 0,
+                f"{top_shed} tuples (loss over the run {pct(d['c1']['loss_fraction'])} %)",
             )
         )
         for claim, ok, detail in checks:
