@@ -85,10 +85,20 @@ def three_classes(
     background: list[dict[str, Any]] | None = None,
     name: str = "spark-bench",
     stateful: bool = False,
+    onset_s: float = 0.0,
+    before_onset: float = 1.0,
 ) -> dict[str, Any]:
-    """Three classes (priorities 6/3/1), each reading its own stream at ``rates``: one
-    stateless query each, or (``stateful``) :func:`stateful_queries`."""
+    """Three classes (priorities 6/3/1), each reading its own stream at ``rates`` (from
+    ``onset_s``; ``before_onset`` × ``rates`` until then): one stateless query each, or
+    (``stateful``) :func:`stateful_queries`."""
     manager = manager or {"kind": "aloma", "params": {"max_shed": 0.99}}
+
+    def arrival(rate: float) -> dict[str, Any]:
+        if onset_s <= 0.0:
+            return {"kind": "constant", "rate_per_s": rate}
+        steps = [(0.0, round(rate * before_onset)), (onset_s, rate)]
+        return {"kind": "step", "steps": [{"at_s": t, "rate_per_s": r} for t, r in steps]}
+
     return {
         "version": 1,
         "name": name,
@@ -103,7 +113,7 @@ def three_classes(
         "streams": [
             {
                 "name": f"s{i + 1}",
-                "arrival": {"kind": "constant", "rate_per_s": r},
+                "arrival": arrival(r),
                 **({"keys": STATEFUL_KEYS} if stateful else {}),
             }
             for i, r in enumerate(rates)

@@ -2,6 +2,7 @@
 
     python -m bench.bench_spark_overload [--duration 120] [--warmup 15] [--period 0.6]
         [--targets 1.5,2,3] [--cost 0.0002] [--only dilos,aurora] [--quick] [--stateless]
+        [--onset-periods 5]
 
 Three classes (priorities 6/3/1), each with its own stream and two queries over it: filter
 → calibrated CPU map (``--cost`` s per tuple) → a 2 s tumbling count per key, and a tenth
@@ -11,7 +12,12 @@ for this network is measured (no manager, every stream far above it, batches all
 whole pace: the tuples/s the class scheduler admits over the second half of the run,
 after the JIT has settled);
 then the classes offer 0.35 / 0.45 / 0.70 of it (1.5× in total): class 1 fits in its 60 %
-share, class 2 needs more than its 30 %, class 3 is far over its 10 %. Configurations:
+share, class 2 needs more than its 30 %, class 3 is far over its 10 %. The overload is a
+step: each class offers half its rate through the warm-up and ``--onset-periods`` control
+periods after it, so the managers run before it starts (a warm-up at 1.5× lets queues
+grow with no manager, and the first measured periods answered that backlog). Each
+configuration of the Aurora sweep runs ``--sweep-duration`` seconds past the onset.
+Configurations:
 
 - ``none``: no load manager (the class scheduler still admits by quota: queues grow);
 - ``common``: one ALoMa for the whole system (the same shed fraction everywhere);
@@ -49,6 +55,7 @@ from bench.bench_spark_common import (
 
 SHARES = (0.6, 0.3, 0.1)
 LOAD = (0.35, 0.45, 0.70)
+BEFORE_ONSET = 0.5  # the share of its rate each class offers before the overload's onset
 
 
 def configuration(
@@ -58,28 +65,28 @@ def configuration(
     args: argparse.Namespace,
     h: float = 1.0,
 ) -> dict[str, Any]:
+    scenario = {
+        "cost_s": args.cost,
+        "period_s": args.period,
+        "stateful": not args.stateless,
+        "onset_s": onset_s(args),
+        "before_onset": BEFORE_ONSET,
+    }
     if name in ("none", "common", "per_class", "dilos", "dilos_declared"):
-        plain: dict[str, Any] = three_classes(
-            rates,
-            targets,
-            mode="dilos" if name == "dilos_declared" else name,
-            cost_s=args.cost,
-            period_s=args.period,
-            stateful=not args.stateless,
-        )
+        mode = "dilos" if name == "dilos_declared" else name
+        plain: dict[str, Any] = three_classes(rates, targets, mode=mode, **scenario)
         return plain
     kind = "aurora" if name == "aurora" else "ctrl"
-    doc: dict[str, Any] = three_classes(
-        rates,
-        targets,
-        mode="per_class",
-        cost_s=args.cost,
-        period_s=args.period,
-        stateful=not args.stateless,
-    )
+    doc: dict[str, Any] = three_classes(rates, targets, mode="per_class", **scenario)
     for c, share in zip(doc["classes"], SHARES, strict=True):
         c["manager"] = {"kind": kind, "params": {"max_shed": 0.99, "headroom": round(h * share, 4)}}
     return doc
+
+
+def onset_s(args: argparse.Namespace) -> float:
+    """Scenario time of the overload's onset: ``--onset-periods`` control periods after
+    the warm-up (0: the overload runs from the start, warm-up included)."""
+    return args.warmup + args.onset_periods * args.period if args.onset_periods > 0 else 0.0
 
 
 def summary(r: dict[str, Any]) -> tuple[float, float]:
@@ -99,6 +106,12 @@ def main() -> None:
     parser.add_argument("--sweep-duration", type=float, default=45.0)
     parser.add_argument("--sweep", default="0.8,1.0,1.2,1.5,2.0")
     parser.add_argument("--only", default="none,common,per_class,dilos,dilos_declared,aurora,ctrl")
+    parser.add_argument(
+        "--onset-periods",
+        type=int,
+        default=5,
+        help="the overload starts this many periods after the warm-up (0: from the start)",
+    )
     parser.add_argument("--capacity", type=float, default=None, help="skip measuring it")
     parser.add_argument("--quick", action="store_true", help="shorter runs (40 s)")
     parser.add_argument("--stateless", action="store_true", help="the stateless query")
@@ -124,8 +137,11 @@ def main() -> None:
         stateful=not args.stateless,
     )
     rates = [round(f * cap) for f in LOAD]
+    onset = onset_s(args)
+    before = f" from {onset:g} s ({BEFORE_ONSET:g}× those rates before)" if onset else ""
     print(
-        f"capacity {cap:.0f} tuples/s; offered {rates} tuples/s ({sum(LOAD):.2f}× capacity)",
+        f"capacity {cap:.0f} tuples/s; offered {rates} tuples/s "
+        f"({sum(LOAD):.2f}× capacity){before}",
         flush=True,
     )
     wanted = args.only.split(",")
@@ -135,7 +151,7 @@ def main() -> None:
         for h in (float(x) for x in args.sweep.split(",")):
             r = run_spark(
                 configuration("aurora", rates, targets, args, h),
-                duration_s=args.sweep_duration,
+                duration_s=args.sweep_duration + args.onset_periods * args.period,
                 warmup_s=args.warmup,
                 burn_ns=args.burn_ns,
             )
