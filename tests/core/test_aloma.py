@@ -178,6 +178,18 @@ def test_far_below_the_target_while_shedding_the_estimate_grows_to_the_load() ->
     assert "recover_capacity" not in d.action and d.headroom == pytest.approx(0.8)
 
 
+def test_far_below_the_target_is_judged_above_the_floor() -> None:
+    """On Spark a batch cycle puts a floor under every answer: at 1.1 s against a floor of
+    1.0 s and a 2 s target, the class's queue adds almost nothing, so L_C grows."""
+    m = AlomaManager(AlomaParams(delay_target_s=D))
+    _shedding_half(m)
+    late = dataclasses.replace(obs(1.6, 1.1), floor_s=1.0)
+    assert "recover_capacity" in m.step(late).action
+    m = AlomaManager(AlomaParams(delay_target_s=D))
+    _shedding_half(m)
+    assert "recover_capacity" not in m.step(obs(1.6, 1.1)).action  # no floor: 1.1 s waited
+
+
 def test_a_collapsed_estimate_recovers_within_ten_periods() -> None:
     """A stall read as capacity cut L_C a hundredfold; outputs stay fast and nothing
     queues, so L_C doubles every period until it admits the whole load again."""

@@ -164,6 +164,7 @@ class AlomaParams(ManagerParams):
             in ``drain_target × D``, in (0, 1] [0.8]. Below 1 because a tuple's response
             time is its wait in the queues plus its own way through the operators.
         recovery_below: while shedding with the response time under ``recovery_below × D``
+            (above the engine's floor: ``rt − floor < recovery_below × (D − floor)``)
             and a queue that drains within a period, L_C is far too low: it grows by
             ``recovery_growth`` per period, in [0, 1) [0.25]; 0 turns this off.
         recovery_growth: that growth factor per period (> 1) [2].
@@ -304,7 +305,9 @@ class AlomaManager(LoadManager[AlomaParams]):
                     shed = by_probe
                     actions[-1] = "probe_shed_less"
         drained = obs.queued_load_s <= capacity * period and obs.load > 0.0
-        if shedding and not over and drained and rt < p.recovery_below * target:
+        # far below judged above the floor, the part of rt that admission controls
+        floor = min(obs.floor_s or 0.0, target)
+        if shedding and not over and drained and rt - floor < p.recovery_below * (target - floor):
             # far below the target and shedding: L_C is far too low (a stall or a burst
             # measured as capacity): grow it geometrically while the queue keeps draining
             capacity = max(capacity, min(capacity * p.recovery_growth, obs.load))
