@@ -305,8 +305,7 @@ class AlomaManager(LoadManager[AlomaParams]):
                     shed = by_probe
                     actions[-1] = "probe_shed_less"
         drained = obs.queued_load_s <= capacity * period and obs.load > 0.0
-        # far below judged above the floor, the part of rt that admission controls
-        floor = min(obs.floor_s or 0.0, target)
+        floor = min(obs.floor_s or 0.0, target)  # admission controls only rt above it
         if shedding and not over and drained and rt - floor < p.recovery_below * (target - floor):
             # far below the target and shedding: L_C is far too low (a stall or a burst
             # measured as capacity): grow it geometrically while the queue keeps draining
