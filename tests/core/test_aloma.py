@@ -287,6 +287,37 @@ def test_saturated_faster_than_l_c_takes_the_measured_capacity_by_a_bounded_step
     assert d.headroom == pytest.approx(capacity_step(1.0, 0.2 * MAX_CAPACITY_FACTOR))
 
 
+def test_a_queue_that_grew_from_non_empty_raises_l_c_to_what_was_served() -> None:
+    """0.05 s queued at the start cannot cover the period's work, but the queue grew to
+    0.2 s: arrivals stayed ahead of service all period, so what the class was served is
+    at least its capacity (time a higher class left unused, on Spark). It raises L_C;
+    it never cuts it (the queue may have emptied before a burst)."""
+    assert measured_capacity(0.6, 0.05, 0.2, T) is None  # not saturated by the strict test
+    m = AlomaManager(AlomaParams(delay_target_s=D, initial_headroom=0.3))
+    m.step(obs(0.5, 0.1, queued=0.05))
+    served = Observation(
+        period_s=T,
+        load=0.6,
+        response_time=ResponseTimeStats(1.0, 1.0, 100),
+        queued_load_s=0.2,
+        busy_load=0.45,
+    )
+    d = m.step(served)
+    assert d.action.startswith("increase_capacity_measured")
+    assert d.headroom == pytest.approx(0.45)
+    m = AlomaManager(AlomaParams(delay_target_s=D, initial_headroom=0.2))
+    m.step(obs(0.5, 0.1, queued=0.05))
+    d = m.step(obs(0.6, 1.0, queued=0.2))  # no busy time: done = 0.6 − 0.15 / T = 0.3
+    assert d.details["measured_capacity"] == pytest.approx(0.3)
+    assert d.action.startswith("increase_capacity_measured")
+    m = AlomaManager(AlomaParams(delay_target_s=D))
+    m.step(obs(0.5, 0.1, queued=0.05))
+    late = ResponseTimeStats(2.5, 2.5, 100)
+    d = m.step(dataclasses.replace(served, load=1.0, response_time=late))
+    assert d.action == "shed_excess"  # late, served 0.45 < L_C: no cut from this reading
+    assert d.headroom == pytest.approx(0.8)
+
+
 def test_backlog_drain_then_waits_for_its_effect() -> None:
     params = AlomaParams(delay_target_s=D, max_shed=0.99, initial_headroom=0.5)
     m = AlomaManager(params)
