@@ -27,7 +27,8 @@ Configurations:
   not the executor time Spark measures per query branch;
 - ``aurora``: one Aurora per class with a fixed headroom ``h × share``; ``h`` is swept on
   short runs first and the best one (least loss with every class's mean violation
-  ≤ 5 % of its target, else least violation) runs in full;
+  ≤ 5 % of its target and no tuple waiting past its target at the end, else least
+  violation) runs in full;
 - ``ctrl``: one CTRL per class, headroom = the class's share (its static capacity).
 
 Targets checked for DILoS: every class's mean violation ≤ 5 % of its target; loss ≤ 1.15 ×
@@ -89,10 +90,14 @@ def onset_s(args: argparse.Namespace) -> float:
     return args.warmup + args.onset_periods * args.period if args.onset_periods > 0 else 0.0
 
 
-def summary(r: dict[str, Any]) -> tuple[float, float]:
-    """(largest mean violation as a share of its target, mean loss)."""
-    worst = max(c["mean_violation_s"] / c["delay_target_s"] for c in r["classes"].values())
-    return float(worst), float(r["totals"]["mean_loss_fraction"])
+def summary(r: dict[str, Any]) -> tuple[float, float, bool]:
+    """(largest mean violation as a share of its target, mean loss, whether a class ends
+    with a tuple waiting longer than its target: a short run then only defers its
+    violation; on Spark a 60 s sweep chose h = 1.5, whose full run left c3 13 s late)."""
+    classes = r["classes"].values()
+    worst = max(c["mean_violation_s"] / c["delay_target_s"] for c in classes)
+    late = any(c["backlog_age_s"] > c["delay_target_s"] for c in classes)
+    return float(worst), float(r["totals"]["mean_loss_fraction"]), late
 
 
 def main() -> None:
@@ -155,15 +160,18 @@ def main() -> None:
                 warmup_s=args.warmup,
                 burn_ns=args.burn_ns,
             )
-            worst, loss = summary(r)
-            sweep.append((h, worst, loss))
+            worst, loss, late = summary(r)
+            sweep.append((h, worst, loss, late))
             print(
                 f"  aurora h={h:g}: worst mean violation {100 * worst:.1f} % of target, "
-                f"mean loss {100 * loss:.1f} %",
+                f"mean loss {100 * loss:.1f} %"
+                + (", a class's oldest waiting tuple past its target at the end" if late else ""),
                 flush=True,
             )
-        fine = [s for s in sweep if s[1] <= 0.05]
-        best_h = min(fine, key=lambda s: s[2])[0] if fine else min(sweep, key=lambda s: s[1])[0]
+        fine = [s for s in sweep if s[1] <= 0.05 and not s[3]]
+        best_h = (
+            min(fine, key=lambda s: s[2])[0] if fine else min(sweep, key=lambda s: (s[3], s[1]))[0]
+        )
         print(f"  aurora: best static headroom h = {best_h:g} (× each class's share)")
     runs: dict[str, dict[str, Any]] = {}
     for name in wanted:
