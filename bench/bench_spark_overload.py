@@ -27,8 +27,8 @@ Configurations:
   not the executor time Spark measures per query branch;
 - ``aurora``: one Aurora per class with a fixed headroom ``h × share``; ``h`` is swept on
   short runs first and the best one (least loss with every class's mean violation
-  ≤ 5 % of its target and no tuple waiting past its target at the end, else least
-  violation) runs in full;
+  ≤ 5 % of its target and none late at the end — last period's worst answer or oldest
+  waiting tuple past its target —, else least violation) runs in full;
 - ``ctrl``: one CTRL per class, headroom = the class's share (its static capacity).
 
 Targets checked for DILoS: every class's mean violation ≤ 5 % of its target; loss ≤ 1.15 ×
@@ -92,11 +92,17 @@ def onset_s(args: argparse.Namespace) -> float:
 
 def summary(r: dict[str, Any]) -> tuple[float, float, bool]:
     """(largest mean violation as a share of its target, mean loss, whether a class ends
-    with a tuple waiting longer than its target: a short run then only defers its
-    violation; on Spark a 60 s sweep chose h = 1.5, whose full run left c3 13 s late)."""
-    classes = r["classes"].values()
-    worst = max(c["mean_violation_s"] / c["delay_target_s"] for c in classes)
-    late = any(c["backlog_age_s"] > c["delay_target_s"] for c in classes)
+    late: its last period's worst answer or its oldest waiting tuple past its target).
+    A short run that ends late only defers its violation: on Spark a 60 s sweep chose
+    h = 1.5, whose c3 answered 27.5 s against 26 s in its last period with its queue
+    growing, and the full run at 1.5 left c3 13 s late on average."""
+    last = r["series"][-1]["classes"]
+    late = any(
+        c["backlog_age_s"] > c["delay_target_s"]
+        or (last[name]["max_response_time_s"] or 0.0) > c["delay_target_s"]
+        for name, c in r["classes"].items()
+    )
+    worst = max(c["mean_violation_s"] / c["delay_target_s"] for c in r["classes"].values())
     return float(worst), float(r["totals"]["mean_loss_fraction"]), late
 
 
@@ -164,8 +170,7 @@ def main() -> None:
             sweep.append((h, worst, loss, late))
             print(
                 f"  aurora h={h:g}: worst mean violation {100 * worst:.1f} % of target, "
-                f"mean loss {100 * loss:.1f} %"
-                + (", a class's oldest waiting tuple past its target at the end" if late else ""),
+                f"mean loss {100 * loss:.1f} %" + (", a class late at the end" if late else ""),
                 flush=True,
             )
         fine = [s for s in sweep if s[1] <= 0.05 and not s[3]]
