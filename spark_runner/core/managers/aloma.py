@@ -73,10 +73,10 @@ are late (or about to be) or the class's queue never emptied in a period:
   higher class left unused, with L_C at 0.31–0.33 and a queue growing 4,500 → 9,800
   tuples, shed 37 % for two periods for a load of 0.52 s/s.) Either way L_C moves by at
   most a factor ``MAX_CAPACITY_FACTOR`` per period: one stalled or one lucky period is not
-  the class's capacity. (Eq. 5.1
-  closed a gap of 0.26 → 0.40 s/s by 0.01 in a period on Spark, and the class shed half
-  its load for the difference. Time borrowed from a higher class that later takes it
-  back shows as a saturated, late period, and the rule above takes L_C down again.)
+  the class's capacity. (Eq. 5.1 closed a gap of 0.26 → 0.40 s/s by 0.01 in a period on
+  Spark, and the class shed half its load for the difference. Time borrowed from a
+  higher class that later takes it back shows as a saturated, late period, and the rule
+  above takes L_C down again.)
 - **Backlog drain and dead time.** Shedding acts on arriving tuples only, and a tuple
   admitted now waits behind the work already queued, ``qL / L_C``. While over the target,
   ALoMa sheds within one period the queued work beyond what L_C can do in
