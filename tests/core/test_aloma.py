@@ -318,6 +318,26 @@ def test_a_queue_that_grew_from_non_empty_raises_l_c_to_what_was_served() -> Non
     assert d.headroom == pytest.approx(0.8)
 
 
+def test_a_held_period_leaves_the_queue_the_next_step_measures_against() -> None:
+    """A period the controller decided for the class (``impose``: held as infeasible,
+    catching up, at a start) still ended with a queue: the next step judges saturation
+    against it, not against the queue before the hold (1.0 s here, which would make the
+    0.05 → 0.2 s growth look like a drain)."""
+    m = AlomaManager(AlomaParams(delay_target_s=D, initial_headroom=0.3))
+    m.step(obs(0.5, 0.1, queued=1.0))
+    m.impose(obs(1.0, 2.0, queued=0.05), 0.0, LoadState.NORMAL, action="hold")
+    served = Observation(
+        period_s=T,
+        load=0.6,
+        response_time=ResponseTimeStats(1.0, 1.0, 100),
+        queued_load_s=0.2,
+        busy_load=0.45,
+    )
+    d = m.step(served)
+    assert d.action.startswith("increase_capacity_measured")
+    assert d.headroom == pytest.approx(0.45)
+
+
 def test_backlog_drain_then_waits_for_its_effect() -> None:
     params = AlomaParams(delay_target_s=D, max_shed=0.99, initial_headroom=0.5)
     m = AlomaManager(params)

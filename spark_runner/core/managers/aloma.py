@@ -76,7 +76,9 @@ are late (or about to be) or the class's queue never emptied in a period:
   the class's capacity. (Eq. 5.1 closed a gap of 0.26 → 0.40 s/s by 0.01 in a period on
   Spark, and the class shed half its load for the difference. Time borrowed from a
   higher class that later takes it back shows as a saturated, late period, and the rule
-  above takes L_C down again.)
+  above takes L_C down again.) A period the controller decided instead of ALoMa (DILoS
+  holds a class: ``impose``) still ends with a queue, and the next period is measured
+  from it.
 - **Backlog drain and dead time.** Shedding acts on arriving tuples only, and a tuple
   admitted now waits behind the work already queued, ``qL / L_C``. While over the target,
   ALoMa sheds within one period the queued work beyond what L_C can do in
@@ -226,6 +228,20 @@ class AlomaManager(LoadManager[AlomaParams]):
     def set_headroom(self, headroom: float) -> None:
         super().set_headroom(headroom)
         self._capacity = max(headroom, MIN_HEADROOM)
+
+    def impose(
+        self,
+        obs: Observation,
+        shed_fraction: float,
+        state: LoadState,
+        *,
+        action: str,
+        details: Mapping[str, float] | None = None,
+    ) -> Decision:
+        # a held period passed too: the next step measures against the queue it left
+        self._queued_s = obs.queued_load_s
+        self._since_drain = min(self._since_drain + 1, _NEVER)
+        return super().impose(obs, shed_fraction, state, action=action, details=details)
 
     def _on_reconfigure(self, old: ManagerParams, new: ManagerParams) -> None:
         assert isinstance(new, AlomaParams)
