@@ -19,9 +19,18 @@ D = 2.0
 T = 0.5
 
 
-def obs(load: float, rt_max: float | None, *, count: int = 100, queued: float = 0.0) -> Observation:
+def obs(
+    load: float,
+    rt_max: float | None,
+    *,
+    count: int = 100,
+    queued: float = 0.0,
+    busy: float | None = None,
+) -> Observation:
     stats = ResponseTimeStats(rt_max, rt_max, count) if rt_max is not None else ResponseTimeStats()
-    return Observation(period_s=T, load=load, response_time=stats, queued_load_s=queued)
+    return Observation(
+        period_s=T, load=load, response_time=stats, queued_load_s=queued, busy_load=busy
+    )
 
 
 # --- equations ---------------------------------------------------------------------------
@@ -258,14 +267,7 @@ def test_a_measured_capacity_cuts_l_c_by_a_bounded_step() -> None:
     assert d.headroom == pytest.approx(0.8 / MAX_CAPACITY_FACTOR)
     m = AlomaManager(AlomaParams(delay_target_s=D))
     m.step(obs(0.5, 0.1, queued=1.0))
-    busy = Observation(
-        period_s=T,
-        load=1.0,
-        response_time=ResponseTimeStats(2.5, 2.5, 100),
-        queued_load_s=1.2,
-        busy_load=0.7,
-    )
-    d = m.step(busy)
+    d = m.step(obs(1.0, 2.5, queued=1.2, busy=0.7))
     assert d.details["measured_capacity"] == pytest.approx(0.7)
     assert d.headroom == pytest.approx(0.7)
 
@@ -295,13 +297,7 @@ def test_a_queue_that_grew_from_non_empty_raises_l_c_to_what_was_served() -> Non
     assert measured_capacity(0.6, 0.05, 0.2, T) is None  # not saturated by the strict test
     m = AlomaManager(AlomaParams(delay_target_s=D, initial_headroom=0.3))
     m.step(obs(0.5, 0.1, queued=0.05))
-    served = Observation(
-        period_s=T,
-        load=0.6,
-        response_time=ResponseTimeStats(1.0, 1.0, 100),
-        queued_load_s=0.2,
-        busy_load=0.45,
-    )
+    served = obs(0.6, 1.0, queued=0.2, busy=0.45)
     d = m.step(served)
     assert d.action.startswith("increase_capacity_measured")
     assert d.headroom == pytest.approx(0.45)
@@ -312,8 +308,7 @@ def test_a_queue_that_grew_from_non_empty_raises_l_c_to_what_was_served() -> Non
     assert d.action.startswith("increase_capacity_measured")
     m = AlomaManager(AlomaParams(delay_target_s=D))
     m.step(obs(0.5, 0.1, queued=0.05))
-    late = ResponseTimeStats(2.5, 2.5, 100)
-    d = m.step(dataclasses.replace(served, load=1.0, response_time=late))
+    d = m.step(obs(1.0, 2.5, queued=0.2, busy=0.45))
     assert d.action == "shed_excess"  # late, served 0.45 < L_C: no cut from this reading
     assert d.headroom == pytest.approx(0.8)
 
@@ -326,13 +321,7 @@ def test_a_held_period_leaves_the_queue_the_next_step_measures_against() -> None
     m = AlomaManager(AlomaParams(delay_target_s=D, initial_headroom=0.3))
     m.step(obs(0.5, 0.1, queued=1.0))
     m.impose(obs(1.0, 2.0, queued=0.05), 0.0, LoadState.NORMAL, action="hold")
-    served = Observation(
-        period_s=T,
-        load=0.6,
-        response_time=ResponseTimeStats(1.0, 1.0, 100),
-        queued_load_s=0.2,
-        busy_load=0.45,
-    )
+    served = obs(0.6, 1.0, queued=0.2, busy=0.45)
     d = m.step(served)
     assert d.action.startswith("increase_capacity_measured")
     assert d.headroom == pytest.approx(0.45)

@@ -260,15 +260,15 @@ class AlomaManager(LoadManager[AlomaParams]):
         # work shed from the queue as stale left it without being served
         dropped_s = obs.stale_shed_count * obs.cost_per_tuple_s
         queued_after_s = obs.queued_load_s + dropped_s
-        service = measured_capacity(load, self._queued_s, queued_after_s, period)
+        saturated = measured_capacity(load, self._queued_s, queued_after_s, period) is not None
         # a queue that was not empty and did not shrink: busy all period, as far as the
         # period's two ends tell (enough to raise L_C, not to cut it; see module)
         kept_up = 0.0 < self._queued_s <= queued_after_s
         grown_s = queued_after_s - self._queued_s
+        # the work it did; saturated, the processor time it got is its capacity
         done = obs.busy_load if obs.busy_load is not None else load - grown_s / period
-        if service is not None:
-            service = done  # saturated: the processor time it got is its capacity
-        raised = service if service is not None else (done if kept_up else None)
+        service = done if saturated else None
+        raised = done if saturated or kept_up else None
         self._queued_s = obs.queued_load_s
         stats = obs.response_time
         if not stats.has_output:
