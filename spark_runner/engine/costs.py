@@ -209,7 +209,10 @@ class BranchScales:
     ``(W_b, T_b)`` and, while the modelled work varies enough to tell a slope from an
     intercept (coefficient of variation at least ``min_spread``: a rate step, a shedding
     change), moves ``F_b`` toward the regression's intercept, within [0, ``max_fixed``
-    × ``T̄_b``]; under a steady load it holds what it learnt. ``F_b`` is executor CPU per
+    × ``T̄_b``]; under a steady load it holds what it learnt. A batch's time enters the
+    regression within a factor ``outlier`` of what the branch's model expects for it: one
+    slow batch (a GC pause, a new executor's first tasks) with a little more work than
+    most makes the intercept negative and sets ``F_b`` to 0. ``F_b`` is executor CPU per
     batch: it is not in the operators' costs, so the batch budget's fixed time (cycle
     minus modelled work) takes it in, as it should: it costs every batch, whatever is
     shed.
@@ -226,6 +229,7 @@ class BranchScales:
         spread_weight: float = 0.1,
         min_spread: float = 0.3,
         max_fixed: float = 0.95,
+        outlier: float = 2.0,
     ) -> None:
         """``members[b]``: the node indices of branch ``b`` (the nodes its output needs),
         ``outputs[b]`` its output node; highest priority first. ``spread_weight`` is the
@@ -237,6 +241,8 @@ class BranchScales:
             raise ValueError(f"spread_weight is {spread_weight}; it must be within (0, 1]")
         if not 0 <= max_fixed < 1:
             raise ValueError(f"max_fixed is {max_fixed}; it must be within [0, 1)")
+        if outlier <= 1:
+            raise ValueError(f"outlier is {outlier}; it must be above 1")
         self.outputs = tuple(outputs)
         self._members = [list(m) for m in members]
         self._weight = weight
@@ -249,6 +255,7 @@ class BranchScales:
         self._fits = [_Regression(spread_weight) for _ in self.outputs]
         self._min_spread = min_spread
         self._max_fixed = max_fixed
+        self._outlier = outlier
 
     @property
     def modelled_s(self) -> list[float]:
@@ -272,15 +279,24 @@ class BranchScales:
             if work_s <= 0:
                 continue
             smoothed = self._node_work[b]
-            w = self._weight if sum(smoothed) > 0 else 1.0
+            learnt = sum(smoothed) > 0
+            expected_s = self.fixed_s[b] + self.branch_scale(b) * work_s if learnt else None
+            w = self._weight if learnt else 1.0
             self.measured_s[b] += w * (measured_s[output] - self.measured_s[b])
             for k, i in enumerate(members):
                 smoothed[k] += w * (node_work_s[i] - smoothed[k])
-            self._learn_fixed(b, work_s, measured_s[output])
+            self._learn_fixed(b, work_s, measured_s[output], expected_s)
 
-    def _learn_fixed(self, b: int, work_s: float, measured_s: float) -> None:
+    def _learn_fixed(
+        self, b: int, work_s: float, measured_s: float, expected_s: float | None
+    ) -> None:
         """One batch of branch ``b`` in its regression; ``F_b`` moves toward the intercept
-        when the work varied enough to tell it (see the class docstring)."""
+        when the work varied enough to tell it (see the class docstring). A time more than
+        ``outlier`` times off what the branch's model expected enters the fit at that
+        bound."""
+        if expected_s is not None and expected_s > 0:
+            low, high = expected_s / self._outlier, expected_s * self._outlier
+            measured_s = min(max(measured_s, low), high)
         fit = self._fits[b]
         fit.add(work_s, measured_s)
         intercept = fit.intercept(self._min_spread)

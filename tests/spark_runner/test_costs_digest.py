@@ -176,6 +176,28 @@ def test_a_branchs_fixed_cpu_per_batch_is_not_counted_per_tuple() -> None:
     assert scales.node_scales(2) == pytest.approx([scales.branch_scale(0)] * 2)
 
 
+def test_one_slow_batch_does_not_erase_a_learnt_fixed_cpu() -> None:
+    """A window branch spends 0.11 s of CPU per batch and little per tuple; its batches'
+    sizes vary by 4× (±15 % noise on the times). One batch, a little larger than most,
+    takes 2 s (a GC pause, a new executor's first tasks): it enters the fit at twice what
+    the model expected, so the fixed CPU keeps at least half its value. Taken as it came,
+    that batch made the intercept negative and set the fixed CPU to 0 for the rest of the
+    run."""
+    rng = random.Random(1)
+    scales = BranchScales([[0]], outputs=[0])
+    after: list[float] = []
+    for i in range(80):
+        work = 6e-4 if i == 40 else rng.uniform(1e-4, 4e-4)
+        time_s = 2.0 if i == 40 else (0.11 + 10 * work) * rng.uniform(0.85, 1.15)
+        scales.update([work], [40], {0: time_s})
+        if i >= 40:
+            after.append(scales.fixed_s[0])
+    assert min(after) > 0.055, after
+    assert scales.fixed_s[0] == pytest.approx(0.11, rel=0.25)
+    with pytest.raises(ValueError, match=r"outlier is 1\.0; it must be above 1"):
+        BranchScales([[0]], outputs=[0], outlier=1.0)
+
+
 def test_a_steady_load_teaches_no_fixed_cpu_and_noise_little() -> None:
     """Under a steady rate the work hardly varies: nothing tells a fixed part from a
     per-tuple one, so none is assumed. A load that varies widely with no fixed part
