@@ -35,7 +35,8 @@ true scale is ``α'`` rather than ``α``, saturated batches still converge to th
 ``α' < 5 α``). ``o`` never exceeds the median of the recent cycles themselves: after a
 slow start (the first batches' JIT compilation) the smoothing would otherwise keep it
 above whole cycles for many batches and starve every class; the end of a warm-up takes
-the recent median as it is (:meth:`BatchBudget.settle`).
+the recent median as it is, then the median of the batches since, until a window of them
+has run (:meth:`BatchBudget.settle`).
 
 **Costs**: the budget is one period of processing capacity, so an operator's cost is its
 weight in *capacity seconds*, ``w × T / B``: the share of the engine's processing capacity
@@ -114,6 +115,7 @@ class BatchBudget:
         self._weight = weight
         self._floor_fraction = floor_fraction
         self._ratios: deque[float] = deque(maxlen=2)
+        self._settling = False  # since a warm-up's end, until a window of batches has run
         # how long the last batch ran beyond its model o + αW, s: a stall (the machine
         # taken by another process, a Python worker starting) that gave no capacity
         self.overrun_s = 0.0
@@ -159,7 +161,12 @@ class BatchBudget:
             self.overrun_s = max(0.0, cycle_s - modelled)
             self._recent.append(max(0.0, cycle_s - self.alpha * work_s))
             self._cycles.append(cycle_s)
-            self.fixed_s += self._weight * (statistics.median(self._recent) - self.fixed_s)
+            median = statistics.median(self._recent)
+            if self._settling:  # the batches since a warm-up: their median as it is
+                self.fixed_s = median
+                self._settling = len(self._recent) < (self._recent.maxlen or 1)
+            else:
+                self.fixed_s += self._weight * (median - self.fixed_s)
             # a part of the cycle: an estimate above the recent cycles is a slow start's
             # residue (the smoothing lags), not a fixed time
             self.fixed_s = min(self.fixed_s, statistics.median(self._cycles))
@@ -175,11 +182,17 @@ class BatchBudget:
         self._recent.clear()
 
     def settle(self) -> None:
-        """Take the recent batches' median fixed time as it is (the end of a warm-up: the
-        first batches' JIT compilation and worker starts are no fixed time to keep)."""
+        """The end of a warm-up: the first batches' JIT compilation and worker starts are
+        no fixed time to keep. Take the recent batches' median fixed time as it is; then,
+        until a window of batches has run since, the median of those batches alone (at
+        30 % a batch toward it, a warm-up's slow batches held the fixed time, and every
+        class's load with it, up to 1.5× too high for ten batches: 80 s at 8 s periods)."""
         if self._recent:
             self.fixed_s = statistics.median(self._recent)
+        self._recent.clear()
+        self._cycles.clear()
         self._ratios.clear()
+        self._settling = True
 
 
 class BranchScales:
