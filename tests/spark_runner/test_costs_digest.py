@@ -286,6 +286,21 @@ def test_a_machine_that_turned_slower_shrinks_the_budget_after_two_batches() -> 
     assert budget.slowdown == pytest.approx(1.0, abs=0.05)
 
 
+def test_batches_slower_within_the_utilizations_margin_keep_the_budget() -> None:
+    """Two batches 10 % slower than their model still end within the period (utilization
+    0.9): no slowdown, the budget stays. 15 % slower is one."""
+    budget = BatchBudget(period_s=8.0, utilization=0.9, alpha=0.5, fixed_s=3.6)
+    for _ in range(20):
+        budget.update(budget.budget_s, 3.6 + 0.5 * budget.budget_s)
+    before = budget.budget_s
+    for _ in range(2):
+        budget.update(before, 1.1 * (budget.fixed_s + 0.5 * before))
+    assert budget.slowdown == 1.0 and budget.budget_s == pytest.approx(before, rel=0.05)
+    for _ in range(2):
+        budget.update(before, 1.15 * (budget.fixed_s + 0.5 * before))
+    assert budget.slowdown == pytest.approx(1.15)
+
+
 def test_a_machine_that_turned_faster_again_regains_its_budget_after_two_batches() -> None:
     """A hog took half the machine long enough for the fixed time to take it in; when it
     leaves, batches run in half their model's time: after two of them the fixed time in
