@@ -440,7 +440,9 @@ class DilosController:
                 _learn_stale_margin(st, obs)  # a backlog's or a start's lateness is not its own
             headroom = st.manager.headroom
             if headroom is not None and st.quota > 0:
-                st.capacity_per_quota = headroom / st.quota
+                # a quota buys at most the system's capacity per unit: a headroom above
+                # that is time other classes left unused, which lending cannot keep
+                st.capacity_per_quota = min(headroom / st.quota, default_rho)
             elif headroom is None:
                 st.capacity_per_quota = default_rho
             rho = st.capacity_per_quota

@@ -111,6 +111,19 @@ def test_eq_6_1_headroom_reset_and_crc() -> None:
     assert sum(event.after.values()) == pytest.approx(1.0)
 
 
+def test_a_headroom_above_the_quota_lends_no_quota_the_load_needs() -> None:
+    """c1's headroom reads 0.8 on a 0.6 quota: time the others left unused (on Spark, the
+    service it got at a slower machine's onset). A unit of quota buys at most the
+    system's unit of capacity, so c1's 0.55 s/s needs 0.55 of quota, and it lends only
+    what is above that and its reserve. Counted at 0.8 / 0.6 per unit, it lent down to
+    0.44 and the top class shed on Spark when its answers grew past its target."""
+    ctl = DilosController(specs("aurora"), DilosParams(redistribution_every=1))
+    ctl.manager("c1").set_headroom(0.8)
+    event = ctl.step(constant_obs({"c1": 0.55, "c2": 0.1, "c3": 0.5})).event
+    assert event is not None
+    assert event.after["c1"] == pytest.approx(0.55 + 0.05 * 0.6)
+
+
 @pytest.mark.parametrize("policy", ["relative", "absolute", "strict"])
 def test_lent_quota_comes_back_the_period_the_lender_needs_it(policy: str) -> None:
     """c1 lends most of its share to c3 while light; when its load returns it takes back
