@@ -65,8 +65,11 @@ shedding for a target no shedding could meet):
   shed nine tenths of its queue; shedding nothing stale instead, a low class served a
   start-up queue 20 s late), and it learns no margin from the start's lateness.
 
-Capacity per unit of quota: ``ρ_k = H_k / q_k`` (s/s per unit quota), taken from the
-manager after every step (kept from before if the quota is 0). A class's need in quota
+Capacity per unit of quota: ``ρ_k = min(H_k / q_k, system_headroom)`` (s/s per unit
+quota), taken from the manager after every step (kept from before if the quota is 0): a
+headroom above what its quota buys is time the other classes left unused, and counting
+it made the top class lend quota its load needed (on Spark it then shed stale tuples
+when the quota came back late). A class's need in quota
 units is ``L_k / ρ_k``. A manager without a headroom (kind "none") is assumed to get
 ``system_headroom × q_k``.
 
@@ -440,8 +443,6 @@ class DilosController:
                 _learn_stale_margin(st, obs)  # a backlog's or a start's lateness is not its own
             headroom = st.manager.headroom
             if headroom is not None and st.quota > 0:
-                # a quota buys at most the system's capacity per unit: a headroom above
-                # that is time other classes left unused, which lending cannot keep
                 st.capacity_per_quota = min(headroom / st.quota, default_rho)
             elif headroom is None:
                 st.capacity_per_quota = default_rho
