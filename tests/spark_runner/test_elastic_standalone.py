@@ -36,9 +36,11 @@ TAU0, TAU3 = 0.35, 0.95
 # first batches on the new cluster took 44 s) and the added executor served from 125 s;
 # with 70 s of overload only one period on two executors was left before the load fell,
 # still draining the backlog of one.
-# Before the overload, 20 + 40 tuples/s, then gold at 50 from 40 s: a step of 2.5× on
-# a machine not yet overloaded varies the window query's batches enough to learn its CPU
-# per batch (about 0.08 s; its time hardly grows with its tuples). From 40 t/s only the
+# Before the overload, 20 + 40 tuples/s, then gold at 50 from 40 s: a step of 2.5×
+# before bronze's overload varies the window query's batches enough to learn its CPU per
+# batch (about 0.08 s; its time hardly grows with its tuples). Two runs learnt 0.027 and
+# 0.016 s; in the second, u passed τ3 at 41.7 s already (50 + 40 can fill one executor
+# here) and the pool grew 20 s earlier. From 40 t/s only the
 # large first batch after the warm-up taught it, when it came (one CI run ended with it
 # 0); stepping at the overload's start (60 s), the first contended batch (0.43 s against
 # 0.08, at 2.5× the work) made the fit's intercept negative and it stayed 0 (one run).
