@@ -78,7 +78,9 @@ def overload(mode: str = "dilos", flood: int = 4000) -> str:
 @pytest.mark.timing
 def test_a_live_update_takes_effect_within_two_batches(spark: SparkSession, tmp_path: Path) -> None:
     """Recommend-only switched on while bronze sheds: from the second batch after the
-    control plane hands the new version over, nothing is shed (decisions still reported)."""
+    control plane hands the new version over, nothing is shed, and the manager's decisions
+    are still reported (ALoMa recommends shedding once the response time passes its
+    thresholds: in one CI run that was after the second batch, so the test waits for it)."""
     from spark_runner.job.control_client import ControlPoller
 
     scenario = parse_scenario(overload())
@@ -97,15 +99,20 @@ def test_a_live_update_takes_effect_within_two_batches(spark: SparkSession, tmp_
         )
         run.until(lambda: 1 in plane.delivered_at, timeout_s=10)
         delivered = plane.delivered_at[1]
-        run.until(lambda: len([s for s in run.of("bronze") if s.t > delivered]) >= 3, 30)
+
+        def recommended() -> bool:
+            after = [s for s in run.of("bronze") if s.t > delivered]
+            return len(after) >= 3 and (after[-1].shed_fraction or 0) > 0
+
+        run.until(recommended, 30)
     finally:
         run.stop()
         poller.close()
         plane.stop()
     after = [s for s in run.of("bronze") if s.t > delivered]
     assert after[0].config_version == 1  # applied at the first step after delivery
-    assert after[1].shed_count == 0 and after[2].shed_count == 0  # took effect
-    assert (after[1].shed_fraction or 0) > 0  # the manager still recommends shedding
+    assert all(s.shed_count == 0 for s in after[1:])  # took effect
+    assert (after[-1].shed_fraction or 0) > 0  # the manager still recommends shedding
     assert plane.acks[-1] == 1
     assert all(s.config_version == 0 for s in run.of("bronze") if s.t <= delivered)
 
