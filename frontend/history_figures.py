@@ -24,7 +24,7 @@ RT_BARS: tuple[tuple[str, str, str], ...] = (
 QOD_BARS: tuple[tuple[str, str, str], ...] = (
     ("loss_fraction", "loss (shed / arrived)", "#e6550d"),
     ("oracle_loss_fraction", "oracle loss", "#31a354"),
-    ("shed_fraction_mean", "mean shed fraction", "#fdae6b"),
+    ("shed_fraction_mean", "manager's mean shed fraction", "#fdae6b"),
 )
 RUN_COLORS = ("#1f77b4", "#ff7f0e")
 
@@ -80,7 +80,7 @@ def qos_figure(
 
 
 def qod_figure(classes: Sequence[ClassSummary], title: str = "Data lost to shedding") -> go.Figure:
-    """Per class: loss, the oracle's loss and the mean shed fraction (fractions)."""
+    """Per class: loss, the oracle's loss and the manager's mean shed fraction (fractions)."""
     names = [c["class_name"] for c in classes]
     fig = _base(title, "fraction")
     drawn = False

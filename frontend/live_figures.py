@@ -126,6 +126,18 @@ def output_rate(sample: MetricSample) -> float | None:
     return sample["output_count"] / period_s if period_s > 0 else None
 
 
+def shed_share(sample: MetricSample) -> float | None:
+    """The share of the period's arrivals that was dropped, whatever dropped it: the
+    manager's shed fraction, or the queue rule that drops the oldest tuples a class cannot
+    answer in time (under DILoS a low class's loss can be all the latter while its
+    manager's fraction reads 0). Draining a backlog can drop more than arrived: at most
+    1."""
+    shed, arrived = sample.get("shed_count"), sample["arrived_count"]
+    if shed is None or arrived <= 0:
+        return None
+    return min(shed / arrived, 1.0)
+
+
 def _field(name: str) -> Callable[[MetricSample], float | None]:
     def read(sample: MetricSample) -> float | None:
         value = cast(Mapping[str, Any], sample).get(name)
@@ -193,10 +205,11 @@ SHARE = Chart(
 )
 SHED = Chart(
     "shed",
-    "Shed fraction (dotted: the oracle's)",
+    "Share of arrivals shed (dashed: the manager's fraction; dotted: the oracle's)",
     "fraction of input shed",
     (
-        Series("shed", "shed", _field("shed_fraction")),
+        Series("shed", "shed", shed_share),
+        Series("decided", "manager", _field("shed_fraction"), dash="dash", width=1.5),
         Series("oracle", "oracle", _field("oracle_shed_fraction"), dash="dot", width=1.5),
     ),
     missing="This job reports no shedding",

@@ -3,8 +3,9 @@
 QoS per class: response time (output-weighted mean; p95 as the output-weighted 95th
 percentile of the per-period p95, falling back to per-period maxima; maximum), delay
 violation (output-weighted mean, maximum, share of periods whose worst tuple was late).
-QoD per class: loss = shed / arrived tuples, mean shed fraction, the oracle's loss (the
-least shedding that would have fitted the capacity the class received) and the gap
+QoD per class: loss = shed / arrived tuples, the manager's mean shed fraction, the
+oracle's loss (the least shedding that would have fitted the capacity the class received)
+and the gap
 ``loss / oracle loss`` (1 = no more data lost than necessary).
 """
 

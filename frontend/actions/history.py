@@ -294,7 +294,7 @@ QOD_COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("output", "Output", "n"),
     ("shed", "Shed", "n"),
     ("loss_fraction", "Loss", "%"),
-    ("shed_fraction_mean", "Mean shed fraction", "%"),
+    ("shed_fraction_mean", "Manager's mean shed fraction", "%"),
     ("oracle_loss_fraction", "Oracle loss", "%"),
     ("oracle_gap", "Oracle gap (× oracle)", "x"),
 )

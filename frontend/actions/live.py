@@ -50,6 +50,7 @@ from frontend.live_figures import (
     extend_dashboard,
     new_trace_keys,
     plan_chart,
+    shed_share,
 )
 from frontend.managers import delay_band
 from spark_runner.core.elastic import job_thresholds
@@ -449,7 +450,7 @@ def render_summary(
                     html.Td(_seconds(sample.get("response_time_p95_s") if sample else None)),
                     html.Td(_target_badge(sample, target_s)),
                     html.Td(_state_badge(sample)),
-                    html.Td(_fraction(sample.get("shed_fraction") if sample else None)),
+                    html.Td(_fraction(shed_share(sample) if sample else None)),
                     html.Td(_ratio(sample.get("capacity_usage") if sample else None)),
                     html.Td(_ratio(sample.get("headroom") if sample else None)),
                     html.Td(_rate(sample["arrival_rate"] if sample else None)),

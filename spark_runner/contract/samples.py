@@ -82,7 +82,13 @@ class MetricSample(BaseModel):
     capacity_usage: float | None = Field(
         default=None, ge=0, description="u = L / L_C: above 1 the class is overloaded."
     )
-    shed_fraction: float | None = Field(default=None, ge=0, le=1)
+    shed_fraction: float | None = Field(
+        default=None,
+        ge=0,
+        le=1,
+        description="The manager's shed fraction (its decision; a queue rule that drops the "
+        "oldest tuples a class cannot answer in time counts in shed_count only).",
+    )
     oracle_shed_fraction: float | None = Field(
         default=None, ge=0, le=1, description="Least shedding that would fit the capacity."
     )

@@ -176,6 +176,21 @@ def test_usage_has_a_line_at_capacity_and_fractions_a_fixed_axis():
     assert shed["fraud oracle"].line.dash == "dot"
 
 
+def test_the_shed_chart_shows_what_was_dropped_beside_the_managers_fraction():
+    """A class whose loss is all the queue rule's (its manager's fraction 0) shows that
+    loss; a backlog drained beyond the period's arrivals reads 1, not more."""
+    samples = [
+        full("fraud", T0, seq=0, shed_count=150, shed_fraction=0.0),
+        full("fraud", T0 + 1, seq=1, shed_count=500, shed_fraction=0.0),
+        full("clicks", T0, seq=0, shed_count=None),
+    ]
+    shed = traces(chart(SHED, samples))
+    assert list(shed["fraud shed"].y) == [0.75, 1.0]
+    assert list(shed["fraud manager"].y) == [0.0, 0.0]
+    assert shed["fraud manager"].line.dash == "dash"
+    assert "clicks shed" not in shed  # a job that does not count what it drops
+
+
 def test_output_rate():
     # A skeleton sample lacks the optional fields, which output_rate does not read.
     assert (
@@ -388,7 +403,7 @@ def test_qod_figure_and_a_run_without_shedding_data():
     assert [t.name for t in fig.data] == [
         "loss (shed / arrived)",
         "oracle loss",
-        "mean shed fraction",
+        "manager's mean shed fraction",
     ]
     empty = qod_figure([SKELETON_SUMMARY])
     assert len(empty.data) == 0 and "no shedding" in empty.layout.annotations[0].text
