@@ -10,6 +10,7 @@ from backend.jobs.states import JobStatus
 from spark_runner.contract.control import LiveConfig
 from spark_runner.contract.samples import INT32_MAX
 from spark_runner.contract.snapshot import JobSnapshot
+from spark_runner.core.redistribution import DEFAULT_POLICY
 from spark_runner.scenario.models import (
     MAX_DURATION_S,
     MAX_PERIOD_S,
@@ -50,7 +51,7 @@ class JobCreate(BaseModel):
     recommend_only: bool = Field(
         default=False, description="Compute and report decisions but shed nothing."
     )
-    policy: str = Field(default="relative", max_length=20, description="DILoS policy.")
+    policy: str = Field(default=DEFAULT_POLICY, max_length=20, description="DILoS policy.")
     redistribution_every: int = Field(
         default=10, ge=1, le=MAX_REDISTRIBUTION_EVERY, description="CRC periods."
     )

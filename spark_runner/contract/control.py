@@ -18,6 +18,7 @@ from spark_runner.core.elastic import ScalingParams, job_thresholds
 from spark_runner.core.errors import ParameterError
 from spark_runner.core.managers.registry import manager_params
 from spark_runner.core.params import ParamValue, build_params, params_as_dict
+from spark_runner.core.redistribution import DEFAULT_POLICY
 from spark_runner.core.thresholds import TAUS, Thresholds
 
 CLASS_FIELDS = (
@@ -96,7 +97,7 @@ class LiveConfig(BaseModel):
     recommend_only: bool = Field(
         default=False, description="Compute and report decisions, but shed nothing."
     )
-    policy: str = Field(default="relative", description="relative (thesis), absolute, strict.")
+    policy: str = Field(default=DEFAULT_POLICY, description="relative (thesis), absolute, strict.")
     redistribution_every: int = Field(default=10, description="CRC, in control periods.")
     redistribution_enabled: bool = True
     classes: dict[str, ClassControl]

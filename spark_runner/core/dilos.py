@@ -20,8 +20,8 @@ shedding for a target no shedding could meet):
   for what a shedding class takes), from the classes above their original share, lowest
   priority first: up to its
   own original share from any of them, beyond it (if it sheds) from lower classes only;
-  under ``strict`` a shedding class takes the lower classes' whole quota (a ``reclaim``
-  event).
+  under ``strict`` and ``absolute`` a shedding class takes the lower classes' whole
+  quota down to their floors (a ``reclaim`` event).
 - **Unused time** (``_admit_unused``): processor time that stood idle last period
   (``Observation.idle_load``) and time lower classes took beyond their original share
   (``Observation.busy_load``; under ``strict`` any time they took) let the shedding
@@ -111,7 +111,13 @@ from spark_runner.core.params import (
     require_in_half_open,
     require_positive,
 )
-from spark_runner.core.redistribution import POLICIES, ClassShare, redistribute
+from spark_runner.core.redistribution import (
+    DEFAULT_POLICY,
+    POLICIES,
+    ClassShare,
+    quota_floor,
+    redistribute,
+)
 from spark_runner.core.sharing import SharingPlan
 from spark_runner.core.thresholds import Thresholds, validate_class_parameters
 
@@ -200,7 +206,7 @@ class DilosParams:
     """
 
     redistribution_every: int = 10
-    policy: str = "relative"
+    policy: str = DEFAULT_POLICY
     redistribution_enabled: bool = True
     min_share: float = 0.0
     system_headroom: float = 1.0
@@ -619,14 +625,18 @@ class DilosController:
         classes up to what its load needs (demands are served highest priority first),
         and, if it sheds (by its decision or stale first), everything the lower classes
         hold beyond their original shares (a lower class keeps no borrowed capacity while
-        a higher one sheds). Under ``strict`` a shedding class takes the lower classes'
-        whole quota, and no class below a shedding one takes any. Nothing else moves: the
+        a higher one sheds). Under ``strict`` and ``absolute`` a shedding class takes the
+        lower classes' whole quota down to their floors (``min_share``, ``max_lend``), and
+        under ``strict`` no class below a shedding one takes any. (``absolute`` moved
+        quota only at the redistributions: a top class whose load passed its original
+        share shed until the next one.) Nothing else moves: the
         next redistribution still decides the rest. Before the managers step
         (``decisions`` None) only what the loads need moves. An infeasible class takes
         back only what its load needs of its own original share, from lower classes.
         """
         quotas = self.quotas()
         strict = self._params.policy == "strict"
+        by_priority = strict or self._params.policy == "absolute"
         needs = {
             n: observations[n].load / st.capacity_per_quota if st.capacity_per_quota > 0 else 0.0
             for n, st in self._classes.items()
@@ -663,8 +673,8 @@ class DilosController:
                 keeps = self._classes[lender].original
                 if not lower:  # a higher class keeps what its load needs (highest first)
                     keeps = max(keeps, needs[lender])
-                elif strict and sheds:
-                    keeps = 0.0
+                elif by_priority and sheds:
+                    keeps = self._floor(lender)
                 excess = quotas[lender] - keeps
                 if lender == name or excess <= _TINY:
                     continue
@@ -689,6 +699,10 @@ class DilosController:
         )
         self._events.append(event)
         return event
+
+    def _floor(self, name: str) -> float:
+        st = self._classes[name]
+        return quota_floor(st.original, st.spec.max_lend_fraction, self._params.min_share)
 
     def _apply_quotas(self, quotas: Mapping[str, float]) -> None:
         """Set new quotas and reset headrooms by Eq. 6.1 (``H' = ρ × q' = q'/q × H``)."""

@@ -43,10 +43,13 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
+from typing import Final
 
 from spark_runner.core.errors import ParameterError
 
 POLICIES = ("relative", "absolute", "strict")
+DEFAULT_POLICY: Final = "relative"
+"""The thesis's: every class keeps at least its original share (see the module)."""
 _EPS = 1e-12
 
 
@@ -88,7 +91,7 @@ class ClassShare:
         return math.inf if self.need > 0 else 0.0
 
     def floor(self, min_share: float) -> float:
-        return max(min_share, 1.0 - self.max_lend) * self.original
+        return quota_floor(self.original, self.max_lend, min_share)
 
     def demand(self) -> float:
         return max(0.0, self.need - self.quota)
@@ -115,7 +118,7 @@ def priority_order(shares: Sequence[ClassShare]) -> list[ClassShare]:
 
 
 def redistribute(
-    shares: Sequence[ClassShare], policy: str = "relative", min_share: float = 0.0
+    shares: Sequence[ClassShare], policy: str = DEFAULT_POLICY, min_share: float = 0.0
 ) -> Redistribution:
     """New quotas for ``shares`` under ``policy`` (see module). Sum of quotas preserved."""
     if policy not in POLICIES:
@@ -198,6 +201,11 @@ def _absolute(order: Sequence[ClassShare], min_share: float) -> dict[str, float]
     for s in order:
         new[s.name] += remaining * s.priority / weight
     return new
+
+
+def quota_floor(original: float, max_lend: float, min_share: float) -> float:
+    """The least quota a class keeps: ``max(min_share, 1 − max_lend) × q0`` (module)."""
+    return max(min_share, 1.0 - max_lend) * original
 
 
 def expected_loss(quota: float, need: float) -> float:

@@ -32,6 +32,7 @@ from pydantic import (
 from spark_runner.core.elastic import ScalingParams, job_thresholds
 from spark_runner.core.errors import ParameterError
 from spark_runner.core.params import build_params
+from spark_runner.core.redistribution import DEFAULT_POLICY
 from spark_runner.core.thresholds import Thresholds
 from spark_runner.scenario.columns import MAX_COLUMNS, ColumnName, StreamColumn, default_columns
 from spark_runner.scenario.predicates import PredicateError, parse_predicate
@@ -575,7 +576,7 @@ class Control(_Model):
     period_s: float = Field(ge=MIN_PERIOD_S, le=MAX_PERIOD_S, allow_inf_nan=False)
     mode: ControlMode = "dilos"
     redistribution_every: int = Field(default=10, ge=1, le=MAX_REDISTRIBUTION_EVERY)
-    policy: Literal["relative", "absolute", "strict"] = "relative"
+    policy: Literal["relative", "absolute", "strict"] = DEFAULT_POLICY
     min_share: float = Field(default=0.0, ge=0, lt=1)
     hold_infeasible: bool = True
     common_manager: CommonManagerSpec = CommonManagerSpec()
