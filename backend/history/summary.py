@@ -5,8 +5,7 @@ percentile of the per-period p95, falling back to per-period maxima; maximum), d
 violation (output-weighted mean, maximum, share of periods whose worst tuple was late).
 QoD per class: loss = shed / arrived tuples, the manager's mean shed fraction, the
 oracle's loss (the least shedding that would have fitted the capacity the class received)
-and the gap
-``loss / oracle loss`` (1 = no more data lost than necessary).
+and the gap ``loss / oracle loss`` (1 = no more data lost than necessary).
 """
 
 from __future__ import annotations

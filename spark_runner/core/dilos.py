@@ -629,10 +629,10 @@ class DilosController:
         lower classes' whole quota down to their floors (``min_share``, ``max_lend``), and
         under ``strict`` no class below a shedding one takes any. (``absolute`` moved
         quota only at the redistributions: a top class whose load passed its original
-        share shed until the next one.) Nothing else moves: the
-        next redistribution still decides the rest. Before the managers step
-        (``decisions`` None) only what the loads need moves. An infeasible class takes
-        back only what its load needs of its own original share, from lower classes.
+        share shed until the next one.) Nothing else moves: the next redistribution still
+        decides the rest. Before the managers step (``decisions`` None) only what the
+        loads need moves. An infeasible class takes back only what its load needs of its
+        own original share, from lower classes.
         """
         quotas = self.quotas()
         strict = self._params.policy == "strict"
