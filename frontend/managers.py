@@ -24,12 +24,10 @@ from typing import Literal, TypedDict
 
 from frontend.api import Manager, ManagerParam, ParamValue
 from spark_runner.core.managers.catalogue import describe_managers
-from spark_runner.core.redistribution import DEFAULT_POLICY as _CORE_DEFAULT_POLICY
 from spark_runner.core.redistribution import POLICIES as _CORE_POLICIES
 
 DEFAULT_MANAGER = "aloma"  # what the API gives a class that names none (GET /managers)
 POLICIES: tuple[str, ...] = tuple(_CORE_POLICIES)
-DEFAULT_POLICY: str = _CORE_DEFAULT_POLICY
 _SEPARATORS = re.compile(r"[,\n;]+")
 
 

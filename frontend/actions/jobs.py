@@ -47,7 +47,8 @@ from frontend.components import (
     status_badge,
     success_alert,
 )
-from frontend.managers import DEFAULT_POLICY, POLICIES
+from frontend.managers import POLICIES
+from spark_runner.core.redistribution import DEFAULT_POLICY
 
 OPTION_FIELDS: tuple[str, ...] = (
     "rate_per_s",
