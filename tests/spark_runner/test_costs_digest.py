@@ -67,6 +67,23 @@ def test_one_slow_batch_moves_nothing() -> None:
     assert budget.overrun_s == 0.0
 
 
+def test_one_slow_batch_after_a_resize_moves_nothing() -> None:
+    """A second executor joins (two task slots) and its first batch loads state stores:
+    5× its model. The fixed time learnt before the resize still holds; the batches that
+    follow on two slots teach it as before."""
+    budget = BatchBudget(period_s=2.0, utilization=0.9, alpha=1.0)
+    for _ in range(20):
+        budget.update(budget.budget_s, 0.6 + 1.0 * budget.budget_s)
+    before = budget.fixed_s
+    assert before == pytest.approx(0.6, rel=0.01)
+    budget.rescale(0.5)
+    budget.update(budget.budget_s, 5 * (0.6 + 0.5 * budget.budget_s))
+    assert budget.fixed_s == pytest.approx(before, rel=0.01)
+    for _ in range(10):  # on two slots the fixed time is 0.8 s
+        budget.update(budget.budget_s, 0.8 + 0.5 * budget.budget_s)
+    assert budget.fixed_s == pytest.approx(0.8, rel=0.05)
+
+
 def test_a_slow_start_does_not_hold_the_fixed_time_above_the_cycles() -> None:
     """The first batches (JIT compilation, worker starts) took 10 s; then batches take
     0.3 s + their work. Within three batches the fixed time is no longer above them."""
