@@ -25,11 +25,11 @@ Configurations:
 - ``dilos``: one ALoMa per class and capacity redistribution (the default);
 - ``dilos_declared``: the same with the operators' declared costs (``--declared-costs``),
   not the executor time Spark measures per query branch;
-- ``dilos_strict``, ``dilos_absolute``: DILoS with the ``strict`` redistribution policy (a
-  higher class never expects to lose a larger share than a lower one) or ``absolute``
-  (classes served in priority order) instead of the thesis's ``relative``, under which
-  every class keeps its original share: a class 1 whose load passes its 60 %
-  (``--capacity`` above the machine's) sheds while the lower classes keep theirs;
+- ``dilos_relative``, ``dilos_strict``: DILoS with the thesis's ``relative``
+  redistribution policy (every class keeps its original share: a class 1 whose load
+  passes its 60 %, ``--capacity`` above the machine's, sheds while the lower classes keep
+  theirs) or ``strict`` (a higher class never expects to lose a larger share than a
+  lower one) instead of the default ``absolute`` (classes served in priority order);
 - ``aurora``: one Aurora per class with a fixed headroom ``h × share``; ``h`` is swept on
   short runs first and the best one (least loss with every class's mean violation
   ≤ 5 % of its target and none late at the end — last period's worst answer or oldest
@@ -61,7 +61,7 @@ from bench.bench_spark_common import (
 
 SHARES = (0.6, 0.3, 0.1)
 LOAD = (0.35, 0.45, 0.70)
-POLICY_CONFIGS = {"dilos_strict": "strict", "dilos_absolute": "absolute"}
+POLICY_CONFIGS = {"dilos_relative": "relative", "dilos_strict": "strict"}
 """DILoS under a redistribution policy other than the default."""
 BEFORE_ONSET = 0.5  # the share of its rate each class offers before the overload's onset
 

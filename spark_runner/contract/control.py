@@ -97,7 +97,7 @@ class LiveConfig(BaseModel):
     recommend_only: bool = Field(
         default=False, description="Compute and report decisions, but shed nothing."
     )
-    policy: str = Field(default=DEFAULT_POLICY, description="relative (thesis), absolute, strict.")
+    policy: str = Field(default=DEFAULT_POLICY, description="absolute, relative (thesis), strict.")
     redistribution_every: int = Field(default=10, description="CRC, in control periods.")
     redistribution_enabled: bool = True
     classes: dict[str, ClassControl]

@@ -154,8 +154,9 @@ def test_lent_quota_comes_back_the_period_the_lender_needs_it(policy: str) -> No
 
 def test_idle_processor_time_goes_to_shedding_classes_highest_priority_first() -> None:
     """Aurora headrooms 0.48/0.24/0.08: c2 sheds 0.26 of 0.5 s/s, c3 0.42 of 0.5. With
-    0.3 s/s of the last period idle, c2 admits all of its load and c3 the 0.04 left."""
-    ctl = DilosController(specs("aurora"))
+    0.3 s/s of the last period idle, c2 admits all of its load and c3 the 0.04 left (under
+    ``relative``: under ``absolute`` c2's shedding would take c3's quota at once)."""
+    ctl = DilosController(specs("aurora"), DilosParams(policy="relative"))
     loads = {"c1": 0.1, "c2": 0.5, "c3": 0.5}
     alone = ctl.step(constant_obs(loads)).classes
     assert alone["c2"].decision.shed_fraction == pytest.approx(0.52)
@@ -209,13 +210,15 @@ def test_time_lower_classes_took_beyond_their_share_goes_to_a_shedding_class(
 
 def test_a_shedding_class_under_strict_takes_the_lower_classes_quota() -> None:
     """Under ``strict`` a higher class that sheds takes quota from the lower classes down
-    to nothing, not only their quota above their share."""
+    to their floors (0 by default), not only their quota above their share."""
     ctl = DilosController(specs("aurora"), DilosParams(policy="strict", redistribution_every=50))
     step = ctl.step(constant_obs({"c1": 0.9, "c2": 0.1, "c3": 0.5}))
     assert step.event is not None and step.event.reason == "reclaim"
     quotas = ctl.quotas()
     assert quotas["c3"] == 0.0 and quotas["c1"] > 0.6
-    relative = DilosController(specs("aurora"), DilosParams(redistribution_every=50))
+    relative = DilosController(
+        specs("aurora"), DilosParams(policy="relative", redistribution_every=50)
+    )
     assert relative.step(constant_obs({"c1": 0.9, "c2": 0.1, "c3": 0.5})).event is None
 
 
@@ -326,11 +329,47 @@ def test_while_the_engine_catches_up_with_a_slower_machine_a_class_within_capaci
     assert stepped["c1"].action != "hold_catching_up"
 
 
+def test_after_the_engine_caught_up_a_class_serves_the_slow_batches_backlog() -> None:
+    """One batch stalled (on Spark: the second batch on a new executor, 10.5 s against a
+    1.7 s cycle); the tuples that arrived meanwhile queue behind it and come out late in
+    the next periods, whatever c1 admits. Within its capacity c1 goes on holding, with no
+    stale first, until that queue is served (its manager read the lateness as its own
+    overload and shed 94 tuples); then it is judged as usual."""
+    ctl = DilosController(specs())
+    late = ResponseTimeStats(mean_s=0.6, max_s=0.8, count=10)
+
+    def step(slowdown: float, queue: float, processed: int) -> ClassStep:
+        obs = {
+            n: Observation(
+                period_s=T,
+                load=0.1 if n == "c1" else 0.01,
+                response_time=late,
+                slowdown=slowdown,
+                queue_length=queue if n == "c1" else 0.0,
+                processed_count=processed,
+            )
+            for n in PRIORITIES
+        }
+        return ctl.step(obs).classes["c1"]
+
+    assert step(1.5, 0.0, 10).decision.action == HOLD_CATCHING_UP
+    # 300 queued at the turn; 200 of them answered in the next period, the last 100 in
+    # the one after: each period with some of them among its answers holds
+    for queue in (300.0, 150.0, 50.0):
+        held = step(1.0, queue, 200)
+        assert held.decision.action == HOLD_CATCHING_UP and held.stale is None
+        assert held.decision.shed_fraction == 0.0
+    assert ctl.manager("c1").headroom == pytest.approx(0.48)  # learnt nothing
+    judged = step(1.0, 50.0, 200)
+    assert judged.decision.action != HOLD_CATCHING_UP and judged.stale is not None
+
+
 def test_a_class_catching_up_sheds_nothing_stale_even_when_handed_idle_time() -> None:
     """c1 sheds its excess, then the batches run 1.5× slower: within its capacity, it
     holds at that shed fraction, and the idle processor is handed to it
-    (``+admit_idle``); still no stale first, whatever amended its action."""
-    ctl = DilosController(specs())
+    (``+admit_idle``, under ``relative``, where c1 keeps its share); still no stale first,
+    whatever amended its action."""
+    ctl = DilosController(specs(), DilosParams(policy="relative"))
     on_time = ResponseTimeStats(mean_s=0.1, max_s=0.2, count=10)
     late = ResponseTimeStats(mean_s=0.6, max_s=0.8, count=10)
 
@@ -650,8 +689,9 @@ def test_without_holding_an_infeasible_class_its_manager_sheds_toward_its_target
 def test_an_infeasible_class_takes_nothing_back_from_a_class_above_it() -> None:
     """c1 borrowed c2's share and no longer needs it all; c2 turns infeasible with load
     enough for its share: holding it must not take capacity from the class above it
-    (the next redistribution decides)."""
-    ctl = DilosController(specs("aurora"), DilosParams(redistribution_every=10))
+    (the next redistribution decides). Under ``relative``: under ``absolute`` c1 took all
+    of c2's and c3's quota while it shed, and c3's reclaim of its own share moves c1's."""
+    ctl = DilosController(specs("aurora"), DilosParams(policy="relative", redistribution_every=10))
     busy_top = {"c1": 0.9, "c2": 0.02, "c3": 0.02}
     for _ in range(10):
         ctl.step(constant_obs(busy_top))

@@ -32,7 +32,9 @@ def test_classes_are_served_highest_priority_first_ties_by_name() -> None:
 
 
 def test_thesis_example_spare_capacity_moves_to_the_overloaded_low_class() -> None:
-    r = redistribute(shares(c1=(6, 0.6, 0.3), c2=(3, 0.3, 0.2), c3=(1, 0.1, 0.55)))
+    r = redistribute(
+        shares(c1=(6, 0.6, 0.3), c2=(3, 0.3, 0.2), c3=(1, 0.1, 0.55)), policy="relative"
+    )
     # supply = (1 − u) q − 5 % q0; demand = (u − 1) q
     assert r.supply == pytest.approx({"c1": 0.27, "c2": 0.085, "c3": 0.0})
     assert r.demand == pytest.approx({"c1": 0.0, "c2": 0.0, "c3": 0.45})
@@ -47,7 +49,7 @@ def test_rule_1_a_lender_takes_its_original_share_back() -> None:
         ClassShare("c2", 3, 0.215, 0.3, 0.2),
         ClassShare("c3", 1, 0.455, 0.1, 0.55),
     ]
-    r = redistribute(s)
+    r = redistribute(s, policy="relative")
     assert r.budget == 0.0
     assert r.quotas == pytest.approx({"c1": 0.5, "c2": 0.215, "c3": 0.285})
 
@@ -58,7 +60,7 @@ def test_rule_3_leftover_budget_returns_to_classes_below_their_original_share() 
         ClassShare("c2", 3, 0.215, 0.3, 0.2),
         ClassShare("c3", 1, 0.455, 0.1, 0.05),
     ]
-    r = redistribute(s)
+    r = redistribute(s, policy="relative")
     assert r.quotas == pytest.approx({"c1": 0.6, "c2": 0.3, "c3": 0.1})
 
 
@@ -78,7 +80,7 @@ def test_absolute_policy_serves_the_highest_class_fully_first() -> None:
 
 def test_strict_policy_moves_quota_up_until_losses_are_ordered() -> None:
     s = shares(c1=(6, 6 / 7, 2.0), c3=(1, 1 / 7, 0.2))
-    relative = redistribute(s)
+    relative = redistribute(s, policy="relative")
     assert expected_loss(relative.quotas["c1"], 2.0) > expected_loss(relative.quotas["c3"], 0.2)
     strict = redistribute(s, policy="strict")
     loss = 1 - 1.0 / 2.2
@@ -130,7 +132,7 @@ def test_sum_of_quotas_is_preserved_and_no_quota_is_negative(raw, policy) -> Non
 @given(share_lists)
 def test_relative_policy_rule_1(raw) -> None:
     s = build(raw)
-    r = redistribute(s)
+    r = redistribute(s, policy="relative")
     for x in s:  # demand met, or at least the original share
         new = r.quotas[x.name]
         assert new >= x.need - 1e-9 or new >= x.original - 1e-9

@@ -19,6 +19,7 @@ from backend.settings import Settings, get_settings
 from frontend.app import NAV_LINKS, SESSION_COOKIE_NAME, create_app, resolve_api_url
 from frontend.context import API_URL_KEY, AUTH_LOCATION_ID
 from frontend.session import SESSION_KEY, store_of
+from spark_runner.core.redistribution import DEFAULT_POLICY
 from tests.frontend.frontend_real_api import PASSWORD
 
 PAGES = {  # ids each page shows to an operator
@@ -400,7 +401,7 @@ def test_the_tuning_panel_reviews_then_applies_a_change(served, dependencies, op
         {
             "tune-manager_params.value": "",
             "tune-recommend_only.value": False,
-            "tune-policy.value": "relative",
+            "tune-policy.value": DEFAULT_POLICY,
             "tune-redistribution_every.value": 10,
             "tune-class.value": "fraud",
             "live-config.data": config,

@@ -27,6 +27,7 @@ from frontend.actions.jobs import (
 )
 from frontend.api import ApiClient, ScenarioSummary
 from frontend.managers import POLICIES
+from spark_runner.core.redistribution import DEFAULT_POLICY
 from tests.frontend.frontend_tree import find, text
 
 FORM = {
@@ -103,7 +104,8 @@ def test_the_generated_workload_uses_every_field():
     assert form.applies == frozenset(START_FIELDS)
     assert not form.classes_hidden and form.classes_note is None and not form.rate_disabled
     assert form.duration_placeholder == "until stopped"
-    assert form.policy_options[0] == {"label": "default (relative)", "value": DEFAULT_POLICY_CHOICE}
+    default = {"label": f"default ({DEFAULT_POLICY})", "value": DEFAULT_POLICY_CHOICE}
+    assert form.policy_options[0] == default
     assert [o["value"] for o in form.policy_options[1:]] == list(POLICIES)
 
 
@@ -267,7 +269,7 @@ def test_the_table_shows_which_workload_each_job_runs(api, real_api):
     assert workload_label(from_scenario) == f"scenario nightly (#{scenario['id']})"
     assert launch_details(from_scenario) == [
         "each class's manager",
-        "DILoS relative, every 10",
+        f"DILoS {DEFAULT_POLICY}, every 10",
         "120 s",
         "local[*]",
     ]

@@ -28,6 +28,7 @@ from frontend.actions.tuning import (
 )
 from frontend.api import ApiClient, JobConfig
 from frontend.components import format_timestamp
+from spark_runner.core.redistribution import DEFAULT_POLICY
 from tests.frontend.frontend_real_api import CREATED
 from tests.frontend.frontend_tree import find, of_type, text
 
@@ -75,7 +76,7 @@ def test_the_form_is_prefilled_with_the_values_in_force(config, job):
         "manager": "aloma",
         "manager_params": "",
         "recommend_only": False,
-        "policy": "relative",
+        "policy": DEFAULT_POLICY,
         "redistribution_every": 10,
         "hold_out_s": None,  # the job does not scale its executors
         "hold_in_s": None,
@@ -260,7 +261,7 @@ def test_in_force_takes_back_what_the_job_has_not_applied(api, real_api, job, co
     force = in_force(latest)
     assert force["classes"]["ads"]["tau2"] == 0.7  # version 1: applied
     assert force["classes"]["ads"]["manager_params"] == {}  # version 2: not yet
-    assert force["policy"] == "relative"
+    assert force["policy"] == DEFAULT_POLICY
     assert latest["config"]["classes"]["ads"]["manager_params"] == {"initial_headroom": 0.6}
     real_api.ack(job["id"], 2)
     final = stored(api, job["id"])
