@@ -315,7 +315,8 @@ class _ClassState:
     window: int = 0
     infeasible: bool = False
     catching_up: bool = False  # held last period while the batches ran slow
-    backlog: float = 0.0  # tuples queued when it turned feasible, not yet served or shed
+    backlog: float = 0.0  # tuples queued when it turned feasible (or the batches ran at
+    # speed again), not yet served or shed
     slow_backlog: bool = False  # that backlog is the slow batches': served, not shed stale
     stale_margin: float = 0.0  # s the way through the operators took beyond the floor
 
@@ -850,9 +851,10 @@ def _late_unmanaged(st: _ClassState, obs: Observation) -> bool:
 
 
 def _drain(st: _ClassState, obs: Observation, turned_feasible: bool) -> bool:
-    """Do this period's answers include tuples queued while the class was infeasible,
-    and does it admit no more than its capacity (see the module docstring)? Counts the
-    backlog down, oldest first, by the tuples served or shed."""
+    """Do this period's answers include tuples queued while the class was infeasible (or
+    behind the slow batches it held through), and does it admit no more than its capacity
+    (see the module docstring)? Counts the backlog down, oldest first, by the tuples
+    served or shed."""
     if turned_feasible:
         st.backlog = obs.queue_length
         tainted = True

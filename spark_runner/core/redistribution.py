@@ -53,8 +53,8 @@ DEFAULT_POLICY: Final = "absolute"
 
 The thesis's ``relative`` keeps every class at least its original share, so a top class
 whose own load passes its share sheds while the classes below keep theirs (on Spark, at
-twice the machine's capacity, the top class lost 7–29 % under ``relative`` and nothing
-under ``absolute``: docs/spark-runner.md)."""
+about twice the machine's capacity, the top class lost 7 % and 29 % of its tuples under
+``relative`` in two runs: docs/spark-runner.md)."""
 _EPS = 1e-12
 
 
