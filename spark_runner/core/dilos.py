@@ -51,10 +51,14 @@ shedding for a target no shedding could meet):
   still steps, so the lower classes absorb the overload and the top class loses
   nothing. It goes on holding, with no stale first, until the tuples queued when the
   batches ran at speed again are served (counted as in draining): those waited through
-  the slow batches and come out late whatever it admits. (On Spark the second batch on a
-  newly added executor ran 10.5 s against a 1.7 s cycle; the top class, D 6 s, answered
-  at 12 s for three periods after it, its manager read that as its own overload, and it
-  shed 94 tuples; before, with the floor that batch inflated, stale first shed 89.)
+  the slow batches and come out late whatever it admits. (On Spark the second batch on
+  a newly added executor ran 10.5 s against a 1.7 s cycle; the top class, D 6 s,
+  answered at 12 s for three periods after it, its manager read that as its own
+  overload, and it shed 94 tuples; before, with the floor that batch inflated, stale
+  first shed 89.) So does a class that was infeasible only while the batches ran slow
+  (the floor counts the slowdown), instead of draining with stale first (on Spark a 12 s
+  batch on a new executor made the top class infeasible for one period, and stale first
+  then shed 267 of its tuples).
 - **Late before any decision** (``_late_unmanaged``): the first step's answers are to
   tuples admitted before any manager decided (a warm-up's last batches, a start's
   backlog), and the second step's waited for the batch that ran while the first step
@@ -315,6 +319,7 @@ class _ClassState:
     window: int = 0
     infeasible: bool = False
     catching_up: bool = False  # held last period while the batches ran slow
+    slow_infeasible: bool = False  # infeasible only while the batches ran slow
     backlog: float = 0.0  # tuples queued when it turned feasible (or the batches ran at
     # speed again), not yet served or shed
     slow_backlog: bool = False  # that backlog is the slow batches': served, not shed stale
@@ -444,7 +449,10 @@ class DilosController:
             # the batches run at speed again with tuples queued behind the slow ones
             caught_up = was_catching_up[name] and not catching_up and obs.queue_length > 0
             if was_infeasible[name] or caught_up:
-                st.slow_backlog = not was_infeasible[name]
+                st.slow_backlog = st.slow_infeasible if was_infeasible[name] else True
+            if infeasible[name]:  # a stall's slow batches put the floor past its target
+                slow = obs.slowdown >= SLOWDOWN_HOLD
+                st.slow_infeasible = slow and (st.slow_infeasible or not was_infeasible[name])
             draining = not (infeasible[name] or catching_up) and _drain(
                 st, obs, was_infeasible[name] or caught_up
             )

@@ -364,6 +364,40 @@ def test_after_the_engine_caught_up_a_class_serves_the_slow_batches_backlog() ->
     assert judged.decision.action != HOLD_CATCHING_UP and judged.stale is not None
 
 
+def test_a_class_infeasible_only_while_the_batches_ran_slow_serves_its_backlog() -> None:
+    """A stall's slow batches put the floor (which counts the slowdown) past c1's target
+    for one period: afterwards c1 serves the queue the stall left, holding with no stale
+    first, as after catching up. Infeasible on past the slowdown (another process took
+    the machine for good), it drains its backlog with stale first as before."""
+    late = ResponseTimeStats(mean_s=0.6, max_s=0.8, count=10)
+    at_speed, stalled, slow_machine = (1.0, 0.1), (1.7, 0.9), (1.0, 0.9)  # slowdown, floor
+
+    def last_step(periods: list[tuple[float, float]]) -> ClassStep:
+        ctl = DilosController(specs())
+        steps = []
+        for slowdown, floor in periods:
+            obs = {
+                n: Observation(
+                    period_s=T,
+                    load=0.1 if n == "c1" else 0.01,
+                    response_time=late,
+                    slowdown=slowdown,
+                    floor_s=floor,
+                    queue_length=300.0 if n == "c1" else 0.0,
+                    processed_count=10,
+                )
+                for n in PRIORITIES
+            }
+            steps.append(ctl.step(obs).classes["c1"])
+        return steps[-1]
+
+    after_stall = last_step([at_speed, at_speed, stalled, at_speed])
+    assert after_stall.decision.action == HOLD_CATCHING_UP and after_stall.stale is None
+    after_slow_machine = last_step([at_speed, at_speed, stalled, slow_machine, at_speed])
+    assert after_slow_machine.decision.action == HOLD_DRAINING
+    assert after_slow_machine.stale is not None
+
+
 def test_a_class_catching_up_sheds_nothing_stale_even_when_handed_idle_time() -> None:
     """c1 sheds its excess, then the batches run 1.5× slower: within its capacity, it
     holds at that shed fraction, and the idle processor is handed to it
