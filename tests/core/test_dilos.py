@@ -329,6 +329,31 @@ def test_while_the_engine_catches_up_with_a_slower_machine_a_class_within_capaci
     assert stepped["c1"].action != "hold_catching_up"
 
 
+def step_c1_late(
+    ctl: DilosController,
+    slowdown: float,
+    queue: float,
+    processed: int,
+    floor: float | None = None,
+) -> ClassStep:
+    """One period in which c1 (0.1 s/s, ``queue`` tuples queued) answers late and the
+    others are nearly idle; c1's step."""
+    late = ResponseTimeStats(mean_s=0.6, max_s=0.8, count=10)
+    obs = {
+        n: Observation(
+            period_s=T,
+            load=0.1 if n == "c1" else 0.01,
+            response_time=late,
+            slowdown=slowdown,
+            floor_s=floor,
+            queue_length=queue if n == "c1" else 0.0,
+            processed_count=processed,
+        )
+        for n in PRIORITIES
+    }
+    return ctl.step(obs).classes["c1"]
+
+
 def test_after_the_engine_caught_up_a_class_serves_the_slow_batches_backlog() -> None:
     """One batch stalled (on Spark: the second batch on a new executor, 10.5 s against a
     1.7 s cycle); the tuples that arrived meanwhile queue behind it and come out late in
@@ -336,31 +361,15 @@ def test_after_the_engine_caught_up_a_class_serves_the_slow_batches_backlog() ->
     stale first, until that queue is served (its manager read the lateness as its own
     overload and shed 94 tuples); then it is judged as usual."""
     ctl = DilosController(specs())
-    late = ResponseTimeStats(mean_s=0.6, max_s=0.8, count=10)
-
-    def step(slowdown: float, queue: float, processed: int) -> ClassStep:
-        obs = {
-            n: Observation(
-                period_s=T,
-                load=0.1 if n == "c1" else 0.01,
-                response_time=late,
-                slowdown=slowdown,
-                queue_length=queue if n == "c1" else 0.0,
-                processed_count=processed,
-            )
-            for n in PRIORITIES
-        }
-        return ctl.step(obs).classes["c1"]
-
-    assert step(1.5, 0.0, 10).decision.action == HOLD_CATCHING_UP
+    assert step_c1_late(ctl, 1.5, 0.0, 10).decision.action == HOLD_CATCHING_UP
     # 300 queued at the turn; 200 of them answered in the next period, the last 100 in
     # the one after: each period with some of them among its answers holds
     for queue in (300.0, 150.0, 50.0):
-        held = step(1.0, queue, 200)
+        held = step_c1_late(ctl, 1.0, queue, 200)
         assert held.decision.action == HOLD_CATCHING_UP and held.stale is None
         assert held.decision.shed_fraction == 0.0
     assert ctl.manager("c1").headroom == pytest.approx(0.48)  # learnt nothing
-    judged = step(1.0, 50.0, 200)
+    judged = step_c1_late(ctl, 1.0, 50.0, 200)
     assert judged.decision.action != HOLD_CATCHING_UP and judged.stale is not None
 
 
@@ -369,26 +378,11 @@ def test_a_class_infeasible_only_while_the_batches_ran_slow_serves_its_backlog()
     for one period: afterwards c1 serves the queue the stall left, holding with no stale
     first, as after catching up. Infeasible on past the slowdown (another process took
     the machine for good), it drains its backlog with stale first as before."""
-    late = ResponseTimeStats(mean_s=0.6, max_s=0.8, count=10)
     at_speed, stalled, slow_machine = (1.0, 0.1), (1.7, 0.9), (1.0, 0.9)  # slowdown, floor
 
     def last_step(periods: list[tuple[float, float]]) -> ClassStep:
         ctl = DilosController(specs())
-        steps = []
-        for slowdown, floor in periods:
-            obs = {
-                n: Observation(
-                    period_s=T,
-                    load=0.1 if n == "c1" else 0.01,
-                    response_time=late,
-                    slowdown=slowdown,
-                    floor_s=floor,
-                    queue_length=300.0 if n == "c1" else 0.0,
-                    processed_count=10,
-                )
-                for n in PRIORITIES
-            }
-            steps.append(ctl.step(obs).classes["c1"])
+        steps = [step_c1_late(ctl, slowdown, 300.0, 10, floor) for slowdown, floor in periods]
         return steps[-1]
 
     after_stall = last_step([at_speed, at_speed, stalled, at_speed])
