@@ -55,10 +55,10 @@ shedding for a target no shedding could meet):
   a newly added executor ran 10.5 s against a 1.7 s cycle; the top class, D 6 s,
   answered at 12 s for three periods after it, its manager read that as its own
   overload, and it shed 94 tuples; before, with the floor that batch inflated, stale
-  first shed 89.) So does a class that was infeasible only while the batches ran slow
-  (the floor counts the slowdown), instead of draining with stale first (on Spark a 12 s
-  batch on a new executor made the top class infeasible for one period, and stale first
-  then shed 267 of its tuples).
+  first shed 89.) So does a class whose infeasible stretch ended as the batches ran at
+  speed again (the floor counts the slowdown), instead of draining with stale first (on
+  Spark a 12 s batch on a new executor made the top class infeasible for one period, and
+  stale first then shed 267 of its tuples).
 - **Late before any decision** (``_late_unmanaged``): the first step's answers are to
   tuples admitted before any manager decided (a warm-up's last batches, a start's
   backlog), and the second step's waited for the batch that ran while the first step
@@ -318,8 +318,7 @@ class _ClassState:
     usage_sum: float = 0.0
     window: int = 0
     infeasible: bool = False
-    catching_up: bool = False  # held last period while the batches ran slow
-    slow_infeasible: bool = False  # infeasible only while the batches ran slow
+    catching_up: bool = False  # last period the batches ran slow, it within capacity
     backlog: float = 0.0  # tuples queued when it turned feasible (or the batches ran at
     # speed again), not yet served or shed
     slow_backlog: bool = False  # that backlog is the slow batches': served, not shed stale
@@ -448,14 +447,10 @@ class DilosController:
             catching_up = _catching_up(st, obs)
             # the batches run at speed again with tuples queued behind the slow ones
             caught_up = was_catching_up[name] and not catching_up and obs.queue_length > 0
-            if was_infeasible[name] or caught_up:
-                st.slow_backlog = st.slow_infeasible if was_infeasible[name] else True
-            if infeasible[name]:  # a stall's slow batches put the floor past its target
-                slow = obs.slowdown >= SLOWDOWN_HOLD
-                st.slow_infeasible = slow and (st.slow_infeasible or not was_infeasible[name])
-            draining = not (infeasible[name] or catching_up) and _drain(
-                st, obs, was_infeasible[name] or caught_up
-            )
+            turned = was_infeasible[name] or caught_up
+            if turned:  # infeasible until the batches ran at speed: a stall's floor
+                st.slow_backlog = was_catching_up[name]
+            draining = not (infeasible[name] or catching_up) and _drain(st, obs, turned)
             st.catching_up = catching_up
             if infeasible[name]:
                 decision = self._hold_infeasible(st, obs)
