@@ -11,7 +11,8 @@ Policy (hooks below):
   ``pytest.param(..., marks=pytest.mark.services)``;
 - browser tests get one rerun, except those marked ``timing`` (their subject is a
   deadline or bound); no other test is ever rerun, and a test that passed only on its
-  rerun is listed as ``FLAKY: <nodeid>`` at the end of the run.
+  rerun is listed as ``FLAKY: <nodeid>`` at the end of the run, with the end of its first
+  failure (a flake is traced from that line, not rerun away).
 """
 
 from __future__ import annotations
@@ -58,6 +59,8 @@ def _reachable(url: str) -> bool:
         return False
 
 
+FIRST_FAILURE_LINES = 20
+"""How many of the last lines of a flaky test's first traceback the run's summary shows."""
 SERVICE_FIXTURES = frozenset({"postgres_url", "redis_url", "empty_postgres_url"})
 """Fixtures that need a real PostgreSQL or Redis: their users carry the services marker."""
 
@@ -157,10 +160,15 @@ def _skip_to_failure(report: pytest.TestReport | pytest.CollectReport) -> None:
 
 _flaky: list[str] = []
 """Node ids of the tests that failed, then passed on their rerun, in this run."""
+_first_failures: dict[str, str] = {}
+"""Each rerun test's first failure, as its traceback ends (the assertion and its message)."""
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    # pytest-rerunfailures numbers each attempt's reports: ``rerun`` > 0 on a repeat.
+    # pytest-rerunfailures reports a failed attempt that will be repeated as outcome
+    # "rerun", and numbers each attempt's reports: ``rerun`` > 0 on a repeat.
+    if str(report.outcome) == "rerun":  # not among TestReport's declared outcomes
+        _first_failures.setdefault(report.nodeid, report.longreprtext)
     if report.when == "call" and report.passed and getattr(report, "rerun", 0) > 0:
         _flaky.append(report.nodeid)
 
@@ -170,3 +178,7 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         terminalreporter.section("flaky tests: failed, then passed on their rerun", yellow=True)
         for nodeid in _flaky:
             terminalreporter.line(f"FLAKY: {nodeid}")
+            # The end of the first attempt's traceback: where it failed and why.
+            tail = _first_failures.get(nodeid, "").strip().splitlines()[-FIRST_FAILURE_LINES:]
+            for line in tail:
+                terminalreporter.line(f"    {line}")

@@ -176,7 +176,18 @@ def _start_form() -> dbc.Form:
                 "Output files go under the job's directory (output/).",
                 id="job-source-hint",
             ),
-            html.Div(dbc.Button("Start job", type="submit", color="primary"), className="mt-3"),
+            # Enabled once the class choices have arrived: a start before them would be
+            # refused for want of a class while the page still loads them.
+            html.Div(
+                dbc.Button(
+                    "Start job",
+                    id="job-start-submit",
+                    type="submit",
+                    color="primary",
+                    disabled=True,
+                ),
+                className="mt-3",
+            ),
             # One key per filled-in form: a double submit starts one job, not two.
             dcc.Store(id="job-start-key", data=_new_key()),
         ],
@@ -268,12 +279,13 @@ polling.register(JOBS_POLL)
     Output("job-class-ids", "options"),
     Output("job-class-ids", "value"),
     Output("job-classes-alert", "children"),
+    Output("job-start-submit", "disabled"),
     Input("job-classes-reload", "data"),  # fires when the page is shown
 )
-def _load_class_choices(_reload: int) -> tuple[list[dict[str, Any]], list[int], Any]:
+def _load_class_choices(_reload: int) -> tuple[list[dict[str, Any]], list[int], Any, bool]:
     with api_client() as api:
         choices = actions.load_class_choices(api)
-    return choices.options, choices.selected, choices.alert
+    return choices.options, choices.selected, choices.alert, False
 
 
 @callback(

@@ -379,11 +379,13 @@ class Browser:
 
     def click(self, xpath: str) -> None:
         """Click, finding the element again if a refresh replaced it meanwhile, and
-        trying again while something covers it or it cannot take a click yet (a closing
-        dialog fading out)."""
+        trying again while it is disabled (a form waiting for its choices), something
+        covers it or it cannot take a click yet (a closing dialog fading out)."""
 
         def _click(driver: WebDriver) -> bool:
             element = driver.find_element(By.XPATH, xpath)
+            if not element.is_enabled():
+                return False
             # instant: Bootstrap scrolls smoothly, and a click mid-scroll lands elsewhere
             # (each try would restart the scroll, which then never arrives)
             driver.execute_script(

@@ -10,6 +10,7 @@ as the app's signed-in clients share one app).
 from __future__ import annotations
 
 import json
+import re
 
 import dash
 import pytest
@@ -478,6 +479,20 @@ def test_submitting_the_class_form_marks_the_field_the_api_names(dependencies, o
     assert response["class-name"]["invalid"] is False
     assert response["class-tau2-feedback"]["children"].startswith("tau2=0.3 is invalid")
     assert "classes-created" not in response  # nothing created: the table is not reloaded
+
+
+def test_the_start_button_waits_for_the_class_choices(dependencies, ops):
+    """A click before the classes arrive would be refused for want of a class: the
+    button is disabled until they have."""
+    page, _ = render(ops, dependencies, "/jobs")
+    button = re.search(r'\{[^{}]*"id": "job-start-submit"[^{}]*\}', page)
+    assert button is not None and '"disabled": true' in button.group(0)
+    output = next(d["output"] for d in dependencies if "job-class-ids.options" in d["output"])
+    loaded = dispatch(
+        ops, dependencies, output, {"job-classes-reload.data": 0}, ["job-classes-reload.data"]
+    )["response"]
+    assert loaded["job-class-ids"]["options"]
+    assert loaded["job-start-submit"]["disabled"] is False
 
 
 def test_the_start_form_follows_the_workload_and_starts_a_scenario(served, dependencies, ops):
