@@ -2,9 +2,10 @@
 
     python -m bench.bench_spark_capacity_drop [--duration 90] [--hog-at 35] [--share 0.75]
 
-First the engine's capacity for the three classes' network is measured (nobody sheds,
-every class far overloaded). Then the overload benchmark's three classes (priorities
-6/3/1) are offered ``--load`` of it, so everyone fits before the hog, and a fourth class,
+First the engine's capacity for the three classes' network is measured (every class far
+overloaded, DILoS shedding what does not fit: ``measure_capacity``). Then the overload
+benchmark's three classes (priorities 6/3/1) are offered ``--load`` of it, so everyone
+fits before the hog, and a fourth class,
 ``c4`` (priority 2), asks for a delay target below any batch cycle (infeasible from the
 start). At ``--hog-at`` seconds of measured time a background job (one busy process per
 core, ``--share`` of each) takes the machine to a quarter until the end. Two DILoS runs

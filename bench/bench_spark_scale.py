@@ -56,7 +56,7 @@ def main() -> None:
                 master=cluster.master_url,
             )
         results[workers] = (
-            steady_throughput(r, args.period),
+            steady_throughput(r),
             median(series_values(r, "batch_s")),
         )
         print(f"  {workers} worker(s) done ({time.monotonic() - started:.0f} s wall)", flush=True)
