@@ -43,6 +43,7 @@ class ClassPeriod:
         idle_load, busy_load: idle and busy processor time per second of the period,
             where the engine measures them.
         slowdown: how much slower than its model the engine's last batches ran (≥ 1).
+        stall: how much slower than its model the engine's last batch alone ran (≥ 1).
         down_s: how long the engine was not running at the period's start, s (the first
             period of a run whose streams flowed before it started): no capacity then.
     """
@@ -62,6 +63,7 @@ class ClassPeriod:
     idle_load: float = 0.0
     busy_load: float | None = None
     slowdown: float = 1.0
+    stall: float = 1.0
     down_s: float = 0.0
 
     @property
@@ -91,6 +93,7 @@ class ClassPeriod:
             stale_first=self.stale_first,
             stale_shed_count=self.stale_shed,
             slowdown=self.slowdown,
+            stall=self.stall,
         )
 
 

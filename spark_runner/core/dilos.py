@@ -43,9 +43,11 @@ shedding for a target no shedding could meet):
   otherwise read their lateness as its own overload and shed fresh tuples that can still
   make it. A class over its capacity steps.
 - **Catching up** (``_catching_up``): while the engine's batches run well slower than
-  its model of the machine (``Observation.slowdown``: another process took cores), every
-  class's answers are late by the batches the engine's budget takes to follow, whatever
-  each class admits. A class within its capacity then holds like an infeasible one
+  its model of the machine (``Observation.slowdown``: another process took cores), or
+  after one batch that ran far slower (``Observation.stall``: a new executor loading its
+  state stores, a GC pause; the slowdown needs two slow batches, so a manager read the
+  first one's lateness as its own overload), every class's answers are late by the slow
+  batches, whatever each class admits. A class within its capacity then holds like an infeasible one
   (sheds only the load above its capacity; its manager does not learn): its own
   shedding would lose data for a lateness it did not cause. A class over its capacity
   still steps, so the lower classes absorb the overload and the top class loses
@@ -143,6 +145,10 @@ STALE_MARGIN_MAX = 0.5
 SLOWDOWN_HOLD = 1.2
 """A class within its capacity holds while the engine's batches run this much slower than
 its model (``Observation.slowdown``)."""
+STALL_HOLD = 2.0
+"""A class within its capacity also holds after one batch that ran this much slower than
+the model (``Observation.stall``): a stall, not the noise of a few tens of percent that
+single batches show around it."""
 HOLD_DRAINING = "hold_draining"
 """The action of a class held while the queue its infeasible stretch left drains."""
 HOLD_CATCHING_UP = "hold_catching_up"
@@ -455,7 +461,12 @@ class DilosController:
             if infeasible[name]:
                 decision = self._hold_infeasible(st, obs)
             elif catching_up:
-                decision = self._hold(st, obs, HOLD_CATCHING_UP, {"slowdown": obs.slowdown})
+                slow = (  # what it holds for: a slower machine, or one stalled batch
+                    {"slowdown": obs.slowdown}
+                    if obs.slowdown >= SLOWDOWN_HOLD
+                    else {"stall": obs.stall}
+                )
+                decision = self._hold(st, obs, HOLD_CATCHING_UP, slow)
             elif draining and st.slow_backlog:
                 decision = self._hold(st, obs, HOLD_CATCHING_UP, {"backlog": st.backlog})
             elif self._period <= UNMANAGED_STEPS and _late_unmanaged(st, obs):
@@ -843,7 +854,8 @@ class DilosController:
 def _catching_up(st: _ClassState, obs: Observation) -> bool:
     """Is the engine catching up with a slower machine while the class admits no more
     than its capacity (see the module docstring)?"""
-    return obs.slowdown >= SLOWDOWN_HOLD and _within_capacity(st, obs)
+    slow = obs.slowdown >= SLOWDOWN_HOLD or obs.stall >= STALL_HOLD
+    return slow and _within_capacity(st, obs)
 
 
 def _late_unmanaged(st: _ClassState, obs: Observation) -> bool:

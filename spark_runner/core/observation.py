@@ -98,6 +98,10 @@ class Observation:
             batches ran (≥ 1): above 1 while the engine's batch budget catches up with a
             machine that turned slower (another process took cores); 1 where the
             engine does not measure it.
+        stall: how much slower than that model the engine's last batch alone ran (≥ 1):
+            a batch that stalled (a new executor loading its state stores, a GC pause)
+            shows here before ``slowdown`` can tell a slower machine from one slow
+            batch; 1 where the engine does not measure it.
     """
 
     period_s: float
@@ -117,6 +121,7 @@ class Observation:
     stale_first: bool = False
     stale_shed_count: int = 0
     slowdown: float = 1.0
+    stall: float = 1.0
 
     def __post_init__(self) -> None:
         if not (math.isfinite(self.period_s) and self.period_s > 0):
@@ -138,8 +143,10 @@ class Observation:
             raise ParameterError("busy_load", self.busy_load, "must be a finite number >= 0")
         if self.floor_s is not None and not (math.isfinite(self.floor_s) and self.floor_s >= 0):
             raise ParameterError("floor_s", self.floor_s, "must be a finite number >= 0 seconds")
-        if not (math.isfinite(self.slowdown) and self.slowdown >= 1.0):
-            raise ParameterError("slowdown", self.slowdown, "must be a finite number >= 1")
+        for name in ("slowdown", "stall"):
+            value = getattr(self, name)
+            if not (math.isfinite(value) and value >= 1.0):
+                raise ParameterError(name, value, "must be a finite number >= 1")
         for name in ("arrived_count", "processed_count", "shed_count", "stale_shed_count"):
             if getattr(self, name) < 0:
                 raise ParameterError(name, getattr(self, name), "must be >= 0")

@@ -155,6 +155,13 @@ class BatchBudget:
         return max(1.0, self.speed)
 
     @property
+    def stall(self) -> float:
+        """How much slower than its model ``o + αW`` the last batch alone ran (≥ 1): a
+        stall (a new executor loading its state stores, a GC pause) shows here a batch
+        before :attr:`slowdown` can tell a slower machine from it; the budget ignores it."""
+        return max(1.0, self._ratios[-1]) if self._ratios else 1.0
+
+    @property
     def fixed_now_s(self) -> float:
         """The fixed time at the speed the machine runs now, ``o × speed``, s."""
         return self.fixed_s * self.speed

@@ -335,6 +335,7 @@ def step_c1_late(
     queue: float,
     processed: int,
     floor: float | None = None,
+    stall: float = 1.0,
 ) -> ClassStep:
     """One period in which c1 (0.1 s/s, ``queue`` tuples queued) answers late and the
     others are nearly idle; c1's step."""
@@ -345,6 +346,7 @@ def step_c1_late(
             load=0.1 if n == "c1" else 0.01,
             response_time=late,
             slowdown=slowdown,
+            stall=stall,
             floor_s=floor,
             queue_length=queue if n == "c1" else 0.0,
             processed_count=processed,
@@ -371,6 +373,32 @@ def test_after_the_engine_caught_up_a_class_serves_the_slow_batches_backlog() ->
     assert ctl.manager("c1").headroom == pytest.approx(0.48)  # learnt nothing
     judged = step_c1_late(ctl, 1.0, 50.0, 200)
     assert judged.decision.action != HOLD_CATCHING_UP and judged.stale is not None
+
+
+def test_one_stalled_batch_holds_a_class_within_its_capacity() -> None:
+    """One batch ran 3× its model; the slowdown needs two slow batches and reads 1. c1's
+    answers in that period, and in the next ones to the tuples queued behind that batch,
+    are late whatever it admits: within its capacity it holds through them, its manager
+    learning nothing (on Spark it went overloaded and cut its capacity estimate). One
+    batch 1.5× its model is noise: c1 is judged on its late answers."""
+
+    def after_the_start() -> DilosController:
+        ctl = DilosController(specs())
+        for _ in range(UNMANAGED_STEPS):
+            step_c1_late(ctl, 1.0, 0.0, 10)
+        return ctl
+
+    noisy = step_c1_late(after_the_start(), 1.0, 0.0, 10, stall=1.5)
+    assert noisy.decision.action != HOLD_CATCHING_UP
+    ctl = after_the_start()
+    stalled = step_c1_late(ctl, 1.0, 0.0, 10, stall=3.0)
+    assert stalled.decision.action == HOLD_CATCHING_UP
+    assert stalled.decision.shed_fraction == 0.0
+    for queue in (300.0, 150.0, 50.0):  # queued behind it, served over two periods
+        held = step_c1_late(ctl, 1.0, queue, 200)
+        assert held.decision.action == HOLD_CATCHING_UP and held.stale is None
+    assert ctl.manager("c1").headroom == pytest.approx(0.48)  # learnt nothing
+    assert step_c1_late(ctl, 1.0, 50.0, 200).decision.action != HOLD_CATCHING_UP
 
 
 def test_a_class_infeasible_only_while_the_batches_ran_slow_serves_its_backlog() -> None:

@@ -293,6 +293,7 @@ def test_a_machine_that_turned_slower_shrinks_the_budget_after_two_batches() -> 
     work = before
     budget.update(work, 2 * (0.3 + 0.5 * work))
     assert budget.slowdown == 1.0 and budget.budget_s == pytest.approx(before)
+    assert budget.stall == pytest.approx(2.0)  # the managers see that one batch stalled
     budget.update(work, 2 * (0.3 + 0.5 * work))
     assert budget.slowdown == pytest.approx(2.0, rel=0.05)
     assert budget.fixed_now_s == pytest.approx(2 * budget.fixed_s)
@@ -301,6 +302,22 @@ def test_a_machine_that_turned_slower_shrinks_the_budget_after_two_batches() -> 
     for _ in range(40):
         budget.update(budget.budget_s, 2 * (0.3 + 0.5 * budget.budget_s))
     assert budget.slowdown == pytest.approx(1.0, abs=0.05)
+
+
+def test_one_stalled_batch_shows_as_a_stall_and_moves_no_budget() -> None:
+    """One batch ran four times its model (a new executor loading its state stores): the
+    stall reads 4 for that batch only; the budget, the slowdown and the fixed time do not
+    move, and a batch at speed brings the stall back to 1."""
+    budget = BatchBudget(period_s=1.0, utilization=0.9, alpha=0.5)
+    assert budget.stall == 1.0  # nothing measured
+    for _ in range(20):
+        budget.update(budget.budget_s, 0.3 + 0.5 * budget.budget_s)
+    before, fixed = budget.budget_s, budget.fixed_s
+    budget.update(before, 4 * (0.3 + 0.5 * before))
+    assert budget.stall == pytest.approx(4.0) and budget.slowdown == 1.0
+    assert budget.budget_s == pytest.approx(before) and budget.fixed_s == pytest.approx(fixed)
+    budget.update(before, 0.3 + 0.5 * before)
+    assert budget.stall == pytest.approx(1.0)
 
 
 def test_batches_slower_within_the_utilizations_margin_keep_the_budget() -> None:
