@@ -47,11 +47,11 @@ shedding for a target no shedding could meet):
   after one batch that ran far slower (``Observation.stall``: a new executor loading its
   state stores, a GC pause; the slowdown needs two slow batches, so a manager read the
   first one's lateness as its own overload), every class's answers are late by the slow
-  batches, whatever each class admits. A class within its capacity then holds like an infeasible one
-  (sheds only the load above its capacity; its manager does not learn): its own
-  shedding would lose data for a lateness it did not cause. A class over its capacity
-  still steps, so the lower classes absorb the overload and the top class loses
-  nothing. It goes on holding, with no stale first, until the tuples queued when the
+  batches, whatever each class admits. A class within its capacity then holds like an
+  infeasible one (sheds only the load above its capacity; its manager does not learn):
+  its own shedding would lose data for a lateness it did not cause. A class over its
+  capacity still steps, so the lower classes absorb the overload and the top class
+  loses nothing. It goes on holding, with no stale first, until the tuples queued when the
   batches ran at speed again are served (counted as in draining): those waited through
   the slow batches and come out late whatever it admits. (On Spark the second batch on
   a newly added executor ran 10.5 s against a 1.7 s cycle; the top class, D 6 s,
