@@ -195,7 +195,7 @@ def measure_capacity(
     warmup_s: float,
     burn_ns: float | None = None,
     stateful: bool = False,
-    managed: bool = True,
+    managed: bool,
 ) -> float:
     """Tuples/s the engine takes for the three classes' network when every class is far
     overloaded (4,000 tuples/s each), over the second half of the run. Batches may fill
@@ -203,7 +203,8 @@ def measure_capacity(
     what the controller lets it take.
 
     A capacity in tuples/s holds for one mix of the classes' tuples, and the two ways
-    bound what a managed run of another mix sustains from either side:
+    (each caller names its own) bound what a managed run of another mix sustains from
+    either side:
 
     - ``managed`` (DILoS sheds what does not fit, so the queues stay near the targets,
       as in a managed run): reads high. Under ``absolute`` the top class takes nearly
