@@ -6,6 +6,10 @@ The job is ``headroom run`` in its own process group (Python driver and JVM), ki
 after a few committed batches and started again on the same checkpoint. Without the
 controller's shedding (``--plain``) every waiting tuple is admitted, so the tuples that
 arrived while it was down are read after the restart.
+
+The offset and commit logs are written by Spark's ``FileSystem``-based checkpoint
+manager (``sparkconf.CHECKPOINT_PROPERTIES``): a temporary file renamed into place, which
+a kill must not leave half written.
 """
 
 from __future__ import annotations
