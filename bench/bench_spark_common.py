@@ -140,6 +140,10 @@ class RunFailed(RuntimeError):
     pass
 
 
+UTILIZATION = 0.9
+"""The share of the pace a batch may take in the runs (``headroom run``'s default)."""
+
+
 def run_spark(
     doc: dict[str, Any],
     *,
@@ -148,7 +152,7 @@ def run_spark(
     master: str = "local[2]",
     plain: bool = False,
     fixed_pace: bool = False,
-    utilization: float = 0.9,
+    utilization: float = UTILIZATION,
     burn_ns: float | None = None,
     extra: Sequence[str] = (),
 ) -> dict[str, Any]:
@@ -186,46 +190,41 @@ def run_spark(
         return results
 
 
+PROBE_RATE = 4000
+"""Tuples/s each class offers in a capacity run: far above what the engine takes."""
+
+
 def measure_capacity(
-    targets: Sequence[float],
+    doc: dict[str, Any],
     *,
-    cost_s: float,
-    period_s: float,
     duration_s: float,
     warmup_s: float,
+    utilization: float,
     burn_ns: float | None = None,
-    stateful: bool = False,
-    managed: bool,
 ) -> float:
-    """Tuples/s the engine takes for the three classes' network when every class is far
-    overloaded (4,000 tuples/s each), over the second half of the run. Batches may fill
-    the whole pace here (the runs keep 10 % in reserve): what the engine can take, not
-    what the controller lets it take.
+    """Tuples/s the engine admits for a scenario's network, over the second half of the
+    run, when every class is far overloaded (each stream at ``PROBE_RATE``) and DILoS
+    sheds what does not fit, so that the queues stay near the targets as in a managed
+    run. (With no manager the queues grow without bound and the engine takes fewer
+    tuples a second of batch time: one run each on this machine, stateful network,
+    18/22/26 s targets, 8 s period: 2,764 tuples/s with no manager, 3,273 with DILoS.)
 
-    A capacity in tuples/s holds for one mix of the classes' tuples, and the two ways
-    (each caller names its own) bound what a managed run of another mix sustains from
-    either side:
-
-    - ``managed`` (DILoS sheds what does not fit, so the queues stay near the targets,
-      as in a managed run): reads high. Under ``absolute`` the top class takes nearly
-      the whole engine, a mix that costs less per tuple than the benchmarks' (its join
-      branch 69 µs a tuple against 129 in the overload benchmark's DILoS run). For a
-      benchmark that must load at least a given multiple of capacity.
-    - not ``managed`` (no manager: the queues grow without bound, and the engine takes
-      fewer tuples a second of batch time): reads low. One run each on this machine,
-      stateful network, 18/22/26 s targets, 8 s period: 2,764 tuples/s with no manager,
-      3,273 with DILoS; 1.5× the former was ~1.25× what a managed run sustained. For a
-      benchmark whose classes must fit before it squeezes the machine.
-    """
-    doc = three_classes(
-        [4000, 4000, 4000],
-        targets,
-        cost_s=cost_s,
-        period_s=period_s,
-        mode="dilos" if managed else "none",
-        stateful=stateful,
+    A capacity in tuples/s holds for one mix of the classes' tuples and one batch cycle:
+    under ``absolute`` the top class takes nearly the whole engine, and the targets set
+    the pace, whose fixed time per batch the tuples share. ``utilization`` is the share
+    of the pace a batch may take (the runs keep 10 % in reserve; 1.0 reads what the
+    engine can take rather than what the controller lets it take)."""
+    probe = {
+        **doc,
+        "control": {**doc["control"], "mode": "dilos"},
+        "streams": [
+            {**s, "arrival": {"kind": "constant", "rate_per_s": PROBE_RATE}} for s in doc["streams"]
+        ],
+        "background": [],
+    }
+    r = run_spark(
+        probe, duration_s=duration_s, warmup_s=warmup_s, burn_ns=burn_ns, utilization=utilization
     )
-    r = run_spark(doc, duration_s=duration_s, warmup_s=warmup_s, burn_ns=burn_ns, utilization=1.0)
     return steady_throughput(r)
 
 

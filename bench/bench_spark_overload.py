@@ -52,6 +52,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from bench.bench_spark_common import (
+    PROBE_RATE,
     load_average,
     measure_capacity,
     pct,
@@ -151,15 +152,21 @@ def main() -> None:
         f"targets {targets} s, control period {args.period} s, "
         f"map cost {args.cost * 1e6:g} µs/tuple"
     )
-    cap = args.capacity or measure_capacity(
+    probe = three_classes(
+        [PROBE_RATE] * 3,
         targets,
         cost_s=args.cost,
         period_s=args.period,
+        stateful=not args.stateless,
+    )
+    # batches may fill the whole pace: reads high, so the overload is at least 1.5×
+    # (each configuration's real one is printed)
+    cap = args.capacity or measure_capacity(
+        probe,
         duration_s=args.capacity_duration,
         warmup_s=args.warmup,
+        utilization=1.0,
         burn_ns=args.burn_ns,
-        stateful=not args.stateless,
-        managed=True,  # reads high: the overload is at least 1.5× (printed per run)
     )
     rates = [round(f * cap) for f in LOAD]
     onset = onset_s(args)
