@@ -141,7 +141,7 @@ def main() -> None:
     )
     parser.add_argument("--share", type=float, default=0.75, help="of each core the hog takes")
     parser.add_argument("--period", type=float, default=1.0)
-    parser.add_argument("--targets", default="3,4,5", help="c1,c2,c3 delay targets, s")
+    parser.add_argument("--targets", default="5,6,7", help="c1,c2,c3 delay targets, s")
     parser.add_argument("--infeasible-target", type=float, default=0.4)
     parser.add_argument("--cost", type=float, default=0.0002)
     parser.add_argument("--load", type=float, default=0.8, help="offered share of capacity")
