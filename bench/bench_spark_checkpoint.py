@@ -63,13 +63,13 @@ def one_side(job_manager: bool, duration_s: float, rate: int, trigger_s: float) 
         .start()
     )
     time.sleep(duration_s)
-    progresses = [json.loads(p.json()) for p in query._jsq.recentProgress()][SKIPPED:]
+    durations = [p.durationMs for p in query.recentProgress][SKIPPED:]
     query.stop()
     spark.stop()
-    if not progresses:
+    if not durations:
         raise RuntimeError(f"no batch after the first {SKIPPED} in {duration_s:g} s")
-    medians = {p: statistics.median(x["durationMs"].get(p, 0) for x in progresses) for p in PARTS}
-    return {**medians, "batches": len(progresses)}
+    medians = {part: statistics.median(d.get(part, 0) for d in durations) for part in PARTS}
+    return {**medians, "batches": len(durations)}
 
 
 def main() -> None:
