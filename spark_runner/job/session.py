@@ -95,15 +95,41 @@ def start_spark(snapshot: JobSnapshot, *, submitted: bool = False) -> SparkHandl
     conf = spark_conf(snapshot, submitted=submitted)
     _prepare_process_env(submitted=submitted)
     if submitted:
-        return SparkHandle(spark=SparkSession(SparkContext(conf=conf)), jvm=None)
-    gateway = launch_gateway(conf, popen_kwargs={"start_new_session": True})  # type: ignore[no-untyped-call]
-    jvm: subprocess.Popen[bytes] | None = gateway.proc
-    try:
-        context = SparkContext(conf=conf, gateway=gateway)
-    except BaseException:
-        _end_jvm(jvm)
-        raise
+        context = SparkContext(conf=conf)
+        jvm = None
+    else:
+        gateway = launch_gateway(conf, popen_kwargs={"start_new_session": True})  # type: ignore[no-untyped-call]
+        jvm = gateway.proc
+        try:
+            context = SparkContext(conf=conf, gateway=gateway)
+        except BaseException:
+            _end_jvm(jvm)
+            raise
+    _quiet_accumulator_hangup(context)
     return SparkHandle(spark=SparkSession(context), jvm=jvm)
+
+
+def _quiet_accumulator_hangup(context: SparkContext) -> None:
+    """Log the JVM closing its accumulator connection as one line, not a traceback.
+
+    PySpark's driver runs a server that the JVM sends Python accumulator updates to. When
+    the JVM closes that connection (a stop that lands in a batch, which is replayed), the
+    server's handler reads end-of-file, and the server prints the ``EOFError``'s traceback
+    to stderr. Nothing is lost; any other error is still reported in full.
+    """
+    server = getattr(context, "_accumulatorServer", None)
+    if server is None:  # PySpark changed: its tracebacks stay
+        log.debug("no accumulator server on the SparkContext")
+        return
+    report = server.handle_error
+
+    def handle_error(request: object, client_address: object) -> None:
+        if isinstance(sys.exc_info()[1], EOFError):
+            log.info("Spark closed its accumulator connection to the driver")
+        else:
+            report(request, client_address)
+
+    server.handle_error = handle_error
 
 
 def _end_jvm(jvm: subprocess.Popen[bytes] | None) -> None:

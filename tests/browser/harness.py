@@ -15,6 +15,7 @@ process, and returns the job's token for ``post_samples``.
 
 from __future__ import annotations
 
+import re
 import socket
 import subprocess
 import sys
@@ -75,6 +76,15 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+ROUTINE_SWEEP = re.compile(r"due task sweep-jobs|jobs\.sweep\[\S+\] (received|succeeded)")
+
+
+def tail(log: Path, chars: int = 4000) -> str:
+    """The end of ``log`` without the beat's once-a-second sweep lines, which would fill it."""
+    lines = log.read_text(errors="replace").splitlines()
+    return "\n".join(line for line in lines if not ROUTINE_SWEEP.search(line))[-chars:]
+
+
 @dataclass
 class Product:
     """A running API and dashboard; ``stop()`` ends both."""
@@ -100,10 +110,12 @@ class Product:
             yield client
 
     def logs(self) -> str:
-        return "\n".join(
-            f"--- {s.name} ---\n{s.log_path.read_text(errors='replace')[-4000:]}"
-            for s in self.stack.services
-        )
+        """The tails of the services' logs and of every job's log."""
+        logs = [(s.name, s.log_path) for s in self.stack.services]
+        logs += [
+            (f"job {p.parent.name}", p) for p in sorted(self.settings.jobs_dir.glob("*/job.log"))
+        ]
+        return "\n".join(f"--- {name} ---\n{tail(path)}" for name, path in logs)
 
     def stop(self) -> None:
         self.stack.stop()

@@ -3,7 +3,7 @@ from the Jobs page; watch its live chart move, tune a threshold and see it appli
 read its history and download the CSV.
 
 One product for the module with a Celery worker, so the job the operator starts is a
-real local Spark job (about 15-20 s to its first metrics, then one sample per class
+real local Spark job (about 30 s to its first metrics, then one sample per class
 per second). The class reads two declared streams (trades, quotes: their own columns and
 event time) that a producer here appends to real Redis as JSON entries; its queries are
 Spark SQL, a window aggregate and a stream-stream join; the job writes its output to a
@@ -48,7 +48,10 @@ pytestmark = [
     pytest.mark.timeout(300),
 ]
 
-FIRST_METRICS_S = 90.0  # Spark starting on a busy machine; usually 15-20 s
+# Spark starting, then a first batch of windows and a join: 30 s here on an idle machine
+# (job created to first sample); CI's machine once took over 90 s, twice in a row (the
+# failure report now carries the job's log)
+FIRST_METRICS_S = 150.0
 CLASS = "fraud"
 
 
