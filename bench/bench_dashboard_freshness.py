@@ -3,7 +3,7 @@
     .venv/bin/python -m bench.bench_dashboard_freshness [--samples 60]
 
 Runs the real product (API and dashboard processes over SQLite, the harness of
-tests/browser) and plays a job that reports every field (tests/browser/synthetic.py):
+tests/browser) and plays a job that reports every field (bench/synthetic_samples.py):
 it gets the job's ingest token the way a launch does and posts each period's samples
 to ``POST /jobs/{id}/metrics`` with ``t`` = the wall time it sends them. The live view
 is open in headless Debian Chromium; for every sample it draws, the page records when
@@ -32,6 +32,7 @@ from pathlib import Path
 from selenium.webdriver.support.ui import Select
 
 from bench.common import percentile, print_table
+from bench.synthetic_samples import CLASSES, SyntheticClass, synthetic_period
 from tests.browser.harness import (
     OPERATOR,
     Browser,
@@ -41,7 +42,6 @@ from tests.browser.harness import (
     post_samples,
     start_product,
 )
-from tests.browser.synthetic import CLASSES, SyntheticClass, synthetic_period
 
 TARGET_P95_S = 1.0
 

@@ -1,10 +1,10 @@
-"""Plausible per-class metric samples with every field filled, posted with a job's token.
+"""Plausible per-class metric samples with every field filled, for the dashboard
+freshness benchmark, which plays a job to time the live view alone (no Spark: a sample's
+time from leaving the job to its point on screen must not include a batch's).
 
-The real Spark runner that reports load, headroom, shedding and manager state is being
-built; until then the screenshots and the freshness benchmark play the job: these
-samples follow a simple model (a load surge on the lowest class, DILoS redistributing
-capacity every ``REDISTRIBUTE_EVERY`` periods, shedding what exceeds the headroom) so
-that every chart has something to show. Deterministic: the same ``period`` gives the
+The samples follow a simple model (a load surge on the lowest class, DILoS redistributing
+capacity every ``REDISTRIBUTE_EVERY`` periods, shedding what exceeds the headroom), so
+that every chart has something to redraw. Deterministic: the same ``period`` gives the
 same samples.
 """
 
