@@ -36,7 +36,6 @@ import argparse
 from typing import Any
 
 from bench.bench_spark_common import (
-    UTILIZATION,
     load_average,
     measure_capacity,
     pct,
@@ -46,6 +45,7 @@ from bench.bench_spark_common import (
     shed_while_feasible,
     three_classes,
 )
+from spark_runner.contract.snapshot import DEFAULT_TARGET_UTILIZATION
 
 RECOVERED_FOR = 3
 """Periods in a row within target that count as back within it."""
@@ -158,7 +158,7 @@ def main() -> None:
         scenario(args, 0.0, hold=True),  # the probe sets the rates and leaves the hog out
         duration_s=args.capacity_duration,
         warmup_s=args.warmup,
-        utilization=UTILIZATION,
+        utilization=DEFAULT_TARGET_UTILIZATION,
         burn_ns=args.burn_ns,
     )
     print(

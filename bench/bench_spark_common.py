@@ -18,6 +18,7 @@ from typing import Any
 
 import yaml
 
+from spark_runner.contract.snapshot import DEFAULT_TARGET_UTILIZATION
 from spark_runner.sim.report import class_table, render_table
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -140,10 +141,6 @@ class RunFailed(RuntimeError):
     pass
 
 
-UTILIZATION = 0.9
-"""The share of the pace a batch may take in the runs (``headroom run``'s default)."""
-
-
 def run_spark(
     doc: dict[str, Any],
     *,
@@ -152,7 +149,7 @@ def run_spark(
     master: str = "local[2]",
     plain: bool = False,
     fixed_pace: bool = False,
-    utilization: float = UTILIZATION,
+    utilization: float = DEFAULT_TARGET_UTILIZATION,
     burn_ns: float | None = None,
     extra: Sequence[str] = (),
 ) -> dict[str, Any]:

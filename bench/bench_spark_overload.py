@@ -54,7 +54,6 @@ from typing import Any
 
 from bench.bench_spark_common import (
     PROBE_RATE,
-    UTILIZATION,
     load_average,
     measure_capacity,
     pct,
@@ -65,6 +64,7 @@ from bench.bench_spark_common import (
     steady_throughput,
     three_classes,
 )
+from spark_runner.contract.snapshot import DEFAULT_TARGET_UTILIZATION
 
 SHARES = (0.6, 0.3, 0.1)
 LOAD = (0.35, 0.45, 0.70)
@@ -188,7 +188,7 @@ def main() -> None:
             probe,
             duration_s=args.capacity_duration,
             warmup_s=args.warmup,
-            utilization=UTILIZATION,
+            utilization=DEFAULT_TARGET_UTILIZATION,
             burn_ns=args.burn_ns,
         )
         cap = mix_capacity(probed, targets, args)

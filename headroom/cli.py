@@ -14,7 +14,7 @@ from backend.cli import users_app
 from headroom.api_cli import auth_app, classes_app, jobs_app, queries_app, streams_app
 from headroom.cluster_cli import cluster_app
 from spark_runner.contract.actions import ControlAction, action_line
-from spark_runner.contract.snapshot import DEFAULT_WATERMARK_S
+from spark_runner.contract.snapshot import DEFAULT_TARGET_UTILIZATION, DEFAULT_WATERMARK_S
 from spark_runner.sim.results import scaling_actions
 
 EXIT_TOO_FEW_PERIODS = 7
@@ -197,7 +197,9 @@ def run(
         help="Keep the operators' declared costs (a baseline; by default they follow the "
         "executor time Spark measures per query branch).",
     ),
-    utilization: float = typer.Option(0.9, help="Share of a control period a batch may take."),
+    utilization: float = typer.Option(
+        DEFAULT_TARGET_UTILIZATION, help="Share of a control period a batch may take."
+    ),
     burn_ns: float | None = typer.Option(
         None,
         help="Hash burn only (no JDK to build the exact burn UDF): CPU cost of one repetition, "

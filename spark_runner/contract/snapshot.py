@@ -43,6 +43,10 @@ class ClassSnapshot(BaseModel):
 DEFAULT_WATERMARK_S = 30.0
 """How far a window's event time (a tuple's arrival instant) may lag behind the newest."""
 
+DEFAULT_TARGET_UTILIZATION = 0.9
+"""The share of a control period a batch may take: the rest is kept for the batch cycle's
+variation."""
+
 
 class EngineSettings(BaseModel):
     """How the Spark engine runs the job's scenario (defaults: the control plane's jobs)."""
@@ -71,7 +75,10 @@ class EngineSettings(BaseModel):
         description="Directory of the parquet and json sinks; stream key of the redis sink.",
     )
     target_utilization: float = Field(
-        default=0.9, gt=0, le=1, description="Share of a control period a batch may take."
+        default=DEFAULT_TARGET_UTILIZATION,
+        gt=0,
+        le=1,
+        description="Share of a control period a batch may take.",
     )
     watermark_s: float = Field(
         default=DEFAULT_WATERMARK_S,

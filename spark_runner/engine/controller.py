@@ -48,6 +48,7 @@ import numpy as np
 from spark_runner.contract.actions import ControlAction
 from spark_runner.contract.control import LiveConfig
 from spark_runner.contract.samples import INT32_MAX, MetricSample
+from spark_runner.contract.snapshot import DEFAULT_TARGET_UTILIZATION
 from spark_runner.control.actions import ActionLog, Managed
 from spark_runner.control.elastic import PoolControl, scaling_changes, scaling_summary
 from spark_runner.control.live import apply_live_config
@@ -86,7 +87,8 @@ log = logging.getLogger(__name__)
 @dataclass(frozen=True)
 class ControllerOptions:
     """Attributes:
-    target_utilization: share of a period a batch may take, (0, 1] [0.9].
+    target_utilization: share of a period a batch may take, (0, 1]
+        [``DEFAULT_TARGET_UTILIZATION``].
     min_budget_fraction: the batch budget never goes below this share of a period [0.1].
     warmup_s: outputs and periods before this scenario time stay out of the results [0].
     plain: no class scheduler and no managers: every waiting tuple is taken (the
@@ -100,7 +102,7 @@ class ControllerOptions:
         the declared priors [True].
     """
 
-    target_utilization: float = 0.9
+    target_utilization: float = DEFAULT_TARGET_UTILIZATION
     min_budget_fraction: float = 0.1
     warmup_s: float = 0.0
     plain: bool = False

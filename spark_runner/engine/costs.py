@@ -95,7 +95,7 @@ class BatchBudget:
     def __init__(
         self,
         period_s: float,
-        utilization: float = 0.9,
+        utilization: float,
         alpha: float = 0.5,
         fixed_s: float = 0.3,
         window: int = 5,
