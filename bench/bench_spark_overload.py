@@ -113,7 +113,7 @@ def mix_capacity(probed: float, targets: Sequence[float], args: argparse.Namespa
     operators carry every batch's fixed cost over more tuples than three classes' do
     (on 2026-11-28 a probe read 3,307 tuples/s and the DILoS run at 1.5× of it admitted
     2,467, so its real overload was 2.01×). The run is as long as the benchmark's: the
-    JVM is still getting faster for minutes (a 60 s run read 3,299 tuples/s, and DILoS
+    JVM probably still gets faster for minutes (a 60 s run read 3,299 tuples/s, and DILoS
     at 1.5× of that then admitted 4,378 over its 200 s run: 1.13×)."""
     rates = [round(f * probed) for f in LOAD]
     r = run_spark(
