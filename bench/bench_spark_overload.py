@@ -173,19 +173,12 @@ def main() -> None:
         f"targets {targets} s, control period {args.period} s, "
         f"map cost {args.cost * 1e6:g} µs/tuple"
     )
-    probe = three_classes(
-        [PROBE_RATE] * 3,
-        targets,
-        cost_s=args.cost,
-        period_s=args.period,
-        stateful=not args.stateless,
-    )
     onset = onset_s(args)
     if args.capacity:
         cap = args.capacity
     else:
         probed = measure_capacity(
-            probe,
+            configuration("dilos", [PROBE_RATE] * 3, targets, args),
             duration_s=args.capacity_duration,
             warmup_s=args.warmup,
             utilization=DEFAULT_TARGET_UTILIZATION,
