@@ -35,7 +35,10 @@ shedding for a target no shedding could meet):
   engine measures (``Observation.floor_s``) is ``infeasible``; it sheds only the load
   above its capacity (its headroom, or the time it was served last period where that is
   more), its manager does not learn, and it takes back only what its load
-  needs of its own original share, from the classes below it.
+  needs of its own original share, from the classes below it. (So once a class above
+  it sheds under ``absolute`` it can sit at quota 0: no batch takes its tuples, nothing
+  sheds them, and its queue grows while a lower class reclaims its own share from above;
+  docs/spark-runner.md, capacity squeeze.)
 - **Draining** (``_drain``): a class that turns feasible again still has the queue its
   infeasible stretch left; those tuples come out late whatever it admits now, and stale
   first sheds them. Until the tuples queued when it turned feasible are served or shed,
