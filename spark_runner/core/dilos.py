@@ -27,7 +27,7 @@ shedding for a target no shedding could meet):
   (``Observation.busy_load``; under ``strict`` any time they took) let the shedding
   classes that are not over their target admit more, highest priority first. Quotas do
   not move.
-- **Stale first** (``_stale_rule``): every class that sheds and is feasible tells the
+- **Stale first** (``_stale_rule``): every feasible class that sheds tells the
   engine which tuples queued at its shedding points can no longer meet its target (too
   old, or too far back in a queue longer than its capacity serves in time); the engine
   sheds those first (``ClassStep.stale``, :class:`StaleRule`).
@@ -35,10 +35,10 @@ shedding for a target no shedding could meet):
   engine measures (``Observation.floor_s``) is ``infeasible``; it sheds only the load
   above its capacity (its headroom, or the time it was served last period where that is
   more), its manager does not learn, and it takes back only what its load
-  needs of its own original share, from the classes below it. (So once a class above
-  it sheds under ``absolute`` it can sit at quota 0: no batch takes its tuples, nothing
-  sheds them, and its queue grows while a lower class reclaims its own share from above;
-  docs/spark-runner.md, capacity squeeze.)
+  needs of its own original share, from the classes below it. Once a class above it
+  sheds under ``absolute`` it can sit at quota 0, and no batch then takes (or sheds) its
+  tuples: it keeps queued at most what it serves within one floor, the oldest beyond
+  that shed first (``_held_queue_rule``).
 - **Draining** (``_drain``): a class that turns feasible again still has the queue its
   infeasible stretch left; those tuples come out late whatever it admits now, and stale
   first sheds them. Until the tuples queued when it turned feasible are served or shed,
@@ -288,9 +288,9 @@ class ClassStep:
         original_share: q0_k.
         usage: u_k = L_k / L_Ck this period.
         headroom: the manager's capacity estimate after any Eq. 6.1 reset, s/s.
-        stale: which queued tuples can no longer meet the class's target, for the engine
-            to shed first (``None``: keep them all; a class that never sheds or is
-            infeasible).
+        stale: which queued tuples can no longer meet the class's target (for an
+            infeasible class: beyond its queue bound), for the engine to shed first
+            (``None``: keep them all; a class that never sheds).
     """
 
     name: str
@@ -915,26 +915,48 @@ def _stale_rule(st: _ClassState, obs: Observation, start: bool = False) -> Stale
     least time its way through the operators still takes) and less the margin the class
     learned (:func:`_learn_stale_margin`) will be late whatever is done next; so will the
     oldest tuples of a queue longer than the class can serve within that time at its
-    capacity (``STALE_QUEUE_MARGIN`` of it; the capacity is the largest of its manager's
-    headroom, its original share's and what it was served last period plus the idle
-    processor). Both are shed before fresh tuples that can
-    still make it. None for a class whose manager never sheds, and for an infeasible class
-    (every tuple is late; it sheds only what its load requires). At a ``start`` (held at a
-    first step) the floor and the margin, measured on the start's slow batches, are left
-    out: only the tuples late whatever the floor are shed."""
-    if not st.manager.sheds or st.infeasible:
+    capacity (``STALE_QUEUE_MARGIN`` of it, :func:`_queue_capacity`). Both are shed
+    before fresh tuples that can still make it. None for a class whose manager never
+    sheds; an infeasible class's queue is bounded instead (:func:`_held_queue_rule`). At
+    a ``start`` (held at a first step) the floor and the margin, measured on the start's
+    slow batches, are left out: only the tuples late whatever the floor are shed."""
+    if not st.manager.sheds:
         return None
+    if st.infeasible:
+        return _held_queue_rule(st, obs)
     floor = obs.floor_s if obs.floor_s is not None and not start else 0.0
     margin = 0.0 if start else st.stale_margin
     after = max(0.0, st.spec.delay_target_s - floor - margin)
+    capacity = _queue_capacity(st, obs)
+    if capacity is None:
+        return StaleRule(after)
+    return StaleRule(after, STALE_QUEUE_MARGIN * after * capacity / obs.cost_per_tuple_s)
+
+
+def _held_queue_rule(st: _ClassState, obs: Observation) -> StaleRule | None:
+    """An infeasible class keeps queued at most what it can serve within one floor at
+    its capacity (``STALE_QUEUE_MARGIN`` of it), with no age limit: every tuple of it is
+    late, and held it sheds only the load it was not served, but below a class that sheds
+    under ``absolute`` its quota can be 0, and then no batch takes its tuples, so nothing
+    sheds them (in the capacity squeeze on Spark its queue grew to 10,156 tuples, 44 s
+    old, by the end). While it is served its queue stays far below this bound. None
+    without a floor, a headroom or a cost per tuple."""
+    capacity = _queue_capacity(st, obs)
+    if capacity is None or obs.floor_s is None:
+        return None
+    return StaleRule(math.inf, STALE_QUEUE_MARGIN * obs.floor_s * capacity / obs.cost_per_tuple_s)
+
+
+def _queue_capacity(st: _ClassState, obs: Observation) -> float | None:
+    """The capacity a class's queue is measured against, s/s: the largest of its
+    manager's headroom, its original share's (a class that lent quota gets it back as
+    soon as it needs it) and what it was served last period plus the idle processor
+    (that was its to use). None without a headroom or a cost per tuple."""
     capacity = st.manager.headroom
     if capacity is None or obs.cost_per_tuple_s <= 0.0:
-        return StaleRule(after)
-    # a class that lent quota gets its original share back as soon as it needs it, and
-    # what it was served last period plus the idle processor was its to use
+        return None
     received = obs.busy_load + obs.idle_load if obs.busy_load is not None else 0.0
-    capacity = max(capacity, st.capacity_per_quota * st.original, received)
-    return StaleRule(after, STALE_QUEUE_MARGIN * after * capacity / obs.cost_per_tuple_s)
+    return max(capacity, st.capacity_per_quota * st.original, received)
 
 
 def _explicit_headroom(spec: ClassSpec) -> bool:

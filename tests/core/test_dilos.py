@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 
 import pytest
@@ -585,10 +586,12 @@ def test_an_infeasible_class_takes_back_only_what_its_load_needs_of_its_own_shar
     assert step.classes["c1"].decision.shed_fraction > 0.0
 
 
-def test_each_shedding_feasible_class_tells_the_engine_what_is_stale() -> None:
+def test_each_shedding_class_tells_the_engine_what_is_stale() -> None:
     """Stale first: a tuple older than the target less the floor, or beyond what the
     class's capacity serves in that time, is shed first; not for a class that never sheds
-    (c3), nor for an infeasible one (c2: floor over its 0.4 s target), nor without DILoS."""
+    (c3), nor without DILoS. An infeasible class (c2: floor over its 0.4 s target) has no
+    age limit, only a queue bound: what its capacity serves within one floor (held at
+    quota 0, no batch would take or shed its tuples)."""
     classes = [*specs()[:2], ClassSpec("c3", 1.0, 0.5, "none")]
     obs = {
         n: Observation(period_s=T, load=0.05, floor_s=0.1, cost_per_tuple_s=0.001)
@@ -600,7 +603,9 @@ def test_each_shedding_feasible_class_tells_the_engine_what_is_stale() -> None:
     assert c1.stale is not None
     assert c1.stale.after_s == pytest.approx(0.2)
     assert c1.stale.max_queued == pytest.approx(STALE_QUEUE_MARGIN * 0.2 * c1.headroom / 0.001)
-    assert step.classes["c2"].stale is None
+    c2 = step.classes["c2"]
+    assert c2.stale is not None and c2.stale.after_s == math.inf
+    assert c2.stale.max_queued == pytest.approx(STALE_QUEUE_MARGIN * 0.45 * c2.headroom / 0.001)
     assert step.classes["c3"].stale is None
     separate = DilosController(classes, DilosParams(redistribution_enabled=False))
     assert all(c.stale is None for c in separate.step(obs).classes.values())
