@@ -10,8 +10,9 @@ stream far above what the engine takes, DILoS shedding what does not fit, at the
 utilization: ``measure_capacity``), then DILoS on the benchmark's own mix at 1.5× the
 probe's reading for a whole run: what it admits over the second half is the capacity
 (the probe's mix is not the runs'; here the mix read 3–6 % below the probe). Then c1–c3
-are offered ``--load`` of it (0.3 / 0.3 / 0.4 of that) and c4 5 % more (held, c3 lost
-0.2–6.3 % before the hog, the start's transient: docs/spark-runner.md). At
+are offered ``--load`` of it (0.3 / 0.3 / 0.4 of that) and c4 5 % more. Meant to fit
+every class before the hog, it does not always: held, c3 lost 0.2–51 % there in five
+runs here, as the engine's speed varies from run to run (docs/spark-runner.md). At
 ``--hog-at`` seconds of measured time a background job (one busy process per core,
 ``--share`` of each) takes the machine to a quarter until the end. Two DILoS runs side
 by side: the infeasible class *held* (it sheds only its load above its capacity, the
@@ -29,9 +30,9 @@ infeasible after the hog (its target below the floor the engine then measured: n
 shedding can meet it, so it is not judged). Per run: c1's floor before the hog (the
 benchmark's premise: c1 feasible until the squeeze), the top class's loss, the tuples it
 shed in periods decided while its target was at or above the floor (while feasible), the
-total tuples shed, the infeasible class's tuples still waiting at the end (held, it sheds
-only what it was not served: what the classes above leave it decides how many wait), and
-the periods until every feasible class is back within target.
+total tuples shed, the infeasible class's tuples still waiting at the end (held, it keeps
+queued at most what it serves within one floor), and the periods until every feasible
+class is back within target.
 Target: ≤ 10 periods, and the top class sheds nothing while feasible.
 """
 
