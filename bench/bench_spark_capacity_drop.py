@@ -62,8 +62,8 @@ INFEASIBLE_PRIORITY = 2
 INFEASIBLE_SHARE = 0.05
 """Its share of the offered load."""
 MIX_OVERLOAD = 1.5
-"""The calibration run's offered load, in probe readings: enough that DILoS sheds in
-every class but the top one, so what it admits is what the engine takes of this mix."""
+"""The calibration run's offered load, in probe readings: enough that the lower classes
+shed, so what DILoS admits is what the engine takes of this mix."""
 
 
 def recovery_periods(r: dict[str, Any], cls: str, hog_at: float, target: float) -> int | None:

@@ -76,9 +76,8 @@ _RISKY_NUMBERS = (b"0" * 19, b"e000", b"e+000", b"e-000")
 
 def may_break_rules(body: bytes) -> bool:
     """A screen at C speed (90 ms for a 6 MB batch of samples here; ``parse_json`` takes
-    200 ms): False only when ``body`` cannot
-    break a rule. True asks for ``parse_json`` (strings that merely look like a rule
-    breaker, e.g. ``"NaN"`` as text, pass it)."""
+    200 ms): False only when ``body`` cannot break a rule. True asks for ``parse_json``
+    (strings that merely look like a rule breaker, e.g. ``"NaN"`` as text, pass it)."""
     if b"NaN" in body or b"Infinity" in body or b"\\u0000" in body:
         return True
     digits = body.translate(_DIGITS_AS_ZERO)

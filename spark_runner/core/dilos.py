@@ -939,8 +939,8 @@ def _held_queue_rule(st: _ClassState, obs: Observation) -> StaleRule | None:
     late, and held it sheds only the load it was not served, but below a class that sheds
     under ``absolute`` its quota can be 0, and then no batch takes its tuples, so nothing
     sheds them (in the capacity squeeze on Spark its queue grew to 10,156 tuples, 44 s
-    old, by the end). While it is served its queue stays far below this bound. None
-    without a floor, a headroom or a cost per tuple."""
+    old, by the end). While it is served the bound did not bind there (it shed nothing
+    by it before the hog). None without a floor, a headroom or a cost per tuple."""
     capacity = _queue_capacity(st, obs)
     if capacity is None or obs.floor_s is None:
         return None
