@@ -141,26 +141,6 @@ def test_job_reports_both_classes_and_stops_cleanly_on_sigterm(
     assert all(s["response_time_max_s"] < 10 for s in steady)
 
 
-def test_jvm_does_not_outlive_a_killed_job(
-    capture_server: CaptureServer, tmp_path: Path, job_process: list[subprocess.Popen[bytes]]
-) -> None:
-    """The JVM runs in its own session (so group signals reach only the job), hence
-    SIGKILL to the job's group does not reach it: it must exit on its own."""
-    process, log_path = launch(snapshot(capture_server.base_url, tmp_path), tmp_path)
-    job_process.append(process)
-    assert wait_until(lambda: "query headroom_job_11 started" in log_path.read_text(), 60.0), (
-        log_path.read_text()
-    )
-    helpers = running_descendants(process.pid)
-    assert helpers
-
-    os.killpg(process.pid, signal.SIGKILL)
-    process.wait(10)
-    assert wait_until(lambda: not any(is_running(p) for p in helpers), 20.0), (
-        f"left behind: {[p for p in helpers if is_running(p)]}"
-    )
-
-
 def test_bad_master_exits_3(capture_server: CaptureServer, tmp_path: Path) -> None:
     config = snapshot(capture_server.base_url, tmp_path, spark_master="nonsense://x")
     path = tmp_path / "job.json"
