@@ -47,6 +47,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 from backend.migrate import upgrade
 from backend.settings import Settings
 from backend.stack import Stack
+from tests.leftovers import kill_processes_naming
 
 T = TypeVar("T")
 
@@ -119,6 +120,7 @@ class Product:
 
     def stop(self) -> None:
         self.stack.stop()
+        kill_processes_naming(self.settings.data_dir)
 
 
 def start_product(

@@ -16,6 +16,7 @@ from backend.jobs import launcher
 from backend.migrate import upgrade
 from backend.settings import Settings
 from backend.stack import Stack
+from tests.leftovers import kill_processes_naming
 
 
 def free_port() -> int:
@@ -68,6 +69,7 @@ def start_stack(tmp_path: Path) -> Iterator[StackFactory]:
     for stack in stacks:
         _kill_jobs(stack)
         stack.stop()
+        kill_processes_naming(stack.settings.data_dir)
 
 
 ADMIN = "e2e-admin"
