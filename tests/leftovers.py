@@ -14,7 +14,7 @@ import os
 import signal
 from pathlib import Path
 
-PROC = Path("/proc")
+from backend.processes import PROC
 
 
 def kill_processes_naming(path: Path) -> list[int]:
