@@ -24,6 +24,10 @@ import httpx
 
 API_PREFIX = "/api/v1"
 DEFAULT_TIMEOUT_S = 3.0
+# The what-if replays the job's last minutes through the simulator twice: about a second
+# on an idle core, several beside a running Spark job on two cores (the review's
+# prediction timed out at 3 s in CI)
+PREVIEW_TIMEOUT_S = 20.0
 LOGIN_PATH = "/auth/login"
 TRUNCATED_HEADER = "x-headroom-truncated"
 
@@ -785,8 +789,9 @@ class ApiClient:
     def preview_job_config(self, job_id: int, body: Mapping[str, Any]) -> ConfigPreview:
         """What a change would do, predicted by replaying the job's last minutes; nothing
         is stored."""
+        path = f"/jobs/{job_id}/config/preview"
         return cast(
-            ConfigPreview, self._request("POST", f"/jobs/{job_id}/config/preview", json=body)
+            ConfigPreview, self._request("POST", path, json=body, timeout_s=PREVIEW_TIMEOUT_S)
         )
 
     def run_summary(
@@ -811,8 +816,13 @@ class ApiClient:
         json: Any = None,
         params: Mapping[str, str] | None = None,
         headers: Mapping[str, str] | None = None,
+        timeout_s: float | None = None,
     ) -> Any:
-        response = self._send(method, path, json=json, params=params, headers=headers)
+        """The decoded body (None when empty), or ``ApiError``; ``timeout_s`` overrides the
+        client's timeout for this request."""
+        response = self._send(
+            method, path, json=json, params=params, headers=headers, timeout_s=timeout_s
+        )
         if response.status_code == httpx.codes.NO_CONTENT or not response.content:
             return None
         return _json_or_error(response)
@@ -825,10 +835,14 @@ class ApiClient:
         json: Any = None,
         params: Mapping[str, str] | None = None,
         headers: Mapping[str, str] | None = None,
+        timeout_s: float | None = None,
     ) -> httpx.Response:
         """The successful response, or ``ApiError``."""
+        timeout = self._http.timeout if timeout_s is None else httpx.Timeout(timeout_s)
         try:
-            response = self._http.request(method, path, json=json, params=params, headers=headers)
+            response = self._http.request(
+                method, path, json=json, params=params, headers=headers, timeout=timeout
+            )
         except httpx.TimeoutException as exc:
             raise ApiError(f"The API at {self.base_url} did not answer in time ({exc}).") from exc
         except httpx.TransportError as exc:

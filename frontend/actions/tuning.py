@@ -343,7 +343,11 @@ def prediction(api: ApiClient, job_id: int, body: Mapping[str, Any]) -> Componen
     try:
         preview = api.preview_job_config(job_id, body)
     except ApiError as err:
-        return html.P(f"No prediction: {error_text(err)}", className="small text-muted mt-2")
+        return html.P(
+            f"No prediction: {error_text(err)}",
+            className="small text-muted mt-2",
+            id="tune-prediction",
+        )
 
     def cell(p: ClassPrediction) -> str:
         violation = p["mean_violation_s"]

@@ -30,6 +30,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select
 
 from backend.jobs import launcher
+from frontend.api import PREVIEW_TIMEOUT_S
 from tests.browser.harness import (
     OPERATOR,
     Browser,
@@ -261,8 +262,10 @@ def test_change_a_threshold_and_see_it_applied(
     live.fill("tune-tau2", "0.7")
     live.click("//button[@id='tune-review']")
     live.wait_text("tune-changes", "0.8 → 0.7")
-    # the review predicts the change by replaying the Spark job's last minutes
-    prediction = live.wait_text("tune-prediction", "replayed through the simulator")
+    # the review predicts the change by replaying the Spark job's last minutes: seconds
+    # beside the running job (CI saw the default 3 s client timeout pass, twice)
+    with live.patience(PREVIEW_TIMEOUT_S + 5):
+        prediction = live.wait_text("tune-prediction", "replayed through the simulator")
     assert CLASS in prediction and "Predicted with the change" in prediction
     live.click("//button[@id='tune-confirm']")
     live.wait_text("tune-alert", "Stored configuration version 1: pending until the job applies it")

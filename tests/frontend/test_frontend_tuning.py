@@ -183,7 +183,8 @@ def test_the_review_predicts_the_change_from_the_jobs_last_minutes(api, real_api
     per class, what the job measured and what the replay predicts now and with the
     change (mean violation · loss)."""
     body = plan_change(config, "ads", form(config, priority=9.0)).body
-    assert "No prediction: " in text(prediction(api, job["id"], body))
+    refused = text(find(prediction(api, job["id"], body), "tune-prediction"))
+    assert "No prediction: " in refused and "no samples in its last 120 s" in refused
     for i in range(20):
         for name, load in (("fraud", 0.3), ("ads", 1.5)):
             real_api.add_sample(job["id"], name, CREATED.timestamp() + 10.0 + i, load=load)
@@ -191,6 +192,23 @@ def test_the_review_predicts_the_change_from_the_jobs_last_minutes(api, real_api
     shown = text(find(table, "tune-prediction"))
     assert "last 20 s replayed" in shown
     assert "Predicted with the change" in shown and "fraud" in shown and "ads" in shown
+
+
+def test_the_prediction_waits_longer_than_other_reads(real_api, job, config):
+    """The replay takes seconds beside a running job: the review's request outlives the
+    client's own timeout, which still bounds every other request."""
+    body = plan_change(config, "ads", form(config, priority=9.0)).body
+    real_api.add_sample(job["id"], "ads", CREATED.timestamp() + 10.0, load=1.5)
+    token = real_api.token_for("ops")
+    real_api.proxy.delays[f"/jobs/{job['id']}/config/preview"] = 0.6
+    real_api.proxy.delays[f"/jobs/{job['id']}/config"] = 0.6
+    try:
+        with ApiClient(real_api.url, token=token, timeout_s=0.3) as hasty:
+            shown = text(find(prediction(hasty, job["id"], body), "tune-prediction"))
+            assert "replayed through the simulator" in shown, shown
+            assert "did not answer in time" in text(load_config(hasty, job["id"]).alert)
+    finally:
+        real_api.proxy.delays.clear()
 
 
 def test_the_cores_message_lands_on_the_field_it_names(api, job, config):
