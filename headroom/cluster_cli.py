@@ -44,8 +44,7 @@ def up(
     cluster = StandaloneCluster(work, workers=workers, cores=cores, memory=memory)
     try:
         cluster.start()
-    except ClusterError as exc:
-        cluster.stop()
+    except ClusterError as exc:  # what it launched is stopped
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(code=3) from None
     cluster.save(state)

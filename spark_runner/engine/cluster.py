@@ -80,6 +80,17 @@ class StandaloneCluster:
         return process, log_path
 
     def start(self, timeout_s: float = 60.0) -> str:
+        """Start the master and the workers; the master's URL once every worker has
+        registered. A start that fails (or is interrupted) stops what it launched: the
+        processes run in sessions of their own, and nothing else would stop them (a
+        master outlived a test whose cluster did not come up)."""
+        try:
+            return self._start(timeout_s)
+        except BaseException:
+            self.stop()
+            raise
+
+    def _start(self, timeout_s: float) -> str:
         self.work_dir.mkdir(parents=True, exist_ok=True)
         port = free_port()
         ui_port = free_port()

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from backend.processes import PROC
+from spark_runner.engine.cluster import ClusterError, StandaloneCluster
 from spark_runner.engine.executors import master_status
 
 pytestmark = [pytest.mark.spark, pytest.mark.timeout(180)]
@@ -41,3 +43,22 @@ def test_headroom_cluster_up_leaves_a_cluster_running_until_down(tmp_path: Path)
     assert stopped.returncode == 0 and "stopped 3 processes" in stopped.stdout
     gone = headroom("cluster", "status", *where)
     assert gone.returncode == 1 and gone.stdout.strip() == "no cluster"
+
+
+def test_a_cluster_that_does_not_come_up_leaves_no_process(tmp_path: Path) -> None:
+    """A worker Spark refuses (memory it cannot parse) fails the start, which stops the
+    master it had launched: the master runs in a session of its own and would otherwise
+    outlive the test (a test's timeout left one running once)."""
+    cluster = StandaloneCluster(tmp_path / "cluster", workers=1, memory="lots")
+    with pytest.raises(ClusterError, match="not ready"):
+        cluster.start()
+    port = cluster.master_url.rsplit(":", 1)[1].encode()
+    running = []
+    for entry in PROC.glob("[0-9]*"):
+        try:
+            args = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"org.apache.spark.deploy.master.Master" in args and port in args:
+            running.append(entry.name)
+    assert running == []
