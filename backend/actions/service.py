@@ -10,7 +10,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
 from backend.actions.models import ControlActionRow
-from backend.jobs import service as jobs
+from backend.jobs import lookup as jobs
 from backend.metrics.service import reporting_job
 from backend.tuning import service as tuning
 from spark_runner.contract.actions import ActionKind, ControlAction

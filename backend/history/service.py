@@ -4,7 +4,7 @@ from sqlalchemy.orm import Session
 
 from backend.history.schemas import RunComparison, RunRange, RunSummary
 from backend.history.summary import summarize
-from backend.jobs import service as jobs
+from backend.jobs import lookup as jobs
 from backend.jobs.schemas import JobRead
 from backend.metrics.repository import MetricRepository
 from spark_runner.contract.samples import MetricSample

@@ -6,7 +6,7 @@ from fastapi import APIRouter, Header, Query, Response, status
 
 from backend.api.auth import OperatorDep, ViewerDep
 from backend.api.deps import DispatcherDep, IdPath, SessionDep, SettingsDep
-from backend.jobs import service
+from backend.jobs import lookup, service
 from backend.jobs.schemas import JobCreate, JobLog, JobRead
 
 router = APIRouter(prefix="/jobs", tags=["jobs"])
@@ -49,7 +49,7 @@ def create_job(
 
 @router.get("/{job_id}", response_model=JobRead)
 def get_job(session: SessionDep, _user: ViewerDep, job_id: IdPath) -> JobRead:
-    return JobRead.model_validate(service.get_job(session, job_id))
+    return JobRead.model_validate(lookup.get_job(session, job_id))
 
 
 @router.post("/{job_id}/stop", response_model=JobRead, status_code=status.HTTP_202_ACCEPTED)
@@ -78,4 +78,4 @@ def job_log(
     job_id: IdPath,
     lines: Annotated[int, Query(ge=1, le=5000)] = 200,
 ) -> JobLog:
-    return JobLog(job_id=job_id, lines=service.read_log(service.get_job(session, job_id), lines))
+    return JobLog(job_id=job_id, lines=service.read_log(lookup.get_job(session, job_id), lines))

@@ -19,8 +19,9 @@ from backend.classes import service as classes_service
 from backend.classes.models import QueryClass
 from backend.classes.repository import QueryClassRepository
 from backend.db import after_commit, utcnow
-from backend.errors import Conflict, FieldErrors, NotFound
+from backend.errors import Conflict, FieldErrors
 from backend.jobs import launcher
+from backend.jobs.lookup import get_job
 from backend.jobs.models import Job
 from backend.jobs.repository import JobRepository
 from backend.jobs.schemas import JobCreate
@@ -49,22 +50,11 @@ def list_jobs(session: Session) -> Sequence[Job]:
     return JobRepository(session).list_all()
 
 
-def get_job(session: Session, job_id: int, *, for_update: bool = False) -> Job:
-    job = JobRepository(session).get(job_id, for_update=for_update)
-    if job is None:
-        raise NotFound(f"job {job_id} does not exist")
-    return job
-
-
 def stale_pending_ids(
     session: Session, older_than: timedelta, now: Callable[[], datetime] = utcnow
 ) -> list[int]:
     """Pending jobs whose launch message has not been acted on in time (lost enqueue)."""
     return JobRepository(session).pending_created_before(now() - older_than)
-
-
-def live_job_ids(session: Session) -> list[int]:
-    return JobRepository(session).ids_with_status([s.value for s in JobStatus if s not in TERMINAL])
 
 
 def job_dir(settings: Settings, job_id: int) -> Path:

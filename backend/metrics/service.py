@@ -12,6 +12,7 @@ from sqlalchemy.orm import Session
 from backend.bell import bell, metrics_key
 from backend.db import after_commit
 from backend.errors import Conflict, FieldErrors
+from backend.jobs import lookup
 from backend.jobs import service as jobs
 from backend.jobs.models import Job
 from backend.jobs.states import TERMINAL
@@ -61,7 +62,7 @@ def reporting_job(
     """The job whose report (samples or actions) this is, once every time in it lies
     within the run (:func:`_check_times`) and every class named (``(path, name)``) is one
     of the job's."""
-    job = jobs.get_job(session, job_id)
+    job = lookup.get_job(session, job_id)
     _check_times(times, job.created_at.timestamp(), now_s)
     known = {c["name"] for c in job.config.get("classes", [])}
     for path, name in classes:
@@ -93,7 +94,7 @@ def _check_times(times: Iterable[tuple[str, float]], created_s: float, now_s: fl
 
 
 def require_job(session: Session, job_id: int) -> None:
-    jobs.get_job(session, job_id)
+    lookup.get_job(session, job_id)
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from sqlalchemy.orm import Session
 from backend.bell import bell, config_key
 from backend.db import after_commit, utcnow
 from backend.errors import Conflict, NotFound
-from backend.jobs import service as jobs
+from backend.jobs import lookup as jobs
 from backend.jobs.models import Job
 from backend.jobs.states import TERMINAL
 from backend.metrics.repository import MetricRepository

@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from backend.classes.models import QueryClass
 from backend.classes.repository import QueryClassRepository
 from backend.db import make_engine, make_session_factory, session_scope, utcnow
-from backend.jobs import launcher, service
+from backend.jobs import launcher, lookup, service
 from backend.jobs.schemas import JobCreate
 from backend.jobs.states import JobStatus
 from backend.jobs.watchdog import LAUNCH_GRACE, sweep
@@ -85,7 +85,7 @@ def create_job_whose_launch_message_is_lost(
 
 def job_state(factory: sessionmaker[Session], job_id: int) -> tuple[JobStatus, int | None]:
     with session_scope(factory) as session:
-        job = service.get_job(session, job_id)
+        job = lookup.get_job(session, job_id)
         return job.state, job.pid
 
 
