@@ -42,20 +42,7 @@ def qos_figure(
     """Per class: mean, p95 and max response time as bars; the delay target as a mark."""
     names = [c["class_name"] for c in classes]
     fig = _base(title, "seconds")
-    drawn = False
-    for key, label, color in RT_BARS:
-        values = [_value(c, key) for c in classes]
-        if any(v is not None for v in values):
-            drawn = True
-            fig.add_trace(
-                go.Bar(
-                    x=names,
-                    y=values,
-                    name=label,
-                    marker_color=color,
-                    hovertemplate="%{x}: %{y:.3f} s<extra>" + label + "</extra>",
-                )
-            )
+    drawn = _bars(fig, classes, RT_BARS, "%{y:.3f} s")
     targets = [c["delay_target_s"] for c in classes]
     if any(t is not None for t in targets):
         fig.add_trace(
@@ -81,22 +68,8 @@ def qos_figure(
 
 def qod_figure(classes: Sequence[ClassSummary], title: str = "Data lost to shedding") -> go.Figure:
     """Per class: loss, the oracle's loss and the manager's mean shed fraction (fractions)."""
-    names = [c["class_name"] for c in classes]
     fig = _base(title, "fraction")
-    drawn = False
-    for key, label, color in QOD_BARS:
-        values = [_value(c, key) for c in classes]
-        if any(v is not None for v in values):
-            drawn = True
-            fig.add_trace(
-                go.Bar(
-                    x=names,
-                    y=values,
-                    name=label,
-                    marker_color=color,
-                    hovertemplate="%{x}: %{y:.1%}<extra>" + label + "</extra>",
-                )
-            )
+    drawn = _bars(fig, classes, QOD_BARS, "%{y:.1%}")
     fig.update_layout(barmode="group", yaxis={"tickformat": ".0%", "rangemode": "tozero"})
     if not drawn:
         _note(fig, "This run reports no shedding")
@@ -167,6 +140,32 @@ def compare_figure(
     fig.update_yaxes(rangemode="tozero")
     fig.update_yaxes(tickformat=".0%", row=1, col=2)
     return fig
+
+
+def _bars(
+    fig: go.Figure,
+    classes: Sequence[ClassSummary],
+    bars: Sequence[tuple[str, str, str]],
+    value_format: str,
+) -> bool:
+    """One bar trace per (summary key, label, colour) of ``bars`` that any class reports;
+    whether any was drawn."""
+    names = [c["class_name"] for c in classes]
+    drawn = False
+    for key, label, color in bars:
+        values = [_value(c, key) for c in classes]
+        if any(v is not None for v in values):
+            drawn = True
+            fig.add_trace(
+                go.Bar(
+                    x=names,
+                    y=values,
+                    name=label,
+                    marker_color=color,
+                    hovertemplate=f"%{{x}}: {value_format}<extra>{label}</extra>",
+                )
+            )
+    return drawn
 
 
 def _base(title: str, y_title: str) -> go.Figure:
