@@ -24,9 +24,9 @@ import httpx
 
 API_PREFIX = "/api/v1"
 DEFAULT_TIMEOUT_S = 3.0
-# The what-if replays the job's last minutes through the simulator twice: about a second
-# on an idle core, several beside a running Spark job on two cores (the review's
-# prediction timed out at 3 s in CI)
+# The what-if replays the job's last minutes through the simulator twice: up to about a
+# second on an idle core, more beside a running Spark job on two cores (CI's review once
+# showed no prediction there, most likely past the 3 s default)
 PREVIEW_TIMEOUT_S = 20.0
 LOGIN_PATH = "/auth/login"
 TRUNCATED_HEADER = "x-headroom-truncated"
