@@ -838,7 +838,7 @@ class ApiClient:
         timeout_s: float | None = None,
     ) -> httpx.Response:
         """The successful response, or ``ApiError``."""
-        timeout = self._http.timeout if timeout_s is None else httpx.Timeout(timeout_s)
+        timeout = httpx.USE_CLIENT_DEFAULT if timeout_s is None else httpx.Timeout(timeout_s)
         try:
             response = self._http.request(
                 method, path, json=json, params=params, headers=headers, timeout=timeout

@@ -12,16 +12,14 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+from collections.abc import Iterator
 from pathlib import Path
 
 from backend.processes import PROC
 
 
-def kill_processes_naming(path: Path) -> list[int]:
-    """SIGKILL every process whose command line names ``path`` (or a path under it);
-    returns their pids."""
-    marker = str(path.resolve()).encode()
-    killed = []
+def command_lines() -> Iterator[tuple[int, list[bytes]]]:
+    """(pid, arguments) of every other process running now."""
     for entry in PROC.glob("[0-9]*"):
         pid = int(entry.name)
         if pid == os.getpid():
@@ -30,7 +28,16 @@ def kill_processes_naming(path: Path) -> list[int]:
             cmdline = (entry / "cmdline").read_bytes()
         except OSError:
             continue
-        if any(arg == marker or marker + b"/" in arg for arg in cmdline.split(b"\0")):
+        yield pid, cmdline.split(b"\0")
+
+
+def kill_processes_naming(path: Path) -> list[int]:
+    """SIGKILL every process whose command line names ``path`` (or a path under it);
+    returns their pids."""
+    marker = str(path.resolve()).encode()
+    killed = []
+    for pid, args in command_lines():
+        if any(arg == marker or marker + b"/" in arg for arg in args):
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signal.SIGKILL)
                 killed.append(pid)

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from backend.processes import PROC
 from spark_runner.engine.cluster import ClusterError, StandaloneCluster
 from spark_runner.engine.executors import master_status
+from tests.leftovers import command_lines
 
 pytestmark = [pytest.mark.spark, pytest.mark.timeout(180)]
 
@@ -53,12 +53,5 @@ def test_a_cluster_that_does_not_come_up_leaves_no_process(tmp_path: Path) -> No
     with pytest.raises(ClusterError, match="not ready"):
         cluster.start()
     port = cluster.master_url.rsplit(":", 1)[1].encode()
-    running = []
-    for entry in PROC.glob("[0-9]*"):
-        try:
-            args = (entry / "cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if b"org.apache.spark.deploy.master.Master" in args and port in args:
-            running.append(entry.name)
-    assert running == []
+    master = b"org.apache.spark.deploy.master.Master"
+    assert [pid for pid, args in command_lines() if master in args and port in args] == []
