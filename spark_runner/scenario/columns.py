@@ -33,7 +33,10 @@ No Spark, no numpy: the engine draws the values (``engine/columns.py``).
 from __future__ import annotations
 
 import math
+from array import array
 from collections.abc import Callable, Sequence
+from functools import lru_cache
+from itertools import accumulate
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
@@ -50,7 +53,11 @@ MAX_COLUMNS = 64
 MAX_CHOICES = 1_000
 """Most values of a ``choice`` generator."""
 MAX_ZIPF_N = 1_000_000
-"""Most ranks of a ``zipf`` generator."""
+"""Most ranks of a ``zipf`` generator (its distribution, computed once per ``n`` and
+``s``, takes about half a second of CPU and 8 MB)."""
+ZIPF_CACHE_SIZE = 4
+"""Most ``zipf`` distributions one process keeps (the least recently used goes first):
+at most 32 MB at ``MAX_ZIPF_N``."""
 MAX_ZIPF_S = 10.0
 """Largest Zipf exponent."""
 MAX_ABS = 1e15
@@ -95,6 +102,22 @@ class ZipfGen(_Model):
         raw = [1.0 / (r + 1) ** self.s for r in range(self.n)]
         total = math.fsum(raw)
         return [w / total for w in raw]
+
+    def share(self, low: int, high: int, excluded: set[int]) -> float:
+        """Probability of a rank in ``low..high`` (within ``0..n-1``) other than the
+        ``excluded`` ones."""
+        cdf = _zipf_cdf(self)
+        dropped = math.fsum(cdf[e + 1] - cdf[e] for e in excluded if low <= e <= high)
+        return max(0.0, cdf[high + 1] - cdf[low] - dropped)
+
+
+@lru_cache(maxsize=ZIPF_CACHE_SIZE)
+def _zipf_cdf(generator: ZipfGen) -> array[float]:
+    """``cdf[r]``: the probability of a rank below ``r`` (``cdf[0] = 0``, ``cdf[n] = 1``).
+
+    Every preview and job start reads the filters' selectivity from a freshly parsed
+    scenario; keyed by the (frozen) generator, equal ``n`` and ``s`` share one entry."""
+    return array("d", accumulate(generator.weights(), initial=0.0))
 
 
 class NormalGen(_Model):
@@ -191,7 +214,8 @@ class StreamColumn(_Model):
             scale = g.sd * math.sqrt(2)
             return _continuous(lambda x: 0.5 * (1 + math.erf((x - g.mean) / scale)), comparisons)
         if isinstance(g, ZipfGen) and self.type == "long":
-            return _discrete(range(g.n), g.weights(), comparisons)
+            ranks = _integer_range(0, g.n - 1, comparisons)
+            return 0.0 if ranks is None else g.share(*ranks)
         if isinstance(g, ChoiceGen) and self.type in ("long", "double"):
             return _discrete([float(v) for v in g.values], g.probabilities(), comparisons)
         return None
@@ -229,6 +253,18 @@ def _discrete(
 def _integers(low: int, high: int, comparisons: Sequence[tuple[str, float]]) -> float:
     """Share of the integers ``low..high`` (uniform) for which every comparison holds."""
     count = high - low + 1
+    kept = _integer_range(low, high, comparisons)
+    if kept is None:
+        return 0.0
+    low, high, excluded = kept
+    return max(0, high - low + 1 - sum(1 for e in excluded if low <= e <= high)) / count
+
+
+def _integer_range(
+    low: int, high: int, comparisons: Sequence[tuple[str, float]]
+) -> tuple[int, int, set[int]] | None:
+    """The integers of ``low..high`` for which every comparison holds, as a narrower
+    range and the values ``!=`` removes from it; None when none is left."""
     excluded: set[int] = set()
     for op, x in comparisons:
         if op == "<":
@@ -241,13 +277,11 @@ def _integers(low: int, high: int, comparisons: Sequence[tuple[str, float]]) -> 
             low = max(low, math.ceil(x))
         elif op == "==":
             if not float(x).is_integer():
-                return 0.0
+                return None
             low, high = max(low, int(x)), min(high, int(x))
         elif float(x).is_integer():
             excluded.add(int(x))
-    if high < low:
-        return 0.0
-    return max(0, high - low + 1 - sum(1 for e in excluded if low <= e <= high)) / count
+    return None if high < low else (low, high, excluded)
 
 
 def _continuous(cdf: Callable[[float], float], comparisons: Sequence[tuple[str, float]]) -> float:
