@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
+import anyio.to_thread
 from fastapi import APIRouter, FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 
@@ -28,6 +31,7 @@ from backend.scenarios import routes as scenarios
 from backend.settings import Settings, get_settings
 from backend.streams import routes as streams
 from backend.tuning import routes as tuning
+from backend.tuning.previews import Previews
 from backend.users import routes as users
 from backend.users.login import Logins
 
@@ -42,6 +46,7 @@ def create_app(settings: Settings | None = None, dispatcher: Dispatcher | None =
         version="0.1.0",
         description="Query classes, jobs and per-class QoS metrics for Spark Structured "
         "Streaming with DILoS/ALoMa load shedding.",
+        lifespan=_lifespan,
     )
     app.state.settings = settings
     app.state.engine = make_engine(settings.sqlalchemy_url)
@@ -67,6 +72,7 @@ def create_app(settings: Settings | None = None, dispatcher: Dispatcher | None =
     )
     app.add_middleware(UnhandledErrors)
     app.state.logins = Logins.from_settings(settings)
+    app.state.previews = Previews.from_settings(settings)
     install_error_handlers(app)
     prometheus.install(app, Monitor())
     api = APIRouter(prefix=API_PREFIX)
@@ -90,6 +96,13 @@ def create_app(settings: Settings | None = None, dispatcher: Dispatcher | None =
         api.include_router(router)
     app.include_router(api)
     return app
+
+
+@asynccontextmanager
+async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
+    """Shutdown stops the previews' worker processes (started by the first preview)."""
+    yield
+    await anyio.to_thread.run_sync(app.state.previews.close)
 
 
 def _celery_dispatcher() -> Dispatcher:

@@ -196,6 +196,28 @@ class Settings(BaseSettings):
         description="Password hashes (scrypt, ~50-100 ms of CPU each) computed at once by "
         "one API process; further logins wait without holding a thread.",
     )
+    preview_concurrency: int = Field(
+        default=2,
+        ge=1,
+        le=64,
+        validation_alias=_env("HEADROOM_PREVIEW_CONCURRENCY"),
+        description="Previews of a live change (each replays a job's last minutes through "
+        "the simulator, up to seconds of CPU) one API process runs at once, each in a "
+        "worker process of its own; a further one is answered 503 with Retry-After.",
+    )
+    previews_per_user: int = Field(
+        default=10,
+        ge=1,
+        validation_alias=_env("HEADROOM_PREVIEWS_PER_USER"),
+        description="Previews one user may start on one API process within "
+        "preview_window_s; beyond, 429 with Retry-After.",
+    )
+    preview_window_s: float = Field(
+        default=60,
+        gt=0,
+        validation_alias=_env("HEADROOM_PREVIEW_WINDOW_S"),
+        description="Sliding window, seconds, over which a user's previews are counted.",
+    )
     metrics_token: str = Field(
         default="",
         repr=False,

@@ -26,7 +26,9 @@ API_PREFIX = "/api/v1"
 DEFAULT_TIMEOUT_S = 3.0
 # The what-if replays the job's last minutes through the simulator twice: up to about a
 # second on an idle core, more beside a running Spark job on two cores (CI's review once
-# showed no prediction there, most likely past the 3 s default)
+# showed no prediction there, most likely past the 3 s default), and an API process's
+# first preview also starts the process that replays it. A busy API refuses at once
+# (429, 503) rather than keeping the request waiting.
 PREVIEW_TIMEOUT_S = 20.0
 LOGIN_PATH = "/auth/login"
 TRUNCATED_HEADER = "x-headroom-truncated"

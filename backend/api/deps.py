@@ -18,9 +18,10 @@ from typing import Annotated, Any, Protocol
 from fastapi import Depends, Path, Request
 from sqlalchemy.orm import Session
 
-from backend.api.sqlite_gate import READ_METHODS
+from backend.api.sqlite_gate import writes
 from backend.db import mark_read_only
 from backend.settings import Settings
+from backend.tuning.previews import Previews
 
 
 def get_session(request: Request) -> Iterator[Session]:
@@ -31,7 +32,7 @@ def get_session(request: Request) -> Iterator[Session]:
     write sees it.
     """
     session: Session = request.app.state.session_factory()
-    if request.method in READ_METHODS:
+    if not writes(request.method, request.scope["path"]):
         mark_read_only(session)
     try:
         yield session
@@ -85,12 +86,18 @@ async def get_dispatcher(request: Request) -> Dispatcher:
     return dispatcher
 
 
+async def get_previews(request: Request) -> Previews:
+    previews: Previews = request.app.state.previews
+    return previews
+
+
 SessionDep = Annotated[Session, Depends(get_session, scope="function")]
 ReadSessionsDep = Annotated[
     Callable[[], AbstractContextManager[Session]], Depends(get_read_sessions)
 ]
 SettingsDep = Annotated[Settings, Depends(get_app_settings)]
 DispatcherDep = Annotated[Dispatcher, Depends(get_dispatcher)]
+PreviewsDep = Annotated[Previews, Depends(get_previews)]
 WriteGateDep = Annotated[AbstractAsyncContextManager[Any], Depends(get_write_gate)]
 
 # Ids are 32-bit integers in every supported database; larger values are a 422, not a 500.

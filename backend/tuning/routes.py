@@ -7,7 +7,8 @@ from fastapi import APIRouter, Query, Response, status
 from fastapi.concurrency import run_in_threadpool
 
 from backend.api.auth import JobCallerDep, OperatorDep, ViewerDep
-from backend.api.deps import IdPath, ReadSessionsDep, SessionDep
+from backend.api.deps import IdPath, PreviewsDep, ReadSessionsDep, SessionDep
+from backend.api.sqlite_gate import PREVIEW_PATH
 from backend.bell import bell, config_key
 from backend.tuning import service
 from backend.tuning.schemas import Ack, ConfigChange, ControlMessage, JobConfigRead, WhatIfRead
@@ -35,14 +36,26 @@ def change_config(
     return service.describe(session, job_id)
 
 
-@router.post("/config/preview", response_model=WhatIfRead)
-def preview_config(
-    session: SessionDep, _user: OperatorDep, job_id: IdPath, body: ConfigChange
+@router.post(
+    PREVIEW_PATH,
+    response_model=WhatIfRead,
+    responses={
+        429: {"description": "The user started previews_per_user previews in the window."},
+        503: {"description": "preview_concurrency previews are running; Retry-After."},
+    },
+)
+async def preview_config(
+    session: SessionDep,
+    user: OperatorDep,
+    previews: PreviewsDep,
+    job_id: IdPath,
+    body: ConfigChange,
 ) -> WhatIfRead:
     """Predict a change before storing it: the job's last minutes replayed through the
     simulator under the newest configuration and under the change, beside what the job
-    measured (422 when there is nothing to replay or the change breaks a rule)."""
-    return service.preview(session, job_id, body.as_changes())
+    measured (422 when there is nothing to replay or the change breaks a rule). The
+    replay runs in a worker process, within per-process and per-user bounds."""
+    return await service.preview(previews, session, user.username, job_id, body.as_changes())
 
 
 @router.get(

@@ -21,6 +21,7 @@ from backend.jobs.states import TERMINAL
 from backend.metrics.repository import MetricRepository
 from backend.metrics.schemas import MAX_LIMIT
 from backend.tuning.models import ConfigVersion
+from backend.tuning.previews import Previews, Replay
 from backend.tuning.repository import ConfigVersionRepository
 from backend.tuning.schemas import (
     ClassPrediction,
@@ -34,7 +35,7 @@ from spark_runner.contract.control import CLASS_FIELDS, LiveConfig
 from spark_runner.contract.samples import MetricSample
 from spark_runner.contract.snapshot import JobSnapshot
 from spark_runner.job.derive import derived_scenario
-from spark_runner.sim.whatif import REPLAY_MAX_S, what_if
+from spark_runner.sim.whatif import REPLAY_MAX_S
 
 
 def record_initial(session: Session, job: Job, config: LiveConfig, created_by: str | None) -> None:
@@ -112,10 +113,32 @@ def propagate_class_change(
     return touched
 
 
-def preview(session: Session, job_id: int, changes: dict[str, Any]) -> WhatIfRead:
+async def preview(
+    previews: Previews, session: Session, username: str, job_id: int, changes: dict[str, Any]
+) -> WhatIfRead:
     """What ``changes`` would do, predicted by replaying the job's last minutes (its
     samples) through the simulator under the newest configuration and under the change
-    (``spark_runner.sim.whatif``). Validated like a change; nothing is stored."""
+    (``spark_runner.sim.whatif``), in a worker process within ``previews``' bounds.
+    Validated like a change; nothing is stored."""
+    result = await previews.run(username, lambda: _replay_of(session, job_id, changes))
+    return WhatIfRead(
+        job_id=job_id,
+        window_s=result.window_s,
+        classes={
+            name: ClassWhatIf(
+                measured=ClassPrediction(**vars(result.measured[name])),
+                current=ClassPrediction(**vars(result.current[name])),
+                proposed=ClassPrediction(**vars(result.proposed[name])),
+            )
+            for name in result.current
+            if name in result.measured
+        },
+    )
+
+
+def _replay_of(session: Session, job_id: int, changes: dict[str, Any]) -> Replay:
+    """The replay's inputs: the job's scenario, its newest samples, the configuration in
+    force and the change applied to it (refused here, 422, when it breaks a rule)."""
     job = jobs.get_job(session, job_id)
     current = latest_config(session, job_id)
     proposed = current.merged(changes, current.version + 1)
@@ -130,20 +153,7 @@ def preview(session: Session, job_id: int, changes: dict[str, Any]) -> WhatIfRea
         else []
     )
     samples = [MetricSample.model_validate(r, from_attributes=True).model_dump() for r in rows]
-    result = what_if(document, samples, current, proposed)
-    return WhatIfRead(
-        job_id=job_id,
-        window_s=result.window_s,
-        classes={
-            name: ClassWhatIf(
-                measured=ClassPrediction(**vars(result.measured[name])),
-                current=ClassPrediction(**vars(result.current[name])),
-                proposed=ClassPrediction(**vars(result.proposed[name])),
-            )
-            for name in result.current
-            if name in result.measured
-        },
-    )
+    return Replay(document, samples, current, proposed)
 
 
 def newer_than(session: Session, job_id: int, version: int) -> LiveConfig | None:

@@ -1,13 +1,15 @@
-"""Failed-login throttling: a sliding window of failures per key, on an injected clock.
+"""Throttles: a sliding window of events per key, on an injected clock.
 
-A key (a username, or a client address) that has failed ``limit`` times within the last
-``window_s`` seconds is blocked until its oldest counted failure leaves the window; the
-caller answers 429 with that wait as ``Retry-After``. Only failures count, so a user who
-types the password right is never slowed down by their own successes. Attempts still being
-checked count too (as *pending*): otherwise a burst of 300 parallel guesses would all pass
-the check before the first of them failed.
+A key that has recorded ``limit`` events within the last ``window_s`` seconds is blocked
+until its oldest counted event leaves the window; the caller answers 429 with that wait
+as ``Retry-After``. Logins record their failures (a key is a username, or a client
+address): only failures count, so a user who types the password right is never slowed
+down by their own successes. Attempts still being checked count too (as *pending*):
+otherwise a burst of 300 parallel guesses would all pass the check before the first of
+them failed. Previews of a live change record each one started, per user
+(``backend.tuning.previews``).
 
-Invariants: a key holds at most ``limit`` failure times, all within ``window_s`` of the
+Invariants: a key holds at most ``limit`` event times, all within ``window_s`` of the
 newest reading of the clock; at most ``max_keys`` keys are tracked (the oldest is
 forgotten first), so a spray of random usernames cannot grow memory without bound.
 Not thread-safe: the API calls it from the event loop only.
@@ -31,8 +33,14 @@ PENDING_RETRY_S = 1.0
 under a second, after which they are failures or successes)."""
 
 
-class FailureWindow:
-    """Failures per key in a sliding window of ``window_s`` seconds."""
+def whole_seconds(wait_s: float) -> int:
+    """A wait as ``Retry-After`` gives it: whole seconds, rounded up but not past float
+    noise (a wait of 60.000000001 s is 60, not 61); 0 = go ahead."""
+    return 0 if wait_s <= 0 else max(1, math.ceil(wait_s - 1e-6))
+
+
+class SlidingWindow:
+    """Events per key in a sliding window of ``window_s`` seconds."""
 
     def __init__(
         self,
@@ -42,24 +50,24 @@ class FailureWindow:
         max_keys: int = 10_000,
     ) -> None:
         if limit < 1:
-            raise ValueError(f"limit={limit} is invalid: at least one failure must be allowed")
+            raise ValueError(f"limit={limit} is invalid: at least one event must be allowed")
         if not window_s > 0:
             raise ValueError(f"window_s={window_s} is invalid: the window must be positive")
         self.limit = limit
         self.window_s = window_s
         self.max_keys = max_keys
         self._clock = clock
-        self._failures: OrderedDict[str, deque[float]] = OrderedDict()
+        self._events: OrderedDict[str, deque[float]] = OrderedDict()
         self._pending: dict[str, int] = {}
 
     def retry_after_s(self, key: str) -> float:
         """Seconds until ``key`` may try again; 0 when it is not blocked."""
         now = self._clock()
         times = self._current(key, now)
-        failures = 0 if times is None else len(times)
-        if failures + self._pending.get(key, 0) < self.limit:
+        events = 0 if times is None else len(times)
+        if events + self._pending.get(key, 0) < self.limit:
             return 0.0
-        if times is not None and failures >= self.limit:
+        if times is not None and events >= self.limit:
             return times[0] + self.window_s - now
         return PENDING_RETRY_S
 
@@ -72,39 +80,39 @@ class FailureWindow:
         if left > 0:
             self._pending[key] = left
 
-    def record_failure(self, key: str) -> None:
+    def record(self, key: str) -> None:
         now = self._clock()
         times = self._current(key, now)
         if times is None:
             self._make_room(now)
-            times = self._failures[key] = deque(maxlen=self.limit)
+            times = self._events[key] = deque(maxlen=self.limit)
         times.append(now)
 
     def forget(self, key: str) -> None:
-        self._failures.pop(key, None)
+        self._events.pop(key, None)
 
     def __len__(self) -> int:
-        return len(self._failures)
+        return len(self._events)
 
     def _current(self, key: str, now: float) -> deque[float] | None:
-        """The key's failures still inside the window (expired ones dropped)."""
-        times = self._failures.get(key)
+        """The key's events still inside the window (expired ones dropped)."""
+        times = self._events.get(key)
         if times is None:
             return None
         while times and times[0] <= now - self.window_s:
             times.popleft()
         if not times:
-            del self._failures[key]
+            del self._events[key]
             return None
         return times
 
     def _make_room(self, now: float) -> None:
-        if len(self._failures) < self.max_keys:
+        if len(self._events) < self.max_keys:
             return
-        for key in [k for k, times in self._failures.items() if times[-1] <= now - self.window_s]:
-            del self._failures[key]
-        while len(self._failures) >= self.max_keys:
-            self._failures.popitem(last=False)
+        for key in [k for k, times in self._events.items() if times[-1] <= now - self.window_s]:
+            del self._events[key]
+        while len(self._events) >= self.max_keys:
+            self._events.popitem(last=False)
 
 
 class LoginThrottle:
@@ -121,16 +129,14 @@ class LoginThrottle:
     def __init__(
         self, per_user: int, per_client: int, window_s: float, clock: Clock = time.monotonic
     ) -> None:
-        self.users = FailureWindow(per_user, window_s, clock)
-        self.clients = FailureWindow(per_client, window_s, clock)
+        self.users = SlidingWindow(per_user, window_s, clock)
+        self.clients = SlidingWindow(per_client, window_s, clock)
 
     def retry_after_s(self, username: str, client: str) -> int:
         """Whole seconds to wait before ``username`` may try from ``client``; 0 = go ahead."""
-        wait_s = max(self.users.retry_after_s(username), self.clients.retry_after_s(client))
-        if wait_s <= 0:
-            return 0
-        # Rounded up, but not past float noise: a wait of 60.000000001 s is 60, not 61.
-        return max(1, math.ceil(wait_s - 1e-6))
+        return whole_seconds(
+            max(self.users.retry_after_s(username), self.clients.retry_after_s(client))
+        )
 
     def start(self, username: str, client: str) -> None:
         """An attempt passed ``retry_after_s`` and is being checked."""
@@ -144,7 +150,7 @@ class LoginThrottle:
         self.users.finish(username)
         self.clients.finish(client)
         if outcome == "wrong":
-            self.users.record_failure(username)
-            self.clients.record_failure(client)
+            self.users.record(username)
+            self.clients.record(client)
         elif outcome == "right":
             self.users.forget(username)

@@ -13,3 +13,8 @@ class ParameterError(ValueError):
         self.value = value
         self.rule = rule
         super().__init__(f"{field}={value!r} is invalid: {rule}")
+
+    def __reduce__(self) -> tuple[type[ParameterError], tuple[str, Any, str]]:
+        # Pickled whole (a preview's replay raises it in a worker process): the default
+        # would rebuild it from the message alone, which ``__init__`` does not take.
+        return type(self), (self.field, self.value, self.rule)

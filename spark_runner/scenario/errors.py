@@ -38,6 +38,11 @@ class ScenarioError(ValueError):
         head = f"invalid scenario{f' {source}' if source else ''}"
         super().__init__(head + ":\n  " + "\n  ".join(lines))
 
+    def __reduce__(self) -> tuple[type[ScenarioError], tuple[tuple[Issue, ...], str]]:
+        # Pickled whole (a preview's replay raises it in a worker process): the default
+        # would rebuild it from the message alone, which ``__init__`` does not take.
+        return type(self), (self.issues, self.source)
+
 
 def format_path(loc: Sequence[str | int]) -> str:
     """``("classes", 2, "queries", 0, "name")`` → ``classes[2].queries[0].name``."""

@@ -119,26 +119,27 @@ def test_generated_requests_get_no_server_error_and_documented_answers(
         for username, role in ROLES.items():
             make_user(session, username, role)
         auth = {username: _token(session, username) for username in ROLES}
-    client = TestClient(app)
-    # Something to find: a class and a job, so ids 1 hit real rows too.
-    client.post(
-        "/api/v1/classes",
-        json={"name": "seed", "priority": 1, "delay_target_s": 1},
-        headers=auth["admin"],
-    )
-    client.post("/api/v1/jobs", json={}, headers=auth["admin"])
+    # Its lifespan stops what requests started (the previews' worker processes).
+    with TestClient(app) as client:
+        # Something to find: a class and a job, so ids 1 hit real rows too.
+        client.post(
+            "/api/v1/classes",
+            json={"name": "seed", "priority": 1, "delay_target_s": 1},
+            headers=auth["admin"],
+        )
+        client.post("/api/v1/jobs", json={}, headers=auth["admin"])
 
-    schema = schemathesis.openapi.from_asgi("/openapi.json", app)
-    sent: dict[str, int] = {}
-    server_errors: list[str] = []
-    violations: list[str] = []
-    for username, headers in auth.items():
-        sent[username] = 0
-        for result in schema.get_all_operations():
-            assert isinstance(result, Ok), f"the spec has an invalid operation: {result}"
-            operation = result.ok()
-            if (operation.method.upper(), operation.path) not in SKIPPED:
-                fuzz(operation, username, headers, sent, server_errors, violations)
+        schema = schemathesis.openapi.from_asgi("/openapi.json", app)
+        sent: dict[str, int] = {}
+        server_errors: list[str] = []
+        violations: list[str] = []
+        for username, headers in auth.items():
+            sent[username] = 0
+            for result in schema.get_all_operations():
+                assert isinstance(result, Ok), f"the spec has an invalid operation: {result}"
+                operation = result.ok()
+                if (operation.method.upper(), operation.path) not in SKIPPED:
+                    fuzz(operation, username, headers, sent, server_errors, violations)
     total = sum(sent.values())
     print(
         f"\nschemathesis ({database_url.split(':', maxsplit=1)[0]}): {total} generated requests "

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from backend.users.throttle import PENDING_RETRY_S, FailureWindow, LoginThrottle, Outcome
+from backend.users.throttle import PENDING_RETRY_S, LoginThrottle, Outcome, SlidingWindow
 
 
 class HandClock:
@@ -19,26 +19,26 @@ class HandClock:
 
 def test_a_key_is_blocked_at_the_limit_until_its_oldest_failure_leaves_the_window() -> None:
     clock = HandClock()
-    window = FailureWindow(limit=3, window_s=60, clock=clock)
+    window = SlidingWindow(limit=3, window_s=60, clock=clock)
     for at in (1000.0, 1010.0, 1020.0):
         clock.now = at
         assert window.retry_after_s("alice") == 0
-        window.record_failure("alice")
+        window.record("alice")
     assert window.retry_after_s("alice") == pytest.approx(40)  # 1000 + 60 - 1020
     clock.now = 1059.5
     assert window.retry_after_s("alice") == pytest.approx(0.5)
     clock.now = 1060.0  # the failure at 1000 has left the window: two remain
     assert window.retry_after_s("alice") == 0
-    window.record_failure("alice")
+    window.record("alice")
     assert window.retry_after_s("alice") == pytest.approx(10)  # now the one at 1010 leads
 
 
 def test_keys_are_counted_apart_and_forget_clears_one() -> None:
     clock = HandClock()
-    window = FailureWindow(limit=2, window_s=60, clock=clock)
-    window.record_failure("alice")
-    window.record_failure("alice")
-    window.record_failure("bob")
+    window = SlidingWindow(limit=2, window_s=60, clock=clock)
+    window.record("alice")
+    window.record("alice")
+    window.record("bob")
     assert window.retry_after_s("alice") == pytest.approx(60)
     assert window.retry_after_s("bob") == 0
     window.forget("alice")
@@ -47,21 +47,21 @@ def test_keys_are_counted_apart_and_forget_clears_one() -> None:
 
 def test_expired_keys_are_dropped_and_memory_is_bounded() -> None:
     clock = HandClock()
-    window = FailureWindow(limit=5, window_s=10, clock=clock, max_keys=100)
+    window = SlidingWindow(limit=5, window_s=10, clock=clock, max_keys=100)
     for i in range(1000):
-        window.record_failure(f"user{i}")
+        window.record(f"user{i}")
     assert len(window) == 100  # the oldest were forgotten first
     assert window.retry_after_s("user999") == 0 and len(window) == 100
     clock.now += 10
-    window.record_failure("late")
+    window.record("late")
     assert len(window) == 1  # everything older than the window went at once
 
 
 def test_attempts_in_progress_count_toward_the_limit() -> None:
     """300 parallel guesses must not all pass the check before the first one fails."""
     clock = HandClock()
-    window = FailureWindow(limit=3, window_s=60, clock=clock)
-    window.record_failure("alice")
+    window = SlidingWindow(limit=3, window_s=60, clock=clock)
+    window.record("alice")
     window.start("alice")
     window.start("alice")
     assert window.retry_after_s("alice") == PENDING_RETRY_S
@@ -77,7 +77,7 @@ def test_attempts_in_progress_count_toward_the_limit() -> None:
 @pytest.mark.parametrize(("limit", "window_s"), [(0, 60), (3, 0), (3, -1)])
 def test_invalid_limits_name_the_rule(limit: int, window_s: float) -> None:
     with pytest.raises(ValueError, match="is invalid"):
-        FailureWindow(limit=limit, window_s=window_s)
+        SlidingWindow(limit=limit, window_s=window_s)
 
 
 def attempt(throttle: LoginThrottle, username: str, client: str, outcome: Outcome) -> None:

@@ -187,6 +187,22 @@ def test_config_shows_the_latest_and_the_applied_content(client: TestClient, job
     assert done["applied"]["version"] == 1 and done["applied"]["config"] == done["config"]
 
 
+def store_overloaded_samples(
+    client: TestClient, job_id: int, job_auth: dict[str, str], seconds: int
+) -> None:
+    """``seconds`` of one-second samples of ``job``: fraud costs 0.3 s/s of work, ads
+    1.5 s/s, and each class shed 20 of its 100 tuples a second."""
+    samples = [
+        {**_sample(seq, name), "load": load, "shed_count": 20}
+        for seq in range(seconds)
+        for name, load in (("fraud", 0.3), ("ads", 1.5))
+    ]
+    posted = client.post(
+        f"/api/v1/jobs/{job_id}/metrics", json={"samples": samples}, headers=job_auth
+    )
+    assert posted.status_code == 202, posted.text
+
+
 def test_a_change_is_predicted_by_replaying_the_jobs_last_minutes(client: TestClient, job) -> None:
     """POST .../config/preview replays the job's samples through the simulator under the
     configuration in force and under the change, beside what the job measured; nothing is
@@ -196,15 +212,7 @@ def test_a_change_is_predicted_by_replaying_the_jobs_last_minutes(client: TestCl
     change = {"classes": {"ads": {"priority": 9}}}
     empty = client.post(url, json=change)
     assert empty.status_code == 422 and "no samples in its last 120 s" in empty.text
-    samples = [
-        {**_sample(seq, name), "load": load, "shed_count": 20}
-        for seq in range(30)
-        for name, load in (("fraud", 0.3), ("ads", 1.5))
-    ]
-    posted = client.post(
-        f"/api/v1/jobs/{job_id}/metrics", json={"samples": samples}, headers=job_auth
-    )
-    assert posted.status_code == 202, posted.text
+    store_overloaded_samples(client, job_id, job_auth, seconds=30)
     preview = client.post(url, json=change)
     assert preview.status_code == 200, preview.text
     body = preview.json()
