@@ -6,6 +6,8 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from backend.queries.models import ContinuousQuery
+from backend.queries.schemas import query_part
+from spark_runner.scenario.compose import inputs_of
 
 
 class QueryRepository:
@@ -29,6 +31,11 @@ class QueryRepository:
             ContinuousQuery.name == name, ContinuousQuery.shared.is_(True)
         )
         return self.session.scalars(stmt.order_by(ContinuousQuery.id)).first()
+
+    def reading(self, source: str) -> list[ContinuousQuery]:
+        """The stored queries that read ``source`` (a stream's name, or ``query:<name>``
+        for a shared query's output): as their source, a join's right side or in SQL."""
+        return [q for q in self.list_all() if source in inputs_of(query_part(q))]
 
     def get(self, query_id: int) -> ContinuousQuery | None:
         return self.session.get(ContinuousQuery, query_id)

@@ -5,6 +5,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from backend.queries.models import ContinuousQuery
+from spark_runner.scenario.compose import QueryPart
 from spark_runner.scenario.models import NAME_MAX_LENGTH, NAME_PATTERN
 
 
@@ -48,3 +50,8 @@ class QueryRead(QuerySpec):
     class_id: int
     created_at: datetime
     updated_at: datetime
+
+
+def query_part(query: ContinuousQuery | QuerySpec) -> QueryPart:
+    """A stored query, or one about to be, as the scenario composer takes it."""
+    return QueryPart(query.name, query.source, list(query.operators), query.shared)

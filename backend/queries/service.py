@@ -3,7 +3,8 @@ inside a scenario composed around it, so what is stored also runs."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy.orm import Session
@@ -13,18 +14,18 @@ from backend.classes.models import QueryClass
 from backend.errors import Conflict, FieldErrors, NotFound
 from backend.queries.models import ContinuousQuery
 from backend.queries.repository import QueryRepository
-from backend.queries.schemas import QuerySpec
+from backend.queries.schemas import QuerySpec, query_part
 from backend.streams.repository import StreamRepository
 from spark_runner.contract.control import LiveConfig
-from spark_runner.scenario.compose import QUERY_PREFIX, QueryPart, compose, inputs_of
+from spark_runner.scenario.compose import QUERY_PREFIX, QueryPart, compose
 from spark_runner.scenario.errors import ScenarioError
 from spark_runner.scenario.loader import scenario_from_dict
+from spark_runner.scenario.models import Scenario
+from spark_runner.scenario.validate import RIGHT_SUFFIX, columns_named
 
-_NOOP = {"kind": "map", "expression": "value", "output": "value", "cpu_cost_per_tuple_s": 0}
-
-
-def query_part(query: ContinuousQuery | QuerySpec) -> QueryPart:
-    return QueryPart(query.name, query.source, list(query.operators), query.shared)
+# A shared query is validated with this as its reader. It reads no column: the output of a
+# shared query over a declared stream need not have one in particular (``value``).
+_NOOP = {"kind": "map", "expression": "1", "output": "stand_in", "cpu_cost_per_tuple_s": 0}
 
 
 def shared_closure(session: Session, queries: Sequence[QueryPart]) -> list[QueryPart]:
@@ -60,7 +61,9 @@ def _references(query: QueryPart) -> list[tuple[str, str]]:
     return [(path, ref) for path, ref in refs if ref.startswith(QUERY_PREFIX)]
 
 
-def validate(session: Session, query_class: QueryClass, spec: QuerySpec) -> None:
+def validate(session: Session, query_class: QueryClass, spec: QuerySpec) -> Scenario:
+    """The scenario ``spec`` runs in (its shared queries, the declared streams), checked;
+    ``FieldErrors`` with paths in ``spec`` if it breaks a rule."""
     part = query_part(spec)
     shared = shared_closure(session, [part])
     if spec.shared:
@@ -81,7 +84,7 @@ def validate(session: Session, query_class: QueryClass, spec: QuerySpec) -> None
         name="validation",
     )
     try:
-        scenario_from_dict(document)
+        return scenario_from_dict(document)
     except ScenarioError as error:
         raise FieldErrors(
             [(issue.path.removeprefix(prefix), issue.message) for issue in error.issues]
@@ -90,28 +93,93 @@ def validate(session: Session, query_class: QueryClass, spec: QuerySpec) -> None
 
 def readers(session: Session, stream: str) -> list[ContinuousQuery]:
     """The stored queries that read ``stream``."""
-    return [q for q in QueryRepository(session).list_all() if stream in inputs_of(query_part(q))]
+    return QueryRepository(session).reading(stream)
 
 
-def check_readers(session: Session, stream: str) -> None:
-    """``FieldErrors`` (on ``columns``) if a stored query reading ``stream`` no longer
-    passes its checks (its declared columns changed under it)."""
+def dependents(session: Session, source: str) -> list[ContinuousQuery]:
+    """The stored queries that read ``source`` (a stream, or ``query:<name>``), directly
+    or through shared queries."""
+    repo = QueryRepository(session)
+    found: dict[int, ContinuousQuery] = {}
+    pending = [source]
+    while pending:
+        for query in repo.reading(pending.pop()):
+            if query.id not in found:
+                found[query.id] = query
+                if query.shared:
+                    pending.append(QUERY_PREFIX + query.name)
+    return list(found.values())
+
+
+@dataclass(frozen=True)
+class TypeChange:
+    """A declared column's type as a change of its stream would change it."""
+
+    path: str
+    """Where in the request, e.g. ``columns[1].type``."""
+    old: str
+    new: str
+
+
+def check_readers(
+    session: Session,
+    source: str,
+    *,
+    field: str = "columns",
+    retyped: Mapping[str, TypeChange] | None = None,
+) -> None:
+    """``FieldErrors`` if a stored query that reads ``source`` (a stream, or
+    ``query:<name>``), directly or through shared queries, no longer passes its checks
+    after ``source`` changed (reported on ``field``), or reads a column of ``retyped``.
+
+    A query was checked against its columns' types too: a type it was not checked with
+    can fail it at run time (a string compared with a number, a sum of strings, a join of
+    a long with a string), and the checks do not infer types, so a column a stored query
+    reads keeps its type (the query names it, or a join's ``_r`` copy of it; compared
+    regardless of case, as Spark resolves names)."""
+    name = source.removeprefix(QUERY_PREFIX)
+    what = f"stream {name!r}" if name == source else f"shared query {name!r}"
     broken: list[tuple[str, str]] = []
-    for query in readers(session, stream):
+    for query in dependents(session, source):
         query_class = classes.get_class(session, query.class_id)
+        who = f"query {query.name!r} of class {query_class.name!r}"
+        spec = QuerySpec.model_validate(query, from_attributes=True)
         try:
-            validate(session, query_class, QuerySpec.model_validate(query, from_attributes=True))
+            scenario = validate(session, query_class, spec)
         except FieldErrors as error:
             broken += [
                 (
-                    "columns",
-                    f"query {query.name!r} of class {query_class.name!r} reads stream "
-                    f"{stream!r} and would fail ({path}: {message}); change the query first",
+                    field,
+                    f"{who} reads {what} and would fail ({path}: {message}); "
+                    "change the query first",
                 )
                 for path, message in error.errors
             ]
+            continue
+        read = {name.lower() for name in _columns_read(scenario, shared=spec.shared)}
+        broken += [
+            (
+                change.path,
+                f"{who} reads column {column!r} of {what}, checked as {change.old}: the "
+                f"columns a stored query reads keep their types ({change.old} -> "
+                f"{change.new} refused); change or delete the query first, or declare "
+                "a new column",
+            )
+            for column, change in (retyped or {}).items()
+            if {column.lower(), (column + RIGHT_SUFFIX).lower()} & read
+        ]
     if broken:
         raise FieldErrors(broken)
+
+
+def _columns_read(scenario: Scenario, *, shared: bool) -> frozenset[str]:
+    """The columns a query's validation scenario (:func:`validate`) reads: its shared
+    segments', and its class query's unless the query is shared (its class query is then
+    only a stand-in reader)."""
+    operators = [op for segment in scenario.shared_segments for op in segment.operators]
+    if not shared:
+        operators += [op for c in scenario.classes for q in c.queries for op in q.operators]
+    return columns_named(operators, {s.name: s.sql_columns for s in scenario.streams})
 
 
 def list_queries(session: Session, class_id: int) -> Sequence[ContinuousQuery]:

@@ -1,10 +1,12 @@
 """Declared-stream use cases. A stream's columns are what the queries reading it were
-checked against, so a change is checked against every one of them again, and a stream
-that a query reads cannot be deleted."""
+checked against, so a change is checked against every one of them again (those reading
+it through shared queries too; a column they read keeps its type), and a stream that a
+query reads cannot be deleted."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from sqlalchemy.orm import Session
 
@@ -33,6 +35,7 @@ def save(session: Session, spec: StreamSpec, stream_id: int | None = None) -> De
         raise Conflict(f"name={spec.name!r} is taken: stream names must be unique")
     stream = DeclaredStream() if stream_id is None else get_stream(session, stream_id)
     old_name = stream.name
+    retyped = _retyped(stream.columns or [], spec)
     if stream_id is not None and old_name != spec.name and queries.readers(session, old_name):
         raise Conflict(
             f"stream {old_name!r} is read by queries; a rename would leave them reading "
@@ -45,8 +48,18 @@ def save(session: Session, spec: StreamSpec, stream_id: int | None = None) -> De
     if stream_id is None:
         repo.add(stream)
     session.flush()
-    queries.check_readers(session, spec.name)
+    queries.check_readers(session, spec.name, retyped=retyped)
     return stream
+
+
+def _retyped(stored: list[dict[str, Any]], spec: StreamSpec) -> dict[str, queries.TypeChange]:
+    """The columns of ``spec`` that ``stored`` declares with another type."""
+    before = {column["name"]: column.get("type") for column in stored}
+    return {
+        column.name: queries.TypeChange(f"columns[{i}].type", str(before[column.name]), column.type)
+        for i, column in enumerate(spec.columns)
+        if column.name in before and before[column.name] != column.type
+    }
 
 
 def delete(session: Session, stream_id: int) -> None:

@@ -18,7 +18,7 @@ Each broken rule is an :class:`Issue` with the YAML path it concerns.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from spark_runner.core.errors import ParameterError
 from spark_runner.core.managers.registry import manager_params
@@ -44,6 +44,8 @@ ENGINE_COLUMNS = frozenset({"seq", "arrival_s"})
 """Columns every tuple has besides its stream's own."""
 WINDOW_COLUMNS = frozenset({"value", "window_start_s", "window_end_s", "arrival_s"})
 """What a window aggregate emits besides its grouping columns."""
+RIGHT_SUFFIX = "_r"
+"""A window join's copy of a right-side column whose name the left side has too."""
 
 
 def check_scenario(scenario: Scenario) -> list[Issue]:
@@ -335,7 +337,7 @@ def _check_columns(scenario: Scenario, inputs: Mapping[str, str], issues: list[I
                     missing(
                         f"{path}.on_column", [op.on_column], right, f"join column (in {op.right!r})"
                     )
-                    have = have | right | {f"{c}_r" for c in right & have}
+                    have = have | right | {c + RIGHT_SUFFIX for c in right & have}
         return have
 
     for i, cls in enumerate(scenario.classes):
@@ -345,6 +347,30 @@ def _check_columns(scenario: Scenario, inputs: Mapping[str, str], issues: list[I
                 walk(f"classes[{i}].queries[{j}]", start, list(query.operators))
     for name in segments:
         columns_of(name)
+
+
+def columns_named(
+    operators: Iterable[object], streams: Mapping[str, frozenset[str]]
+) -> frozenset[str]:
+    """Every column name the ``operators`` of a valid scenario read (those
+    :func:`_check_columns` checks, and a SQL operator's over ``streams``: name → the
+    columns SQL reads there), whichever input it comes from. For a caller that must know
+    whether a column is read at all, e.g. before its type changes."""
+    named: set[str] = set()
+    for op in operators:
+        if isinstance(op, FilterOp):
+            named |= parse_predicate(op.predicate).columns
+        elif isinstance(op, MapOp):
+            named |= check_expression(op.expression).columns
+        elif isinstance(op, ProjectOp):
+            named |= set(op.columns)
+        elif isinstance(op, WindowAggregateOp):
+            named |= set(op.group_by) | (set() if op.function == "count" else {op.column})
+        elif isinstance(op, WindowJoinOp):
+            named.add(op.on_column)
+        elif isinstance(op, SqlOp):
+            named.update(*check_query(op.statement, dict(streams)).columns.values())
+    return frozenset(named)
 
 
 def _check_sql(scenario: Scenario, issues: list[Issue]) -> None:
