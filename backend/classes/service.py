@@ -10,6 +10,7 @@ from backend.classes.models import QueryClass
 from backend.classes.repository import QueryClassRepository
 from backend.classes.schemas import QueryClassCreate, QueryClassUpdate, control_of
 from backend.errors import Conflict, NotFound
+from backend.queries.repository import QueryRepository
 from backend.tuning import service as tuning
 from spark_runner.contract.control import CLASS_FIELDS, ClassControl
 
@@ -61,4 +62,21 @@ def class_control(query_class: QueryClass) -> ClassControl:
 
 
 def delete_class(session: Session, class_id: int) -> None:
-    QueryClassRepository(session).delete(get_class(session, class_id))
+    """Delete a class and its queries; refused (409) while queries of other classes read
+    one of its shared queries, which would go with it."""
+    repo = QueryClassRepository(session)
+    query_class = get_class(session, class_id)
+    queries = QueryRepository(session)
+    read = sorted(
+        f"{reader.name!r} of class {get_class(session, reader.class_id).name!r} reads "
+        f"shared query {shared.name!r}"
+        for shared in queries.for_classes([class_id])
+        for reader in queries.output_readers(shared)
+        if reader.class_id != class_id
+    )
+    if read:
+        raise Conflict(
+            f"class {query_class.name!r} owns shared queries that other classes read "
+            f"(query {'; query '.join(read)}); delete or change those queries first"
+        )
+    repo.delete(query_class)

@@ -7,7 +7,7 @@ from sqlalchemy.orm import Session
 
 from backend.queries.models import ContinuousQuery
 from backend.queries.schemas import query_part
-from spark_runner.scenario.compose import inputs_of
+from spark_runner.scenario.compose import QUERY_PREFIX, inputs_of
 
 
 class QueryRepository:
@@ -36,6 +36,16 @@ class QueryRepository:
         """The stored queries that read ``source`` (a stream's name, or ``query:<name>``
         for a shared query's output): as their source, a join's right side or in SQL."""
         return [q for q in self.list_all() if source in inputs_of(query_part(q))]
+
+    def output_readers(self, query: ContinuousQuery) -> list[ContinuousQuery]:
+        """The other stored queries that read ``query``'s output: none unless it is shared
+        and the one its name stands for (``query:<name>`` names the first of that name)."""
+        if not query.shared:
+            return []
+        named = self.shared_named(query.name)
+        if named is None or named.id != query.id:
+            return []
+        return [q for q in self.reading(QUERY_PREFIX + query.name) if q.id != query.id]
 
     def get(self, query_id: int) -> ContinuousQuery | None:
         return self.session.get(ContinuousQuery, query_id)

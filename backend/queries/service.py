@@ -197,6 +197,8 @@ def get_query(session: Session, class_id: int, query_id: int) -> ContinuousQuery
 def save(
     session: Session, class_id: int, spec: QuerySpec, query_id: int | None = None
 ) -> ContinuousQuery:
+    """Store ``spec``. A change of a shared query that other queries read is checked
+    against them: they keep reading it (no rename, no unsharing), and still pass."""
     query_class = classes.get_class(session, class_id)
     siblings = QueryRepository(session).for_classes([class_id])
     if any(q.name == spec.name and q.id != query_id for q in siblings):
@@ -204,8 +206,16 @@ def save(
     validate(session, query_class, spec)
     if query_id is None:
         query = ContinuousQuery(class_id=class_id)
+        read_by: list[ContinuousQuery] = []
     else:
         query = get_query(session, class_id, query_id)
+        read_by = QueryRepository(session).output_readers(query)
+    if read_by and (spec.name != query.name or not spec.shared):
+        change = f"renaming it to {spec.name!r}" if spec.name != query.name else "unsharing it"
+        raise Conflict(
+            f"shared query {query.name!r} is read by {_names(session, read_by)}; "
+            f"{change} would leave them reading nothing: change them first"
+        )
     query.name, query.source, query.operators, query.shared = (
         spec.name,
         spec.source,
@@ -215,11 +225,31 @@ def save(
     if query_id is None:
         QueryRepository(session).add(query)
     session.flush()
+    if read_by:
+        check_readers(session, QUERY_PREFIX + query.name, field="operators")
     return query
 
 
 def delete(session: Session, class_id: int, query_id: int) -> None:
-    QueryRepository(session).delete(get_query(session, class_id, query_id))
+    """Delete a query; a shared query that other queries read is kept (409 naming them),
+    as a stream that queries read is."""
+    repo = QueryRepository(session)
+    query = get_query(session, class_id, query_id)
+    read_by = repo.output_readers(query)
+    if read_by:
+        raise Conflict(
+            f"shared query {query.name!r} is read by {_names(session, read_by)}; "
+            "delete or change them first"
+        )
+    repo.delete(query)
+
+
+def _names(session: Session, queries: Sequence[ContinuousQuery]) -> str:
+    """``queries 'a' of class 'x', 'b' of class 'y'``, sorted."""
+    named = sorted(
+        f"{q.name!r} of class {classes.get_class(session, q.class_id).name!r}" for q in queries
+    )
+    return ("query " if len(named) == 1 else "queries ") + ", ".join(named)
 
 
 def scenario_for(

@@ -1,9 +1,10 @@
 """Probe (issue 42, finding 7): changes that pull a source from under stored queries.
 
 Before: a declared column's type could change under a query that reads it (a filter
-``amount > 100`` kept running on a string), and a change reached only the queries reading
-the stream directly (not those reading it through a shared query). Now each is refused,
-naming the query that reads the source and the rule.
+``amount > 100`` kept running on a string), a change reached only the queries reading
+the stream directly (not those reading it through a shared query), and a shared query
+could be deleted, renamed or unshared while another class read it (a stream gets 409).
+Now each is refused, naming the query that reads the source and the rule.
 """
 
 from __future__ import annotations
@@ -111,3 +112,42 @@ def test_a_column_a_stored_query_reads_keeps_its_type(client: TestClient) -> Non
     # a column no stored query reads may change its type
     desk = {"name": "desk", "type": "long", "generator": {"kind": "choice", "values": [1, 2]}}
     assert client.put(url, json=_with(desk)).status_code == 200
+
+
+def test_a_shared_query_another_class_reads_is_kept(client: TestClient) -> None:
+    fraud, ads = _class(client, "fraud", 6), _class(client, "ads", 1)
+    clean_body = {
+        "name": "clean",
+        "source": "trades",
+        "shared": True,
+        "operators": [{"kind": "project", "columns": ["key", "value"]}],
+    }
+    clean = _query(client, fraud, clean_body)
+    hot = _query(
+        client,
+        ads,
+        {
+            "name": "hot",
+            "source": "query:clean",
+            "operators": [{"kind": "filter", "predicate": "value > 0.5"}],
+        },
+    )
+    readers = "shared query 'clean' is read by query 'hot' of class 'ads'"
+
+    deleted = client.delete(clean)
+    assert deleted.status_code == 409, deleted.text
+    assert readers in deleted.json()["detail"] and "delete or change them first" in deleted.text
+    for change in ({"name": "clean2"}, {"shared": False}):
+        changed = client.put(clean, json={**clean_body, **change})
+        assert changed.status_code == 409 and readers in changed.json()["detail"], changed.text
+    narrower = {**clean_body, "operators": [{"kind": "project", "columns": ["key"]}]}
+    refused = _refusals(client.put(clean, json=narrower))["operators"]
+    assert "query 'hot' of class 'ads' reads shared query 'clean' and would fail" in refused
+    owner = client.delete(fraud)
+    assert owner.status_code == 409, owner.text
+    assert "query 'hot' of class 'ads' reads shared query 'clean'" in owner.json()["detail"]
+    assert client.get(clean).json()["operators"] == clean_body["operators"]  # all kept
+
+    assert client.delete(hot).status_code == 204
+    assert client.delete(clean).status_code == 204
+    assert client.delete(fraud).status_code == 204
