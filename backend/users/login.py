@@ -30,6 +30,7 @@ from sqlalchemy.orm import Session
 from backend.errors import DomainError
 from backend.settings import Settings
 from backend.users import security, service
+from backend.users.models import fold_username
 from backend.users.schemas import TokenResponse
 from backend.users.throttle import Clock, LoginThrottle, Outcome
 
@@ -79,11 +80,14 @@ class Logins:
         ttl: timedelta,
     ) -> TokenResponse:
         """A token for ``username``, or ``TooManyLogins`` / ``service.Unauthorized``
-        (the same answer for an unknown username and a wrong password)."""
-        wait_s = self.throttle.retry_after_s(username, client)
+        (the same answer for an unknown username and a wrong password). The username
+        matches regardless of case, so its failures are counted under its folded form:
+        ``Ops``, ``OPS`` and ``ops`` are one account and share one failure window."""
+        account = fold_username(username)
+        wait_s = self.throttle.retry_after_s(account, client)
         if wait_s:
             raise TooManyLogins(wait_s)
-        self.throttle.start(username, client)
+        self.throttle.start(account, client)
         outcome: Outcome = "undecided"
         try:
             checked = await anyio.to_thread.run_sync(_read_credentials, read_sessions, username)
@@ -94,7 +98,7 @@ class Logins:
             right = checked is not None and checked.active and matches
             outcome = "right" if right else "wrong"
         finally:
-            self.throttle.finish(username, client, outcome)
+            self.throttle.finish(account, client, outcome)
         if checked is None or outcome != "right":
             raise service.Unauthorized("username or password is wrong")
         async with write_gate:

@@ -6,7 +6,7 @@ from datetime import datetime
 from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
-from backend.users.models import ApiToken, Role, User
+from backend.users.models import ApiToken, Role, User, fold_username
 
 
 class UserRepository:
@@ -23,7 +23,10 @@ class UserRepository:
         return self.session.get(User, user_id)
 
     def by_username(self, username: str) -> User | None:
-        return self.session.scalars(select(User).where(User.username == username)).first()
+        """The user whose name is ``username`` regardless of case (they are unique so)."""
+        folded = fold_username(username)
+        stmt = select(User).where(func.lower(User.username) == folded)
+        return self.session.scalars(stmt).first()
 
     def add(self, user: User) -> User:
         self.session.add(user)

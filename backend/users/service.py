@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from backend.db import utcnow
@@ -22,15 +23,28 @@ class Unauthorized(DomainError):
 
 def create_user(session: Session, data: UserCreate) -> User:
     repo = UserRepository(session)
-    if repo.by_username(data.username) is not None:
-        raise Conflict(f"username={data.username!r} is taken: usernames must be unique")
-    return repo.add(
-        User(
-            username=data.username,
-            password_hash=security.hash_password(data.password),
-            role=data.role.value,
-            active=True,
-        )
+    _check_free(repo, data.username)
+    user = User(
+        username=data.username,
+        password_hash=security.hash_password(data.password),
+        role=data.role.value,
+        active=True,
+    )
+    try:
+        with session.begin_nested():
+            return repo.add(user)
+    except IntegrityError:
+        _check_free(repo, data.username)  # a concurrent creation took it
+        raise
+
+
+def _check_free(repo: UserRepository, username: str) -> None:
+    taken = repo.by_username(username)
+    if taken is None:
+        return
+    other = "" if taken.username == username else f" (as {taken.username!r})"
+    raise Conflict(
+        f"username={username!r} is taken{other}: usernames must be unique regardless of case"
     )
 
 

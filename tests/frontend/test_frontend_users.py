@@ -51,7 +51,7 @@ def test_create_user_field_errors(admin_api, real_api):
 
     taken = create_user(admin_api, {"username": "ops", "password": "long enough", "role": "viewer"})
     assert taken.feedback_by_field == {
-        "username": "username='ops' is taken: usernames must be unique"
+        "username": "username='ops' is taken: usernames must be unique regardless of case"
     }
 
 
