@@ -3,8 +3,10 @@
 One rule, written once: everything the service and its jobs create under the data dir is
 readable by their user only. Processes the service starts (API, worker, dashboard, jobs)
 run with :data:`PRIVATE_UMASK`, so whatever a library creates (SQLite's WAL files,
-kombu's message files, Spark's checkpoints) is owner-only too; what the service creates
-itself it creates with explicit modes, whatever the umask of the process that runs it.
+kombu's message files) is owner-only too, and a job's Spark writes its checkpoint and file
+sinks through Hadoop with the same umask (Hadoop sets modes from its own, not the
+process's: ``spark_runner.job.sparkconf``); what the service creates itself it creates with
+explicit modes, whatever the umask of the process that runs it.
 """
 
 from __future__ import annotations
@@ -13,8 +15,18 @@ import os
 import stat
 from pathlib import Path
 
-PRIVATE_UMASK = 0o077
-"""The umask of every service process and job: no bits for group or others."""
+from spark_runner.contract.snapshot import PRIVATE_UMASK
+
+__all__ = [
+    "DIR_MODE",
+    "FILE_MODE",
+    "PRIVATE_UMASK",
+    "open_private_append",
+    "private_dir",
+    "touch_private",
+    "use_private_umask",
+]
+
 DIR_MODE = 0o700
 FILE_MODE = 0o600
 

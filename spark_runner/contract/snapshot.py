@@ -47,6 +47,11 @@ DEFAULT_TARGET_UTILIZATION = 0.9
 """The share of a control period a batch may take: the rest is kept for the batch cycle's
 variation."""
 
+PRIVATE_UMASK = 0o077
+"""The umask of every service process and job (``backend.files``), and the one a job's
+Hadoop file system writes with (``spark_runner.job.sparkconf``): no bits for group or
+others."""
+
 
 class EngineSettings(BaseModel):
     """How the Spark engine runs the job's scenario (defaults: the control plane's jobs)."""

@@ -13,7 +13,7 @@ import logging
 from pathlib import Path
 
 import spark_runner
-from spark_runner.contract.snapshot import JobSnapshot
+from spark_runner.contract.snapshot import PRIVATE_UMASK, JobSnapshot
 from spark_runner.engine.jvm_burn import burn_jar, file_sha256
 from spark_runner.engine.pacing import TICK_S
 from spark_runner.scenario.models import ElasticSpec
@@ -42,6 +42,13 @@ everything slower (a light four-class run here: 2.3-3.2 s of fixed time a batch,
 renames it (atomic on a local disk). Hadoop's raw local file system would save the last
 ``chmod`` of each ``.crc`` file too, but the RocksDB state store needs the checksummed
 one. ``bench/bench_spark_checkpoint.py`` measures the two managers side by side."""
+
+HADOOP_UMASK = f"{PRIVATE_UMASK:03o}"
+"""The umask Hadoop writes with: a job's checkpoint (offset, commit and source logs, state)
+and its file sinks' batch directories and files. Hadoop does not take the process's umask:
+it creates each directory 0777 and each file 0666 narrowed by ``fs.permissions.umask-mode``
+(default 022) and sets that mode itself, so under an owner-only job directory they were
+0755 and 0644. With the service's owner-only umask they are 0700 and 0600."""
 
 
 def package_root() -> Path:
@@ -123,6 +130,7 @@ def spark_properties(snapshot: JobSnapshot, *, python: str, jar: Path | None) ->
         "spark.pyspark.python": python,
         "spark.pyspark.driver.python": python,
         "spark.executorEnv.PYTHONPATH": str(package_root()),
+        "spark.hadoop.fs.permissions.umask-mode": HADOOP_UMASK,
         **CHECKPOINT_PROPERTIES,
     }
     if jar is not None:

@@ -6,6 +6,10 @@
   files 0600.
 - The burn UDF's jar is cached under the data dir with the hash of what was built; a
   tampered jar is rebuilt by the launcher and refused by the job, never loaded.
+- What a job writes through Hadoop (issue 42, finding 7): the file sinks' batch
+  directories and files (Parquet and JSON lines) and its checkpoint (offset, commit and
+  source logs, state). Hadoop sets their modes itself from its own umask (022 by default,
+  whatever the process's), so they were 0755 and 0644 under the 0700 job directory.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from backend.files import PRIVATE_UMASK
 from backend.jobs import launcher
 from backend.settings import Settings
 from spark_runner.contract.snapshot import BurnJar, ClassSnapshot, JobSnapshot
@@ -30,6 +35,7 @@ from tests.stand_in import stand_in_python
 from tests.waiting import poll_for, wait_until
 
 JOB = "import time; print('job up', flush=True); time.sleep(60)\n"
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def mode(path: Path) -> int:
@@ -180,3 +186,75 @@ def test_spark_submit_refuses_a_jar_on_its_class_path_that_changed(tmp_path: Pat
         spark_conf(snapshot, submitted=True)
     conf = spark_conf(snapshot)  # python mode: it is simply left off the class path
     assert conf.get("spark.driver.extraClassPath") is None
+
+
+# One batch of a stateful query written by both file sinks, with a job's Spark properties
+# (``spark_properties``; no burn jar: nothing here runs a map operator). A directory of
+# JSON rows is the input, read once (``availableNow``), so the run ends by itself.
+FILE_SINK_JOB = """
+import contextlib, sys
+from pathlib import Path
+from pyspark import SparkConf
+from pyspark.sql import SparkSession
+from spark_runner.contract.snapshot import ClassSnapshot, JobSnapshot
+from spark_runner.engine.sink import FILE_SINKS, FileBatches, check_sink
+from spark_runner.job.sparkconf import spark_properties
+
+root, rows = Path(sys.argv[1]), sys.argv[2]
+snapshot = JobSnapshot(
+    job_id=1, api_url="", spark_master="local[1]", checkpoint_dir=str(root / "checkpoint"),
+    classes=(ClassSnapshot(name="gold", priority=6, delay_target_s=2),),
+)
+properties = spark_properties(snapshot, python=sys.executable, jar=None)
+spark = SparkSession.builder.config(conf=SparkConf().setAll(list(properties.items()))).getOrCreate()
+try:
+    sinks = []
+    for kind in FILE_SINKS:
+        check_sink(kind, str(root / kind))
+        sinks.append(FileBatches(root / kind, kind, contextlib.nullcontext))
+
+    def write(batch, batch_id):
+        for sink in sinks:
+            sink(batch, batch_id)
+
+    counts = spark.readStream.schema("k long").json(rows).groupBy("k").count()
+    query = (
+        counts.writeStream.outputMode("update").foreachBatch(write)
+        .option("checkpointLocation", snapshot.checkpoint_dir).trigger(availableNow=True).start()
+    )
+    query.awaitTermination()
+finally:
+    spark.stop()
+"""
+
+
+@pytest.mark.spark
+@pytest.mark.timeout(300)
+def test_a_jobs_file_sinks_and_checkpoint_are_owner_only(tmp_path: Path) -> None:
+    job_dir, rows = tmp_path / "job", tmp_path / "rows"
+    job_dir.mkdir(mode=0o700)
+    rows.mkdir()
+    (rows / "rows.json").write_text('{"k": 1}\n{"k": 2}\n{"k": 1}\n')
+    # as a launched job runs: the service's owner-only umask (backend.files)
+    ran = subprocess.run(
+        [sys.executable, "-c", FILE_SINK_JOB, str(job_dir), str(rows)],
+        cwd=ROOT,
+        umask=PRIVATE_UMASK,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+    )
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    written = [job_dir / "checkpoint" / "commits" / "0", job_dir / "checkpoint" / "state"]
+    written += [job_dir / kind / "batch_id=0" / "_SUCCESS" for kind in ("json", "parquet")]
+    for path in written:
+        assert path.exists(), f"{path} was not written"
+    assert list((job_dir / "parquet" / "batch_id=0").glob("part-*.parquet"))
+    assert list((job_dir / "json" / "batch_id=0").glob("part-*.json"))
+    open_to_others = {
+        str(path.relative_to(job_dir)): oct(mode(path))
+        for path in job_dir.rglob("*")
+        if mode(path) & 0o077
+    }
+    assert open_to_others == {}, "readable by group/others"
