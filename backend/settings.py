@@ -13,8 +13,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import AliasChoices, Field, field_validator
+from pydantic import AliasChoices, Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+from spark_runner.contract.masters import DEFAULT_MASTER, local_threads
 
 
 def _env(name: str) -> AliasChoices:
@@ -52,9 +54,18 @@ class Settings(BaseSettings):
         "Redis: redis://127.0.0.1:6379/0",
     )
     spark_master: str = Field(
-        default="local[*]",
+        default=DEFAULT_MASTER,
         validation_alias=_env("SPARK_MASTER"),
-        description="Spark master URL for launched jobs: local[*], local[2], spark://HOST:7077.",
+        description="Spark master of a job whose request names none: local[*], local[N], or "
+        "one of allowed_spark_masters.",
+    )
+    allowed_spark_masters: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        validation_alias=_env("HEADROOM_ALLOWED_SPARK_MASTERS"),
+        description="Spark masters a job may run on besides local[*] and local[N] (N up to "
+        "the cores of the process that launches it), comma-separated and compared exactly, "
+        "e.g. spark://spark-master:7077. A job's JVM connects to its master and trusts it "
+        "(Spark's RPC uses Java serialization): list only clusters you run.",
     )
     api_host: str = Field(default="127.0.0.1", validation_alias=_env("HEADROOM_API_HOST"))
     api_port: int = Field(default=8000, validation_alias=_env("HEADROOM_API_PORT"))
@@ -232,6 +243,29 @@ class Settings(BaseSettings):
         if isinstance(value, str):
             return [origin.strip() for origin in value.split(",") if origin.strip()]
         return value
+
+    @field_validator("allowed_spark_masters", mode="before")
+    @classmethod
+    def _split_masters(cls, value: object) -> object:
+        if isinstance(value, str):
+            value = [master.strip() for master in value.split(",") if master.strip()]
+        if isinstance(value, list):
+            for master in value:
+                if not isinstance(master, str) or not master or any(c.isspace() for c in master):
+                    raise ValueError(f"{master!r} is not a master URL (one word, no spaces)")
+        return value
+
+    @model_validator(mode="after")
+    def _default_master_allowed(self) -> Settings:
+        """The default master obeys the rule a request's does (its cores are checked
+        where a job is created and launched)."""
+        master = self.spark_master
+        if master not in self.allowed_spark_masters and local_threads(master) is None:
+            raise ValueError(
+                f"SPARK_MASTER={master!r} must be local[*], local[N] or one of "
+                "HEADROOM_ALLOWED_SPARK_MASTERS"
+            )
+        return self
 
     @field_validator("data_dir")
     @classmethod

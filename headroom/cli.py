@@ -143,7 +143,11 @@ def run(
     engine: str = typer.Option(
         "spark", help="spark: PySpark Structured Streaming; sim: simulator."
     ),
-    master: str = typer.Option("local[2]", help="Spark master: local[N] or spark://HOST:PORT."),
+    master: str = typer.Option(
+        "local[2]",
+        help="Spark master: local[*], local[N] (N up to this machine's cores) or "
+        "spark://HOST:PORT (a standalone cluster, e.g. headroom cluster up's).",
+    ),
     master_ui: str | None = typer.Option(
         None,
         help="The standalone master's web UI, http://HOST:PORT (an elastic scenario reads "
@@ -232,6 +236,7 @@ def run(
     if engine != "spark":
         typer.echo(f"--engine must be spark or sim, got {engine!r}", err=True)
         raise typer.Exit(code=2)
+    _check_run_master(master)
     from spark_runner.contract.snapshot import ClassSnapshot, EngineSettings, JobSnapshot
     from spark_runner.engine.results import measurement_problem
     from spark_runner.job.main import configure_logging, results_of
@@ -292,6 +297,24 @@ def run(
     if problem is not None:
         typer.echo(f"error: {problem}", err=True)
         raise typer.Exit(code=EXIT_TOO_FEW_PERIODS)
+
+
+def _check_run_master(master: str) -> None:
+    """``--master`` as the control plane would take it, except that a standalone master
+    named here needs no admin's listing: this command runs Spark as its own user."""
+    from spark_runner.contract.masters import STANDALONE_MASTER, check_master, usable_cores
+    from spark_runner.core.errors import ParameterError
+
+    try:
+        check_master(
+            master,
+            cores=usable_cores(),
+            allowed={master} if STANDALONE_MASTER.fullmatch(master) else set(),
+            others="spark://HOST:PORT (a standalone cluster)",
+        )
+    except ParameterError as exc:
+        typer.echo(f"invalid option: --master: {exc}", err=True)
+        raise typer.Exit(code=2) from None
 
 
 def spark_header(results: dict[str, Any]) -> str:

@@ -73,5 +73,7 @@ def test_worker_submits_jobs_to_the_compose_spark_master() -> None:
     settings = Settings.model_validate(SERVICES["worker"]["environment"])
     assert settings.launch_mode == "spark-submit"
     assert urlsplit(settings.spark_master).hostname == "spark-master"
+    # Jobs may run on it: the master is listed as allowed.
+    assert settings.spark_master in settings.allowed_spark_masters
     # spark-submit's client-mode driver runs in the worker, so it waits for the master.
     assert "spark-master" in SERVICES["worker"]["depends_on"]

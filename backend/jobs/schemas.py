@@ -44,7 +44,14 @@ class JobCreate(BaseModel):
         default=200.0, ge=0, le=MAX_RATE_PER_S, description="Generated arrival rate per class."
     )
     control_period_s: float | None = Field(default=None, ge=MIN_PERIOD_S, le=MAX_PERIOD_S)
-    spark_master: str | None = Field(default=None, min_length=1, max_length=200)
+    spark_master: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=200,
+        description="local[*], local[N] (N up to the cores of the worker that launches the "
+        "job), or a master an admin listed in HEADROOM_ALLOWED_SPARK_MASTERS; default: the "
+        "API's SPARK_MASTER.",
+    )
     manager: str | None = Field(
         default=None, max_length=20, description="Use this load manager for every class."
     )

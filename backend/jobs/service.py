@@ -31,6 +31,7 @@ from backend.scenarios import service as scenarios
 from backend.settings import Settings
 from backend.tuning import service as tuning
 from backend.users import security
+from spark_runner.contract import masters
 from spark_runner.contract.control import ClassControl, LiveConfig, elastic_settings
 from spark_runner.contract.snapshot import ClassSnapshot, EngineSettings, JobSnapshot
 from spark_runner.core.errors import ParameterError
@@ -81,6 +82,8 @@ def create_job(
         earlier = repo.by_idempotency_key(idempotency_key)
         if earlier is not None:
             return _same_request(earlier, data, idempotency_key), False
+    master = data.spark_master or settings.spark_master
+    check_master(settings, master)
     _check_streams_redis(settings, data)
     if data.scenario_id is not None:
         document = scenarios.get_scenario(session, data.scenario_id).document
@@ -91,7 +94,7 @@ def create_job(
         with session.begin_nested():
             job = repo.add(
                 Job(
-                    spark_master=data.spark_master or settings.spark_master,
+                    spark_master=master,
                     config={},
                     launch_request=data.model_dump(mode="json"),
                     created_by=created_by,
@@ -123,6 +126,20 @@ def create_job(
     job_id = job.id
     after_commit(session, lambda: enqueue_launch(job_id))
     return job, True
+
+
+def check_master(settings: Settings, master: str) -> None:
+    """Refuse a master a job may not run on from this process: local threads up to its
+    cores, or a master an admin listed (``spark_runner.contract.masters``). Checked where
+    a job is created and again where it is launched, which may be another machine."""
+    listed = ", ".join(settings.allowed_spark_masters)
+    masters.check_master(
+        master,
+        cores=masters.usable_cores(),
+        allowed=settings.allowed_spark_masters,
+        others="a master an admin listed in HEADROOM_ALLOWED_SPARK_MASTERS "
+        + (f"({listed})" if listed else "(none is listed)"),
+    )
 
 
 def _check_streams_redis(settings: Settings, data: JobCreate) -> None:
@@ -284,6 +301,10 @@ def restart(
         raise Conflict(
             f"status={old.status!r}: only a stopped or failed job can be restarted; stop it first"
         )
+    try:
+        check_master(settings, old.spark_master)
+    except ParameterError as error:
+        raise Conflict(f"job {job_id} cannot run again: {error}") from None
     new = JobRepository(session).add(
         Job(
             spark_master=old.spark_master,
@@ -330,6 +351,11 @@ def launch(session: Session, settings: Settings, job_id: int) -> bool:
     job = get_job(session, job_id, for_update=True)
     if job.state is not JobStatus.PENDING:
         return job.state not in TERMINAL
+    try:
+        check_master(settings, job.spark_master)
+    except ParameterError as error:
+        _fail(job, f"refused at launch: {error}")
+        return False
     directory = job_dir(settings, job.id)
     launcher.make_job_dir(directory)
     launcher.forget_previous_run(directory)

@@ -117,7 +117,7 @@ def _start_form() -> dbc.Form:
                                 placeholder="the API's default, e.g. local[*]",
                             ),
                             dbc.FormFeedback(id="job-spark_master-feedback", type="invalid"),
-                            dbc.FormText("local[2], local[*] or spark://host:7077"),
+                            dbc.FormText("local[*], local[N] or a master an admin allowed"),
                         ],
                         md=4,
                     ),

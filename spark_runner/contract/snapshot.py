@@ -12,6 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from spark_runner.contract.control import ClassControl, LiveConfig
+from spark_runner.contract.masters import DEFAULT_MASTER
 
 
 class BurnJar(BaseModel):
@@ -143,7 +144,7 @@ class JobSnapshot(BaseModel):
         description="Control-plane base URL, e.g. http://127.0.0.1:8000; empty: a local run "
         "(no metrics pushed, no live configuration)."
     )
-    spark_master: str = "local[*]"
+    spark_master: str = DEFAULT_MASTER
     control_period_s: float = Field(default=1.0, gt=0)
     checkpoint_dir: str
     duration_s: float | None = Field(default=None, gt=0, description="Stop after this long.")
