@@ -20,16 +20,20 @@ from contextlib import contextmanager, suppress
 
 
 class Listener:
-    """One waiter's subscription; :meth:`wait` returns early when its key rings."""
+    """One waiter's subscription to one or more keys; :meth:`wait` returns early when
+    any of them rings, and :attr:`heard` then says which."""
 
     def __init__(self) -> None:
         self.loop = asyncio.get_running_loop()
         self._rung = asyncio.Event()
-        self._pending = False  # set at once by ring(), so no ring is lost to scheduling
+        # Filled at once by ring() (from any thread), so no ring is lost to scheduling.
+        self._pending: set[Hashable] = set()
+        self.heard: frozenset[Hashable] = frozenset()
+        """The keys rung before the last :meth:`wait` returned (empty after a timeout)."""
 
-    def ring(self) -> None:
+    def ring(self, key: Hashable) -> None:
         """Thread-safe: mark the ring and wake the waiter on its event loop."""
-        self._pending = True
+        self._pending.add(key)
         with suppress(RuntimeError):  # the loop closed under a departing listener
             self.loop.call_soon_threadsafe(self._rung.set)
 
@@ -39,9 +43,11 @@ class Listener:
             try:
                 await asyncio.wait_for(self._rung.wait(), max(0.0, timeout_s))
             except TimeoutError:
+                self.heard = frozenset()
                 return False
-        self._pending = False
         self._rung.clear()
+        self.heard = frozenset(self._pending)
+        self._pending.difference_update(self.heard)
         return True
 
 
@@ -51,26 +57,28 @@ class Bell:
         self._listeners: dict[Hashable, set[Listener]] = {}
 
     @contextmanager
-    def listen(self, key: Hashable) -> Iterator[Listener]:
+    def listen(self, *keys: Hashable) -> Iterator[Listener]:
         """Subscribe before reading, so a ring between the read and the wait is not lost."""
         listener = Listener()
         with self._lock:
-            self._listeners.setdefault(key, set()).add(listener)
+            for key in keys:
+                self._listeners.setdefault(key, set()).add(listener)
         try:
             yield listener
         finally:
             with self._lock:
-                listeners = self._listeners.get(key)
-                if listeners is not None:
-                    listeners.discard(listener)
-                    if not listeners:
-                        del self._listeners[key]
+                for key in keys:
+                    listeners = self._listeners.get(key)
+                    if listeners is not None:
+                        listeners.discard(listener)
+                        if not listeners:
+                            del self._listeners[key]
 
     def ring(self, key: Hashable) -> None:
         with self._lock:
             listeners = list(self._listeners.get(key, ()))
         for listener in listeners:
-            listener.ring()
+            listener.ring(key)
 
     def listening(self, key: Hashable) -> int:
         """How many waiters listen on ``key`` now."""
@@ -88,3 +96,8 @@ def config_key(job_id: int) -> tuple[str, int]:
 
 def metrics_key(job_id: int) -> tuple[str, int]:
     return ("metrics", job_id)
+
+
+TOKENS_KEY = ("tokens",)
+"""Rung when this process revokes login tokens (a logout, a password change, a
+deactivation): live streams check theirs at once."""

@@ -24,6 +24,7 @@ from backend.history import routes as history
 from backend.jobs import routes as jobs
 from backend.managers import routes as managers
 from backend.metrics import routes as metrics
+from backend.metrics.live import LiveReaders
 from backend.monitoring import prometheus
 from backend.monitoring.prometheus import Monitor
 from backend.queries import routes as queries
@@ -73,6 +74,7 @@ def create_app(settings: Settings | None = None, dispatcher: Dispatcher | None =
     app.add_middleware(UnhandledErrors)
     app.state.logins = Logins.from_settings(settings)
     app.state.previews = Previews.from_settings(settings)
+    app.state.live_readers = LiveReaders.from_settings(settings)
     install_error_handlers(app)
     prometheus.install(app, Monitor())
     api = APIRouter(prefix=API_PREFIX)

@@ -154,6 +154,35 @@ class Settings(BaseSettings):
         validation_alias=_env("HEADROOM_METRICS_COMPACT_STEP_S"),
         description="Bucket length of compacted (old) samples, seconds.",
     )
+    metrics_poll_s: float = Field(
+        default=0.2,
+        gt=0,
+        validation_alias=_env("HEADROOM_METRICS_POLL_S"),
+        description="How often an API process with waiting live readers (metric streams, "
+        "wait_s long polls) asks the database, in one query for all of them, whether "
+        "another process stored samples of their jobs or a job ended, seconds; samples this "
+        "process stores wake them at once.",
+    )
+    metrics_token_recheck_s: float = Field(
+        default=5.0,
+        gt=0,
+        validation_alias=_env("HEADROOM_METRICS_TOKEN_RECHECK_S"),
+        description="How often a metric stream checks its login token again, seconds; it "
+        "ends once the token is revoked or expired (at once when this process revokes it).",
+    )
+    metrics_streams_per_user: int = Field(
+        default=4,
+        ge=1,
+        validation_alias=_env("HEADROOM_METRICS_STREAMS_PER_USER"),
+        description="Metric streams one user may hold open on one API process; more are "
+        "answered 429.",
+    )
+    metrics_streams_total: int = Field(
+        default=64,
+        ge=1,
+        validation_alias=_env("HEADROOM_METRICS_STREAMS_TOTAL"),
+        description="Metric streams one API process holds open at most; more are answered 429.",
+    )
     token_ttl_s: float = Field(
         default=12 * 3600,
         gt=0,

@@ -39,7 +39,7 @@ TokenDep = Annotated[str, Depends(bearer_token)]
 def current_user(request: Request, session: SessionDep, token: TokenDep) -> User:
     user = service.authenticate(session, token)
     if user is None:
-        raise service.Unauthorized("the token is unknown, expired or revoked")
+        raise service.Unauthorized(service.REVOKED_TOKEN)
     request.state.username = user.username
     return user
 

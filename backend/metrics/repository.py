@@ -7,6 +7,7 @@ from sqlalchemy import Insert, Select, func, literal, select, tuple_
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
+from backend.jobs.models import Job
 from backend.metrics.models import MetricSampleRow
 
 PageCursor = tuple[float, str, int]
@@ -134,3 +135,28 @@ class MetricRepository:
         stmt = select(func.max(MetricSampleRow.t)).where(MetricSampleRow.job_id == job_id)
         value = self.session.scalar(stmt)
         return float(value) if value is not None else None
+
+    def news(
+        self, job_ids: Sequence[int], after_id: int | None
+    ) -> tuple[int | None, dict[int, tuple[str, int | None]]]:
+        """One statement for live readers: for each of ``job_ids`` that exists, its status
+        and its newest sample id above ``after_id`` (None: none above it; with ``after_id``
+        None, none is news), and the newest sample id of all jobs (0 with none; None when
+        no job of ``job_ids`` exists). Both look-ups go through the primary key: only
+        samples newer than ``after_id`` are read."""
+        newest = select(func.coalesce(func.max(MetricSampleRow.id), 0)).scalar_subquery()
+        floor = newest if after_id is None else literal(after_id)
+        news = (
+            select(MetricSampleRow.job_id, func.max(MetricSampleRow.id).label("newest"))
+            .where(MetricSampleRow.id > floor, MetricSampleRow.job_id.in_(job_ids))
+            .group_by(MetricSampleRow.job_id)
+            .subquery()
+        )
+        stmt = (
+            select(Job.id, Job.status, news.c.newest, newest)
+            .outerjoin(news, news.c.job_id == Job.id)
+            .where(Job.id.in_(job_ids))
+        )
+        rows = self.session.execute(stmt).all()
+        jobs = {int(r[0]): (str(r[1]), int(r[2]) if r[2] is not None else None) for r in rows}
+        return (int(rows[0][3]) if rows else None), jobs

@@ -3,17 +3,20 @@ from __future__ import annotations
 import csv
 import io
 import time
-from collections.abc import AsyncIterator, Iterable, Iterator
-from typing import Annotated
+from collections.abc import AsyncIterable, Callable, Iterable, Iterator
+from contextlib import ExitStack
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Query, Request, status
+from fastapi import APIRouter, Depends, Query, Request, Response, status
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import StreamingResponse
+from starlette.types import Receive, Scope, Send
 
-from backend.api.auth import JobCallerDep, ViewerDep
+from backend.api.auth import JobCallerDep, TokenDep, ViewerDep
 from backend.api.deps import IdPath, ReadSessionsDep, SessionDep
-from backend.bell import bell, metrics_key
+from backend.bell import TOKENS_KEY, bell, metrics_key
 from backend.metrics import service
+from backend.metrics.live import LiveReaders, MetricStream
 from backend.metrics.schemas import (
     WINDOW_RULES,
     ExportQuery,
@@ -26,11 +29,15 @@ from spark_runner.contract.samples import MetricSample
 
 router = APIRouter(prefix="/jobs/{job_id}/metrics", tags=["metrics"])
 
-RECHECK_S = 0.2
-"""A stream or a long poll wakes when this process stores samples of its job (the bell)
-and re-reads at least this often, for samples stored by another API process."""
-STREAM_HEARTBEAT_S = 10.0
 TRUNCATED_HEADER = "X-Headroom-Truncated"
+
+
+async def get_live_readers(request: Request) -> LiveReaders:
+    readers: LiveReaders = request.app.state.live_readers
+    return readers
+
+
+LiveReadersDep = Annotated[LiveReaders, Depends(get_live_readers)]
 
 
 @router.post("", response_model=IngestResult, status_code=status.HTTP_202_ACCEPTED)
@@ -55,21 +62,27 @@ def ingest(
 async def series(
     read_sessions: ReadSessionsDep,
     _user: ViewerDep,
+    live: LiveReadersDep,
     job_id: IdPath,
     window: Annotated[SeriesPoll, Query()],
 ) -> MetricSeries:
+    """A long poll waits on the process's shared poll (``backend.metrics.live``) and reads
+    the window again only when its job has news; it answers at once when the job ended."""
+
     def _read() -> service.Series:
         with read_sessions() as session:
             return service.series(session, job_id, window)
 
     deadline = time.monotonic() + window.wait_s
-    with bell.listen(metrics_key(job_id)) as ingest:
+    with bell.listen(metrics_key(job_id)) as news, live.watch.watching(job_id):
         result = await run_in_threadpool(_read)
         while (
-            not window.has_news(result.samples) and (remaining := deadline - time.monotonic()) > 0
+            not window.has_news(result.samples)
+            and not live.watch.ended(job_id)
+            and (remaining := deadline - time.monotonic()) > 0
         ):
-            await ingest.wait(min(RECHECK_S, remaining))
-            result = await run_in_threadpool(_read)
+            if await live.watch.wait(news, remaining, read_sessions):
+                result = await run_in_threadpool(_read)
     return MetricSeries(job_id=job_id, samples=result.samples, truncated=result.truncated)
 
 
@@ -127,51 +140,72 @@ def _csv_rows(samples: Iterable[MetricSample]) -> Iterator[str]:
 @router.get(
     "/stream",
     response_class=StreamingResponse,
-    responses={200: {"content": {"text/event-stream": {}}}},
+    responses={
+        200: {"content": {"text/event-stream": {}}},
+        204: {
+            "description": "The job has ended and every sample after the cursor was sent: "
+            "nothing more will come (an EventSource stops reconnecting)."
+        },
+        429: {
+            "description": "The user or the API process holds the most streams it may "
+            "(HEADROOM_METRICS_STREAMS_PER_USER, HEADROOM_METRICS_STREAMS_TOTAL); the "
+            "Retry-After header gives seconds."
+        },
+    },
 )
 async def stream(
     request: Request,
     read_sessions: ReadSessionsDep,
-    _user: ViewerDep,
+    user: ViewerDep,
+    token: TokenDep,
+    live: LiveReadersDep,
     job_id: IdPath,
     after_id: Annotated[
         int, Query(ge=0, le=2**63 - 1, description="Resume after this sample id.")
     ] = 0,
-) -> StreamingResponse:
+) -> Response:
     """Server-sent events: every new sample as an ``event: sample`` with its id, so a
-    client reconnecting with ``Last-Event-ID`` (or ``after_id``) misses nothing."""
+    client reconnecting with ``Last-Event-ID`` (or ``after_id``) misses nothing. Once the
+    job has ended and its last samples were sent, an ``event: end`` with its status closes
+    the stream; once the caller's token is revoked or expired (checked every
+    HEADROOM_METRICS_TOKEN_RECHECK_S, and at once when this process revokes one), an
+    ``event: end`` with the reason does."""
     resume = request.headers.get("last-event-id", "")
     start = int(resume) if resume.isdigit() and len(resume) < 19 else after_id
-
-    def _fetch(cursor: int) -> list[tuple[int, str]]:
-        with read_sessions() as session:
-            service.require_job(session, job_id)
-            rows = service.rows_after(session, job_id, cursor)
-            return [
-                (row.id, MetricSample.model_validate(row, from_attributes=True).model_dump_json())
-                for row in rows
-            ]
-
-    await run_in_threadpool(_fetch, start)  # 404 before the stream starts
-
-    async def _events() -> AsyncIterator[str]:
-        cursor = start
-        quiet_since = time.monotonic()
-        yield "retry: 1000\n\n"
-        with bell.listen(metrics_key(job_id)) as ingest:
-            while not await request.is_disconnected():
-                batch = await run_in_threadpool(_fetch, cursor)
-                for row_id, payload in batch:
-                    cursor = row_id
-                    yield f"id: {row_id}\nevent: sample\ndata: {payload}\n\n"
-                now = time.monotonic()
-                if batch:
-                    quiet_since = now
-                elif now - quiet_since >= STREAM_HEARTBEAT_S:
-                    quiet_since = now
-                    yield ": keep-alive\n\n"
-                await ingest.wait(RECHECK_S)
-
-    return StreamingResponse(
-        _events(), media_type="text/event-stream", headers={"Cache-Control": "no-cache"}
+    held = ExitStack()  # given back when the response ends, however it ends
+    try:
+        held.enter_context(live.slots.hold(user.id))
+        listener = held.enter_context(bell.listen(metrics_key(job_id), TOKENS_KEY))
+        held.enter_context(live.watch.watching(job_id))
+        reader = MetricStream(job_id, start, token, read_sessions, live, listener)
+        first = await reader.read()  # 404 before the stream starts
+    except BaseException:
+        held.close()
+        raise
+    if first.ended and not first.rows:
+        held.close()
+        return Response(status_code=status.HTTP_204_NO_CONTENT)
+    return _HeldStream(
+        reader.events(first),
+        release=held.close,
+        media_type="text/event-stream",
+        headers={"Cache-Control": "no-cache"},
     )
+
+
+class _HeldStream(StreamingResponse):
+    """A streaming response that gives back what it holds (its place among the capped
+    streams, its subscriptions) however it ends: finished, failed, or cancelled by the
+    client's disconnect."""
+
+    def __init__(
+        self, content: AsyncIterable[str], *, release: Callable[[], Any], **kwargs: Any
+    ) -> None:
+        super().__init__(content, **kwargs)
+        self._release = release
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            self._release()

@@ -15,7 +15,7 @@ from backend.errors import Conflict, FieldErrors
 from backend.jobs import lookup
 from backend.jobs import service as jobs
 from backend.jobs.models import Job
-from backend.jobs.states import TERMINAL
+from backend.jobs.states import TERMINAL, JobStatus
 from backend.metrics.downsample import downsample_stream, newest_buckets, oldest_buckets, take
 from backend.metrics.models import MetricSampleRow
 from backend.metrics.repository import MetricRepository, PageCursor
@@ -24,6 +24,7 @@ from spark_runner.contract.samples import MetricSample
 
 ReadSessions = Callable[[], AbstractContextManager[Session]]
 EXPORT_PAGE_ROWS = 1000  # rows per keyset page (and per short read transaction) of an export
+STREAM_PAGE_ROWS = 1000  # samples per read of a live stream
 
 
 def ingest(
@@ -198,8 +199,13 @@ def _window_start(repo: MetricRepository, job_id: int, window: SeriesQuery) -> f
     return since
 
 
-def rows_after(
-    session: Session, job_id: int, after_id: int, limit: int = 1000
-) -> Sequence[MetricSampleRow]:
-    """New samples in arrival order (by id), for the live stream."""
-    return MetricRepository(session).query(job_id, after_id=after_id, limit=limit)
+def stream_batch(
+    session: Session, job_id: int, after_id: int
+) -> tuple[JobStatus, Sequence[MetricSampleRow]]:
+    """For the live stream: the job's status, then its samples after ``after_id`` in
+    arrival order (by id), at most ``STREAM_PAGE_ROWS``. Read in that order, so when the
+    status is terminal the rows hold every sample the job stored after ``after_id``
+    (its ingest token ends with it), up to the page's size."""
+    job = lookup.get_job(session, job_id)
+    rows = MetricRepository(session).query(job_id, after_id=after_id, limit=STREAM_PAGE_ROWS)
+    return job.state, rows

@@ -9,12 +9,15 @@ from datetime import timedelta
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from backend.db import utcnow
+from backend.bell import TOKENS_KEY, bell
+from backend.db import after_commit, utcnow
 from backend.errors import Conflict, DomainError, NotFound
 from backend.users import security
 from backend.users.models import ApiToken, Role, User
 from backend.users.repository import UserRepository
 from backend.users.schemas import TokenResponse, UserCreate, UserUpdate
+
+REVOKED_TOKEN = "the token is unknown, expired or revoked"
 
 
 class Unauthorized(DomainError):
@@ -73,8 +76,15 @@ def update_user(session: Session, user_id: int, data: UserUpdate) -> User:
         user.active = data.active
     if data.password is not None or data.active is False:
         repo.revoke_all(user.id)
+        _revoked(session)
     session.flush()
     return user
+
+
+def _revoked(session: Session) -> None:
+    """Once the revocation is committed, this process's live streams check their tokens
+    (other processes' streams at their next periodic check)."""
+    after_commit(session, lambda: bell.ring(TOKENS_KEY))
 
 
 def _keep_an_admin(repo: UserRepository, user: User, data: UserUpdate) -> None:
@@ -130,6 +140,7 @@ def issue_token(session: Session, checked: Credentials, ttl: timedelta) -> Token
 
 def logout(session: Session, token: str) -> None:
     UserRepository(session).revoke(security.token_digest(token))
+    _revoked(session)
 
 
 def authenticate(session: Session, token: str) -> User | None:

@@ -1,7 +1,8 @@
 """A stored change wakes its waiting readers at once: the job's long poll answers a new
 configuration version, a live stream pushes newly ingested samples, and a live view's
 metrics long poll answers them, without waiting for their re-read interval (set to 30 s
-here, so only the bell can answer in time).
+here, so only the bell can answer in time; the metrics readers' shared poll through
+``metrics_poll_s``).
 
 A real app on its own SQLite file (not the rolled-back test session): the waiting request
 and the change run concurrently on separate connections, as in production.
@@ -21,7 +22,6 @@ from sqlalchemy.orm import Session
 
 from backend.bell import bell, config_key, metrics_key
 from backend.main import create_app
-from backend.metrics import routes as metric_routes
 from backend.migrate import upgrade
 from backend.settings import Settings
 from backend.tuning import routes as tuning_routes
@@ -37,7 +37,8 @@ RECHECK_S = 30.0  # far beyond every deadline below
 def live(tmp_path: Path) -> Iterator[tuple[TestClient, int, dict[str, str]]]:
     url = f"sqlite:///{tmp_path / 'wake.db'}"
     upgrade(url)
-    app = create_app(Settings(data_dir=tmp_path, database_url=url), RecordingDispatcher())
+    settings = Settings(data_dir=tmp_path, database_url=url, metrics_poll_s=RECHECK_S)
+    app = create_app(settings, RecordingDispatcher())
     with Session(app.state.engine) as session:
         make_user(session, "ops", Role.OPERATOR)
     with TestClient(app) as client:
@@ -84,9 +85,8 @@ def test_long_poll_answers_as_soon_as_a_version_is_stored(
 
 
 def test_stream_pushes_an_ingested_sample_at_once(
-    live: tuple[TestClient, int, dict[str, str]], monkeypatch: pytest.MonkeyPatch
+    live: tuple[TestClient, int, dict[str, str]],
 ) -> None:
-    monkeypatch.setattr(metric_routes, "RECHECK_S", RECHECK_S)
     client, job_id, job_auth = live
     ingested_at: list[float] = []
 
@@ -112,10 +112,9 @@ def test_stream_pushes_an_ingested_sample_at_once(
 
 
 def test_metrics_long_poll_answers_when_a_newer_sample_is_stored(
-    live: tuple[TestClient, int, dict[str, str]], monkeypatch: pytest.MonkeyPatch
+    live: tuple[TestClient, int, dict[str, str]],
 ) -> None:
     """A live view showing sample 0 asks for its look-back window and waits for news."""
-    monkeypatch.setattr(metric_routes, "RECHECK_S", RECHECK_S)
     client, job_id, job_auth = live
     url = f"/api/v1/jobs/{job_id}/metrics"
     first = _sample(0)
