@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import reprlib
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -45,19 +46,26 @@ class Conflict(DomainError):
 
 def parameter_error_detail(error: ParameterError, location: str = "body") -> dict[str, Any]:
     """A core ``ParameterError`` in FastAPI's 422 item shape: loc, msg, type, input."""
+    value = _echo(error.field, error.value)
     return {
-        "loc": [location, error.field],
-        "msg": str(error),
+        "loc": [location, cut(error.field)],
+        "msg": _parameter_message(error),
         "type": "value_error",
-        "input": _jsonable(error.value),
+        "input": excerpt(value),
     }
+
+
+def _parameter_message(error: ParameterError) -> str:
+    """``str(error)`` with the value as an excerpt (and a secret as ``***``)."""
+    value = _echo(error.field, error.value)
+    return clip(f"{cut(error.field)}={short_repr(value)} is invalid: {error.rule}")
 
 
 def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(DomainError)
     async def _domain_error(_request: Request, exc: DomainError) -> JSONResponse:
         return JSONResponse(
-            status_code=exc.status_code, content={"detail": exc.detail}, headers=exc.headers
+            status_code=exc.status_code, content={"detail": clip(exc.detail)}, headers=exc.headers
         )
 
     @app.exception_handler(ParameterError)
@@ -68,8 +76,8 @@ def install_error_handlers(app: FastAPI) -> None:
     async def _field_errors(_request: Request, exc: FieldErrors) -> JSONResponse:
         items = [
             {
-                "loc": [exc.location, path],
-                "msg": f"{path}: {msg}",
+                "loc": [exc.location, cut(path)],
+                "msg": clip(f"{path}: {msg}"),
                 "type": "value_error",
                 "input": None,
             }
@@ -82,7 +90,7 @@ def install_error_handlers(app: FastAPI) -> None:
         items = [
             {
                 "loc": ["body", "yaml", issue.path or "<document>"],
-                "msg": issue.render("line"),
+                "msg": clip(issue.render("line")),
                 "type": "scenario_error",
                 "input": None,
                 **({"line": issue.line} if issue.line else {}),
@@ -93,47 +101,131 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(RequestValidationError)
     async def _validation_error(_request: Request, exc: RequestValidationError) -> JSONResponse:
-        return JSONResponse(status_code=422, content={"detail": _readable(exc.errors())})
+        return JSONResponse(status_code=422, content={"detail": readable(exc.errors())})
 
 
 # Values never echoed back in an error (nor, therefore, in any log of it).
 SECRET_FIELDS = frozenset({"password", "access_token", "ingest_token", "token"})
 
 
-def _readable(errors: Any) -> list[dict[str, Any]]:
-    """Make every 422 item name the field, the value and the rule in ``msg``."""
+MAX_ECHO_CHARS = 80
+"""The most characters of an input an error echoes: in ``input``, in ``msg`` and in a
+``loc`` (a key). A 2 MB field's 422 stays a few hundred bytes."""
+MAX_MESSAGE_CHARS = 1_000
+"""The longest ``msg`` or ``detail`` (a rule listing what is allowed takes ~600); a
+longer one, a rule that quotes a long input, keeps its start and its end."""
+
+
+def readable(errors: Any) -> list[dict[str, Any]]:
+    """Make every 422 item name the field, the value and the rule in ``msg``; the value
+    (in ``msg`` and ``input``) only as an excerpt."""
     items: list[dict[str, Any]] = []
     for error in errors:
-        loc = [str(part) for part in error.get("loc", ())]
+        loc = [cut(str(part)) for part in error.get("loc", ())]
         field = loc[-1] if loc else "request"
         # A missing field's "input" is the whole enclosing object: the field has no value.
         value = None if error.get("type") == "missing" else error.get("input")
-        value = "***" if field in SECRET_FIELDS else value
+        value = _echo(field, value)
         rule = str(error.get("msg", "invalid"))
         rule = rule.removeprefix("Value error, ")
         cause = error.get("ctx", {}).get("error")
         if isinstance(cause, ParameterError):
             # A model-level rule (e.g. threshold ordering): point at the field it names,
             # and echo that field's value rather than the whole object.
-            loc = [*loc, cause.field] if loc[-1:] != [cause.field] else loc
-            msg = str(cause)
-            value = "***" if cause.field in SECRET_FIELDS else cause.value
+            loc = [*loc, cut(cause.field)] if loc[-1:] != [cause.field] else loc
+            msg = _parameter_message(cause)
+            value = _echo(cause.field, cause.value)
         else:
-            msg = f"{field}={_short(value)} is invalid: {rule}"
+            msg = clip(f"{field}={short_repr(value)} is invalid: {rule}")
         items.append(
             {
                 "loc": loc,
                 "msg": msg,
                 "type": error.get("type", "value_error"),
-                "input": _jsonable(value),
+                "input": excerpt(value),
             }
         )
     return items
 
 
-def _short(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
+def _echo(field: str, value: Any) -> Any:
+    return "***" if field in SECRET_FIELDS else value
+
+
+def cut(text: str, limit: int = MAX_ECHO_CHARS) -> str:
+    """``text``, cut to ``limit`` characters (the last one an ellipsis)."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def clip(text: str) -> str:
+    """``text`` of at most ``MAX_MESSAGE_CHARS``: a longer one keeps its start and end
+    (where a rule quoting an input states the rule)."""
+    if len(text) <= MAX_MESSAGE_CHARS:
+        return text
+    head = MAX_MESSAGE_CHARS * 3 // 5
+    tail = MAX_MESSAGE_CHARS - head - 3
+    return f"{text[:head]} … {text[-tail:]}"
+
+
+class _ShortRepr(reprlib.Repr):
+    """``reprlib``'s bounded repr, bytes cut like text (a body of another content type
+    reaches validation as bytes)."""
+
+    def repr_bytes(self, value: bytes, level: int) -> str:
+        return repr(value[: self.maxstring])
+
+
+_REPR = _ShortRepr()
+_REPR.maxstring = _REPR.maxother = _REPR.maxlong = MAX_ECHO_CHARS
+
+
+def short_repr(value: Any) -> str:
+    """``repr(value)`` in at most ``MAX_ECHO_CHARS`` characters, built without rendering
+    the whole value (``reprlib`` looks at the first few items and characters only)."""
+    try:
+        return cut(_REPR.repr(value))
+    except ValueError:  # an int beyond 4,300 digits, which Python refuses to render
+        return "<a number too long to show>"
+
+
+def excerpt(value: Any) -> Any:
+    """``value`` as an error echoes it: itself, as strict JSON carries it, when short;
+    else a text of at most ``MAX_ECHO_CHARS`` characters (a string's start, a container's
+    ``short_repr``)."""
+    if isinstance(value, str):
+        return cut(value)
+    if isinstance(value, bytes):
+        return short_repr(value)
+    if _shorter_than(value, MAX_ECHO_CHARS):
+        return _jsonable(value)
+    return short_repr(value)
+
+
+def _shorter_than(value: Any, budget: int) -> bool:
+    """Whether ``value`` renders in about ``budget`` characters; stops as soon as it
+    cannot (every item costs at least one), so a huge value costs no more than a small
+    one."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            budget -= 2 + 2 * len(item)
+            if budget >= 0:
+                stack.extend(item.keys())
+                stack.extend(item.values())
+        elif isinstance(item, list | tuple | set | frozenset):
+            budget -= 2 + len(item)
+            if budget >= 0:
+                stack.extend(item)
+        elif isinstance(item, str | bytes):
+            budget -= len(item) + 2
+        elif isinstance(item, int):
+            budget -= item.bit_length() // 3 + 2  # its digits (a bool counts as 1 or 0)
+        else:
+            budget -= 24  # a float at its widest, None
+        if budget < 0:
+            return False
+    return True
 
 
 def _jsonable(value: Any) -> Any:

@@ -13,6 +13,7 @@ from fastapi.middleware.cors import CORSMiddleware
 from backend.actions import routes as actions
 from backend.api import health
 from backend.api.body_guard import BodyGuard
+from backend.api.body_limits import RouteLimits
 from backend.api.deps import Dispatcher
 from backend.api.sqlite_gate import SQLiteWriteGate
 from backend.api.unhandled import UnhandledErrors
@@ -37,6 +38,23 @@ from backend.users import routes as users
 from backend.users.login import Logins
 
 API_PREFIX = "/api/v1"
+ROUTERS = (
+    health.router,
+    users.auth_router,
+    users.users_router,
+    classes.router,
+    managers.router,
+    elastic.router,
+    jobs.router,
+    metrics.router,
+    actions.router,
+    tuning.router,
+    history.router,
+    scenarios.router,
+    queries.router,
+    streams.router,
+)
+"""Every router of the API, mounted under ``API_PREFIX``."""
 
 
 def create_app(settings: Settings | None = None, dispatcher: Dispatcher | None = None) -> FastAPI:
@@ -54,9 +72,9 @@ def create_app(settings: Settings | None = None, dispatcher: Dispatcher | None =
     app.state.session_factory = make_session_factory(app.state.engine)
     app.state.dispatcher = dispatcher or _celery_dispatcher()
     # Outermost last: request metrics → unhandled errors → CORS → body guard → SQLite
-    # write gate → routes. The guard reads a body before a writer queues for SQLite's
-    # lock, and its 422s carry CORS headers like every other answer; an unexpected
-    # exception is a counted 500 that leaves the connection open.
+    # write gate → routes. The guard bounds and reads a body before a writer queues for
+    # SQLite's lock, and its 413s and 422s carry CORS headers like every other answer; an
+    # unexpected exception is a counted 500 that leaves the connection open.
     if settings.sqlalchemy_url.startswith("sqlite"):
         app.state.sqlite_write_lock = asyncio.Lock()
         app.add_middleware(
@@ -64,7 +82,7 @@ def create_app(settings: Settings | None = None, dispatcher: Dispatcher | None =
             lock=app.state.sqlite_write_lock,
             self_gated_paths=frozenset({f"{API_PREFIX}{users.LOGIN_PATH}"}),
         )
-    app.add_middleware(BodyGuard)
+    app.add_middleware(BodyGuard, limits=RouteLimits.of_routers(ROUTERS, API_PREFIX))
     app.add_middleware(
         CORSMiddleware,
         allow_origins=settings.cors_origins,
@@ -78,23 +96,7 @@ def create_app(settings: Settings | None = None, dispatcher: Dispatcher | None =
     install_error_handlers(app)
     prometheus.install(app, Monitor())
     api = APIRouter(prefix=API_PREFIX)
-    routers = (
-        health.router,
-        users.auth_router,
-        users.users_router,
-        classes.router,
-        managers.router,
-        elastic.router,
-        jobs.router,
-        metrics.router,
-        actions.router,
-        tuning.router,
-        history.router,
-        scenarios.router,
-        queries.router,
-        streams.router,
-    )
-    for router in routers:
+    for router in ROUTERS:
         api.include_router(router)
     app.include_router(api)
     return app

@@ -10,12 +10,26 @@ from pydantic import BaseModel, Field
 
 from backend.actions import service
 from backend.api.auth import JobCallerDep, ViewerDep
+from backend.api.body_limits import ENVELOPE_BYTES, KIB, ParsedBodyRoute
 from backend.api.deps import IdPath, SessionDep
-from spark_runner.contract.actions import ActionBatch, ActionKind, ControlAction
+from spark_runner.contract.actions import (
+    MAX_BATCH_ACTIONS,
+    ActionBatch,
+    ActionKind,
+    ControlAction,
+)
 
-router = APIRouter(prefix="/jobs/{job_id}/actions", tags=["control actions"])
+router = APIRouter(
+    prefix="/jobs/{job_id}/actions", tags=["control actions"], route_class=ParsedBodyRoute
+)
 
 MAX_LIMIT = 1_000
+MAX_ACTION_JSON_BYTES = 2 * KIB
+"""The widest action as JSON: every field and its verdict set, every number at its widest
+(24 characters), ``class_name`` and ``manager_state`` at their maximum lengths with every
+character escaped, is 1.3 KB."""
+ACTIONS_BODY_BYTES = MAX_BATCH_ACTIONS * MAX_ACTION_JSON_BYTES + ENVELOPE_BYTES
+"""The body limit of ``POST /jobs/{job_id}/actions``: a batch of the widest actions."""
 
 
 class ActionsReceived(BaseModel):
@@ -32,7 +46,12 @@ class ActionLogRead(BaseModel):
     truncated: bool = Field(description="Older actions were left out (raise limit).")
 
 
-@router.post("", response_model=ActionsReceived, status_code=status.HTTP_202_ACCEPTED)
+@router.post(
+    "",
+    response_model=ActionsReceived,
+    status_code=status.HTTP_202_ACCEPTED,
+    max_body_size=ACTIONS_BODY_BYTES,
+)
 def ingest(session: SessionDep, job: JobCallerDep, body: ActionBatch) -> ActionsReceived:
     """Called by the job process with its own token. An action already stored (same
     ``seq``) is replaced: the job posts each action when it takes it and again with its

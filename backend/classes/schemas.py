@@ -8,6 +8,7 @@ from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from backend.api.body_limits import KIB
 from spark_runner.contract.control import CLASS_FIELDS, ClassControl
 from spark_runner.core.managers.registry import MANAGER_KINDS
 from spark_runner.core.params import ParamValue
@@ -89,6 +90,12 @@ class QueryClassCreate(BaseModel):
     def _core_rules(self) -> Self:
         control_of(self.model_dump()).spec(self.name)
         return self
+
+
+MAX_CLASS_CHANGE_JSON_BYTES = 2 * KIB
+"""The widest class change as JSON under its class's name: every field set, every number
+at its widest (24 characters), every parameter of the manager with the most set, the name
+and the manager at their maximum lengths with every character escaped, is 1.7 KB."""
 
 
 class ClassChange(BaseModel):

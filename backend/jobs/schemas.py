@@ -20,6 +20,9 @@ from spark_runner.scenario.models import (
     Control,
 )
 
+MAX_JOB_CLASSES = 1_000
+"""Most classes one job runs."""
+
 
 class JobCreate(BaseModel):
     model_config = ConfigDict(
@@ -37,7 +40,9 @@ class JobCreate(BaseModel):
         "class_ids and rate_per_s are then ignored.",
     )
     class_ids: list[Annotated[int, Field(ge=1, le=INT32_MAX)]] | None = Field(
-        default=None, max_length=1000, description="Classes to run; default: all classes."
+        default=None,
+        max_length=MAX_JOB_CLASSES,
+        description="Classes to run; default: all classes.",
     )
     duration_s: float | None = Field(default=None, gt=0, le=MAX_DURATION_S)
     rate_per_s: float = Field(

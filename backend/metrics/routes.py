@@ -13,11 +13,13 @@ from fastapi.responses import StreamingResponse
 from starlette.types import Receive, Scope, Send
 
 from backend.api.auth import JobCallerDep, TokenDep, ViewerDep
+from backend.api.body_limits import ParsedBodyRoute
 from backend.api.deps import IdPath, ReadSessionsDep, SessionDep
 from backend.bell import TOKENS_KEY, bell, metrics_key
 from backend.metrics import service
 from backend.metrics.live import LiveReaders, MetricStream
 from backend.metrics.schemas import (
+    INGEST_BODY_BYTES,
     WINDOW_RULES,
     ExportQuery,
     IngestBatch,
@@ -27,7 +29,7 @@ from backend.metrics.schemas import (
 )
 from spark_runner.contract.samples import MetricSample
 
-router = APIRouter(prefix="/jobs/{job_id}/metrics", tags=["metrics"])
+router = APIRouter(prefix="/jobs/{job_id}/metrics", tags=["metrics"], route_class=ParsedBodyRoute)
 
 TRUNCATED_HEADER = "X-Headroom-Truncated"
 
@@ -40,7 +42,12 @@ async def get_live_readers(request: Request) -> LiveReaders:
 LiveReadersDep = Annotated[LiveReaders, Depends(get_live_readers)]
 
 
-@router.post("", response_model=IngestResult, status_code=status.HTTP_202_ACCEPTED)
+@router.post(
+    "",
+    response_model=IngestResult,
+    status_code=status.HTTP_202_ACCEPTED,
+    max_body_size=INGEST_BODY_BYTES,
+)
 def ingest(
     request: Request, session: SessionDep, job: JobCallerDep, body: IngestBatch
 ) -> IngestResult:

@@ -5,7 +5,8 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from spark_runner.contract.samples import INT32_MAX, MetricSample
+from backend.api.body_limits import ENVELOPE_BYTES, KIB
+from spark_runner.contract.samples import INT32_MAX, MAX_BATCH_SAMPLES, MetricSample
 from spark_runner.scenario.models import MAX_DURATION_S, MAX_PERIOD_S, MAX_RATE_PER_S
 
 MAX_LIMIT = 100_000
@@ -160,4 +161,12 @@ class IngestSample(MetricSample):
 class IngestBatch(BaseModel):
     """A batch of samples, as posted by a job (``MetricBatch`` with the ingest bounds)."""
 
-    samples: list[IngestSample] = Field(min_length=1, max_length=10_000)
+    samples: list[IngestSample] = Field(min_length=1, max_length=MAX_BATCH_SAMPLES)
+
+
+MAX_SAMPLE_JSON_BYTES = 2 * KIB
+"""The widest sample as JSON: every field set, every number at its widest (24
+characters), ``class_name``, ``manager`` and ``manager_state`` at their maximum lengths
+with every character escaped, is 1.95 KB."""
+INGEST_BODY_BYTES = MAX_BATCH_SAMPLES * MAX_SAMPLE_JSON_BYTES + ENVELOPE_BYTES
+"""The body limit of ``POST /jobs/{job_id}/metrics``: a batch of the widest samples."""

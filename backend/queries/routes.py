@@ -3,11 +3,16 @@ from __future__ import annotations
 from fastapi import APIRouter, status
 
 from backend.api.auth import OperatorDep, ViewerDep
+from backend.api.body_limits import ParsedBodyRoute
 from backend.api.deps import IdPath, SessionDep
 from backend.queries import service
-from backend.queries.schemas import QueryRead, QuerySpec
+from backend.queries.schemas import QUERY_BODY_BYTES, QueryRead, QuerySpec
 
-router = APIRouter(prefix="/classes/{class_id}/queries", tags=["continuous queries"])
+router = APIRouter(
+    prefix="/classes/{class_id}/queries",
+    tags=["continuous queries"],
+    route_class=ParsedBodyRoute,
+)
 
 
 @router.get("", response_model=list[QueryRead])
@@ -15,7 +20,12 @@ def list_queries(session: SessionDep, _user: ViewerDep, class_id: IdPath) -> lis
     return [QueryRead.model_validate(q) for q in service.list_queries(session, class_id)]
 
 
-@router.post("", response_model=QueryRead, status_code=status.HTTP_201_CREATED)
+@router.post(
+    "",
+    response_model=QueryRead,
+    status_code=status.HTTP_201_CREATED,
+    max_body_size=QUERY_BODY_BYTES,
+)
 def create_query(
     session: SessionDep, _user: OperatorDep, class_id: IdPath, body: QuerySpec
 ) -> QueryRead:
@@ -30,7 +40,7 @@ def get_query(
     return QueryRead.model_validate(service.get_query(session, class_id, query_id))
 
 
-@router.put("/{query_id}", response_model=QueryRead)
+@router.put("/{query_id}", response_model=QueryRead, max_body_size=QUERY_BODY_BYTES)
 def replace_query(
     session: SessionDep, _user: OperatorDep, class_id: IdPath, query_id: IdPath, body: QuerySpec
 ) -> QueryRead:

@@ -5,9 +5,18 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from backend.api.body_limits import ENVELOPE_BYTES, json_text_bytes
 from backend.queries.models import ContinuousQuery
 from spark_runner.scenario.compose import QueryPart
 from spark_runner.scenario.models import NAME_MAX_LENGTH, NAME_PATTERN
+from spark_runner.scenario.sql_allowlist import MAX_QUERY_CHARS
+
+MAX_QUERY_OPERATORS = 100
+"""Most operators of one stored query."""
+QUERY_BODY_BYTES = MAX_QUERY_OPERATORS * json_text_bytes(MAX_QUERY_CHARS) + ENVELOPE_BYTES
+"""The body limit of ``POST /classes/{class_id}/queries`` and ``PUT …/{query_id}``: every
+operator holding the longest text any operator holds (a SQL statement), every character
+escaped."""
 
 
 class QuerySpec(BaseModel):
@@ -38,7 +47,9 @@ class QuerySpec(BaseModel):
         description="A stream name, or query:<name> to read a shared query's output.",
     )
     operators: list[dict[str, Any]] = Field(
-        min_length=1, max_length=100, description="Operators as in docs/scenario-format.md."
+        min_length=1,
+        max_length=MAX_QUERY_OPERATORS,
+        description="Operators as in docs/scenario-format.md.",
     )
     shared: bool = Field(default=False, description="Other classes may read its output.")
 

@@ -3,11 +3,17 @@ from __future__ import annotations
 from fastapi import APIRouter, Response, status
 
 from backend.api.auth import OperatorDep, ViewerDep
+from backend.api.body_limits import ParsedBodyRoute
 from backend.api.deps import IdPath, SessionDep
 from backend.scenarios import service
-from backend.scenarios.schemas import ScenarioRead, ScenarioSummary, ScenarioUpload
+from backend.scenarios.schemas import (
+    SCENARIO_BODY_BYTES,
+    ScenarioRead,
+    ScenarioSummary,
+    ScenarioUpload,
+)
 
-router = APIRouter(prefix="/scenarios", tags=["scenarios"])
+router = APIRouter(prefix="/scenarios", tags=["scenarios"], route_class=ParsedBodyRoute)
 
 
 @router.get("", response_model=list[ScenarioSummary])
@@ -15,7 +21,12 @@ def list_scenarios(session: SessionDep, _user: ViewerDep) -> list[ScenarioSummar
     return [ScenarioSummary.model_validate(s) for s in service.list_scenarios(session)]
 
 
-@router.post("", response_model=ScenarioRead, status_code=status.HTTP_201_CREATED)
+@router.post(
+    "",
+    response_model=ScenarioRead,
+    status_code=status.HTTP_201_CREATED,
+    max_body_size=SCENARIO_BODY_BYTES,
+)
 def import_scenario(session: SessionDep, user: OperatorDep, body: ScenarioUpload) -> ScenarioRead:
     """Validate and store a scenario YAML (every broken rule comes back with its path)."""
     return ScenarioRead.model_validate(service.store(session, body.yaml, user.username))
@@ -26,7 +37,7 @@ def get_scenario(session: SessionDep, _user: ViewerDep, scenario_id: IdPath) -> 
     return ScenarioRead.model_validate(service.get_scenario(session, scenario_id))
 
 
-@router.put("/{scenario_id}", response_model=ScenarioRead)
+@router.put("/{scenario_id}", response_model=ScenarioRead, max_body_size=SCENARIO_BODY_BYTES)
 def replace_scenario(
     session: SessionDep, user: OperatorDep, scenario_id: IdPath, body: ScenarioUpload
 ) -> ScenarioRead:

@@ -5,6 +5,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from backend.api.body_limits import ENVELOPE_BYTES, json_text_bytes
+
 EXAMPLE = """version: 1
 name: two-classes
 duration_s: 120
@@ -20,10 +22,19 @@ classes:
 """
 
 
+MAX_SCENARIO_CHARS = 1_000_000
+"""Longest scenario document (characters)."""
+SCENARIO_BODY_BYTES = json_text_bytes(MAX_SCENARIO_CHARS) + ENVELOPE_BYTES
+"""The body limit of ``POST /scenarios`` and ``PUT /scenarios/{id}``: the longest document,
+every character escaped."""
+
+
 class ScenarioUpload(BaseModel):
     model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{"yaml": EXAMPLE}]})
 
-    yaml: str = Field(min_length=1, max_length=1_000_000, description="The scenario document.")
+    yaml: str = Field(
+        min_length=1, max_length=MAX_SCENARIO_CHARS, description="The scenario document."
+    )
 
 
 class ScenarioRead(BaseModel):

@@ -5,10 +5,17 @@ from typing import Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from backend.scenarios.schemas import SCENARIO_BODY_BYTES
 from spark_runner.core.errors import ParameterError
 from spark_runner.scenario.columns import MAX_COLUMNS, ColumnName, StreamColumn
 from spark_runner.scenario.compose import RESERVED_STREAM_PREFIXES
 from spark_runner.scenario.models import NAME_MAX_LENGTH, NAME_PATTERN, check_schema
+
+STREAM_BODY_BYTES = SCENARIO_BODY_BYTES
+"""The body limit of ``POST /streams`` and ``PUT /streams/{id}``: a stream declares what a
+scenario's ``streams[]`` entry does, in no more than a scenario document may hold (the
+schema's own maxima, 64 columns of 1,000 choices of 200 characters, multiply to 12.8
+million characters, more than any scenario holds)."""
 
 
 class StreamSpec(BaseModel):

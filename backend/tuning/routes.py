@@ -7,13 +7,21 @@ from fastapi import APIRouter, Query, Response, status
 from fastapi.concurrency import run_in_threadpool
 
 from backend.api.auth import JobCallerDep, OperatorDep, ViewerDep
+from backend.api.body_limits import ParsedBodyRoute
 from backend.api.deps import IdPath, PreviewsDep, ReadSessionsDep, SessionDep
 from backend.api.sqlite_gate import PREVIEW_PATH
 from backend.bell import bell, config_key
 from backend.tuning import service
-from backend.tuning.schemas import Ack, ConfigChange, ControlMessage, JobConfigRead, WhatIfRead
+from backend.tuning.schemas import (
+    CONFIG_BODY_BYTES,
+    Ack,
+    ConfigChange,
+    ControlMessage,
+    JobConfigRead,
+    WhatIfRead,
+)
 
-router = APIRouter(prefix="/jobs/{job_id}", tags=["live tuning"])
+router = APIRouter(prefix="/jobs/{job_id}", tags=["live tuning"], route_class=ParsedBodyRoute)
 
 RECHECK_S = 0.1
 """A long poll wakes when this process stores a version (the bell) and re-reads at least
@@ -26,7 +34,7 @@ def get_config(session: SessionDep, _user: ViewerDep, job_id: IdPath) -> JobConf
     return service.describe(session, job_id)
 
 
-@router.patch("/config", response_model=JobConfigRead)
+@router.patch("/config", response_model=JobConfigRead, max_body_size=CONFIG_BODY_BYTES)
 def change_config(
     session: SessionDep, user: OperatorDep, job_id: IdPath, body: ConfigChange
 ) -> JobConfigRead:
@@ -39,6 +47,7 @@ def change_config(
 @router.post(
     PREVIEW_PATH,
     response_model=WhatIfRead,
+    max_body_size=CONFIG_BODY_BYTES,
     responses={
         429: {"description": "The user started previews_per_user previews in the window."},
         503: {"description": "preview_concurrency previews are running; Retry-After."},

@@ -5,9 +5,15 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from backend.classes.schemas import ClassChange
+from backend.api.body_limits import ENVELOPE_BYTES
+from backend.classes.schemas import MAX_CLASS_CHANGE_JSON_BYTES, ClassChange
+from backend.jobs.schemas import MAX_JOB_CLASSES
 from spark_runner.contract.control import LIVE_ELASTIC, LiveConfig
 from spark_runner.contract.samples import INT32_MAX
+
+CONFIG_BODY_BYTES = MAX_JOB_CLASSES * MAX_CLASS_CHANGE_JSON_BYTES + ENVELOPE_BYTES
+"""The body limit of ``PATCH /jobs/{job_id}/config`` and ``POST …/config/preview``: a
+change of every class of the largest job, each at its widest."""
 
 
 class ConfigChange(BaseModel):
@@ -27,7 +33,7 @@ class ConfigChange(BaseModel):
     policy: str | None = Field(default=None, max_length=20)
     redistribution_every: int | None = Field(default=None, ge=1, le=10_000)
     redistribution_enabled: bool | None = None
-    classes: dict[str, ClassChange] | None = Field(default=None, max_length=1000)
+    classes: dict[str, ClassChange] | None = Field(default=None, max_length=MAX_JOB_CLASSES)
     elastic: dict[str, float | int | str] | None = Field(
         default=None,
         max_length=len(LIVE_ELASTIC),

@@ -25,6 +25,8 @@ ActionKind = Literal["scale_out", "scale_in", "shed_more", "shed_less"]
 ACTION_KINDS: tuple[ActionKind, ...] = ("scale_out", "scale_in", "shed_more", "shed_less")
 SCALING_KINDS: tuple[ActionKind, ...] = ("scale_out", "scale_in")
 Outcome = Literal["improved", "unchanged", "worse"]
+MAX_BATCH_ACTIONS = 1_000
+"""Most actions one post carries."""
 
 
 class Verdict(BaseModel):
@@ -82,7 +84,7 @@ class ControlAction(BaseModel):
 class ActionBatch(BaseModel):
     """Actions as a job posts them."""
 
-    actions: list[ControlAction] = Field(min_length=1, max_length=1_000)
+    actions: list[ControlAction] = Field(min_length=1, max_length=MAX_BATCH_ACTIONS)
 
 
 def trigger_text(action: ControlAction) -> str:

@@ -14,6 +14,8 @@ from spark_runner.core.elastic import MAX_EXECUTORS
 
 INT32_MAX = 2**31 - 1
 """Counters are stored as 32-bit integers; larger values are rejected, not overflowed."""
+MAX_BATCH_SAMPLES = 10_000
+"""Most samples one post carries."""
 
 
 class MetricSample(BaseModel):
@@ -123,4 +125,4 @@ class MetricSample(BaseModel):
 class MetricBatch(BaseModel):
     """A batch of samples, as posted by a job."""
 
-    samples: list[MetricSample] = Field(min_length=1, max_length=10_000)
+    samples: list[MetricSample] = Field(min_length=1, max_length=MAX_BATCH_SAMPLES)
