@@ -52,7 +52,7 @@ from spark_runner.scenario.models import (
     WindowAggregateOp,
     WindowJoinOp,
 )
-from spark_runner.scenario.sql_allowlist import check_query
+from spark_runner.scenario.sql_query import check_query
 
 EVENT_TIME = "event_time"
 INTERNAL = frozenset({"point", "seq", "arrival_s", EVENT_TIME})

@@ -436,7 +436,7 @@ class WindowJoinOp(_Operator):
 class SqlOp(_Operator):
     """A Spark SQL query: ``SELECT … FROM <the query's source stream> [JOIN <stream> ON …]
     [WHERE …] [GROUP BY …] [HAVING …]``, checked against the query allow-list
-    (:func:`~spark_runner.scenario.sql_allowlist.check_query`) when the scenario is
+    (:func:`~spark_runner.scenario.sql_query.check_query`) when the scenario is
     validated and again when the engine builds it. The only operator of its query."""
 
     kind: Literal["sql"]

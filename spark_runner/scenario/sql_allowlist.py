@@ -1,7 +1,8 @@
 """The allow-list every user-written SQL expression passes before it reaches Spark.
 
-A map's ``expression`` (and, later, any SQL text a user stores) is parsed with sqlglot's
-Spark dialect into a tree, and every node of the tree must be on the lists below:
+A map's ``expression``, and every expression of a class's SQL query
+(:mod:`spark_runner.scenario.sql_query`), is parsed with sqlglot's Spark dialect into a
+tree, and every node of the tree must be on the lists below:
 
 - columns (plain identifiers, no table or struct qualifier), literals (numbers, booleans,
   ``NULL``, strings of printable characters without quotes or backslashes);
@@ -143,7 +144,7 @@ _OPERATORS: frozenset[type[exp.Expr]] = frozenset(
 """Non-function constructs allowed anywhere in an expression (matched by exact type, so a
 subclass sqlglot may add for another construct is not let in by its parent)."""
 
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _SAFE_STRING = re.compile(r"[^'\"\\\x00-\x1f\x7f]*\Z")
 
 
@@ -191,20 +192,20 @@ def check_expression(text: str) -> CheckedExpression:
     """
     if len(text) > MAX_EXPRESSION_CHARS:
         raise SqlNotAllowed(f"is {len(text)} characters long; the limit is {MAX_EXPRESSION_CHARS}")
-    _check_nesting(text)
+    check_nesting(text)
     try:
         tree = sqlglot.parse_one(text, dialect="spark")
     except ParseError as exc:
-        raise SqlNotAllowed(_parse_error_message(text, exc)) from None
+        raise SqlNotAllowed(parse_error_message(text, exc)) from None
     except (TokenError, RecursionError) as exc:
         raise SqlNotAllowed(f"cannot be read as a SQL expression ({exc})") from None
     columns: set[str] = set()
     for node in tree.walk():
-        _check_node(node, columns)
+        check_node(node, columns)
     return CheckedExpression(sql=tree.sql(dialect="spark"), columns=frozenset(columns))
 
 
-def _check_nesting(text: str) -> None:
+def check_nesting(text: str) -> None:
     depth = deepest = 0
     for ch in text:
         if ch == "(":
@@ -216,7 +217,7 @@ def _check_nesting(text: str) -> None:
         raise SqlNotAllowed(f"nests parentheses {deepest} deep; the limit is {MAX_NESTING}")
 
 
-def _parse_error_message(text: str, exc: ParseError) -> str:
+def parse_error_message(text: str, exc: ParseError) -> str:
     first = exc.errors[0] if exc.errors else {}
     line, col = first.get("line"), first.get("col")
     if isinstance(line, int) and isinstance(col, int):
@@ -227,7 +228,7 @@ def _parse_error_message(text: str, exc: ParseError) -> str:
     return "is not a valid SQL expression"
 
 
-def _check_node(node: exp.Expr, columns: set[str]) -> None:
+def check_node(node: exp.Expr, columns: set[str]) -> None:
     if node.comments:
         raise SqlNotAllowed("contains a comment; comments are not allowed")
     if type(node) in _OPERATORS:
@@ -246,14 +247,13 @@ def _check_node(node: exp.Expr, columns: set[str]) -> None:
             )
     else:
         raise SqlNotAllowed(
-            f"uses {type(node).__name__} ({_snippet(node)!r}), which is not allowed in an "
-            "expression"
+            f"uses {type(node).__name__} ({snippet(node)!r}), which is not allowed in an expression"
         )
 
 
 def _check_operand(node: exp.Expr, columns: set[str]) -> None:
     if isinstance(node, exp.Column):
-        if node.table or not _NAME.match(node.name):
+        if node.table or not NAME.match(node.name):
             raise SqlNotAllowed(
                 f"reads {node.sql(dialect='spark')!r}; a column is a plain name "
                 "(letters, digits, underscores)"
@@ -274,269 +274,51 @@ def _function_name(node: exp.Func) -> str:
     return node.sql(dialect="spark").split("(", 1)[0].strip().lower()
 
 
-def _snippet(node: exp.Expr, limit: int = 40) -> str:
+def snippet(node: exp.Expr, limit: int = 40) -> str:
     rendered = node.sql(dialect="spark").strip()
     return rendered if len(rendered) <= limit else rendered[: limit - 1] + "…"
 
 
-# --- queries ---------------------------------------------------------------------------------
+# --- queries: the parts the scenario models read ---------------------------------------
 
 MAX_QUERY_CHARS = 4_000
 """Longest query accepted (characters)."""
 AGGREGATES: frozenset[type[exp.Expr]] = frozenset({exp.Count, exp.Sum, exp.Avg, exp.Min, exp.Max})
 """Aggregate functions a query may use (Spark keeps their state in the state store)."""
-_QUERY_NODES: frozenset[type[exp.Expr]] = frozenset(
-    {exp.Alias, exp.Star, exp.Interval, exp.Var, exp.From, exp.Join, exp.Where, exp.Group}
-    | {exp.Having, exp.Table, exp.TableAlias}
-)
-_CLAUSES = frozenset({"expressions", "from_", "joins", "where", "group", "having"})
-"""The parts of a SELECT a query may have (no DISTINCT, ORDER BY, LIMIT, WITH, …)."""
 WINDOW_FUNCTION = "window"
-_WINDOW_STAND_IN = "hrwin_"  # as long as "window": positions in messages stay right
+WINDOW_STAND_IN = "hrwin_"
+"""What ``window`` calls are renamed to for sqlglot: as long as "window", so positions in
+messages stay right."""
 _WINDOW_CALL = re.compile(r"(?<![\w.])window(?=\s*\()", re.IGNORECASE)
-_DURATION = re.compile(r"\s*\d+(\.\d+)?\s+(millisecond|second|minute|hour)s?\s*\Z", re.IGNORECASE)
 
 
-@dataclass(frozen=True, slots=True)
-class CheckedQuery:
-    """A query that passed the allow-list.
-
-    Attributes:
-        streams: the streams it reads, in order: the ``FROM`` one, then the joined one.
-        columns: per stream, the columns it reads there.
-        stateful: it aggregates or joins (Spark keeps state for it).
-        tree: the checked tree (render it with :func:`render_query`).
-    """
-
-    streams: tuple[str, ...]
-    columns: dict[str, frozenset[str]]
-    stateful: bool
-    tree: exp.Select
-
-    def render(self, views: dict[str, str]) -> str:
-        """The checked query as Spark SQL, every stream read from ``views[stream]``."""
-        tree = self.tree.copy()
-        for table in tree.find_all(exp.Table):
-            if not table.alias:  # columns may be qualified by the stream's name
-                alias = exp.to_identifier(table.name, quoted=not _NAME.match(table.name))
-                table.set("alias", exp.TableAlias(this=alias))
-            table.set("this", exp.to_identifier(views[table.name]))
-        for call in tree.find_all(exp.Anonymous):
-            if str(call.name).lower() == _WINDOW_STAND_IN:
-                call.set("this", WINDOW_FUNCTION)
-        return tree.sql(dialect="spark")
-
-
-def check_query(text: str, streams: dict[str, frozenset[str]]) -> CheckedQuery:
-    """Parse the SELECT ``text`` over ``streams`` (name → its columns) and check it.
-
-    A query reads one stream, or two joined by an inner ``JOIN … ON``; it may filter
-    (``WHERE``), aggregate (``count sum avg min max``) per ``GROUP BY`` keys and time
-    windows (``window(time column, 'N seconds'[, 'M seconds'])``) and filter groups
-    (``HAVING``); every expression passes the expression allow-list. Refused with the
-    construct named: several statements, ``WITH``, subqueries, ``DISTINCT``, ``ORDER BY``,
-    ``LIMIT``, outer joins, a join and an aggregate in one query (Spark's update mode
-    runs one stateful operator per branch), ``*`` outside ``count(*)``, streams or
-    columns that do not exist, and every function or construct the expression allow-list
-    refuses.
-
-    Raises:
-        SqlNotAllowed: naming what is not allowed, with its position (1-based character).
-    """
-    if len(text) > MAX_QUERY_CHARS:
-        raise SqlNotAllowed(f"is {len(text)} characters long; the limit is {MAX_QUERY_CHARS}")
-    _check_nesting(text)
-    prepared = _stand_in_windows(text)
-    try:
-        trees = sqlglot.parse(prepared, dialect="spark")
-    except ParseError as exc:
-        raise SqlNotAllowed(
-            _parse_error_message(text, exc).replace("expression", "query")
-        ) from None
-    except (TokenError, RecursionError) as exc:
-        raise SqlNotAllowed(f"cannot be read as a SQL query ({exc})") from None
-    if len([t for t in trees if t is not None]) != 1:
-        raise SqlNotAllowed("must be exactly one SELECT statement")
-    tree = trees[0]
-    if not isinstance(tree, exp.Select):
-        raise SqlNotAllowed(f"is a {type(tree).__name__}; only a SELECT is allowed")
-    extra = sorted(k for k, v in tree.args.items() if v and k not in _CLAUSES)
-    if extra:
-        raise SqlNotAllowed(
-            f"uses {extra[0].upper().rstrip('_')} at position {_position(text, extra[0])}; a "
-            "query has SELECT, FROM, JOIN … ON, WHERE, GROUP BY and HAVING only"
-        )
-    tables = _tables(tree, text, streams)
-    columns: dict[str, set[str]] = {name: set() for name in tables.values()}
-    for node in tree.walk():
-        if node.comments:
-            raise SqlNotAllowed("contains a comment; comments are not allowed")
-        if node is tree:
-            continue
-        if type(node) in AGGREGATES:
-            _check_aggregate(node, text)
-        elif isinstance(node, exp.Anonymous) and str(node.name).lower() == _WINDOW_STAND_IN:
-            _check_window(node, text)
-        elif isinstance(node, exp.Column):
-            _check_column(node, text, tables, streams, columns)
-        elif isinstance(node, exp.Star):
-            if not isinstance(node.parent, exp.Count):
-                raise SqlNotAllowed(
-                    f"uses * at position {_position(text, '*')}; name the columns (only "
-                    "count(*) may use *)"
-                )
-        elif isinstance(node, exp.Literal) and isinstance(node.parent, exp.Interval):
-            continue
-        elif type(node) not in _QUERY_NODES:
-            _check_node(node, set())
-    if _aggregates(tree) and tree.args.get("joins"):
-        raise SqlNotAllowed(
-            "both joins and aggregates; Spark runs one or the other in a query's update "
-            "mode (write two queries)"
-        )
-    return CheckedQuery(
-        streams=tuple(dict.fromkeys(tables.values())),
-        columns={name: frozenset(used) for name, used in columns.items()},
-        stateful=_stateful(tree),
-        tree=tree,
-    )
-
-
-def _aggregates(tree: exp.Select) -> bool:
+def aggregates(tree: exp.Select) -> bool:
     return bool(tree.args.get("group")) or any(type(n) in AGGREGATES for n in tree.walk())
 
 
-def _stateful(tree: exp.Select) -> bool:
+def stateful(tree: exp.Select) -> bool:
     """It aggregates or joins: Spark keeps state for it."""
-    return _aggregates(tree) or bool(tree.args.get("joins"))
+    return aggregates(tree) or bool(tree.args.get("joins"))
 
 
-def _stand_in_windows(text: str) -> str:
+def stand_in_windows(text: str) -> str:
     """``text`` with every ``window(`` call outside string literals renamed for sqlglot
     (which reads ``window`` as the WINDOW clause)."""
     parts = text.split("'")
     for i in range(0, len(parts), 2):  # outside quotes
-        parts[i] = _WINDOW_CALL.sub(_WINDOW_STAND_IN, parts[i])
+        parts[i] = _WINDOW_CALL.sub(WINDOW_STAND_IN, parts[i])
     return "'".join(parts)
-
-
-def _position(text: str, fragment: str) -> int:
-    at = text.lower().find(fragment.lower().rstrip("_"))
-    return at + 1 if at >= 0 else 1
-
-
-def _tables(tree: exp.Select, text: str, streams: dict[str, frozenset[str]]) -> dict[str, str]:
-    """Alias (and name) → stream of the FROM and the JOIN."""
-    source = tree.args.get("from_")
-    joins = tree.args.get("joins") or []
-    if source is None:
-        raise SqlNotAllowed("has no FROM; a query reads a stream")
-    if len(joins) > 1:
-        raise SqlNotAllowed(f"joins {len(joins) + 1} streams; a query joins at most two")
-    tables: dict[str, str] = {}
-    for clause in [source, *joins]:
-        table = clause.this
-        if not isinstance(table, exp.Table) or table.args.get("db") or table.args.get("catalog"):
-            raise SqlNotAllowed(
-                f"reads {_snippet(table)!r}; FROM and JOIN name a stream (no subquery, no "
-                "qualified name)"
-            )
-        if table.name not in streams:
-            raise SqlNotAllowed(
-                f"reads {table.name!r} at position {_position(text, table.name)}, which is not "
-                f"a stream here (streams: {', '.join(sorted(streams))})"
-            )
-        tables[table.alias_or_name] = table.name
-        tables[table.name] = table.name
-    for join in joins:
-        if join.args.get("side") or join.args.get("kind") not in (None, "INNER"):
-            kind = " ".join(str(join.args.get(k) or "") for k in ("side", "kind")).strip()
-            raise SqlNotAllowed(
-                f"uses a {kind} JOIN at position {_position(text, kind.split()[0])}; only an "
-                "inner JOIN … ON is allowed"
-            )
-        if join.args.get("on") is None or isinstance(join.args["on"], exp.Boolean):
-            raise SqlNotAllowed("joins without ON; write JOIN <stream> ON <condition>")
-    return tables
-
-
-def _check_aggregate(node: exp.Expr, text: str) -> None:
-    if node.args.get("distinct") or isinstance(node.this, exp.Distinct):
-        raise SqlNotAllowed(
-            f"uses DISTINCT in {_snippet(node)!r} at position {_position(text, 'distinct')}; "
-            "distinct aggregates are not allowed on streams"
-        )
-
-
-def _check_window(node: exp.Anonymous, text: str) -> None:
-    args = node.expressions
-    durations = args[1:]
-    if not 2 <= len(args) <= 3 or not isinstance(args[0], exp.Column):
-        raise SqlNotAllowed(
-            f"calls window at position {_position(text, 'window')} with "
-            f"{len(args)} argument(s); write window(<time column>, '<N> seconds'[, "
-            "'<M> seconds'])"
-        )
-    for d in durations:
-        if not (isinstance(d, exp.Literal) and d.is_string and _DURATION.match(d.this)):
-            raise SqlNotAllowed(
-                f"gives window the duration {_snippet(d)!r} at position "
-                f"{_position(text, 'window')}; write a string like '10 seconds'"
-            )
-
-
-def _check_column(
-    node: exp.Column,
-    text: str,
-    tables: dict[str, str],
-    streams: dict[str, frozenset[str]],
-    columns: dict[str, set[str]],
-) -> None:
-    name = node.name
-    if not _NAME.match(name) or node.args.get("db") or node.args.get("catalog"):
-        raise SqlNotAllowed(f"reads {_snippet(node)!r}; a column is a plain name")
-    if node.table:
-        if node.table not in tables:
-            raise SqlNotAllowed(
-                f"reads {_snippet(node)!r} at position {_position(text, node.table)}: "
-                f"{node.table!r} is not a stream of the query"
-            )
-        owners = [tables[node.table]]
-    else:
-        owners = [s for s in dict.fromkeys(tables.values()) if name in streams[s]]
-        if not owners and _is_alias(node, name):
-            return  # a SELECT alias used in GROUP BY or HAVING
-    found = [s for s in owners if name in streams[s]]
-    if not found:
-        where = ", ".join(dict.fromkeys(tables.values()))
-        raise SqlNotAllowed(
-            f"reads column {name!r} at position {_position(text, name)}, which {where} "
-            "does not have"
-        )
-    if len(found) > 1:
-        raise SqlNotAllowed(
-            f"reads column {name!r} at position {_position(text, name)}, which both "
-            f"{' and '.join(found)} have; qualify it (e.g. {found[0]}.{name})"
-        )
-    columns[found[0]].add(name)
-
-
-def _is_alias(node: exp.Column, name: str) -> bool:
-    select = node.find_ancestor(exp.Select)
-    return select is not None and any(
-        isinstance(e, exp.Alias) and e.alias == name for e in select.expressions
-    )
 
 
 def query_shape(text: str) -> tuple[tuple[str, ...], bool]:
     """The streams a query names in FROM and JOIN, in order, and whether it keeps state
     (aggregates or joins); no other check (an unreadable text names none)."""
     try:
-        tree = sqlglot.parse_one(_stand_in_windows(text), dialect="spark")
+        tree = sqlglot.parse_one(stand_in_windows(text), dialect="spark")
     except (ParseError, TokenError, RecursionError):
         return (), False
     if not isinstance(tree, exp.Select):
         return (), False
     clauses = [tree.args.get("from_"), *(tree.args.get("joins") or [])]
     names = [c.this.name for c in clauses if c is not None and isinstance(c.this, exp.Table)]
-    return tuple(dict.fromkeys(names)), _stateful(tree)
+    return tuple(dict.fromkeys(names)), stateful(tree)

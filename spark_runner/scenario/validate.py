@@ -38,7 +38,8 @@ from spark_runner.scenario.models import (
     right_input,
 )
 from spark_runner.scenario.predicates import parse_predicate
-from spark_runner.scenario.sql_allowlist import SqlNotAllowed, check_expression, check_query
+from spark_runner.scenario.sql_allowlist import SqlNotAllowed, check_expression
+from spark_runner.scenario.sql_query import check_query
 
 ENGINE_COLUMNS = frozenset({"seq", "arrival_s"})
 """Columns every tuple has besides its stream's own."""

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from spark_runner.scenario.sql_allowlist import SqlNotAllowed, check_query
+from spark_runner.scenario.sql_allowlist import SqlNotAllowed
+from spark_runner.scenario.sql_query import check_query
 
 STREAMS = {
     "trades": frozenset({"account", "amount", "ts", "event_time", "arrival_s"}),
