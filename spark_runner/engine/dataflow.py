@@ -44,6 +44,14 @@ from pyspark.sql import functions as F
 from spark_runner.engine.expressions import checked_sql, edge_shed_sql
 from spark_runner.engine.measures import QUANTILE_LEVELS, Use
 from spark_runner.engine.network import LEFT, RIGHT, NetworkPlan, PlanNode
+from spark_runner.scenario.columns import (
+    CLASS_COLUMN,
+    EVENT_TIME,
+    QUERY_COLUMN,
+    ROW_COLUMNS,
+    SHED_PREFIX,
+    WINDOW_BOUNDS,
+)
 from spark_runner.scenario.models import (
     FilterOp,
     MapOp,
@@ -54,9 +62,6 @@ from spark_runner.scenario.models import (
 )
 from spark_runner.scenario.sql_query import check_query
 
-EVENT_TIME = "event_time"
-INTERNAL = frozenset({"point", "seq", "arrival_s", EVENT_TIME})
-"""The engine's own columns of every row (besides ``shed_<k>``)."""
 RIGHT_SUFFIX = "_r"
 """A join's output names the right side's column ``<name>_r`` where the left has one."""
 QUANTILE_ACCURACY = 100
@@ -222,7 +227,7 @@ class _Builder:
         assert node.output is not None
         cls, query = node.output
         df = self.frames[node.index]
-        columns: list[Column] = [F.lit(cls).alias("class"), F.lit(query).alias("query")]
+        columns = [F.lit(cls).alias(CLASS_COLUMN), F.lit(query).alias(QUERY_COLUMN)]
         columns += [F.col(f"`{c}`") for c in df.columns if _user(c)]
         if "arrival_s" in df.columns:
             columns.append(F.col("arrival_s"))
@@ -237,7 +242,7 @@ class _Builder:
 
 def _user(column: str) -> bool:
     """A column of the data (not the engine's own)."""
-    return column not in INTERNAL and not column.startswith("shed_")
+    return column not in ROW_COLUMNS and not column.startswith(SHED_PREFIX)
 
 
 def _union(outputs: Sequence[DataFrame]) -> DataFrame:
@@ -267,11 +272,12 @@ def _aggregate(model: WindowAggregateOp, df: DataFrame) -> DataFrame:
     grouped = df.groupBy(F.window(EVENT_TIME, size, slide).alias("w"), *model.group_by).agg(
         value.cast("DOUBLE").alias("value"), F.max("arrival_s").alias("arrival_s")
     )
+    start, end = WINDOW_BOUNDS
     return grouped.select(
         *model.group_by,
         F.col("value"),
-        (F.unix_micros(F.col("w.start")) / 1e6).alias("window_start_s"),
-        (F.unix_micros(F.col("w.end")) / 1e6).alias("window_end_s"),
+        (F.unix_micros(F.col("w.start")) / 1e6).alias(start),
+        (F.unix_micros(F.col("w.end")) / 1e6).alias(end),
         F.col("arrival_s"),
     )
 
@@ -295,4 +301,4 @@ def _join(model: WindowJoinOp, left: DataFrame, right: DataFrame) -> DataFrame:
     )
 
 
-__all__ = ["EVENT_TIME", "Dataflow", "build_dataflow"]
+__all__ = ["Dataflow", "build_dataflow"]

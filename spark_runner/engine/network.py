@@ -12,8 +12,9 @@ what execution needs:
 
 Rules of the Spark engine beyond the scenario format (:func:`engine_issues`): window
 aggregates and window joins are the last operator of a query and do not appear in shared
-segments (their updates cannot feed another operator: see :mod:`dataflow`), and a map may not
-overwrite ``seq`` or ``arrival_s`` (the tuple's identity and arrival instant).
+segments (their updates cannot feed another operator: see :mod:`dataflow`). That a map
+overwrites none of the engine's own columns (``seq``, ``arrival_s`` …) the scenario format
+itself checks (:class:`~spark_runner.scenario.models.MapOp`).
 """
 
 from __future__ import annotations
@@ -29,7 +30,6 @@ from spark_runner.engine.streams import StreamSpec
 from spark_runner.scenario.arrivals import build_schedule
 from spark_runner.scenario.errors import Issue, ScenarioError
 from spark_runner.scenario.models import (
-    MapOp,
     OperatorModel,
     Scenario,
     SqlOp,
@@ -40,7 +40,6 @@ from spark_runner.scenario.models import (
 from spark_runner.sim.network import build_network
 
 STATEFUL_KINDS = ("window_aggregate", "window_join")
-PROTECTED_COLUMNS = ("seq", "arrival_s")
 
 LEFT, RIGHT = 0, 1
 
@@ -180,7 +179,6 @@ def engine_issues(scenario: Scenario) -> list[Issue]:
                         "operators only as a query's last operator",
                     )
                 )
-            issues.extend(_map_issues(f"shared_segments[{i}].operators[{j}]", op))
     for i, qc in enumerate(scenario.classes):
         for j, query in enumerate(qc.queries):
             last = len(query.operators) - 1
@@ -195,21 +193,7 @@ def engine_issues(scenario: Scenario) -> list[Issue]:
                             "query's last operator",
                         )
                     )
-                issues.extend(_map_issues(path, op))
     return issues
-
-
-def _map_issues(path: str, op: OperatorModel) -> list[Issue]:
-    if isinstance(op, MapOp) and op.output in PROTECTED_COLUMNS:
-        return [
-            Issue(
-                f"{path}.output",
-                f"{op.output!r} would overwrite the tuple's "
-                f"{'identity' if op.output == 'seq' else 'arrival instant'}; "
-                "choose another output column",
-            )
-        ]
-    return []
 
 
 def compile_network(scenario: Scenario) -> NetworkPlan:

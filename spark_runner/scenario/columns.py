@@ -41,6 +41,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
+from spark_runner.scenario.sql_allowlist import NILADIC_RULE, spark_function_name
+
 IDENTIFIER_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*$"
 ColumnName = Annotated[
     str, StringConstraints(pattern=IDENTIFIER_PATTERN, min_length=1, max_length=64)
@@ -64,14 +66,38 @@ MAX_ABS = 1e15
 """Largest magnitude of a generator's number (uniform bounds, normal mean and sd)."""
 MAX_LAG_S = 86_400.0
 """Longest event-time lag behind arrival, s."""
-RESERVED_COLUMNS = frozenset(
-    {
-        "point", "seq", "arrival_s", "event_time", "class", "query", "window_start_s",
-        "window_end_s",
-    }
-)  # fmt: skip
-"""Names the engine gives its own columns (a stream column may not take them); so are
-``shed_<n>`` and the ``_r`` names a join gives its right side's columns."""
+EVENT_TIME = "event_time"
+"""The one watermarked column of every row: a copy of the stream's event-time column,
+else the arrival instant."""
+ROW_COLUMNS = frozenset({"point", "seq", "arrival_s", EVENT_TIME})
+"""The engine's own columns of every row the Spark engine reads (besides ``shed_<n>``)."""
+SQL_ENGINE_COLUMNS = frozenset({"arrival_s", EVENT_TIME})
+"""The engine's columns a SQL query may read besides the stream's own."""
+CLASS_COLUMN, QUERY_COLUMN = "class", "query"
+"""The columns every output row carries besides the query's own."""
+WINDOW_BOUNDS = ("window_start_s", "window_end_s")
+"""The columns a window aggregate gives its window's bounds."""
+RESERVED_COLUMNS = ROW_COLUMNS | {CLASS_COLUMN, QUERY_COLUMN, *WINDOW_BOUNDS}
+"""Every name the engine gives a column of its own: no stream column, no map output and no
+SQL output may take one, nor a ``shed_<n>`` name (:func:`engine_column`)."""
+SHED_PREFIX = "shed_"
+"""A row's ``shed_<k>`` column carries class ``k``'s shed fraction for its edges."""
+
+
+def engine_column(name: str) -> bool:
+    """``name`` is one of the engine's own columns, compared case-insensitively (Spark
+    resolves names so)."""
+    folded = name.lower()
+    return folded in RESERVED_COLUMNS or folded.startswith(SHED_PREFIX)
+
+
+def engine_column_rule() -> str:
+    """The rule :func:`engine_column` checks, as an error message states it after a name."""
+    return (
+        f"is one of the engine's own column names (RESERVED_COLUMNS: "
+        f"{', '.join(sorted(RESERVED_COLUMNS))}, and {SHED_PREFIX}<n>; compared "
+        "case-insensitively); choose another"
+    )
 
 
 class _Model(BaseModel):
@@ -185,8 +211,10 @@ class StreamColumn(_Model):
 
     @model_validator(mode="after")
     def _fits(self) -> StreamColumn:
-        if self.name in RESERVED_COLUMNS or self.name.startswith("shed_"):
+        if self.name in RESERVED_COLUMNS or self.name.startswith(SHED_PREFIX):
             raise ValueError(f"column name {self.name!r} is the engine's own; choose another")
+        if spark_function_name(self.name):
+            raise ValueError(f"column name {self.name!r}: {NILADIC_RULE}")
         kinds = GENERATOR_TYPES[self.generator.kind]
         if self.type not in kinds:
             raise ValueError(

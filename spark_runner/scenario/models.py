@@ -34,7 +34,15 @@ from spark_runner.core.errors import ParameterError
 from spark_runner.core.params import build_params
 from spark_runner.core.redistribution import DEFAULT_POLICY
 from spark_runner.core.thresholds import Thresholds
-from spark_runner.scenario.columns import MAX_COLUMNS, ColumnName, StreamColumn, default_columns
+from spark_runner.scenario.columns import (
+    MAX_COLUMNS,
+    SQL_ENGINE_COLUMNS,
+    ColumnName,
+    StreamColumn,
+    default_columns,
+    engine_column,
+    engine_column_rule,
+)
 from spark_runner.scenario.predicates import PredicateError, parse_predicate
 from spark_runner.scenario.sql_allowlist import (
     MAX_QUERY_CHARS,
@@ -259,10 +267,6 @@ Arrival = Annotated[
 ARRIVAL_KINDS = ("constant", "step", "pareto", "trace")
 
 
-SQL_ENGINE_COLUMNS = frozenset({"arrival_s", "event_time"})
-"""The engine's columns a SQL query may read besides the stream's own."""
-
-
 def check_schema(stream: str, columns: Sequence[StreamColumn], event_time: str | None) -> None:
     """``ParameterError`` (on ``columns`` or ``event_time``) unless every column name is
     declared once and ``event_time``, if set, names one of the timestamp columns."""
@@ -384,6 +388,13 @@ class MapOp(_Operator):
         except SqlNotAllowed as exc:
             raise ValueError(f"expression {_quoted(expression)} {exc}") from None
         return expression
+
+    @field_validator("output")
+    @classmethod
+    def _not_the_engines(cls, output: str) -> str:
+        if engine_column(output):
+            raise ValueError(f"output {output!r} {engine_column_rule()}")
+        return output
 
 
 class Window(_Model):

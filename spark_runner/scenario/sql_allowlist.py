@@ -12,7 +12,10 @@ tree, and every node of the tree must be on the lists below:
 
 Everything else is refused with the function or construct named: ``reflect``,
 ``java_method``, ``input_file_name``, a UDF, ``rand``, ``current_timestamp``, a subquery, a
-lambda, a statement (``CREATE FUNCTION …``), several statements, comments.
+lambda, a statement (``CREATE FUNCTION …``), several statements, comments; so is a column
+named like one of the functions Spark calls without parentheses (``user``, ``current_user``
+… :data:`SPARK_NILADIC_NAMES`): Spark reads such a name as the function wherever no column
+has it.
 
 What Spark runs is not the user's text but the checked tree rendered back to Spark SQL
 (:attr:`CheckedExpression.sql`), so a construct the two parsers read differently cannot
@@ -102,6 +105,31 @@ PURE_FUNCTIONS: dict[str, str] = {
 }
 """The functions an expression may call: pure and deterministic (no I/O, no clock, no
 randomness, no JVM reflection, no user-defined code)."""
+
+SPARK_NILADIC_NAMES = frozenset(
+    {
+        # Spark reads these bare names, in any case and quoted or not, as the function
+        # where no column of the query has the name (its LiteralFunctionResolution)
+        "user", "current_user", "session_user", "current_date", "current_timestamp",
+        "current_time", "grouping__id",
+        # session state behind a function of the same name: refused as names as well
+        "current_database", "current_schema", "current_catalog", "current_timezone",
+        "localtimestamp",
+    }
+)  # fmt: skip
+"""Names that are Spark functions as bare identifiers (``user`` reads the session's user):
+no column, alias or stream column may take one."""
+NILADIC_RULE = (
+    "Spark reads that name as a function of the session where no column has it; no name "
+    f"may be one of SPARK_NILADIC_NAMES ({', '.join(sorted(SPARK_NILADIC_NAMES))}; "
+    "compared case-insensitively)"
+)
+
+
+def spark_function_name(name: str) -> bool:
+    """``name`` is one of :data:`SPARK_NILADIC_NAMES`, compared case-insensitively."""
+    return name.lower() in SPARK_NILADIC_NAMES
+
 
 _OPERATORS: frozenset[type[exp.Expr]] = frozenset(
     {
@@ -258,6 +286,8 @@ def _check_operand(node: exp.Expr, columns: set[str]) -> None:
                 f"reads {node.sql(dialect='spark')!r}; a column is a plain name "
                 "(letters, digits, underscores)"
             )
+        if spark_function_name(node.name):
+            raise SqlNotAllowed(f"reads {node.name!r}: {NILADIC_RULE}")
         columns.add(node.name)
     elif isinstance(node, exp.Literal) and node.is_string and not _SAFE_STRING.match(node.this):
         raise SqlNotAllowed(
@@ -272,6 +302,13 @@ def _function_name(node: exp.Func) -> str:
     if isinstance(node, exp.Anonymous):
         return str(node.name).lower()
     return node.sql(dialect="spark").split("(", 1)[0].strip().lower()
+
+
+def position(node: exp.Expr) -> int:
+    """Where ``node`` starts in the parsed text (1-based character): its first token that
+    sqlglot placed (an identifier, a literal, a function's name); 1 when none was."""
+    starts = [n.meta["start"] for n in node.walk() if "start" in n.meta]
+    return min(starts) + 1 if starts else 1
 
 
 def snippet(node: exp.Expr, limit: int = 40) -> str:

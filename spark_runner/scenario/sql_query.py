@@ -31,6 +31,7 @@ from spark_runner.scenario.sql_allowlist import (
     stand_in_windows,
     stateful,
 )
+from spark_runner.scenario.sql_scope import Scope, check_outputs, clause_of
 
 _QUERY_NODES: frozenset[type[exp.Expr]] = frozenset(
     {exp.Alias, exp.Star, exp.Interval, exp.Var, exp.From, exp.Join, exp.Where, exp.Group}
@@ -109,6 +110,8 @@ def check_query(text: str, streams: dict[str, frozenset[str]]) -> CheckedQuery:
             "query has SELECT, FROM, JOIN … ON, WHERE, GROUP BY and HAVING only"
         )
     tables = _tables(tree, text, streams)
+    check_outputs(tree)
+    scope = Scope.of(tree, tables, streams)
     columns: dict[str, set[str]] = {name: set() for name in tables.values()}
     for node in tree.walk():
         if node.comments:
@@ -120,7 +123,9 @@ def check_query(text: str, streams: dict[str, frozenset[str]]) -> CheckedQuery:
         elif isinstance(node, exp.Anonymous) and str(node.name).lower() == WINDOW_STAND_IN:
             _check_window(node, text)
         elif isinstance(node, exp.Column):
-            _check_column(node, text, tables, streams, columns)
+            read = scope.resolve(node, clause_of(node, tree))
+            if read is not None:
+                columns[read[0]].add(read[1])
         elif isinstance(node, exp.Star):
             if not isinstance(node.parent, exp.Count):
                 raise SqlNotAllowed(
@@ -150,7 +155,7 @@ def _position(text: str, fragment: str) -> int:
 
 
 def _tables(tree: exp.Select, text: str, streams: dict[str, frozenset[str]]) -> dict[str, str]:
-    """Alias (and name) → stream of the FROM and the JOIN."""
+    """Qualifier (the alias, else the name) → stream of the FROM and the JOIN."""
     source = tree.args.get("from_")
     joins = tree.args.get("joins") or []
     if source is None:
@@ -170,8 +175,7 @@ def _tables(tree: exp.Select, text: str, streams: dict[str, frozenset[str]]) -> 
                 f"reads {table.name!r} at position {_position(text, table.name)}, which is not "
                 f"a stream here (streams: {', '.join(sorted(streams))})"
             )
-        tables[table.alias_or_name] = table.name
-        tables[table.name] = table.name
+        tables[table.alias_or_name] = table.name  # what qualifies its columns
     for join in joins:
         if join.args.get("side") or join.args.get("kind") not in (None, "INNER"):
             kind = " ".join(str(join.args.get(k) or "") for k in ("side", "kind")).strip()
@@ -207,46 +211,3 @@ def _check_window(node: exp.Anonymous, text: str) -> None:
                 f"gives window the duration {snippet(d)!r} at position "
                 f"{_position(text, 'window')}; write a string like '10 seconds'"
             )
-
-
-def _check_column(
-    node: exp.Column,
-    text: str,
-    tables: dict[str, str],
-    streams: dict[str, frozenset[str]],
-    columns: dict[str, set[str]],
-) -> None:
-    name = node.name
-    if not NAME.match(name) or node.args.get("db") or node.args.get("catalog"):
-        raise SqlNotAllowed(f"reads {snippet(node)!r}; a column is a plain name")
-    if node.table:
-        if node.table not in tables:
-            raise SqlNotAllowed(
-                f"reads {snippet(node)!r} at position {_position(text, node.table)}: "
-                f"{node.table!r} is not a stream of the query"
-            )
-        owners = [tables[node.table]]
-    else:
-        owners = [s for s in dict.fromkeys(tables.values()) if name in streams[s]]
-        if not owners and _is_alias(node, name):
-            return  # a SELECT alias used in GROUP BY or HAVING
-    found = [s for s in owners if name in streams[s]]
-    if not found:
-        where = ", ".join(dict.fromkeys(tables.values()))
-        raise SqlNotAllowed(
-            f"reads column {name!r} at position {_position(text, name)}, which {where} "
-            "does not have"
-        )
-    if len(found) > 1:
-        raise SqlNotAllowed(
-            f"reads column {name!r} at position {_position(text, name)}, which both "
-            f"{' and '.join(found)} have; qualify it (e.g. {found[0]}.{name})"
-        )
-    columns[found[0]].add(name)
-
-
-def _is_alias(node: exp.Column, name: str) -> bool:
-    select = node.find_ancestor(exp.Select)
-    return select is not None and any(
-        isinstance(e, exp.Alias) and e.alias == name for e in select.expressions
-    )

@@ -24,6 +24,7 @@ from spark_runner.core.errors import ParameterError
 from spark_runner.core.managers.registry import manager_params
 from spark_runner.core.thresholds import TAUS
 from spark_runner.scenario.arrivals import TraceError, read_trace
+from spark_runner.scenario.columns import WINDOW_BOUNDS
 from spark_runner.scenario.errors import Issue
 from spark_runner.scenario.models import (
     FilterOp,
@@ -43,7 +44,7 @@ from spark_runner.scenario.sql_query import check_query
 
 ENGINE_COLUMNS = frozenset({"seq", "arrival_s"})
 """Columns every tuple has besides its stream's own."""
-WINDOW_COLUMNS = frozenset({"value", "window_start_s", "window_end_s", "arrival_s"})
+WINDOW_COLUMNS = frozenset({"value", *WINDOW_BOUNDS, "arrival_s"})
 """What a window aggregate emits besides its grouping columns."""
 RIGHT_SUFFIX = "_r"
 """A window join's copy of a right-side column whose name the left side has too."""

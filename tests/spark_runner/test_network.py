@@ -83,19 +83,12 @@ def test_outputs_and_routes(two_classes: Scenario) -> None:
             "classes[1].queries[0].operators[1]",
             "only as a query's last operator",
         ),
-        (
-            ("output: v10", "output: arrival_s"),
-            "classes[1].queries[0].operators[0].output",
-            "arrival instant",
-        ),
     ],
 )
 def test_what_the_engine_cannot_run_is_named(
     change: tuple[str, str], path: str, words: str
 ) -> None:
     text = TWO_CLASSES.replace(*change)
-    if "arrival_s" in change[1]:
-        text = text.replace("column: v10", "column: value")
     with pytest.raises(EngineScenarioError) as info:
         compile_network(parse_scenario(text))
     [issue] = info.value.issues
