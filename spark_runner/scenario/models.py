@@ -14,6 +14,7 @@ references (a query's source, a join's right input) are checked by
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from functools import cached_property
 from pathlib import Path
@@ -100,6 +101,9 @@ MAX_RATE_PER_S = 1_000_000.0
 """Most tuples per second of one stream (a generated one, or a rate drawn or stepped to)."""
 MIN_WINDOW_S = 0.001
 """Shortest window size or slide, s."""
+MAX_WINDOWS_PER_ROW = 1_000
+"""Most windows a row falls in (a sliding window's size over its slide): Spark copies every
+row into each of its windows (a week's window every millisecond made 6·10⁸ copies a row)."""
 MAX_COST_PER_TUPLE_S = 1.0
 """Most processing time per tuple of one operator, s (real operators take microseconds)."""
 MAX_SELECTIVITY = 1_000.0
@@ -397,6 +401,11 @@ class MapOp(_Operator):
         return output
 
 
+def windows_per_row(size_s: float, slide_s: float) -> int:
+    """How many windows of ``size_s`` every ``slide_s`` a row falls in (at most)."""
+    return math.ceil(round(size_s / slide_s, 9))
+
+
 class Window(_Model):
     """A time window: ``tumbling`` (size) or ``sliding`` (size and slide <= size)."""
 
@@ -413,6 +422,12 @@ class Window(_Model):
                 raise ValueError("a sliding window needs slide_s")
             if self.slide_s > self.size_s:
                 raise ValueError(f"slide_s ({self.slide_s}) must be <= size_s ({self.size_s})")
+            count = windows_per_row(self.size_s, self.slide_s)
+            if count > MAX_WINDOWS_PER_ROW:
+                raise ValueError(
+                    f"size_s / slide_s puts every row in {count} windows; "
+                    f"MAX_WINDOWS_PER_ROW is {MAX_WINDOWS_PER_ROW}"
+                )
         elif self.slide_s is not None and self.slide_s != self.size_s:
             raise ValueError("a tumbling window has no slide_s (or slide_s equal to size_s)")
         return self

@@ -17,6 +17,12 @@ named like one of the functions Spark calls without parentheses (``user``, ``cur
 … :data:`SPARK_NILADIC_NAMES`): Spark reads such a name as the function wherever no column
 has it.
 
+What a row costs is bounded as well: the arguments that size what a call builds or
+computes are bounded literals (``lpad``/``rpad`` lengths, ``round`` scales, ``LIKE``
+patterns), and no string an expression builds may outgrow its inputs more than
+:data:`MAX_STRING_GROWTH` times or hold more than :data:`MAX_BUILT_STRING_CHARS` characters
+from constants (:func:`check_string_sizes`).
+
 What Spark runs is not the user's text but the checked tree rendered back to Spark SQL
 (:attr:`CheckedExpression.sql`), so a construct the two parsers read differently cannot
 slip through. Pure Python; no Spark import.
@@ -35,6 +41,20 @@ MAX_EXPRESSION_CHARS = 1_000
 """Longest expression accepted (characters)."""
 MAX_NESTING = 32
 """Deepest parenthesis nesting accepted (also keeps the parser's recursion bounded)."""
+MAX_BUILT_STRING_CHARS = 10_000
+"""Most characters an expression may build from constants: ``lpad``/``rpad``'s length (a
+literal whole number, at most this), and the constant part of any string it builds."""
+MAX_STRING_GROWTH = 100
+"""Most times a string an expression builds may hold its longest input column (``concat``
+and ``||`` add their parts; ``replace`` multiplies by how much longer its replacement is than
+what it replaces, so nested calls multiply)."""
+MAX_ROUND_DIGITS = 38
+"""Largest ``round``/``bround`` scale, either sign (Spark's largest decimal scale): Spark
+rounds a double through a decimal of that scale, and a scale of 10⁶ takes seconds a row."""
+MAX_LIKE_WILDCARDS = 2
+"""Most ``%`` in a ``LIKE`` pattern (a literal string): Spark matches a pattern it cannot
+reduce to a prefix, suffix or substring test with a backtracking regular expression, whose
+time grows as the string's length to the power of the ``%`` count."""
 
 PURE_FUNCTIONS: dict[str, str] = {
     # name: a sample argument list, parsed once to learn the node sqlglot makes of a call
@@ -230,6 +250,7 @@ def check_expression(text: str) -> CheckedExpression:
     columns: set[str] = set()
     for node in tree.walk():
         check_node(node, columns)
+    check_string_sizes(tree)
     return CheckedExpression(sql=tree.sql(dialect="spark"), columns=frozenset(columns))
 
 
@@ -273,6 +294,7 @@ def check_node(node: exp.Expr, columns: set[str]) -> None:
                 f"calls function {name!r}, which is not on the allow-list of pure functions "
                 f"({', '.join(sorted(PURE_FUNCTIONS))})"
             )
+        _check_arguments(node, name)
     else:
         raise SqlNotAllowed(
             f"uses {type(node).__name__} ({snippet(node)!r}), which is not allowed in an expression"
@@ -296,12 +318,104 @@ def _check_operand(node: exp.Expr, columns: set[str]) -> None:
         )
     elif isinstance(node, exp.In) and (node.args.get("query") or node.args.get("unnest")):
         raise SqlNotAllowed("uses IN with a subquery; only IN (<list of values>) is allowed")
+    elif isinstance(node, exp.Like):
+        pattern = node.expression
+        if not (isinstance(pattern, exp.Literal) and pattern.is_string):
+            raise SqlNotAllowed(
+                f"matches LIKE {snippet(pattern)!r} at position {position(node)}; a LIKE "
+                "pattern is a string literal"
+            )
+        if pattern.this.count("%") > MAX_LIKE_WILDCARDS:
+            raise SqlNotAllowed(
+                f"matches LIKE {pattern.this!r} at position {position(pattern)}, with "
+                f"{pattern.this.count('%')} %; MAX_LIKE_WILDCARDS is {MAX_LIKE_WILDCARDS}"
+            )
 
 
 def _function_name(node: exp.Func) -> str:
     if isinstance(node, exp.Anonymous):
         return str(node.name).lower()
     return node.sql(dialect="spark").split("(", 1)[0].strip().lower()
+
+
+def _check_arguments(node: exp.Func, name: str) -> None:
+    """The arguments that size what a call builds or computes are bounded literals."""
+    if isinstance(node, exp.Pad):
+        _whole_number(node.expression, name, 0, MAX_BUILT_STRING_CHARS, "MAX_BUILT_STRING_CHARS")
+    elif name in ("round", "bround"):
+        digits = node.args.get("decimals") if isinstance(node, exp.Round) else None
+        if isinstance(node, exp.Anonymous):
+            digits = node.expressions[1] if len(node.expressions) > 1 else None
+        if digits is not None:
+            _whole_number(digits, name, -MAX_ROUND_DIGITS, MAX_ROUND_DIGITS, "MAX_ROUND_DIGITS")
+    elif isinstance(node, exp.Replace) and node.args.get("replacement") is not None:
+        for part in (node.expression, node.args["replacement"]):
+            if not (isinstance(part, exp.Literal) and part.is_string):
+                raise SqlNotAllowed(
+                    f"calls replace with {snippet(part)!r} at position {position(part)}; "
+                    "what replace finds and what it puts instead are string literals"
+                )
+
+
+def _whole_number(arg: exp.Expr, name: str, low: int, high: int, bound: str) -> None:
+    negative = isinstance(arg, exp.Neg)
+    number = arg.this if negative else arg
+    value = None
+    if isinstance(number, exp.Literal) and not number.is_string and number.this.isdigit():
+        value = -int(number.this) if negative else int(number.this)
+    if value is None or not low <= value <= high:
+        raise SqlNotAllowed(
+            f"calls {name} with {snippet(arg)!r} at position {position(arg)}; that argument "
+            f"is a whole number literal from {low} to {high} ({bound} is {high})"
+        )
+
+
+def check_string_sizes(tree: exp.Expr) -> None:
+    """No part of ``tree`` builds a string longer than :data:`MAX_STRING_GROWTH` times its
+    longest input column plus :data:`MAX_BUILT_STRING_CHARS` characters.
+
+    The bound of each part (times the longest input column, constant characters) comes
+    from its children's: a column is (1, 0), a literal (0, its length), ``lpad``/``rpad``
+    (0, their length), ``concat`` and ``||`` the sum of their parts, ``replace`` its input's
+    times how much longer the replacement is than what it replaces, anything else the
+    largest of its children's (it selects or shortens, or yields a number).
+    """
+    sizes: dict[int, tuple[float, float]] = {}
+    for node in reversed(list(tree.walk(bfs=True))):  # children before their parents
+        parts = [sizes[id(child)] for child in node.iter_expressions()]
+        size = _string_size(node, parts)
+        sizes[id(node)] = size
+        if size[0] > MAX_STRING_GROWTH:
+            raise SqlNotAllowed(
+                f"{_builds(node)} up to {size[0]:g} times as long as its longest input "
+                f"column; MAX_STRING_GROWTH is {MAX_STRING_GROWTH}"
+            )
+        if size[1] > MAX_BUILT_STRING_CHARS:
+            raise SqlNotAllowed(
+                f"{_builds(node)} with up to {size[1]:g} characters besides its input "
+                f"columns; MAX_BUILT_STRING_CHARS is {MAX_BUILT_STRING_CHARS}"
+            )
+
+
+def _builds(node: exp.Expr) -> str:
+    return f"builds a string in {snippet(node)!r} at position {position(node)}"
+
+
+def _string_size(node: exp.Expr, parts: list[tuple[float, float]]) -> tuple[float, float]:
+    if isinstance(node, exp.Column):
+        return 1.0, 0.0
+    if isinstance(node, exp.Literal):
+        return 0.0, float(len(str(node.this)))
+    if isinstance(node, exp.Pad):
+        return 0.0, float(int(node.expression.this))  # a whole literal (checked before)
+    if isinstance(node, exp.Concat | exp.DPipe):
+        return sum(p[0] for p in parts), sum(p[1] for p in parts)
+    if isinstance(node, exp.Replace) and node.args.get("replacement") is not None:
+        found, put = len(node.expression.this), len(node.args["replacement"].this)
+        factor = max(1.0, put / found) if found else 1.0
+        first = parts[0]
+        return first[0] * factor, first[1] * factor
+    return max((p[0] for p in parts), default=0.0), max((p[1] for p in parts), default=0.0)
 
 
 def position(node: exp.Expr) -> int:

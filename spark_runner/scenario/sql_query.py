@@ -16,6 +16,13 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 
+from spark_runner.scenario.columns import EVENT_TIME
+from spark_runner.scenario.models import (
+    MAX_DURATION_S,
+    MAX_WINDOWS_PER_ROW,
+    MIN_WINDOW_S,
+    windows_per_row,
+)
 from spark_runner.scenario.sql_allowlist import (
     AGGREGATES,
     MAX_QUERY_CHARS,
@@ -26,7 +33,9 @@ from spark_runner.scenario.sql_allowlist import (
     aggregates,
     check_nesting,
     check_node,
+    check_string_sizes,
     parse_error_message,
+    position,
     snippet,
     stand_in_windows,
     stateful,
@@ -39,7 +48,10 @@ _QUERY_NODES: frozenset[type[exp.Expr]] = frozenset(
 )
 _CLAUSES = frozenset({"expressions", "from_", "joins", "where", "group", "having"})
 """The parts of a SELECT a query may have (no DISTINCT, ORDER BY, LIMIT, WITH, …)."""
-_DURATION = re.compile(r"\s*\d+(\.\d+)?\s+(millisecond|second|minute|hour)s?\s*\Z", re.IGNORECASE)
+_UNIT_S = {"millisecond": 0.001, "second": 1.0, "minute": 60.0, "hour": 3600.0}
+_DURATION = re.compile(
+    r"\s*(?P<n>\d+(\.\d+)?)\s+(?P<unit>millisecond|second|minute|hour)s?\s*\Z", re.IGNORECASE
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,20 +92,44 @@ def check_query(text: str, streams: dict[str, frozenset[str]]) -> CheckedQuery:
     windows (``window(time column, 'N seconds'[, 'M seconds'])``) and filter groups
     (``HAVING``); every expression passes the expression allow-list. Refused with the
     construct named: several statements, ``WITH``, subqueries, ``DISTINCT``, ``ORDER BY``,
-    ``LIMIT``, outer joins, a join and an aggregate in one query (Spark's update mode
-    runs one stateful operator per branch), ``*`` outside ``count(*)``, streams or
-    columns that do not exist, and every function or construct the expression allow-list
-    refuses.
+    ``LIMIT``, outer joins, a join whose ``ON`` holds no key and no time range, a join and
+    an aggregate in one query (Spark's update mode runs one stateful operator per branch),
+    ``*`` outside ``count(*)``, a window that puts a row in more than
+    :data:`~spark_runner.scenario.models.MAX_WINDOWS_PER_ROW` windows, streams or columns
+    that do not exist (:mod:`sql_scope`), and every function, construct or size the
+    expression allow-list refuses.
 
     Raises:
         SqlNotAllowed: naming what is not allowed, with its position (1-based character).
     """
+    tree = _parse_select(text)
+    tables = _tables(tree, text, streams)
+    check_outputs(tree)
+    scope = Scope.of(tree, tables, streams)
+    columns = _check_nodes(tree, text, scope)
+    check_string_sizes(tree)
+    for join in tree.args.get("joins") or []:
+        _check_join_condition(join.args["on"], scope, tree)
+    if aggregates(tree) and tree.args.get("joins"):
+        raise SqlNotAllowed(
+            "both joins and aggregates; Spark runs one or the other in a query's update "
+            "mode (write two queries)"
+        )
+    return CheckedQuery(
+        streams=tuple(dict.fromkeys(tables.values())),
+        columns={name: frozenset(columns.get(name, ())) for name in tables.values()},
+        stateful=stateful(tree),
+        tree=tree,
+    )
+
+
+def _parse_select(text: str) -> exp.Select:
+    """The one SELECT of ``text``, with only the clauses a query may have."""
     if len(text) > MAX_QUERY_CHARS:
         raise SqlNotAllowed(f"is {len(text)} characters long; the limit is {MAX_QUERY_CHARS}")
     check_nesting(text)
-    prepared = stand_in_windows(text)
     try:
-        trees = sqlglot.parse(prepared, dialect="spark")
+        trees = sqlglot.parse(stand_in_windows(text), dialect="spark")
     except ParseError as exc:
         raise SqlNotAllowed(parse_error_message(text, exc).replace("expression", "query")) from None
     except (TokenError, RecursionError) as exc:
@@ -109,10 +145,12 @@ def check_query(text: str, streams: dict[str, frozenset[str]]) -> CheckedQuery:
             f"uses {extra[0].upper().rstrip('_')} at position {_position(text, extra[0])}; a "
             "query has SELECT, FROM, JOIN … ON, WHERE, GROUP BY and HAVING only"
         )
-    tables = _tables(tree, text, streams)
-    check_outputs(tree)
-    scope = Scope.of(tree, tables, streams)
-    columns: dict[str, set[str]] = {name: set() for name in tables.values()}
+    return tree
+
+
+def _check_nodes(tree: exp.Select, text: str, scope: Scope) -> dict[str, set[str]]:
+    """Check every node of ``tree``; per stream, the columns it reads."""
+    columns: dict[str, set[str]] = {}
     for node in tree.walk():
         if node.comments:
             raise SqlNotAllowed("contains a comment; comments are not allowed")
@@ -121,11 +159,11 @@ def check_query(text: str, streams: dict[str, frozenset[str]]) -> CheckedQuery:
         if type(node) in AGGREGATES:
             _check_aggregate(node, text)
         elif isinstance(node, exp.Anonymous) and str(node.name).lower() == WINDOW_STAND_IN:
-            _check_window(node, text)
+            _check_window(node)
         elif isinstance(node, exp.Column):
             read = scope.resolve(node, clause_of(node, tree))
             if read is not None:
-                columns[read[0]].add(read[1])
+                columns.setdefault(read[0], set()).add(read[1])
         elif isinstance(node, exp.Star):
             if not isinstance(node.parent, exp.Count):
                 raise SqlNotAllowed(
@@ -136,17 +174,7 @@ def check_query(text: str, streams: dict[str, frozenset[str]]) -> CheckedQuery:
             continue
         elif type(node) not in _QUERY_NODES:
             check_node(node, set())
-    if aggregates(tree) and tree.args.get("joins"):
-        raise SqlNotAllowed(
-            "both joins and aggregates; Spark runs one or the other in a query's update "
-            "mode (write two queries)"
-        )
-    return CheckedQuery(
-        streams=tuple(dict.fromkeys(tables.values())),
-        columns={name: frozenset(used) for name, used in columns.items()},
-        stateful=stateful(tree),
-        tree=tree,
-    )
+    return columns
 
 
 def _position(text: str, fragment: str) -> int:
@@ -196,18 +224,120 @@ def _check_aggregate(node: exp.Expr, text: str) -> None:
         )
 
 
-def _check_window(node: exp.Anonymous, text: str) -> None:
+def _check_window(node: exp.Anonymous) -> None:
+    """``window(<time column>, '<size>'[, '<slide>'])``: durations Spark reads, at least
+    MIN_WINDOW_S, at most MAX_DURATION_S, the slide at most the size, and at most
+    MAX_WINDOWS_PER_ROW windows per row (Spark copies every row into each of its windows)."""
     args = node.expressions
-    durations = args[1:]
     if not 2 <= len(args) <= 3 or not isinstance(args[0], exp.Column):
         raise SqlNotAllowed(
-            f"calls window at position {_position(text, 'window')} with "
-            f"{len(args)} argument(s); write window(<time column>, '<N> seconds'[, "
-            "'<M> seconds'])"
+            f"calls window at position {position(node)} with {len(args)} argument(s); write "
+            "window(<time column>, '<N> seconds'[, '<M> seconds'])"
         )
-    for d in durations:
-        if not (isinstance(d, exp.Literal) and d.is_string and _DURATION.match(d.this)):
+    size_s, slide_s = (_duration_s(d) for d in (args[1], args[-1]))
+    for d, seconds in ((args[1], size_s), (args[-1], slide_s)):
+        if not MIN_WINDOW_S <= seconds <= MAX_DURATION_S:
             raise SqlNotAllowed(
-                f"gives window the duration {snippet(d)!r} at position "
-                f"{_position(text, 'window')}; write a string like '10 seconds'"
+                f"gives window the duration {d.this!r} at position {position(d)}; a window's "
+                f"size and slide are from MIN_WINDOW_S ({MIN_WINDOW_S:g} s) to MAX_DURATION_S "
+                f"({MAX_DURATION_S:g} s)"
             )
+    if slide_s > size_s:
+        raise SqlNotAllowed(
+            f"slides window by {args[-1].this!r} at position {position(args[-1])}, more "
+            f"than its size {args[1].this!r}; the slide is at most the size"
+        )
+    count = windows_per_row(size_s, slide_s)
+    if count > MAX_WINDOWS_PER_ROW:
+        raise SqlNotAllowed(
+            f"puts every row in {count} windows ({args[1].this!r} every {args[-1].this!r}) "
+            f"at position {position(node)}; MAX_WINDOWS_PER_ROW is {MAX_WINDOWS_PER_ROW}"
+        )
+
+
+def _duration_s(arg: exp.Expr) -> float:
+    """A window duration in seconds (a string like '10 seconds')."""
+    match = _DURATION.match(arg.this) if isinstance(arg, exp.Literal) and arg.is_string else None
+    if match is None:
+        raise SqlNotAllowed(
+            f"gives window the duration {snippet(arg)!r} at position {position(arg)}; write a "
+            "string like '10 seconds'"
+        )
+    return float(match.group("n")) * _UNIT_S[match.group("unit").lower()]
+
+
+def _check_join_condition(on: exp.Expr, scope: Scope, tree: exp.Select) -> None:
+    """``on`` holds, among the conditions it ANDs, a key (an equality between a column of
+    each stream) or a time range (``event_time`` of one stream bounded from below and above
+    by the other's): a join without either pairs every tuple with every other one."""
+    bounds: set[tuple[str, str, str]] = set()  # (stream, other stream, ">" or "<")
+    for condition in _conjuncts(on):
+        sides = [_one_stream(part, scope, tree) for part in condition.iter_expressions()]
+        if isinstance(condition, exp.EQ | exp.NullSafeEQ) and _two_streams(*sides):
+            return
+        if isinstance(condition, exp.Between):
+            this, low, high = (condition.args[k] for k in ("this", "low", "high"))
+            bounds |= _time_bound(this, ">", low, scope, tree)
+            bounds |= _time_bound(this, "<", high, scope, tree)
+        elif isinstance(condition, exp.GT | exp.GTE | exp.LT | exp.LTE):
+            op = ">" if isinstance(condition, exp.GT | exp.GTE) else "<"
+            bounds |= _time_bound(condition.this, op, condition.expression, scope, tree)
+    if any((a, b, ">") in bounds and (a, b, "<") in bounds for a, b, _ in bounds):
+        return
+    raise SqlNotAllowed(
+        f"joins ON {snippet(on)!r} at position {position(on)}, which holds no key and no time "
+        "range; a join needs one of them: a column of each stream equal (t.k = q.k), or "
+        f"one stream's {EVENT_TIME} between bounds on the other's (q.{EVENT_TIME} BETWEEN "
+        f"t.{EVENT_TIME} - INTERVAL 2 SECONDS AND t.{EVENT_TIME} + INTERVAL 2 SECONDS)"
+    )
+
+
+def _conjuncts(condition: exp.Expr) -> list[exp.Expr]:
+    """The conditions ``condition`` ANDs, out of their parentheses (iteratively: a long
+    chain of ANDs nests as deep as it is long)."""
+    found, pending = [], [condition]
+    while pending:
+        part = pending.pop().unnest()
+        if isinstance(part, exp.And):
+            pending += [part.expression, part.this]
+        else:
+            found.append(part)
+    return found
+
+
+def _reads(part: exp.Expr, scope: Scope, tree: exp.Select) -> set[tuple[str, str]]:
+    """The (stream, column) pairs ``part`` reads."""
+    found = set()
+    for column in part.find_all(exp.Column):
+        read = scope.resolve(column, clause_of(column, tree))
+        if read is not None:
+            found.add(read)
+    return found
+
+
+def _one_stream(part: exp.Expr, scope: Scope, tree: exp.Select) -> str | None:
+    """The one stream whose columns ``part`` reads (None for none or two)."""
+    streams = {stream for stream, _ in _reads(part, scope, tree)}
+    return streams.pop() if len(streams) == 1 else None
+
+
+def _two_streams(*sides: str | None) -> bool:
+    return len(sides) == 2 and None not in sides and sides[0] != sides[1]
+
+
+def _time_bound(
+    bounded: exp.Expr, op: str, bound: exp.Expr, scope: Scope, tree: exp.Select
+) -> set[tuple[str, str, str]]:
+    """``bounded op bound`` as a bound of one stream's event time by the other's: (stream,
+    other stream, ">" for a lower bound or "<" for an upper one), the streams in name
+    order (a lower bound on one is an upper bound on the other); empty when it is none."""
+    this, other = _one_stream(bounded, scope, tree), _one_stream(bound, scope, tree)
+    times = [
+        any(column == EVENT_TIME for _, column in _reads(part, scope, tree))
+        for part in (bounded, bound)
+    ]
+    if this is None or other is None or this == other or not all(times):
+        return set()
+    if this > other:
+        this, other, op = other, this, "<" if op == ">" else ">"
+    return {(this, other, op)}

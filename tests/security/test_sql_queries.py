@@ -6,6 +6,7 @@ SQL, reading temporary views of the admitted tuples."""
 from __future__ import annotations
 
 import pytest
+from fastapi.testclient import TestClient
 
 from spark_runner.scenario.sql_allowlist import SqlNotAllowed
 from spark_runner.scenario.sql_query import check_query
@@ -50,11 +51,24 @@ REFUSED: list[tuple[str, str]] = [
 ]
 
 
-@pytest.mark.parametrize(("statement", "named"), REFUSED)
-def test_the_query_allow_list_refuses_and_names_what_and_where(statement: str, named: str) -> None:
+def queries_url(client: TestClient) -> str:
+    """Where a new class's queries are stored."""
+    created = client.post(
+        "/api/v1/classes", json={"name": "fraud", "priority": 6, "delay_target_s": 2}
+    )
+    return f"/api/v1/classes/{created.json()['id']}/queries"
+
+
+def refusal(statement: str) -> str:
+    """Why the query allow-list refuses ``statement`` over ``STREAMS``."""
     with pytest.raises(SqlNotAllowed) as refused:
         check_query(statement, STREAMS)
-    assert named in str(refused.value)
+    return str(refused.value)
+
+
+@pytest.mark.parametrize(("statement", "named"), REFUSED)
+def test_the_query_allow_list_refuses_and_names_what_and_where(statement: str, named: str) -> None:
+    assert named in refusal(statement)
 
 
 def test_an_allowed_query_is_rendered_from_its_checked_tree_over_the_views() -> None:

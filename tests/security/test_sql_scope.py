@@ -20,7 +20,7 @@ from spark_runner.scenario.columns import RESERVED_COLUMNS, StreamColumn
 from spark_runner.scenario.models import MapOp
 from spark_runner.scenario.sql_allowlist import SqlNotAllowed, check_expression
 from spark_runner.scenario.sql_query import check_query
-from tests.security.test_sql_queries import STREAMS
+from tests.security.test_sql_queries import STREAMS, queries_url, refusal
 
 REFUSED: list[tuple[str, str]] = [
     # Spark's niladic functions, as names: bare, quoted, in any case
@@ -50,9 +50,7 @@ REFUSED: list[tuple[str, str]] = [
 
 @pytest.mark.parametrize(("statement", "named"), REFUSED)
 def test_every_name_resolves_against_the_querys_scope(statement: str, named: str) -> None:
-    with pytest.raises(SqlNotAllowed) as refused:
-        check_query(statement, STREAMS)
-    assert named in str(refused.value)
+    assert named in refusal(statement)
 
 
 def test_aliases_where_spark_reads_them_and_engine_like_names_stay() -> None:
@@ -81,10 +79,7 @@ def test_a_map_cannot_write_an_engine_column(output: str) -> None:
 
 
 def test_the_api_refuses_a_query_reading_the_session_user(client: TestClient) -> None:
-    class_id = client.post(
-        "/api/v1/classes", json={"name": "fraud", "priority": 6, "delay_target_s": 2}
-    ).json()["id"]
-    url = f"/api/v1/classes/{class_id}/queries"
+    url = queries_url(client)
     operator = {"kind": "sql", "statement": "SELECT user AS user FROM trades"}
     response = client.post(url, json={"name": "q", "source": "trades", "operators": [operator]})
     assert response.status_code == 422, response.text
