@@ -17,11 +17,12 @@ from backend.queries.repository import QueryRepository
 from backend.queries.schemas import QuerySpec, query_part
 from backend.streams.repository import StreamRepository
 from spark_runner.contract.control import LiveConfig
+from spark_runner.scenario.columns import RIGHT_SUFFIX
 from spark_runner.scenario.compose import QUERY_PREFIX, QueryPart, compose
 from spark_runner.scenario.errors import ScenarioError
 from spark_runner.scenario.loader import scenario_from_dict
 from spark_runner.scenario.models import Scenario
-from spark_runner.scenario.validate import RIGHT_SUFFIX, columns_named
+from spark_runner.scenario.validate import columns_named
 
 # A shared query is validated with this as its reader. It reads no column: the output of a
 # shared query over a declared stream need not have one in particular (``value``).

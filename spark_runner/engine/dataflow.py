@@ -13,7 +13,8 @@ nothing of a batch's tuples comes to the driver:
   Spark's state store (RocksDB) under the checkpoint;
 - a window join is a stream-stream inner join on ``on_column`` with the time range
   ``|left − right| ≤ size`` on event time, its state in the state store too; its output
-  has the left side's columns and the right side's (``<name>_r`` where both have one);
+  has the left side's columns and the right side's (``<name>_r`` where both have one,
+  compared case-insensitively: :func:`~spark_runner.scenario.columns.join_columns`);
 - event time is the stream's ``event_time`` column, else the tuple's arrival instant,
   with a watermark ``watermark_s`` behind the newest: older state is dropped, and a tuple
   that waited longer than that in the log is late for a window (Spark drops it; the
@@ -48,9 +49,9 @@ from spark_runner.scenario.columns import (
     CLASS_COLUMN,
     EVENT_TIME,
     QUERY_COLUMN,
-    ROW_COLUMNS,
-    SHED_PREFIX,
     WINDOW_BOUNDS,
+    data_column,
+    join_columns,
 )
 from spark_runner.scenario.models import (
     FilterOp,
@@ -62,8 +63,6 @@ from spark_runner.scenario.models import (
 )
 from spark_runner.scenario.sql_query import check_query
 
-RIGHT_SUFFIX = "_r"
-"""A join's output names the right side's column ``<name>_r`` where the left has one."""
 QUANTILE_ACCURACY = 100
 """percentile_approx accuracy: rank error about 1 %, sketches of a few kB per task."""
 
@@ -194,7 +193,7 @@ class _Builder:
         if isinstance(model, FilterOp):
             return df.where(checked_sql(model))
         if isinstance(model, ProjectOp):
-            return df.select(*[c for c in df.columns if c in model.columns or not _user(c)])
+            return df.select(*[c for c in df.columns if c in model.columns or not data_column(c)])
         if isinstance(model, MapOp):
             value = F.expr(checked_sql(model))
             if model.output in df.columns:
@@ -228,7 +227,7 @@ class _Builder:
         cls, query = node.output
         df = self.frames[node.index]
         columns = [F.lit(cls).alias(CLASS_COLUMN), F.lit(query).alias(QUERY_COLUMN)]
-        columns += [F.col(f"`{c}`") for c in df.columns if _user(c)]
+        columns += [F.col(f"`{c}`") for c in df.columns if data_column(c)]
         if "arrival_s" in df.columns:
             columns.append(F.col("arrival_s"))
         use = Use(
@@ -238,11 +237,6 @@ class _Builder:
             answers=self._answering.get((node.index, None)),
         )
         return self._observe(df.select(*columns), use)
-
-
-def _user(column: str) -> bool:
-    """A column of the data (not the engine's own)."""
-    return column not in ROW_COLUMNS and not column.startswith(SHED_PREFIX)
 
 
 def _union(outputs: Sequence[DataFrame]) -> DataFrame:
@@ -283,8 +277,8 @@ def _aggregate(model: WindowAggregateOp, df: DataFrame) -> DataFrame:
 
 
 def _join(model: WindowJoinOp, left: DataFrame, right: DataFrame) -> DataFrame:
-    mine = [c for c in left.columns if _user(c)]
-    theirs = [c for c in right.columns if _user(c)]
+    mine = [c for c in left.columns if data_column(c)]
+    theirs = [c for c in right.columns if data_column(c)]
     size = f"INTERVAL {round(model.window.size_s * 1000)} MILLISECONDS"
     on = model.on_column
     joined = left.alias("l").join(
@@ -294,9 +288,10 @@ def _join(model: WindowJoinOp, left: DataFrame, right: DataFrame) -> DataFrame:
             f"AND l.{EVENT_TIME} + {size}"
         ),
     )
+    named = zip(theirs, join_columns(mine, theirs), strict=True)
     return joined.select(
         *[F.col(f"l.`{c}`").alias(c) for c in mine],
-        *[F.col(f"r.`{c}`").alias(f"{c}{RIGHT_SUFFIX}" if c in mine else c) for c in theirs],
+        *[F.col(f"r.`{c}`").alias(name) for c, name in named],
         F.greatest(F.col("l.arrival_s"), F.col("r.arrival_s")).alias("arrival_s"),
     )
 

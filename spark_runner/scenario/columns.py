@@ -82,6 +82,9 @@ RESERVED_COLUMNS = ROW_COLUMNS | {CLASS_COLUMN, QUERY_COLUMN, *WINDOW_BOUNDS}
 SQL output may take one, nor a ``shed_<n>`` name (:func:`engine_column`)."""
 SHED_PREFIX = "shed_"
 """A row's ``shed_<k>`` column carries class ``k``'s shed fraction for its edges."""
+RIGHT_SUFFIX = "_r"
+"""A window join's output names the right side's column ``<name>_r`` where the left has
+one (:func:`join_columns`)."""
 
 
 def engine_column(name: str) -> bool:
@@ -91,10 +94,33 @@ def engine_column(name: str) -> bool:
     return folded in RESERVED_COLUMNS or folded.startswith(SHED_PREFIX)
 
 
+def data_column(name: str) -> bool:
+    """A column of the data a row carries, not one of the engine's row columns."""
+    return name not in ROW_COLUMNS and not name.startswith(SHED_PREFIX)
+
+
+def join_columns(left: Sequence[str], right: Sequence[str]) -> list[str]:
+    """The names a window join gives the ``right`` side's data columns beside the ``left``
+    side's: ``<name>_r`` where the left has the name, compared case-insensitively."""
+    taken = {name.lower() for name in left}
+    return [f"{name}{RIGHT_SUFFIX}" if name.lower() in taken else name for name in right]
+
+
+def repeated_name(names: Sequence[str]) -> str | None:
+    """The first of ``names`` that an earlier one matches case-insensitively (Spark
+    resolves names so: two such columns are ambiguous), else None."""
+    seen: set[str] = set()
+    for name in names:
+        if name.lower() in seen:
+            return name
+        seen.add(name.lower())
+    return None
+
+
 def engine_column_rule() -> str:
     """The rule :func:`engine_column` checks, as an error message states it after a name."""
     return (
-        f"is one of the engine's own column names (RESERVED_COLUMNS: "
+        f"is the engine's own column name (RESERVED_COLUMNS: "
         f"{', '.join(sorted(RESERVED_COLUMNS))}, and {SHED_PREFIX}<n>; compared "
         "case-insensitively); choose another"
     )
@@ -211,8 +237,8 @@ class StreamColumn(_Model):
 
     @model_validator(mode="after")
     def _fits(self) -> StreamColumn:
-        if self.name in RESERVED_COLUMNS or self.name.startswith(SHED_PREFIX):
-            raise ValueError(f"column name {self.name!r} is the engine's own; choose another")
+        if engine_column(self.name):
+            raise ValueError(f"column name {self.name!r} {engine_column_rule()}")
         if spark_function_name(self.name):
             raise ValueError(f"column name {self.name!r}: {NILADIC_RULE}")
         kinds = GENERATOR_TYPES[self.generator.kind]

@@ -43,6 +43,7 @@ from spark_runner.scenario.columns import (
     default_columns,
     engine_column,
     engine_column_rule,
+    repeated_name,
 )
 from spark_runner.scenario.predicates import PredicateError, parse_predicate
 from spark_runner.scenario.sql_allowlist import (
@@ -274,11 +275,13 @@ ARRIVAL_KINDS = ("constant", "step", "pareto", "trace")
 def check_schema(stream: str, columns: Sequence[StreamColumn], event_time: str | None) -> None:
     """``ParameterError`` (on ``columns`` or ``event_time``) unless every column name is
     declared once and ``event_time``, if set, names one of the timestamp columns."""
-    names = [c.name for c in columns]
-    twice = sorted({n for n in names if names.count(n) > 1})
-    if twice:
+    twice = repeated_name([c.name for c in columns])
+    if twice is not None:
         raise ParameterError(
-            "columns", twice[0], f"column {twice[0]!r} is declared twice in stream {stream!r}"
+            "columns",
+            twice,
+            f"column {twice!r} is declared twice in stream {stream!r} (names compare "
+            "case-insensitively, as Spark resolves them)",
         )
     if event_time is not None:
         column = next((c for c in columns if c.name == event_time), None)

@@ -283,7 +283,7 @@ def check_node(node: exp.Expr, columns: set[str]) -> None:
     if type(node) in _OPERATORS:
         _check_operand(node, columns)
     elif isinstance(node, exp.Func):
-        name = _function_name(node)
+        name = function_name(node)
         allowed = (
             name in _ANONYMOUS_FUNCTIONS
             if isinstance(node, exp.Anonymous)
@@ -332,7 +332,8 @@ def _check_operand(node: exp.Expr, columns: set[str]) -> None:
             )
 
 
-def _function_name(node: exp.Func) -> str:
+def function_name(node: exp.Func) -> str:
+    """The name ``node`` calls, in lower case."""
     if isinstance(node, exp.Anonymous):
         return str(node.name).lower()
     return node.sql(dialect="spark").split("(", 1)[0].strip().lower()

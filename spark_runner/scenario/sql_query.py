@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import sqlglot
 from sqlglot import exp
+from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import ParseError, TokenError
 
 from spark_runner.scenario.columns import EVENT_TIME
@@ -34,6 +35,7 @@ from spark_runner.scenario.sql_allowlist import (
     check_nesting,
     check_node,
     check_string_sizes,
+    function_name,
     parse_error_message,
     position,
     snippet,
@@ -48,10 +50,14 @@ _QUERY_NODES: frozenset[type[exp.Expr]] = frozenset(
 )
 _CLAUSES = frozenset({"expressions", "from_", "joins", "where", "group", "having"})
 """The parts of a SELECT a query may have (no DISTINCT, ORDER BY, LIMIT, WITH, …)."""
-_UNIT_S = {"millisecond": 0.001, "second": 1.0, "minute": 60.0, "hour": 3600.0}
-_DURATION = re.compile(
-    r"\s*(?P<n>\d+(\.\d+)?)\s+(?P<unit>millisecond|second|minute|hour)s?\s*\Z", re.IGNORECASE
-)
+INTERVAL_UNITS: dict[str, float | None] = {
+    "microsecond": 1e-6, "millisecond": 0.001, "second": 1.0, "minute": 60.0,
+    "hour": 3600.0, "day": 86_400.0, "week": 604_800.0, "month": None, "year": None,
+}  # fmt: skip
+"""The units of an interval Spark reads (singular or plural, any case), in seconds (months
+and years have no fixed length: an INTERVAL may use them, a window may not); a fraction
+only of seconds (Spark refuses ``1.5 hours``)."""
+_NUMBER = re.compile(r"[-+]?\d+(\.\d+)?\Z")
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +113,7 @@ def check_query(text: str, streams: dict[str, frozenset[str]]) -> CheckedQuery:
     check_outputs(tree)
     scope = Scope.of(tree, tables, streams)
     columns = _check_nodes(tree, text, scope)
+    _check_group(tree, scope)
     check_string_sizes(tree)
     for join in tree.args.get("joins") or []:
         _check_join_condition(join.args["on"], scope, tree)
@@ -141,8 +148,9 @@ def _parse_select(text: str) -> exp.Select:
         raise SqlNotAllowed(f"is a {type(tree).__name__}; only a SELECT is allowed")
     extra = sorted(k for k, v in tree.args.items() if v and k not in _CLAUSES)
     if extra:
+        keyword = extra[0].upper().rstrip("_")
         raise SqlNotAllowed(
-            f"uses {extra[0].upper().rstrip('_')} at position {_position(text, extra[0])}; a "
+            f"uses {keyword} at position {_keyword_position(text, keyword)}; a "
             "query has SELECT, FROM, JOIN … ON, WHERE, GROUP BY and HAVING only"
         )
     return tree
@@ -157,7 +165,7 @@ def _check_nodes(tree: exp.Select, text: str, scope: Scope) -> dict[str, set[str
         if node is tree:
             continue
         if type(node) in AGGREGATES:
-            _check_aggregate(node, text)
+            _check_aggregate(node)
         elif isinstance(node, exp.Anonymous) and str(node.name).lower() == WINDOW_STAND_IN:
             _check_window(node)
         elif isinstance(node, exp.Column):
@@ -167,9 +175,11 @@ def _check_nodes(tree: exp.Select, text: str, scope: Scope) -> dict[str, set[str
         elif isinstance(node, exp.Star):
             if not isinstance(node.parent, exp.Count):
                 raise SqlNotAllowed(
-                    f"uses * at position {_position(text, '*')}; name the columns (only "
-                    "count(*) may use *)"
+                    f"uses * at position {position(node)}; name the columns (only count(*) "
+                    "may use *)"
                 )
+        elif isinstance(node, exp.Interval):
+            _check_interval(node, text)
         elif isinstance(node, exp.Literal) and isinstance(node.parent, exp.Interval):
             continue
         elif type(node) not in _QUERY_NODES:
@@ -177,9 +187,16 @@ def _check_nodes(tree: exp.Select, text: str, scope: Scope) -> dict[str, set[str
     return columns
 
 
-def _position(text: str, fragment: str) -> int:
-    at = text.lower().find(fragment.lower().rstrip("_"))
-    return at + 1 if at >= 0 else 1
+def _keyword_position(text: str, keyword: str, nth: int = 0) -> int:
+    """Where the ``nth`` keyword ``keyword`` stands in ``text`` (1-based; 1 if it does not):
+    read from sqlglot's tokens, so a word in a string or a quoted name does not count."""
+    starts = [
+        token.start + 1
+        for token in Dialect.get_or_raise("spark").tokenize(text)
+        if token.token_type.name not in ("STRING", "IDENTIFIER")
+        and token.text.split()[0].upper() == keyword.upper()
+    ]
+    return starts[nth] if nth < len(starts) else 1
 
 
 def _tables(tree: exp.Select, text: str, streams: dict[str, frozenset[str]]) -> dict[str, str]:
@@ -193,33 +210,65 @@ def _tables(tree: exp.Select, text: str, streams: dict[str, frozenset[str]]) -> 
     tables: dict[str, str] = {}
     for clause in [source, *joins]:
         table = clause.this
+        if isinstance(table, exp.Table) and isinstance(table.this, exp.Func):
+            raise SqlNotAllowed(
+                f"reads the table function {function_name(table.this)!r} at position "
+                f"{position(table)}; FROM and JOIN name a stream"
+            )
         if not isinstance(table, exp.Table) or table.args.get("db") or table.args.get("catalog"):
             raise SqlNotAllowed(
-                f"reads {snippet(table)!r}; FROM and JOIN name a stream (no subquery, no "
-                "qualified name)"
+                f"reads {snippet(table)!r} at position {position(table)}; FROM and JOIN name a "
+                "stream (no subquery, no qualified name)"
             )
         if table.name not in streams:
             raise SqlNotAllowed(
-                f"reads {table.name!r} at position {_position(text, table.name)}, which is not "
-                f"a stream here (streams: {', '.join(sorted(streams))})"
+                f"reads {table.name!r} at position {position(table)}, which is not a stream "
+                f"here (streams: {', '.join(sorted(streams))})"
             )
         tables[table.alias_or_name] = table.name  # what qualifies its columns
     for join in joins:
         if join.args.get("side") or join.args.get("kind") not in (None, "INNER"):
             kind = " ".join(str(join.args.get(k) or "") for k in ("side", "kind")).strip()
             raise SqlNotAllowed(
-                f"uses a {kind} JOIN at position {_position(text, kind.split()[0])}; only an "
-                "inner JOIN … ON is allowed"
+                f"uses a {kind} JOIN at position {_keyword_position(text, kind.split()[0])}; "
+                "only an inner JOIN … ON is allowed"
             )
         if join.args.get("on") is None or isinstance(join.args["on"], exp.Boolean):
             raise SqlNotAllowed("joins without ON; write JOIN <stream> ON <condition>")
     return tables
 
 
-def _check_aggregate(node: exp.Expr, text: str) -> None:
+def _check_group(tree: exp.Select, scope: Scope) -> None:
+    """Every GROUP BY ordinal names a SELECT item (1 to their count), and no ordinal or
+    alias names an aggregate: Spark refuses both only when it analyses the query, as the
+    job starts."""
+    group = tree.args.get("group")
+    items = tree.expressions
+    for written in group.expressions if group else []:
+        key = written.unnest()
+        number = key.this if isinstance(key, exp.Neg) else key
+        named: exp.Expr | None = None
+        if isinstance(number, exp.Literal) and not number.is_string and number.this.isdigit():
+            ordinal = -int(number.this) if isinstance(key, exp.Neg) else int(number.this)
+            if not 1 <= ordinal <= len(items):
+                raise SqlNotAllowed(
+                    f"uses GROUP BY {ordinal} at position {position(key)}, which names no "
+                    f"SELECT item (the SELECT has {len(items)}: ordinals 1 to {len(items)})"
+                )
+            named = items[ordinal - 1]
+        elif isinstance(key, exp.Column) and scope.resolve(key, "group") is None:
+            named = next(i for i in items if i.alias_or_name.lower() == key.name.lower())
+        if named is not None and any(type(n) in AGGREGATES for n in named.walk()):
+            raise SqlNotAllowed(
+                f"uses GROUP BY {snippet(key)} at position {position(key)}, which names "
+                f"{snippet(named)!r}, an aggregate; Spark groups by no aggregate"
+            )
+
+
+def _check_aggregate(node: exp.Expr) -> None:
     if node.args.get("distinct") or isinstance(node.this, exp.Distinct):
         raise SqlNotAllowed(
-            f"uses DISTINCT in {snippet(node)!r} at position {_position(text, 'distinct')}; "
+            f"uses DISTINCT in {snippet(node)!r} at position {position(node)}; "
             "distinct aggregates are not allowed on streams"
         )
 
@@ -256,14 +305,75 @@ def _check_window(node: exp.Anonymous) -> None:
 
 
 def _duration_s(arg: exp.Expr) -> float:
-    """A window duration in seconds (a string like '10 seconds')."""
-    match = _DURATION.match(arg.this) if isinstance(arg, exp.Literal) and arg.is_string else None
-    if match is None:
+    """A window duration in seconds: a string like '10 seconds' (or '1 minute 30 seconds')."""
+    amounts = _amounts(arg.this) if isinstance(arg, exp.Literal) and arg.is_string else None
+    seconds = [_seconds(n, unit) for n, unit in amounts or []]
+    if not amounts or None in seconds or any(n.startswith(("-", "+")) for n, _ in amounts):
         raise SqlNotAllowed(
-            f"gives window the duration {snippet(arg)!r} at position {position(arg)}; write a "
-            "string like '10 seconds'"
+            f"gives window the duration {snippet(arg)} at position {position(arg)}; write a "
+            "string like '10 seconds' (units: "
+            f"{', '.join(u for u, s in INTERVAL_UNITS.items() if s is not None)}; a fraction "
+            "only of seconds)"
         )
-    return float(match.group("n")) * _UNIT_S[match.group("unit").lower()]
+    return sum(s for s in seconds if s is not None)
+
+
+def _check_interval(node: exp.Interval, text: str) -> None:
+    """``INTERVAL <number> <unit>`` (or ``INTERVAL '<number> <unit> …'``) with units Spark
+    reads: a wrong unit would fail only when Spark analyses the query, as the job starts."""
+    this, unit = node.this, node.args.get("unit")
+    amounts: list[tuple[str, str]] | None = None
+    if isinstance(this, exp.Literal) and isinstance(unit, exp.Var):
+        amounts = [(str(this.this), unit.name)]
+    elif isinstance(this, exp.Literal) and this.is_string and unit is None:
+        amounts = _amounts(this.this)
+    for number, word in amounts or [("", "")]:
+        if _unit(word) is None:
+            raise SqlNotAllowed(
+                f"{_interval_at(node, text)}; write INTERVAL <number> <unit> with a unit of "
+                f"{', '.join(INTERVAL_UNITS)}"
+            )
+        if not _NUMBER.match(number) or ("." in number and _unit(word) != "second"):
+            raise SqlNotAllowed(
+                f"{_interval_at(node, text)}: {number!r} {word} is not an amount Spark reads "
+                "(a whole number, or a decimal of seconds)"
+            )
+
+
+def _interval_at(node: exp.Interval, text: str) -> str:
+    """The interval and where its INTERVAL keyword stands (sqlglot keeps no position of it:
+    the n-th interval of the tree in text order is taken to be the n-th keyword)."""
+    intervals = [n for n in node.root().walk(bfs=False) if isinstance(n, exp.Interval)]
+    nth = next(i for i, n in enumerate(intervals) if n is node)
+    return f"uses {snippet(node)} at position {_keyword_position(text, 'interval', nth)}"
+
+
+def _amounts(text: str) -> list[tuple[str, str]] | None:
+    """``'1 minute 30 seconds'`` as [("1", "minute"), ("30", "seconds")]; None when the words
+    do not pair up."""
+    words = text.split()
+    if not words or len(words) % 2:
+        return None
+    return list(zip(words[::2], words[1::2], strict=True))
+
+
+def _unit(word: str) -> str | None:
+    """The unit ``word`` names (singular, lower case), None if none."""
+    folded = word.lower()
+    for unit in (folded, folded.removesuffix("s")):
+        if unit in INTERVAL_UNITS:
+            return unit
+    return None
+
+
+def _seconds(number: str, word: str) -> float | None:
+    """``number`` ``word`` in seconds; None for a unit without a fixed length, a wrong unit
+    or a number Spark does not read with it."""
+    unit = _unit(word)
+    seconds = INTERVAL_UNITS.get(unit) if unit else None
+    if seconds is None or not _NUMBER.match(number) or ("." in number and unit != "second"):
+        return None
+    return float(number) * seconds
 
 
 def _check_join_condition(on: exp.Expr, scope: Scope, tree: exp.Select) -> None:

@@ -145,7 +145,8 @@ def clause_of(node: exp.Expr, tree: exp.Select) -> str:
 
 def check_outputs(tree: exp.Select) -> None:
     """Every alias names a SELECT item with a plain name that is none of the engine's
-    own columns and no Spark function of the session, in any case.
+    own columns and no Spark function of the session, in any case; no two output columns
+    share a name, in any case.
 
     Raises:
         SqlNotAllowed: naming the alias, its position and the rule.
@@ -164,9 +165,27 @@ def check_outputs(tree: exp.Select) -> None:
             raise SqlNotAllowed(f"{where}, which {engine_column_rule()}")
         if spark_function_name(name):
             raise SqlNotAllowed(f"{where}: {NILADIC_RULE}")
+    names: dict[str, exp.Expr] = {}
+    for item in tree.expressions:
+        name = _output_name(item)
+        if name.lower() in names:
+            raise SqlNotAllowed(
+                f"names two output columns {name!r} (at positions "
+                f"{position(names[name.lower()])} and {position(item)}; names compare "
+                "case-insensitively, as Spark resolves them): alias one of them"
+            )
+        names[name.lower()] = item
     for table in tree.find_all(exp.TableAlias):
         if table.columns:
             raise SqlNotAllowed(
                 f"renames the columns of {snippet(table.parent or table)!r} at position "
                 f"{position(table)}; a stream's alias is a plain name"
             )
+
+
+def _output_name(item: exp.Expr) -> str:
+    """The name of a SELECT item's output column: its alias, its column's name, else (as
+    Spark names an expression by its text) the expression as written back."""
+    if isinstance(item, exp.Alias | exp.Column):
+        return item.alias_or_name
+    return item.sql(dialect="spark")

@@ -24,7 +24,13 @@ from spark_runner.core.errors import ParameterError
 from spark_runner.core.managers.registry import manager_params
 from spark_runner.core.thresholds import TAUS
 from spark_runner.scenario.arrivals import TraceError, read_trace
-from spark_runner.scenario.columns import WINDOW_BOUNDS
+from spark_runner.scenario.columns import (
+    RIGHT_SUFFIX,
+    WINDOW_BOUNDS,
+    data_column,
+    join_columns,
+    repeated_name,
+)
 from spark_runner.scenario.errors import Issue
 from spark_runner.scenario.models import (
     FilterOp,
@@ -46,8 +52,6 @@ ENGINE_COLUMNS = frozenset({"seq", "arrival_s"})
 """Columns every tuple has besides its stream's own."""
 WINDOW_COLUMNS = frozenset({"value", *WINDOW_BOUNDS, "arrival_s"})
 """What a window aggregate emits besides its grouping columns."""
-RIGHT_SUFFIX = "_r"
-"""A window join's copy of a right-side column whose name the left side has too."""
 
 
 def check_scenario(scenario: Scenario) -> list[Issue]:
@@ -339,7 +343,7 @@ def _check_columns(scenario: Scenario, inputs: Mapping[str, str], issues: list[I
                     missing(
                         f"{path}.on_column", [op.on_column], right, f"join column (in {op.right!r})"
                     )
-                    have = have | right | {c + RIGHT_SUFFIX for c in right & have}
+                    have = have | _join_output(f"{path}.right", op.right, have, right, issues)
         return have
 
     for i, cls in enumerate(scenario.classes):
@@ -373,6 +377,27 @@ def columns_named(
         elif isinstance(op, SqlOp):
             named.update(*check_query(op.statement, dict(streams)).columns.values())
     return frozenset(named)
+
+
+def _join_output(
+    path: str, name: str, left: frozenset[str], right: frozenset[str], issues: list[Issue]
+) -> frozenset[str]:
+    """The columns a window join adds to ``left`` from ``right`` (as the engine names them);
+    an issue where two output columns would share a name (case-insensitively)."""
+    mine = sorted(c for c in left if data_column(c))
+    theirs = sorted(c for c in right if data_column(c))
+    added = join_columns(mine, theirs)
+    twice = repeated_name([*mine, *added])
+    if twice is not None:
+        issues.append(
+            Issue(
+                path,
+                f"joining {name!r} gives two output columns named {twice!r} (a right column "
+                f"the left side has too becomes <name>{RIGHT_SUFFIX}; names compare "
+                "case-insensitively, as Spark resolves them): rename a column",
+            )
+        )
+    return frozenset(added)
 
 
 def _check_sql(scenario: Scenario, issues: list[Issue]) -> None:

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from spark_runner.scenario.columns import StreamColumn
+from spark_runner.scenario.columns import StreamColumn, join_columns
 from spark_runner.scenario.loader import scenario_from_dict
 from spark_runner.scenario.models import SqlOp, right_input
 from spark_runner.scenario.predicates import parse_predicate
@@ -163,3 +163,8 @@ def test_a_sql_query_belongs_to_a_class_not_to_a_shared_segment() -> None:
     segment = {"name": "seg", "source": "s", "operators": _sql("SELECT key FROM s")}
     issues = issues_of(doc([{"kind": "project", "columns": ["key"]}], segments=[segment]))
     assert any("not to a shared segment" in i for i in issues), issues
+
+
+def test_a_join_renames_the_right_columns_the_left_has_in_any_case() -> None:
+    """The engine names a window join's output so (dataflow), and validation predicts it."""
+    assert join_columns(["Key", "amount"], ["key", "value"]) == ["key_r", "value"]
