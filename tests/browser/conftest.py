@@ -65,6 +65,7 @@ def browser(chromium: Browser, request: pytest.FixtureRequest, tmp_path: Path) -
         path = tmp_path / "failure.png"
         chromium.driver.save_screenshot(str(path))
         print(f"screenshot of the failure: {path}")
+    chromium.open_blank()
 
 
 @pytest.hookimpl(wrapper=True)

@@ -296,6 +296,11 @@ class Browser:
     def open(self, path: str) -> None:
         self.driver.get(self.base_url + path)
 
+    def open_blank(self) -> None:
+        """Leave the dashboard for an empty page: its intervals stop polling (a page left
+        open costs CPU beside the tests that follow, and calls a product that stopped)."""
+        self.driver.get("about:blank")
+
     @contextmanager
     def patience(self, timeout_s: float) -> Iterator[None]:
         """Waits inside the block give up after ``timeout_s`` instead."""

@@ -148,6 +148,7 @@ def live(chromium: Browser, live_product: Product, tmp_path: Path) -> Iterator[B
     browser.console_errors()
     yield browser
     browser.driver.save_screenshot(str(tmp_path / "last.png"))
+    browser.open_blank()  # no live page polls on beside the Spark tests that follow
 
 
 @pytest.fixture(scope="module")

@@ -49,7 +49,7 @@ classes:
         source: b
         operators:
           - kind: map
-            expression: "sha2(lpad(CAST(value AS STRING), 20000, 'x'), 256)"
+            expression: "sha2(lpad(CAST(value AS STRING), 10000, 'x'), 256)"
             output: x
             cpu_cost_per_tuple_s: 0
           - {kind: project, columns: [key, x]}
