@@ -110,6 +110,12 @@ class MetricSample(BaseModel):
     config_version: int | None = Field(
         default=None, ge=0, le=INT32_MAX, description="Live configuration version in force."
     )
+    warmup: bool = Field(
+        default=False,
+        description="A warm-up period: its tuples waited through the job's first batch, "
+        "which pays for Spark's start (JIT compilation, Python workers), so its response "
+        "times say nothing of the class's target.",
+    )
     # The job's pool (elastic jobs only; the same on every class's sample of a period).
     executors: int | None = Field(
         default=None, ge=0, le=MAX_EXECUTORS, description="The job's executors serving."
