@@ -199,6 +199,7 @@ class EngineController:
         self.scales = BranchScales([plan.needed_by(o) for o in outputs], outputs)
         self._scale = np.ones(len(plan.nodes))
         self._first_batch: int | None = None
+        self._warm_s: float | None = None  # the first batch's commit: warm-up ends
         self._last_work: tuple[int, np.ndarray, np.ndarray] | None = None  # batch, work, tuples
         self.unattributed_task_s = 0.0
         self._owner = np.array([self.names.index(n.owner) for n in plan.nodes], dtype=np.int64)
@@ -512,6 +513,7 @@ class EngineController:
         declared_work = counts.reached * self._w_in + counts.passed * self._w_out
         if self._first_batch is None:
             self._first_batch = record.batch_id
+            self._warm_s = timing.output_s
         self._last_work = (record.batch_id, declared_work, counts.reached.copy())
         node_work = declared_work * self._scale
         work = float(node_work.sum())
@@ -606,6 +608,13 @@ class EngineController:
         reach is infeasible at once)."""
         return floor_s(self.pace_s, self.budget.fixed_now_s)
 
+    def warming_up(self, record: BatchRecord) -> bool:
+        """Whether ``record``'s batch is a warm-up one: it started before the process's
+        first batch committed, so its tuples waited through that batch, which pays for
+        Spark's start (JIT compilation, the Python workers): its first batch and the one
+        that serves what arrived meanwhile."""
+        return self._warm_s is not None and record.start.t_us / 1e6 < self._warm_s
+
     def _waiting(self, record: BatchRecord, name: str) -> int:
         return sum(
             record.end.points[p.index].waiting for p in self.plan.points if p.class_name == name
@@ -682,6 +691,7 @@ class EngineController:
         samples: list[MetricSample] = []
         classes: dict[str, Any] = {}
         dout = self._expected_outputs()
+        warmup = self.warming_up(record)
         self.idle_s += period.idle_s
         elastic = self.elastic
         for name in self.names:
@@ -734,6 +744,7 @@ class EngineController:
                     manager_state=str(d.state)[:20],
                     redistributed=result.redistributed,
                     config_version=self.config_version,
+                    warmup=warmup,
                     executors=self.executors if elastic is not None else None,
                     executors_requested=elastic.target if elastic is not None else None,
                     job_usage=_finite(elastic.usage) if elastic is not None else None,
@@ -743,6 +754,7 @@ class EngineController:
             {
                 "t_s": rounded(t_s),
                 "batch": record.batch_id,
+                "warmup": warmup,
                 "background_share": rounded(self.background.rate_at(t_s)),
                 "idle_s": rounded(period.idle_s),
                 "budget_s": rounded(decision.budget_s),

@@ -52,7 +52,10 @@ class FeedSpec:
 
     Attributes:
         kind: ``generator``, ``redis`` or ``files``.
-        origin_us: scenario time 0 (epoch µs).
+        backlog_us: generated streams only: how long before the run's first offset they
+            start (a job started late), µs; else a stream starts producing when the query
+            first asks for an offset, as Spark's rate source does — not when the driver
+            started, so the JIT and Python workers' start-up is no backlog.
         points: in ``NetworkPlan.points`` order.
         streams: the generated schedules (also used by the Redis producer).
         decision_path: the file the controller writes its decisions to.
@@ -64,7 +67,6 @@ class FeedSpec:
     """
 
     kind: str
-    origin_us: int
     points: tuple[FeedPoint, ...]
     streams: Mapping[str, StreamSpec]
     decision_path: str
@@ -73,11 +75,12 @@ class FeedSpec:
     redis_keys: Mapping[str, str] = field(default_factory=dict)
     edge_classes: tuple[tuple[int, str], ...] = ()
     files_dir: str = ""
+    backlog_us: int = 0
 
     def to_json(self) -> dict[str, Any]:
         return {
             "kind": self.kind,
-            "origin_us": self.origin_us,
+            "backlog_us": self.backlog_us,
             "points": [[p.op_id, p.class_name, p.stream] for p in self.points],
             "streams": {n: s.to_json() for n, s in self.streams.items()},
             "decision_path": self.decision_path,
@@ -92,7 +95,7 @@ class FeedSpec:
     def from_json(cls, data: Mapping[str, Any]) -> FeedSpec:
         return cls(
             kind=str(data["kind"]),
-            origin_us=int(data["origin_us"]),
+            backlog_us=int(data.get("backlog_us", 0)),
             points=tuple(FeedPoint(str(a), str(b), str(c)) for a, b, c in data["points"]),
             streams={n: StreamSpec.from_json(s) for n, s in dict(data["streams"]).items()},
             decision_path=str(data["decision_path"]),
@@ -127,10 +130,17 @@ class Log(Protocol):
         """Arrival instant (epoch s) of the oldest tuple still waiting at ``state``."""
 
 
+def origin_at(spec: FeedSpec, now_us: int) -> int:
+    """Scenario time 0 of a run whose first offset is asked for at ``now_us``."""
+    return now_us - spec.backlog_us
+
+
 def initial_offset(spec: FeedSpec, log: Log, now_us: int) -> SourceOffset:
+    """The run's first offset, asked for at ``now_us`` (``log`` is the log of the origin
+    :func:`origin_at` gives)."""
     return SourceOffset(
-        origin_us=spec.origin_us,
-        t_us=max(now_us, spec.origin_us),
+        origin_us=origin_at(spec, now_us),
+        t_us=now_us,
         points=tuple(log.initial(i, now_us) for i in range(len(spec.points))),
     )
 
@@ -344,9 +354,9 @@ class GeneratedLog:
     resumed from a checkpoint regenerates the tuples of its first run.
     """
 
-    def __init__(self, spec: FeedSpec, origin_us: int | None = None) -> None:
+    def __init__(self, spec: FeedSpec, origin_us: int) -> None:
         self._spec = spec
-        self._origin_us = spec.origin_us if origin_us is None else origin_us
+        self._origin_us = origin_us
         self._origin_s = self._origin_us / 1e6
         self._streams = [spec.streams[p.stream] for p in spec.points]
 

@@ -220,6 +220,13 @@ class SourceOffset:
     decision: Decision | None = None
     edge_keep: Mapping[str, float] = field(default_factory=dict)
 
+    def run_start(self) -> SourceOffset:
+        """The start of the run's first batch: its origin, nothing arrived yet (the first
+        batch's window reaches back to it, over any backlog the streams began with)."""
+        return SourceOffset(
+            self.origin_us, self.origin_us, tuple(PointState() for _ in self.points)
+        )
+
     def edge_shed(self, class_name: str) -> float:
         """The fraction of its edge tuples ``class_name`` sheds in the batch ending here."""
         shed = self.decision.shed.get(class_name, 0.0) if self.decision else 0.0

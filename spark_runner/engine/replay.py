@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from spark_runner.engine.feed import FeedSpec, GeneratedLog, plan_partitions
-from spark_runner.engine.offsets import PointState, SourceOffset, read_offset_log
+from spark_runner.engine.offsets import SourceOffset, read_offset_log
 
 
 def admitted_tuples(checkpoint: str | Path, last_batch: int) -> list[dict[str, np.ndarray]]:
@@ -28,9 +28,7 @@ def admitted_tuples(checkpoint: str | Path, last_batch: int) -> list[dict[str, n
     previous: SourceOffset | None = None
     for batch in range(last_batch + 1):
         end = read_offset_log(checkpoint, batch)
-        start = previous or SourceOffset(
-            end.origin_us, end.origin_us, tuple(PointState() for _ in end.points)
-        )
+        start = previous or end.run_start()
         log = GeneratedLog(spec, end.origin_us)
         for group in plan_partitions(spec, start, end, {}):
             for piece in group:

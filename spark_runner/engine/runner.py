@@ -53,7 +53,6 @@ from spark_runner.engine.measures import read_measures
 from spark_runner.engine.network import NetworkPlan, stream_specs
 from spark_runner.engine.offsets import (
     BatchRecord,
-    PointState,
     SourceOffset,
     read_decision,
     read_offset_log,
@@ -160,7 +159,6 @@ class EngineRun:
         self.decision_path = self.work_dir / "decision.json"
         self.background = BackgroundLoad(plan.scenario)
         self.failure: HandlerError | None = None
-        self.origin_us = 0
         self.started_s = 0.0
         self.repetition_s: float | None = None
         self.burn = "none"
@@ -223,12 +221,13 @@ class EngineRun:
                 spark, parallelism
             )
             log.info("CPU burn: hash, one repetition costs %.1f ns", self.repetition_s * 1e9)
-        self.origin_us = time.time_ns() // 1_000 - round(settings.backlog_s * 1e6)
-        self.started_s = self.origin_us / 1e6
+        # the instant arrivals are measured from in Spark (no arrival precedes it); the
+        # streams' own origin is set when the query first asks for an offset (feed.py)
+        self.started_s = time.time() - settings.backlog_s
         streams = stream_specs(plan.scenario)
         spec = FeedSpec(
             kind=settings.source,
-            origin_us=self.origin_us,
+            backlog_us=round(settings.backlog_s * 1e6),
             points=tuple(FeedPoint(p.op_id, p.class_name, p.stream) for p in plan.points),
             streams=streams,
             decision_path=str(self.decision_path),
@@ -286,8 +285,6 @@ class EngineRun:
         )
         self.watcher = _ProgressWatcher(self, self.query)
         self.watcher.start()
-        end_s = plan.scenario.duration_s * 10
-        self.background.start(self.started_s, end_s)
         log.info(
             "run %s started: %d classes, %d operators, %d points, %s source, sink %s, "
             "parallelism %d, edge-shedding classes %s",
@@ -308,9 +305,7 @@ class EngineRun:
         checkpoint = self.settings.checkpoint_dir
         end = read_offset_log(checkpoint, batch_id)
         if batch_id == 0:
-            start = SourceOffset(
-                end.origin_us, end.origin_us, tuple(PointState() for _ in end.points)
-            )
+            start = end.run_start()
         elif self._previous is not None and self._last_id == batch_id - 1:
             start = self._previous
         else:
@@ -324,6 +319,8 @@ class EngineRun:
         """Step the controller on a committed batch (called by the progress watcher)."""
         assert self.dataflow is not None
         record = self._record(batch_id)
+        if self.controller.last_record is None:  # the streams' origin is known now
+            self.background.start(record.end.origin_us / 1e6, self.plan.scenario.duration_s * 10)
         kept = {p.node: record.delta(p.index).kept for p in self.plan.points}
         measures = read_measures(
             self.dataflow.uses, kept, len(self.plan.nodes), observed, self.started_s
@@ -407,11 +404,8 @@ class EngineRun:
 
     def results(self, wall_s: float, master: str) -> dict[str, Any]:
         """The results document of what ran so far."""
-        scenario_s = (
-            (self.controller.last_record.end.t_us - self.origin_us) / 1e6
-            if self.controller.last_record is not None
-            else 0.0
-        )
+        last = self.controller.last_record
+        scenario_s = (last.end.t_us - last.end.origin_us) / 1e6 if last is not None else 0.0
         return build_spark_results(
             self.controller,
             scenario_s,

@@ -68,6 +68,7 @@ from spark_runner.engine.feed import (
     Slice,
     initial_offset,
     next_offset,
+    origin_at,
     plan_partitions,
 )
 from spark_runner.engine.offsets import ADMIT_ALL, Decision, SourceOffset, read_decision
@@ -170,7 +171,8 @@ class FeedReader(DataSourceStreamReader):
         if self._initial is None:
 
             def first() -> dict[str, Any]:
-                return initial_offset(self.spec, self.log(self.spec.origin_us), now_us()).to_json()
+                now = now_us()
+                return initial_offset(self.spec, self.log(origin_at(self.spec, now)), now).to_json()
 
             self._initial = shared(self._plans / "initial.json", self._plans, first)
         return self._initial

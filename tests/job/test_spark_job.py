@@ -28,7 +28,7 @@ pytestmark = pytest.mark.spark
 
 PACKAGE_ROOT = Path(spark_runner.__file__).resolve().parent.parent
 RATES_PER_S = {"gold": 50.0, "bronze": 20.0}
-FIRST_SAMPLES_DEADLINE_S = 60.0
+FIRST_SAMPLES_DEADLINE_S = 120.0
 STOP_DEADLINE_S = 45.0
 
 
@@ -134,8 +134,15 @@ def test_job_reports_both_classes_and_stops_cleanly_on_sigterm(
         # The window's arrivals are exactly the scheduled ones, up to rounding at its ends.
         assert abs(s["arrived_count"] - RATES_PER_S[s["class_name"]] * s["period_s"]) <= 1.01
         if s["output_count"]:
-            # batch 0 answers what arrived while Spark started: up to ~40 s in a busy suite
+            # batch 1 answers what arrived while batch 0 warmed Spark up: up to ~30 s here
             assert 0 < s["response_time_mean_s"] <= s["response_time_max_s"] < 90
+        # warm-up: batch 0 and the batch that serves what arrived while it ran
+        assert s["warmup"] == (s["seq"] < 2), s
+    for name, rate in RATES_PER_S.items():
+        # the streams start when the query first asks for an offset, not when the job
+        # started: batch 0 holds no backlog of the JVM's and the plan's start-up
+        first = next(s for s in samples if s["class_name"] == name and s["seq"] == 0)
+        assert first["arrived_count"] <= rate, first
     steady = [s for s in samples if s["seq"] >= 2 and s["output_count"]]
     # Steady state: tuples wait about half a period plus the batch's processing.
     assert all(s["response_time_max_s"] < 10 for s in steady)

@@ -111,17 +111,17 @@ class Plant:
         self.plan = compile_network(self.scenario)
         self.spec = FeedSpec(
             kind="generator",
-            origin_us=ORIGIN_US,
+            backlog_us=round(self.backlog_s * 1e6),
             points=tuple(FeedPoint(p.op_id, p.class_name, p.stream) for p in self.plan.points),
             streams=stream_specs(self.scenario),
             decision_path=str(self.tmp / "decision.json"),
         )
-        self.log = GeneratedLog(self.spec)
+        self.log = GeneratedLog(self.spec, ORIGIN_US)
         self.period_s = self.scenario.control.period_s
         self.controller = EngineController(self.plan, self.options, self.live)
         self.decision: Decision = self.controller.initial_decision()
-        self.offset: SourceOffset = initial_offset(self.spec, self.log, ORIGIN_US)
         self.now_us = ORIGIN_US + round(self.backlog_s * 1e6)
+        self.offset: SourceOffset = initial_offset(self.spec, self.log, self.now_us)
         self.batch_id = 0
         self.outcomes: list[StepOutcome] = []
         self.pool: list[int] = []  # executors serving, per batch
@@ -144,7 +144,10 @@ class Plant:
         pace_s = self.decision.pace_s or self.period_s
         self.now_us += round(pace_s * 1e6)
         end = next_offset(self.spec, self.log, self.offset, self.decision, self.now_us)
-        record = BatchRecord(self.batch_id, self.offset, end)
+        # the first batch's window reaches back to the origin, as the runner records it
+        record = BatchRecord(
+            self.batch_id, end.run_start() if self.batch_id == 0 else self.offset, end
+        )
         n_nodes = len(self.plan.nodes)
         reached = np.zeros(n_nodes, dtype=np.int64)
         arrivals: dict[str, list[np.ndarray]] = {}

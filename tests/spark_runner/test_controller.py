@@ -12,7 +12,7 @@ from spark_runner.scenario import parse_scenario
 from spark_runner.scenario.compose import scenario_live_config
 
 from .conftest import SHARED_EXPENSIVE_LOWER
-from .plant import Plant, one_map_scenario
+from .plant import ORIGIN_US, Plant, one_map_scenario
 
 RATES = {"gold": 100.0, "bronze": 1000.0}
 TARGETS = {"gold": 2.0, "bronze": 3.0}
@@ -62,6 +62,16 @@ def test_samples_carry_the_controller_state(overloaded: Plant) -> None:
         assert getattr(sample, field) is not None, field
     assert sample.manager == "aloma"
     assert [s.seq for s in outcome.samples] == [14, 14]
+
+
+def test_the_batches_that_waited_through_the_first_one_are_warm_up(tmp_path: Path) -> None:
+    """The first batch pays for Spark's start (here 6 s beyond its work): it and the
+    batch that serves what arrived meanwhile say so in their samples; the next do not."""
+    plant = Plant(one_map_scenario(RATES, TARGETS, cost_s=0.0005), tmp_path, stalls={0: 6.0})
+    outcomes = plant.run(6)
+    flags = [{s.warmup for s in o.samples} for o in outcomes]
+    assert flags == [{True}, {True}, {False}, {False}, {False}, {False}], flags
+    assert [e["warmup"] for e in plant.controller.series[:3]] == [True, True, False]
 
 
 def test_a_live_configuration_is_in_force_for_the_next_decision(overloaded: Plant) -> None:
@@ -121,9 +131,9 @@ def test_warm_up_holds_the_managers_then_discards_what_waits(tmp_path: Path) -> 
         options=ControllerOptions(warmup_s=5.0),
     )
     while not plant.outcomes or not plant.outcomes[-1].decision.discard:
-        assert plant.now_us - plant.spec.origin_us < 6_000_000, "no discard after 5 s"
+        assert plant.now_us - ORIGIN_US < 6_000_000, "no discard after 5 s"
         plant.step()
-    assert plant.now_us - plant.spec.origin_us >= 5_000_000
+    assert plant.now_us - ORIGIN_US >= 5_000_000
     held = plant.outcomes[:-1]
     assert held and all(o.samples == [] and not o.decision.discard for o in held)
     assert all(o.decision.shed == {"gold": 0.0, "bronze": 0.0} for o in plant.outcomes)

@@ -41,7 +41,6 @@ def feed(scenario: Scenario, tmp_path: Path, partitions: int = 2) -> FeedSpec:
     plan = compile_network(scenario)
     return FeedSpec(
         kind="generator",
-        origin_us=ORIGIN_US,
         points=tuple(FeedPoint(p.op_id, p.class_name, p.stream) for p in plan.points),
         streams=stream_specs(scenario),
         decision_path=str(tmp_path / "decision.json"),
@@ -65,7 +64,7 @@ def test_arrivals_follow_the_schedule_and_are_never_in_the_future(
     two_classes: Scenario, tmp_path: Path
 ) -> None:
     spec = feed(two_classes, tmp_path)
-    log = GeneratedLog(spec)
+    log = GeneratedLog(spec, ORIGIN_US)
     start = initial_offset(spec, log, ORIGIN_US)
     end = next_offset(spec, log, start, ADMIT_ALL, ORIGIN_US + 12 * S)
     # stream a: 100/s; stream b: 50/s for 10 s then 200/s
@@ -80,7 +79,7 @@ def test_a_budget_leaves_tuples_waiting_and_the_decision_is_recorded(
     two_classes: Scenario, tmp_path: Path
 ) -> None:
     spec = feed(two_classes, tmp_path)
-    log = GeneratedLog(spec)
+    log = GeneratedLog(spec, ORIGIN_US)
     start = initial_offset(spec, log, ORIGIN_US)
     gold_op, bronze_op = (p.op_id for p in spec.points)
     decision = Decision(
@@ -112,7 +111,7 @@ def test_a_budget_leaves_tuples_waiting_and_the_decision_is_recorded(
 def test_same_offsets_same_tuples(two_classes: Scenario, tmp_path: Path) -> None:
     """A batch replayed from the offset log reads exactly what it read the first time."""
     spec = feed(two_classes, tmp_path)
-    log = GeneratedLog(spec)
+    log = GeneratedLog(spec, ORIGIN_US)
     start = initial_offset(spec, log, ORIGIN_US)
     decision = Decision(
         version=1,
@@ -135,7 +134,7 @@ def test_same_offsets_same_tuples(two_classes: Scenario, tmp_path: Path) -> None
 
 def test_classes_reading_one_stream_see_the_same_tuples(demo: Scenario, tmp_path: Path) -> None:
     spec = feed(demo, tmp_path)
-    log = GeneratedLog(spec)
+    log = GeneratedLog(spec, ORIGIN_US)
     start = initial_offset(spec, log, ORIGIN_US)
     end = next_offset(spec, log, start, ADMIT_ALL, ORIGIN_US + 3 * S)
     rows = rows_of(spec, start, end)
@@ -149,7 +148,7 @@ def test_partitions_cover_the_kept_tuples_once_in_similar_work(
     two_classes: Scenario, tmp_path: Path
 ) -> None:
     spec = feed(two_classes, tmp_path, partitions=3)
-    log = GeneratedLog(spec)
+    log = GeneratedLog(spec, ORIGIN_US)
     start = initial_offset(spec, log, ORIGIN_US)
     end = next_offset(spec, log, start, ADMIT_ALL, ORIGIN_US + 30 * S)
     costs = {p.op_id: 1.0 for p in spec.points}
@@ -167,7 +166,7 @@ def test_a_warm_up_discard_takes_everything_waiting_once(
     two_classes: Scenario, tmp_path: Path
 ) -> None:
     spec = feed(two_classes, tmp_path)
-    log = GeneratedLog(spec)
+    log = GeneratedLog(spec, ORIGIN_US)
     start = initial_offset(spec, log, ORIGIN_US)
     nothing = Decision(
         version=1,
@@ -196,7 +195,7 @@ def test_stale_tuples_beyond_the_limit_are_shed_before_the_newer_ones_are_admitt
     the other 200 and the 400 that arrived since are admitted as usual, half kept; gold
     has no limit and loses nothing."""
     spec = feed(two_classes, tmp_path)
-    log = GeneratedLog(spec)
+    log = GeneratedLog(spec, ORIGIN_US)
     start = initial_offset(spec, log, ORIGIN_US)
     gold_op, bronze_op = (p.op_id for p in spec.points)
     costs = {gold_op: 0.001, bronze_op: 0.001}
@@ -263,8 +262,7 @@ def test_every_points_source_plans_the_same_joint_batch_and_reads_only_its_point
     """One source per point: the first to be asked plans the batch for all (one budget,
     split by the class scheduler), the others read that plan, so every source's offset
     in the log is the same; each reads only its own point's tuples."""
-    now_us = time.time_ns() // 1_000  # the source plans at the real clock
-    spec = dataclasses.replace(feed(two_classes, tmp_path), origin_us=now_us - 3 * S)
+    spec = dataclasses.replace(feed(two_classes, tmp_path), backlog_us=3 * S)
     readers = [FeedReader(spec, i) for i in range(len(spec.points))]
     starts = [r.initialOffset() for r in readers]
     assert all(start == starts[0] for start in starts)
@@ -276,7 +274,11 @@ def test_every_points_source_plans_the_same_joint_batch_and_reads_only_its_point
     for i, reader in enumerate(readers):
         parts = [p for p in reader.partitions(start, ends[0]) if isinstance(p, FeedPartition)]
         assert {piece.point for p in parts for piece in p.slices} == {i}
-        read = sum(len(GeneratedLog(spec).rows(piece)["seq"]) for p in parts for piece in p.slices)
+        read = sum(
+            len(GeneratedLog(spec, end.origin_us).rows(piece)["seq"])
+            for p in parts
+            for piece in p.slices
+        )
         assert read == end.points[i].kept - SourceOffset.from_json(start).points[i].kept
 
 
@@ -286,7 +288,7 @@ def test_no_batch_starts_before_its_pace_and_every_source_agrees(
     """Until the decision's pace has passed since the last batch started, every source
     returns its start (Spark plans no batch); after it, they return the same plan."""
     now_us = time.time_ns() // 1_000
-    spec = dataclasses.replace(feed(two_classes, tmp_path), origin_us=now_us - 3 * S)
+    spec = dataclasses.replace(feed(two_classes, tmp_path), backlog_us=3 * S)
     readers = [FeedReader(spec, i) for i in range(len(spec.points))]
     initial, _ = (r.initialOffset() for r in readers)
     start = {**initial, "t_us": now_us - S // 10}  # the last batch started 0.1 s ago
@@ -324,7 +326,7 @@ def test_the_sources_of_one_trigger_plan_one_batch_however_far_apart_they_are_as
     """Two readers asked in turn each trigger, 30 ms apart on a busy driver, while the
     due instant passes between them: every trigger's end offsets are the same."""
     start_us = time.time_ns() // 1_000 - 2 * S
-    spec = dataclasses.replace(feed(two_classes, tmp_path), origin_us=start_us - S)
+    spec = dataclasses.replace(feed(two_classes, tmp_path), backlog_us=3 * S)
     readers = [FeedReader(spec, i) for i in range(len(spec.points))]
     initial, _ = (r.initialOffset() for r in readers)
     start = {**initial, "t_us": start_us}

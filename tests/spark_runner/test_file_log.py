@@ -37,7 +37,6 @@ def feed(tmp_path: Path) -> FeedSpec:
     stream = StreamSpec("trades", 0, (0.0,), (0.0,), COLUMNS, event_time="ts")
     return FeedSpec(
         kind="files",
-        origin_us=round(T0 * S),
         points=(FeedPoint("src:c:trades", "c", "trades"),),
         streams={"trades": stream},
         decision_path=str(tmp_path / "run" / "decision.json"),

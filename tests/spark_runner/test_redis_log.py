@@ -43,7 +43,6 @@ def redis_feed(
     """The source's spec for the two_classes scenario's ``specs``, fed by ``producer``."""
     return FeedSpec(
         kind="redis",
-        origin_us=0,
         points=(FeedPoint("src:gold:a", "gold", "a"), FeedPoint("src:bronze:b", "bronze", "b")),
         streams=specs,
         decision_path=str(tmp_path / "d.json"),
@@ -149,7 +148,6 @@ def test_entries_carry_the_streams_own_columns_as_fields_or_as_json(
         try:
             spec = FeedSpec(
                 kind="redis",
-                origin_us=0,
                 points=(FeedPoint("src:c:t", "c", "t"),),
                 streams={"t": stream},
                 decision_path=str(tmp_path / "d.json"),
