@@ -6,6 +6,9 @@ response time and mean violation are weighted by output count; maxima and percen
 take the bucket's maximum (a conservative bound: a p95 of p95s is not a p95); gauges
 (load, headroom, shares, fractions) are averaged; the state fields keep the newest value
 (the newest sample is the one with the largest ``(t, seq)``); ``seq`` is the oldest's.
+A bucket is ``redistributed`` if any of its samples is, and ``warmup`` only if all of them
+are: a bucket that holds an ordinary period is judged against the class's target like
+one, so merging never hides a late ordinary period behind a warm-up.
 
 A bucket is folded one sample at a time, so memory grows with the number of buckets, not
 with the samples in them. A merged bucket's ``t`` is its newest sample's, and its counts
@@ -81,6 +84,7 @@ class _Bucket:
         self.weighted: dict[str, tuple[float, int]] = dict.fromkeys(_WEIGHTED, (0.0, 0))
         self.averaged: dict[str, tuple[float, int]] = dict.fromkeys(_AVERAGED, (0.0, 0))
         self.redistributed = False
+        self.warmup = True
         self.add(sample)
 
     def add(self, sample: MetricSample) -> None:
@@ -113,6 +117,7 @@ class _Bucket:
                 total, n = self.averaged[name]
                 self.averaged[name] = (total + value, n + 1)
         self.redistributed = self.redistributed or sample.redistributed
+        self.warmup = self.warmup and sample.warmup
 
     def merged(self) -> MetricSample:
         if self.count == 1:
@@ -132,6 +137,7 @@ class _Bucket:
         for name, (total, n) in self.averaged.items():
             out[name] = total / n if n else None
         out["redistributed"] = self.redistributed
+        out["warmup"] = self.warmup
         # Not re-validated: a bucket's counts may exceed one period's int32 bound.
         return MetricSample.model_construct(**out)
 

@@ -61,6 +61,7 @@ class MetricSampleRow(Base):
     manager_state: Mapped[str | None] = mapped_column(String(20), default=None)
     redistributed: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     config_version: Mapped[int | None] = mapped_column(Integer, default=None)
+    warmup: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     executors: Mapped[int | None] = mapped_column(Integer, default=None)
     executors_requested: Mapped[int | None] = mapped_column(Integer, default=None)
     job_usage: Mapped[float | None] = mapped_column(Float, default=None)

@@ -182,6 +182,29 @@ def test_csv_export(client: TestClient, job_with_samples: int) -> None:
     assert rows[0]["class_name"] in ("fraud", "ads") and rows[0]["arrived_count"] == "100"
 
 
+def test_ingest_stores_and_returns_warmup(client: TestClient, db_session: Session) -> None:
+    """A warm-up sample is stored and read back as one: in the series, the CSV export and
+    the buckets, where a bucket is warm-up only when all its periods are."""
+    client.app.state.dispatcher = RecordingDispatcher()  # type: ignore[attr-defined]
+    client.post("/api/v1/classes", json={"name": "fraud", "priority": 6, "delay_target_s": 1.5})
+    job_id = client.post("/api/v1/jobs", json={}).json()["id"]
+    samples = [{**_sample(seq), "warmup": seq < 3} for seq in range(6)]
+    posted = client.post(
+        f"/api/v1/jobs/{job_id}/metrics",
+        json={"samples": samples},
+        headers=_job_token(db_session, job_id),
+    )
+    assert posted.status_code == 202, posted.text
+    url = f"/api/v1/jobs/{job_id}/metrics"
+    stored = client.get(url).json()["samples"]
+    assert [s["warmup"] for s in stored] == [True, True, True, False, False, False]
+    exported = _csv(client.get(f"{url}/export"))
+    assert [r["warmup"] for r in exported] == ["True", "True", "True", "False", "False", "False"]
+    # Buckets of 2 s: periods 0-1 (warm-up), 2-3 (mixed), 4-5 (ordinary).
+    buckets = client.get(url, params={"step_s": 2}).json()["samples"]
+    assert [b["warmup"] for b in buckets] == [True, False, False]
+
+
 def test_csv_export_streams_every_sample_page_by_page(
     client: TestClient, job_with_samples: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -290,6 +313,10 @@ def test_downsample_weights_means_by_output() -> None:
     assert merged.output_count == 4 and merged.arrived_count == 20
     assert merged.shed_fraction == pytest.approx(0.25)
     assert merged.redistributed and merged.t == 100.9 and merged.seq == 0
+    assert not merged.warmup
+    warm = [s.model_copy(update={"warmup": True}) for s in (a, b)]
+    assert [m.warmup for m in downsample(warm, step_s=1.0)] == [True]
+    assert [m.warmup for m in downsample([warm[0], b], step_s=1.0)] == [False]
 
 
 def test_retention_compacts_old_and_deletes_expired(

@@ -155,3 +155,16 @@ def test_each_revision_steps_down_and_up_keeping_its_data(fresh_url: str, engine
     assert {"jobs", "query_classes", "metric_samples", "users"} <= set(
         sa_inspect(engine).get_table_names()
     )
+
+
+def test_samples_stored_before_warmup_read_as_ordinary_periods(
+    fresh_url: str, engine: Engine
+) -> None:
+    """0012 adds ``warmup`` to ``metric_samples``: a sample stored before it was not
+    marked, so it reads as an ordinary period (false), not as a gap (null)."""
+    config = alembic_config(fresh_url)
+    command.upgrade(config, "0011")
+    insert_rows(engine)
+    command.upgrade(config, "0012")
+    [stored] = snapshot(engine)["metric_samples"].values()
+    assert stored["warmup"] is False
