@@ -475,6 +475,7 @@ class ClassSummary(TypedDict):
     class_name: str
     delay_target_s: float | None
     periods: int
+    warmup_periods: int  # of ``periods``; left out of the response times and violations
     arrived: int
     output: int
     shed: int | None

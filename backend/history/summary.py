@@ -6,6 +6,12 @@ violation (output-weighted mean, maximum, share of periods whose worst tuple was
 QoD per class: loss = shed / arrived tuples, the manager's mean shed fraction, the
 oracle's loss (the least shedding that would have fitted the capacity the class received)
 and the gap ``loss / oracle loss`` (1 = no more data lost than necessary).
+
+Warm-up periods (``warmup``: their tuples waited through the job's first Spark batch,
+which pays for JIT compilation and Python worker start-up) are left out of the response
+times and violations: their waits measure Spark's start, not the class's target. They
+still count in the periods, the tuples and the losses (what was shed in them is lost all
+the same), and ``warmup_periods`` says how many there were.
 """
 
 from __future__ import annotations
@@ -19,9 +25,13 @@ from spark_runner.contract.samples import MetricSample
 
 
 class ClassSummary(BaseModel):
+    """One class over a run; ``periods`` counts every period, ``warmup_periods`` those of
+    them left out of the response times and violations."""
+
     class_name: str
     delay_target_s: float | None
     periods: int
+    warmup_periods: int
     arrived: int
     output: int
     shed: int | None
@@ -52,9 +62,10 @@ def _summary(name: str, rows: Sequence[MetricSample], target: float | None) -> C
     output = sum(r.output_count for r in rows)
     shed_values = [r.shed_count for r in rows if r.shed_count is not None]
     shed = sum(shed_values) if shed_values else None
-    with_rt = [r for r in rows if r.output_count and r.response_time_mean_s is not None]
+    measured = [r for r in rows if not r.warmup]
+    with_rt = [r for r in measured if r.output_count and r.response_time_mean_s is not None]
     mean_rt = _weighted([(r.response_time_mean_s, r.output_count) for r in with_rt])
-    max_values = [r.response_time_max_s for r in rows if r.response_time_max_s is not None]
+    max_values = [r.response_time_max_s for r in measured if r.response_time_max_s is not None]
     p95 = _weighted_quantile(
         [
             (
@@ -67,7 +78,7 @@ def _summary(name: str, rows: Sequence[MetricSample], target: float | None) -> C
         ],
         0.95,
     )
-    violations = _violations(rows, target)
+    violations = _violations(measured, target)
     loss = shed / arrived if shed is not None and arrived else None
     shed_mean = _mean([r.shed_fraction for r in rows if r.shed_fraction is not None])
     oracle = _weighted(
@@ -84,6 +95,7 @@ def _summary(name: str, rows: Sequence[MetricSample], target: float | None) -> C
         class_name=name,
         delay_target_s=target,
         periods=len(rows),
+        warmup_periods=len(rows) - len(measured),
         arrived=arrived,
         output=output,
         shed=shed,

@@ -282,6 +282,7 @@ def render_comparison(a: RunView, b: RunView) -> Component | None:
 QOS_COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("delay_target_s", "Target (s)", "s"),
     ("periods", "Periods", "n"),
+    ("warmup_periods", "Warm-up periods", "n"),
     ("mean_response_time_s", "Mean (s)", "s"),
     ("p95_response_time_s", "p95 (s)", "s"),
     ("max_response_time_s", "Max (s)", "s"),

@@ -57,6 +57,58 @@ def test_summary_weights_by_output_and_compares_with_the_oracle() -> None:
     assert ads.mean_violation_s == pytest.approx(30 * 0.5 / 40)
 
 
+def test_warmup_periods_are_left_out_of_response_times_and_violations() -> None:
+    """A warm-up period's wait measures Spark's start: it is counted apart and judged
+    against nothing, while its tuples and losses count like any period's."""
+    warmup = _s(
+        0,
+        warmup=True,
+        output_count=50,
+        response_time_mean_s=20.0,
+        response_time_max_s=30.0,
+        response_time_p95_s=28.0,
+        violation_mean_s=18.0,
+        violation_max_s=28.0,
+        shed_count=10,
+    )
+    ordinary = [
+        _s(
+            1,
+            output_count=10,
+            response_time_mean_s=1.0,
+            response_time_max_s=1.5,
+            response_time_p95_s=1.4,
+            violation_mean_s=0.0,
+            violation_max_s=0.0,
+            shed_count=0,
+        ),
+        _s(
+            2,
+            output_count=10,
+            response_time_mean_s=2.0,
+            response_time_max_s=3.5,
+            response_time_p95_s=3.0,
+            violation_mean_s=0.5,
+            violation_max_s=1.5,
+            shed_count=0,
+        ),
+    ]
+    [ads] = summarize([warmup, *ordinary], {"ads": 2.0})
+    assert (ads.periods, ads.warmup_periods) == (3, 1)
+    assert ads.late_period_fraction == pytest.approx(0.5)  # period 2 of the two ordinary ones
+    assert ads.max_violation_s == pytest.approx(1.5)
+    assert ads.mean_violation_s == pytest.approx(0.25)
+    assert ads.mean_response_time_s == pytest.approx(1.5)
+    assert ads.max_response_time_s == pytest.approx(3.5)
+    assert ads.p95_response_time_s == pytest.approx(3.0)
+    assert (ads.arrived, ads.output, ads.shed) == (300, 70, 10)
+    assert ads.loss_fraction == pytest.approx(10 / 300)
+    # Only warm-up periods: nothing to judge the target by.
+    [start] = summarize([warmup], {"ads": 2.0})
+    assert start.warmup_periods == 1
+    assert start.late_period_fraction is None and start.mean_response_time_s is None
+
+
 def test_class_without_samples_is_listed_empty() -> None:
     [empty] = summarize([], {"fraud": 1.0})
     assert empty.periods == 0 and empty.mean_response_time_s is None
@@ -76,6 +128,7 @@ def test_summary_and_compare_endpoints(client: TestClient, db_session: Session) 
     summary = client.get(f"/api/v1/jobs/{first}/summary").json()
     [fraud] = summary["classes"]
     assert fraud["class_name"] == "fraud" and fraud["periods"] == 2
+    assert fraud["warmup_periods"] == 0
     assert fraud["mean_response_time_s"] == pytest.approx(0.3)
     assert fraud["delay_target_s"] == 1.5
     compared = client.get("/api/v1/runs/compare", params={"a": first, "b": second}).json()

@@ -362,6 +362,7 @@ SUMMARY: ClassSummary = {
     "class_name": "fraud",
     "delay_target_s": 1.5,
     "periods": 60,
+    "warmup_periods": 2,
     "arrived": 12_000,
     "output": 9_000,
     "shed": 3_000,

@@ -106,7 +106,8 @@ def test_one_run_in_a_range_shows_qos_and_qod_per_class(api, real_api, runs):
 
     parts = render_run(view, column="a")
     qos = text(find(parts, "history-a-qos-fraud"))
-    assert qos.startswith("fraud 1.500 51 0.410")  # target, periods, mean response time
+    # target, periods, warm-up periods, mean response time
+    assert qos.startswith("fraud 1.500 51 0 0.410")
     qod = text(find(parts, "history-a-qod-fraud"))
     assert "10,200" in qod and "10.0%" in qod and "8.0%" in qod  # arrived, loss, oracle
     assert {"history-a-series", "history-a-qos", "history-a-qod"} <= set(ids(parts))
