@@ -316,6 +316,9 @@ class MetricSample(TypedDict):
     manager_state: str | None  # normal, UT, OT, overloaded or infeasible
     redistributed: bool | None
     config_version: int | None
+    # A warm-up period: its tuples waited through the job's first Spark batch, so its
+    # response times measure Spark's start, not lateness.
+    warmup: bool | None
     executors: int | None  # elastic jobs: the pool serving, the size asked, the job's u
     executors_requested: int | None
     job_usage: float | None

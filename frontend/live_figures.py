@@ -16,7 +16,11 @@ field): then the chart is drawn whole again.
 
 Capacity-redistribution events (samples with ``redistributed: true``) are vertical
 dotted lines on every chart, drawn as a trace on a hidden [0, 1] axis so they extend
-like any other trace. Times are the job's epoch seconds shown as UTC; no clock is read.
+like any other trace. Warm-up periods (samples with ``warmup: true``: their tuples waited
+through the job's first Spark batch) are shaded grey bands, drawn the same way, on the
+charts with delay-target bands: their long response times measure Spark's start, and
+the band says so instead of letting them read as lateness. Times are the job's epoch
+seconds shown as UTC; no clock is read.
 """
 
 from __future__ import annotations
@@ -32,11 +36,16 @@ from frontend.api import MetricSample
 from frontend.figures import class_colors, class_order, epoch_to_iso
 
 TraceKey = tuple[str, str, str]
-"""``("series", class, series key)``, ``("state", "", state)`` or ``("redistribution",
-"", "")``."""
+"""``("series", class, series key)``, ``("state", "", state)``, ``("redistribution",
+"", "")`` or ``("warmup", "", "")``."""
 
 REDISTRIBUTION_KEY: TraceKey = ("redistribution", "", "")
 REDISTRIBUTION_COLOR = "#6c757d"
+WARMUP_KEY: TraceKey = ("warmup", "", "")
+WARMUP_FILL = "rgba(108, 117, 125, 0.18)"
+WARMUP_LABEL = "warm-up (Spark's start, not lateness)"
+OVERLAY_KINDS = frozenset({REDISTRIBUTION_KEY[0], WARMUP_KEY[0]})
+"""Trace kinds drawn on a chart's hidden [0, 1] axis, over the plot's whole height."""
 STATE_COLORS: dict[str, str] = {
     "normal": "#2ca02c",
     "UT": "#1f77b4",
@@ -307,8 +316,8 @@ def plan_chart(
     chart: Chart, samples: Sequence[MetricSample], classes: Sequence[str] = ()
 ) -> list[TraceKey]:
     """The traces ``chart`` has for ``samples``: per class (``classes`` first, then any
-    other in order of appearance) each series with data, then the redistribution
-    events if there are any."""
+    other in order of appearance) each series with data, then the warm-up band (charts
+    with delay-target bands) and the redistribution events if there are any."""
     keys: list[TraceKey] = []
     if chart.states:
         present = {state for s in samples if (state := sample_state(s)) is not None}
@@ -335,6 +344,8 @@ def plan_chart(
                 if series.fallback_for is not None and series.fallback_for in with_data:
                     continue
                 keys.append(("series", name, series.key))
+    if chart.bands and any(s.get("warmup") for s in samples):
+        keys.append(WARMUP_KEY)
     if any(s.get("redistributed") for s in samples):
         keys.append(REDISTRIBUTION_KEY)
     return keys
@@ -388,6 +399,8 @@ def trace_points(
             x.extend((at, at, None))
             y.extend((0, 1, None))
         return x, y
+    if kind == "warmup":
+        return warmup_points(samples)
     if kind == "state":
         # One thick segment per period, from its start to its end: a single SVG path
         # per state (a marker per period would be hundreds of elements to redraw).
@@ -407,6 +420,19 @@ def trace_points(
     return [epoch_to_iso(s["t"]) for s in rows], [series.value(s) for s in rows]
 
 
+def warmup_points(samples: Sequence[MetricSample]) -> tuple[list[Any], list[Any]]:
+    """A rectangle over the plot's height (on the hidden [0, 1] axis) from the start to
+    the end of each warm-up period, once per period however many classes report it; the
+    trace's ``fill: toself`` closes each run of points between gaps into one shape."""
+    x: list[Any] = []
+    y: list[Any] = []
+    for s in job_rows([s for s in samples if s.get("warmup")]):
+        start, end = epoch_to_iso(s["t"] - s["period_s"]), epoch_to_iso(s["t"])
+        x.extend((start, start, end, end, None))
+        y.extend((0, 1, 1, 0, None))
+    return x, y
+
+
 def job_rows(samples: Sequence[MetricSample]) -> list[MetricSample]:
     """One sample per period for the job's own fields (every class's sample of a period
     carries them): the first of each ``seq``, the job's period counter."""
@@ -424,6 +450,8 @@ def max_points(key: TraceKey, window_s: float, period_s: float, class_count: int
     per_class = math.ceil(window_s / max(period_s, 1e-3)) + 2
     if key[0] == "redistribution":
         return 3 * per_class
+    if key[0] == "warmup":
+        return 5 * per_class * max(class_count, 1)
     if key[0] == "state":
         return 3 * per_class * max(class_count, 1)
     return per_class
@@ -534,7 +562,8 @@ def dashboard_spec(
     One figure is one redraw per refresh instead of one per chart, which is most of
     the browser's work. The traces are the rows' plans in order (then one legend entry
     per class, which toggles that class on every row). Row ``i`` uses axes ``x{i+1}`` and
-    ``y{i+1}``; its redistribution lines use the hidden axis ``y{rows+i+1}``.
+    ``y{i+1}``; its redistribution lines and warm-up bands use the hidden axis
+    ``y{rows+i+1}``.
     """
     names = class_order(samples, context.classes)
     colors = class_colors(names)
@@ -558,7 +587,7 @@ def dashboard_spec(
     annotations: list[dict[str, Any]] = []
     plot_px = total_px - TOP_PX - 20  # the margins
     top_px = 0.0
-    redistribution_in_legend = False
+    in_legend: set[str] = set()  # the overlay kinds with a legend entry already
     for row, (chart, height) in enumerate(zip(charts, heights, strict=True)):
         x_ref, y_ref = _axis_ref("x", row), _axis_ref("y", row)
         overlay_ref = _axis_ref("y", len(charts) + row)
@@ -580,13 +609,13 @@ def dashboard_spec(
         for key in plan:
             trace = _trace(chart, key, *trace_points(chart, key, samples), colors)
             trace["xaxis"] = x_ref
-            trace["yaxis"] = overlay_ref if key[0] == "redistribution" else y_ref
+            trace["yaxis"] = overlay_ref if key[0] in OVERLAY_KINDS else y_ref
             if key[0] == "series":
                 # the class entries below stand for a class's lines; the job's show theirs
                 trace["showlegend"] = key[1] == JOB_TRACE
-            elif key[0] == "redistribution":
-                trace["showlegend"] = not redistribution_in_legend
-                redistribution_in_legend = True
+            elif key[0] in OVERLAY_KINDS:
+                trace["showlegend"] = key[0] not in in_legend
+                in_legend.add(key[0])
             data.append(trace)
         annotations.append(_row_title(chart, high))
         row_shapes, row_notes = _decorations(
@@ -728,7 +757,7 @@ def _row_title(chart: Chart, top: float) -> dict[str, Any]:
 
 
 def _drawn(plan: Sequence[TraceKey]) -> bool:
-    return any(key[0] != "redistribution" for key in plan)
+    return any(key[0] not in OVERLAY_KINDS for key in plan)
 
 
 def _missing(chart: Chart, samples: Sequence[MetricSample]) -> str:
@@ -857,6 +886,20 @@ def _trace(
             "mode": "lines",
             "line": {"color": REDISTRIBUTION_COLOR, "width": 1, "dash": "dot"},
             "opacity": 0.6,
+            "hoverinfo": "skip",
+            "yaxis": "y2",
+        }
+    if kind == "warmup":
+        return {
+            "type": "scatter",
+            "x": x,
+            "y": y,
+            "name": WARMUP_LABEL,
+            "legendgroup": "warmup",
+            "mode": "lines",
+            "fill": "toself",
+            "fillcolor": WARMUP_FILL,
+            "line": {"width": 0},
             "hoverinfo": "skip",
             "yaxis": "y2",
         }

@@ -484,8 +484,18 @@ def render_summary(
 
 
 def _target_badge(sample: MetricSample | None, target_s: float) -> Component | str:
+    """Whether the newest period met the class's target; a warm-up period is neither
+    (its tuples waited through the job's first Spark batch, which pays for Spark's start)."""
     if sample is None:
         return "—"
+    if sample.get("warmup"):
+        warmup: Component = dbc.Badge(
+            "warm-up",
+            color="secondary",
+            title="Its tuples waited through the job's first batch (Spark's start): "
+            "not judged against the target.",
+        )
+        return warmup
     worst = sample.get("response_time_p95_s")
     if worst is None:
         worst = sample["response_time_mean_s"]

@@ -28,6 +28,7 @@ from frontend.live_figures import (
     STATE,
     STATE_COLORS,
     USAGE,
+    WARMUP_KEY,
     ChartContext,
     build_chart,
     chart_spec,
@@ -238,6 +239,40 @@ def test_redistributions_are_vertical_lines_on_every_chart():
     assert REDISTRIBUTION_KEY not in plan_chart(RESPONSE_TIME, run(3), CLASSES)
 
 
+def test_warmup_periods_are_a_shaded_band_on_the_response_time_charts():
+    """A warm-up period (its tuples waited through Spark's start) is a grey band over the
+    plot's height from the period's start to its end, once per period, on the charts that
+    judge response times against the target; the others do not draw it."""
+    samples = run(3)
+    for sample in samples[:4]:  # periods 0 and 1 of both classes
+        sample["warmup"] = True
+    for spec in (RESPONSE_TIME, HISTORY_RESPONSE_TIME):
+        plan = plan_chart(spec, samples, CLASSES)
+        assert plan[-1] == WARMUP_KEY
+        band = chart_spec(spec, plan, samples, CONTEXT)["data"][-1]
+        assert band["name"].startswith("warm-up") and band["yaxis"] == "y2"
+        assert band["fill"] == "toself" and band["hoverinfo"] == "skip"
+        assert band["y"] == [0, 1, 1, 0, None] * 2
+        start, end = epoch_to_iso(T0 - 1), epoch_to_iso(T0)
+        assert band["x"][:5] == [start, start, end, end, None]
+        assert band["x"][5:7] == [end, end]  # period 1 starts where period 0 ends
+        build_chart(spec, plan, samples, CONTEXT)  # valid for Plotly
+    for spec in (RATES, LOAD, STATE):
+        assert WARMUP_KEY not in plan_chart(spec, samples, CLASSES)
+    assert WARMUP_KEY not in plan_chart(RESPONSE_TIME, run(3), CLASSES)
+    assert new_trace_keys(RESPONSE_TIME, plan_chart(RESPONSE_TIME, run(2), CLASSES), samples) == [
+        WARMUP_KEY
+    ]
+    assert max_points(WARMUP_KEY, 60, 1.0, 2) == 5 * 62 * 2
+    # On the dashboard: the response-time row's hidden axis, once in the legend, and
+    # a chart with nothing else to draw still says so.
+    dashboard = dashboard_spec(LIVE_CHARTS, plans_for(samples), samples, CONTEXT)
+    [band] = [t for t in dashboard["data"] if t.get("legendgroup") == "warmup"]
+    assert band["yaxis"] == f"y{len(LIVE_CHARTS) + 1}" and band["showlegend"]
+    bare = chart_spec(RESPONSE_TIME, [WARMUP_KEY], samples, CONTEXT)
+    assert RESPONSE_TIME.missing in [a["text"] for a in bare["layout"]["annotations"]]
+
+
 def apply_extend(figure_json, extend):
     """What dcc.Graph does with extendData (Plotly.extendTraces with maxPoints)."""
     update, indices, limits = extend
@@ -258,6 +293,8 @@ def test_drawing_a_then_extending_by_b_equals_drawing_a_and_b(spec):
     samples = run(6, state="normal")
     samples[5]["manager_state"] = "OT"
     samples[8]["redistributed"] = True
+    for sample in samples[:2] + samples[6:8]:  # warm-up in both halves
+        sample["warmup"] = True
     first, second = samples[:6], samples[6:]
     plan = plan_chart(spec, samples, CLASSES)
     whole = build_chart(spec, plan, samples, CONTEXT)
@@ -511,6 +548,8 @@ def test_extending_the_dashboard_equals_drawing_it_whole():
     samples[5]["manager_state"] = "OT"
     samples[8]["redistributed"] = True
     samples[9]["redistributed"] = True
+    for sample in samples[:2] + samples[6:8]:
+        sample["warmup"] = True
     first, second = samples[:6], samples[6:]
     plans = plans_for(samples)
     whole = dashboard_spec(LIVE_CHARTS, plans, samples, CONTEXT)

@@ -258,6 +258,17 @@ def test_missing_job_stops_polling_and_unreachable_api_keeps_the_charts(api, dea
     assert "Cannot reach the API" in text(view.alert)
 
 
+def test_a_warmup_period_is_not_shown_as_over_target(api, real_api, job):
+    """The newest period waited through Spark's start: its response time is no verdict
+    on the target, and the band on the response-time chart says why."""
+    real_api.add_sample(job["id"], "fraud", T0, response_time_mean_s=25.0, warmup=True)
+    view = refresh_live(api, job["id"], None)
+    row = text(find(view.summary, "live-row-fraud"))
+    assert "warm-up" in row and "over target" not in row
+    assert view.figure is not None
+    assert any(t.get("legendgroup") == "warmup" for t in view.figure["data"])
+
+
 def test_summary_shows_dashes_for_what_a_job_does_not_report(api, real_api, job):
     real_api.add_sample(job["id"], "fraud", T0, response_time_mean_s=None, response_time_max_s=None)
     view = refresh_live(api, job["id"], None)
