@@ -37,7 +37,7 @@ from array import array
 from collections.abc import Callable, Sequence
 from functools import lru_cache
 from itertools import accumulate
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
@@ -228,12 +228,33 @@ GENERATOR_TYPES: dict[str, tuple[str, ...]] = {
 """The column types each generator can fill."""
 
 
+DEFAULT_GENERATORS: dict[str, dict[str, Any]] = {
+    "long": {"kind": "uniform"},
+    "double": {"kind": "uniform"},
+    "string": {"kind": "zipf", "n": 100},
+    "boolean": {"kind": "choice", "values": [True, False]},
+    "timestamp": {"kind": "arrival"},
+}
+"""The generator of a column that names none, by its type: a declared stream (read from
+Redis or files) needs no generator, and its columns still get one that fills them."""
+
+
 class StreamColumn(_Model):
-    """One column of a stream: its name, its type and how a generated stream draws it."""
+    """One column of a stream: its name, its type and how a generated stream draws it
+    (without ``generator``: :data:`DEFAULT_GENERATORS` of its type)."""
 
     name: ColumnName
     type: ColumnType = "double"
     generator: Generator = UniformGen(kind="uniform")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _default_generator(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "generator" not in data:
+            kind = data.get("type", "double")
+            if isinstance(kind, str) and kind in DEFAULT_GENERATORS:
+                return {**data, "generator": DEFAULT_GENERATORS[kind]}
+        return data
 
     @model_validator(mode="after")
     def _fits(self) -> StreamColumn:

@@ -92,6 +92,20 @@ def test_a_bad_column_is_refused_with_its_reason(change: dict[str, Any], fragmen
     assert any(fragment in i for i in issues), issues
 
 
+@pytest.mark.parametrize(
+    ("column_type", "kind"),
+    [("long", "uniform"), ("double", "uniform"), ("string", "zipf"), ("boolean", "choice"),
+     ("timestamp", "arrival")],
+)  # fmt: skip
+def test_a_column_without_a_generator_gets_one_that_fills_its_type(
+    column_type: str, kind: str
+) -> None:
+    """A declared stream (read from Redis or files) names no generators: each column gets
+    one of its type (a timestamp column was refused: the default was uniform)."""
+    column = StreamColumn.model_validate({"name": "ts", "type": column_type})
+    assert column.generator.kind == kind
+
+
 def _column(generator: dict[str, Any], column_type: str) -> StreamColumn:
     return StreamColumn.model_validate({"name": "x", "type": column_type, "generator": generator})
 
