@@ -1,0 +1,350 @@
+"""Response time of plain Spark Structured Streaming against headroom: the same three SQL
+queries over the same input rows, side by side in one run.
+
+    python -m bench.bench_spark_latency [--rate 4000] [--duration 60] [--warmup 30]
+        [--rounds 2] [--only plain,headroom,overload]
+
+The workload (:mod:`bench.latency_workload`): one stream ``trades`` of CSV files written
+every 0.25 s at ``--rate`` rows/s (``account`` uniform over 0..999, ``amount`` uniform in
+[0, 1), ``ts`` the instant the file was written, which is also its modification time),
+and three classes, one Spark SQL query each: ``fraud`` (priority 6, target 1.5 s: a 5 s
+window per account of the trades over 0.9), ``recs`` (3, 2 s: a 10 s window mean per
+account), ``ads`` (1, 3 s: a 10 s window sum). Each configuration runs in its own process
+(its own JVM) on a fresh directory fed the same way; each class reads ``trades`` through
+its own file source on both sides. Configurations, interleaved round by round (with
+``--rounds 2``: A B A B):
+
+- ``plain`` — ``plain Spark`` (:mod:`bench.plain_latency`): what a user would write: one
+  application, three queries through ``spark.sql``, each to the ``noop`` sink on the
+  default trigger (batches back to back), the RocksDB state store;
+- ``headroom`` — ``headroom run --source files`` of the same classes (DILoS, the
+  controller on; nothing should be shed at this load);
+- ``overload`` — ``headroom 1.5x overload``: the same at 1.5 × ``--rate``;
+- ``plain-fs`` (not run by default) — plain Spark writing its offset and commit logs
+  through headroom job's checkpoint file manager, to tell that setting's share from the
+  rest of the difference.
+
+Response time of an input row = the commit instant of the batch that read it (the
+batch's start + ``triggerExecution``) − the row's arrival (its ``ts``, equal to its
+file's modification time, which headroom's files source takes as the arrival). Plain
+Spark measures it per batch and query with an ``observe`` on the query's input (count,
+sum, min, max and 50 quantiles of ``ts``) read from the progress; headroom measures it
+the same way inside its engine (``docs/spark-runner.md``). Both sides merge the batches
+alike (:class:`spark_runner.engine.digest.RunDigest`): the mean (weighted by rows) and
+max are exact, p95 comes from the merged quantiles binned in the simulator's log
+histogram (about 12 % resolution, each bin's geometric centre). Batches that started in
+the first ``--warmup`` seconds are left out on both sides (headroom's ``--warmup``, which
+also discards what waits at its end). The table shows each round's mean and p95, the
+spread of the means over the rounds, the max over the rounds, the tuples shed, the
+measured batches and the ratios headroom / plain of the mean and p95 (mean over rounds).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from itertools import pairwise
+from pathlib import Path
+from typing import Any
+
+from bench.bench_spark_common import ROOT, RunFailed, load_average, render_table, run_spark
+from bench.latency_workload import CLASSES, TradesFeeder, scenario
+from spark_runner.engine.digest import RunDigest
+from spark_runner.engine.measures import ArrivalSummary, ResponseSample
+
+OVERLOAD = 1.5
+PLAIN_START_TIMEOUT_S = 300.0
+
+
+@dataclass
+class ClassResult:
+    mean_s: float | None
+    p95_s: float | None
+    max_s: float | None
+    shed: int
+    batches: int
+    rows: int
+
+
+@dataclass
+class RunResult:
+    classes: dict[str, ClassResult]
+    notes: list[str] = field(default_factory=list)
+    """Where the time went (batch durations), one line each."""
+
+
+Run = Callable[[argparse.Namespace, float, Path], RunResult]
+
+
+@dataclass(frozen=True)
+class Config:
+    key: str
+    label: str
+    rate_factor: float
+    run: Run
+
+
+def epoch_s(timestamp: str) -> float:
+    return datetime.fromisoformat(timestamp.replace("Z", "+00:00")).timestamp()
+
+
+def med(values: Sequence[float]) -> float:
+    return statistics.median(values) if values else float("nan")
+
+
+# --- plain Spark -----------------------------------------------------------------------
+
+
+def plain(args: argparse.Namespace, rate: float, tmp: Path, *, job_manager: bool) -> RunResult:
+    """Run :mod:`bench.plain_latency`; the feeder starts once its queries run (as headroom's
+    files source, it then reads no file written while its JVM started)."""
+    out, ready, log = tmp / "plain.json", tmp / "ready", tmp / "plain.log"
+    cmd = [
+        sys.executable, "-m", "bench.plain_latency", "--files-dir", str(tmp / "in"),
+        "--checkpoint", str(tmp / "checkpoint"), "--duration", str(args.warmup + args.duration),
+        "--out", str(out), "--ready", str(ready),
+    ]  # fmt: skip
+    if job_manager:
+        cmd.append("--job-checkpoint-manager")
+    feeder = TradesFeeder(tmp / "in", rate)
+    started = False
+    with log.open("w") as sink:
+        proc = subprocess.Popen(cmd, cwd=ROOT, stdout=sink, stderr=subprocess.STDOUT)
+        try:
+            deadline = time.monotonic() + PLAIN_START_TIMEOUT_S
+            while not ready.exists() and proc.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.1)
+            if ready.exists():
+                feeder.start()
+                started = True
+            else:
+                proc.kill()
+            proc.wait()
+        finally:
+            if started:
+                feeder.stop()
+    if proc.returncode != 0 or not out.exists():
+        raise RunFailed(f"plain Spark exit {proc.returncode}: {log.read_text()[-3000:]}")
+    return plain_result(json.loads(out.read_text()), args.warmup)
+
+
+def plain_result(doc: dict[str, Any], warmup_s: float) -> RunResult:
+    """Per class: the response times of the batches that started after the warm-up."""
+    measured_from, origin = doc["started_s"] + warmup_s, doc["origin_s"]
+    result = RunResult({})
+    for c in CLASSES:
+        digest = RunDigest(c.target_s)
+        batches, rows = 0, []
+        durations: dict[str, list[float]] = {}
+        for b in doc["batches"].get(c.name, []):
+            start, ms = epoch_s(b["timestamp"]), b["durations_ms"]
+            if start < measured_from or "triggerExecution" not in ms:
+                continue
+            for key, value in ms.items():
+                durations.setdefault(key, []).append(value / 1000)
+            summary = ArrivalSummary.from_row(b["metrics"] or {})
+            if summary is None:
+                continue
+            sample = ResponseSample()
+            sample.add_answers(summary, start + ms["triggerExecution"] / 1000 - origin)
+            digest.add(sample)
+            batches += 1
+            rows.append(summary.count)
+        result.classes[c.name] = ClassResult(
+            digest.mean_s,
+            digest.quantile_s(0.95),
+            digest.max_s if digest.count else None,
+            0,
+            batches,
+            digest.count,
+        )
+        parts = ", ".join(
+            f"{k} {med(v):.3f}"
+            for k, v in sorted(durations.items(), key=lambda kv: -med(kv[1]))
+            if med(v) >= 0.005
+        )
+        result.notes.append(
+            f"{c.name}: {batches} batches, median {med(rows):.0f} rows (last "
+            f"{rows[-1] if rows else 0}); median s: {parts}"
+        )
+    return result
+
+
+# --- headroom --------------------------------------------------------------------------
+
+
+def headroom(args: argparse.Namespace, rate: float, tmp: Path) -> RunResult:
+    feeder = TradesFeeder(tmp / "in", rate).start()
+    try:
+        r = run_spark(
+            scenario(rate, args.duration),
+            duration_s=args.duration,
+            warmup_s=args.warmup,
+            extra=["--source", "files", "--files-dir", str(tmp / "in")],
+        )
+    finally:
+        feeder.stop()
+    return headroom_result(r)
+
+
+def headroom_result(r: dict[str, Any]) -> RunResult:
+    series = r["series"]
+    result = RunResult({})
+    for c in CLASSES:
+        s = r["classes"][c.name]
+        result.classes[c.name] = ClassResult(
+            s["mean_response_time_s"],
+            s["p95_response_time_s"],
+            s["max_response_time_s"],
+            int(s["shed_tuples"]),
+            sum(1 for p in series if p["classes"][c.name].get("outputs")),
+            int(s["outputs"]),
+        )
+    cycles = [b["t_s"] - a["t_s"] for a, b in pairwise(series)]
+    batch_s = [p["batch_s"] for p in series if p.get("batch_s") is not None]
+    fixed = [p["fixed_s"] for p in series if p.get("fixed_s") is not None]
+    result.notes.append(
+        f"one query for the three classes: {len(series)} batches in "
+        f"{r['scenario']['duration_s']:.1f} s measured (the warm-up ends with the first batch "
+        f"after it), median batch "
+        f"{med(batch_s):.3f} s, median cycle {med(cycles):.3f} s, median fixed time "
+        f"{med(fixed):.3f} s; {r['wall_s']:.0f} s wall"
+    )
+    return result
+
+
+CONFIGS = (
+    Config("plain", "plain Spark", 1.0, lambda a, r, t: plain(a, r, t, job_manager=False)),
+    Config("headroom", "headroom", 1.0, headroom),
+    Config("overload", f"headroom {OVERLOAD:g}x overload", OVERLOAD, headroom),
+    Config(
+        "plain-fs", "plain Spark, job's log manager", 1.0,
+        lambda a, r, t: plain(a, r, t, job_manager=True),
+    ),
+)  # fmt: skip
+
+
+# --- the table -------------------------------------------------------------------------
+
+
+def fmt(x: float | None) -> str:
+    return "-" if x is None else f"{x:.3f}"
+
+
+def mean_of(runs: list[RunResult], cls: str, key: str) -> float | None:
+    values = [getattr(r.classes[cls], key) for r in runs]
+    present = [v for v in values if v is not None]
+    return sum(present) / len(present) if present else None
+
+
+def ratio(a: float | None, b: float | None) -> str:
+    return "-" if a is None or not b else f"{a / b:.2f}"
+
+
+def table(configs: list[Config], results: dict[str, list[RunResult]]) -> str:
+    base = results.get("plain", [])
+    rows = []
+    for config in configs:
+        runs = results[config.key]
+        for c in CLASSES:
+            if not runs:
+                rows.append([config.label, c.name, *["-"] * 9])
+                continue
+            per = [r.classes[c.name] for r in runs]
+            means = [m.mean_s for m in per if m.mean_s is not None]
+            same_input = config.key != "plain" and config.rate_factor == 1.0 and base
+            rows.append(
+                [
+                    config.label,
+                    c.name,
+                    f"{c.target_s:g}",
+                    " ".join(fmt(m.mean_s) for m in per),
+                    f"{fmt(min(means))}–{fmt(max(means))}" if means else "-",
+                    " ".join(fmt(m.p95_s) for m in per),
+                    fmt(max((m.max_s for m in per if m.max_s is not None), default=None)),
+                    str(sum(m.shed for m in per)),
+                    " ".join(str(m.batches) for m in per),
+                    ratio(mean_of(runs, c.name, "mean_s"), mean_of(base, c.name, "mean_s"))
+                    if same_input
+                    else "-",
+                    ratio(mean_of(runs, c.name, "p95_s"), mean_of(base, c.name, "p95_s"))
+                    if same_input
+                    else "-",
+                ]
+            )
+    headers = [
+        "configuration", "class", "D s", "mean s (rounds)", "mean min–max", "p95 s (rounds)",
+        "max s", "shed", "batches", "mean /plain", "p95 /plain",
+    ]  # fmt: skip
+    return render_table(headers, rows)
+
+
+# --- main ------------------------------------------------------------------------------
+
+
+def attempt(config: Config, args: argparse.Namespace, round_: int) -> RunResult | None:
+    rate = args.rate * config.rate_factor
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="bench-latency-") as tmp:
+        try:
+            r = config.run(args, rate, Path(tmp))
+        except (RunFailed, OSError, ValueError, KeyError) as exc:
+            print(f"round {round_ + 1}, {config.label}: FAILED: {exc}", flush=True)
+            return None
+    summary = "; ".join(
+        f"{name} mean {fmt(c.mean_s)} p95 {fmt(c.p95_s)} max {fmt(c.max_s)} shed {c.shed}"
+        for name, c in r.classes.items()
+    )
+    print(
+        f"round {round_ + 1}, {config.label} at {rate:.0f} rows/s "
+        f"({time.monotonic() - started:.0f} s wall): {summary}",
+        flush=True,
+    )
+    for note in r.notes:
+        print(f"    {note}", flush=True)
+    return r
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rate", type=float, default=4000.0, help="rows/s of trades")
+    parser.add_argument("--duration", type=float, default=60.0, help="measured seconds")
+    parser.add_argument("--warmup", type=float, default=30.0)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument(
+        "--only",
+        default="plain,headroom,overload",
+        help=f"configurations, in this order per round: {', '.join(c.key for c in CONFIGS)}",
+    )
+    args = parser.parse_args()
+    keys = [k.strip() for k in args.only.split(",") if k.strip()]
+    unknown = set(keys) - {c.key for c in CONFIGS}
+    if unknown:
+        parser.error(f"unknown configuration(s): {', '.join(sorted(unknown))}")
+    configs = sorted((c for c in CONFIGS if c.key in keys), key=lambda c: keys.index(c.key))
+    print(
+        f"latency benchmark: trades at {args.rate:.0f} rows/s, {args.rounds} round(s) of "
+        f"{args.warmup:g} s warm-up + {args.duration:g} s measured; {load_average()} at start"
+    )
+    for c in CLASSES:
+        print(f"  {c.name} (priority {c.priority}, target {c.target_s:g} s): {c.statement}")
+    results: dict[str, list[RunResult]] = {c.key: [] for c in configs}
+    for round_ in range(args.rounds):
+        for config in configs:
+            r = attempt(config, args, round_)
+            if r is not None:
+                results[config.key].append(r)
+    print(table(configs, results))
+    print(f"{load_average()} at end")
+
+
+if __name__ == "__main__":
+    main()

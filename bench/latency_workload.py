@@ -1,0 +1,128 @@
+"""The latency benchmark's workload, one definition for both sides: one stream of CSV
+files (``trades``: ``account`` uniform over 0..999, ``amount`` uniform in [0, 1), ``ts``
+the instant the file was written) and three classes, one Spark SQL query each.
+
+The files are written by :class:`TradesFeeder`, the overhead benchmark's
+:class:`~bench.overhead_workload.Feeder` (a file every 0.25 s, written hidden and renamed
+in) writing ``trades`` only, over 1,000 accounts, with each file's modification time set
+to the ``ts`` of its rows: headroom's files source takes a file's rows to arrive at its
+modification time, plain Spark is measured on ``ts``, so both sides measure from the
+same instant.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from bench.overhead_workload import FILE_EVERY_S, Feeder
+
+STREAM = "trades"
+ACCOUNTS = 1000
+CONTROL_PERIOD_S = 1.0
+"""headroom's control period: the longest pace; the tightest target sets a shorter one."""
+
+
+@dataclass(frozen=True)
+class LatencyClass:
+    name: str
+    priority: int
+    target_s: float
+    statement: str
+
+
+CLASSES = (
+    LatencyClass(
+        "fraud",
+        6,
+        1.5,
+        "SELECT window(event_time, '5 seconds') AS w, account, count(*) AS n, "
+        "max(amount) AS top FROM trades WHERE amount > 0.9 GROUP BY 1, account",
+    ),
+    LatencyClass(
+        "recs",
+        3,
+        2.0,
+        "SELECT window(event_time, '10 seconds') AS w, account, avg(amount) AS mean "
+        "FROM trades GROUP BY 1, account",
+    ),
+    LatencyClass(
+        "ads",
+        1,
+        3.0,
+        "SELECT window(event_time, '10 seconds') AS w, sum(amount) AS total FROM trades GROUP BY 1",
+    ),
+)
+
+
+def scenario(rate_per_s: float, duration_s: float) -> dict[str, Any]:
+    """The headroom scenario: ``trades`` with the files' columns (``event_time: ts``;
+    the rate and generators only document the feeder: the files source reads the
+    files), the three classes with their priorities and targets, DILoS."""
+    return {
+        "version": 1,
+        "name": "latency",
+        "seed": 1,
+        "duration_s": duration_s,
+        "control": {"period_s": CONTROL_PERIOD_S, "mode": "dilos"},
+        "streams": [
+            {
+                "name": STREAM,
+                "arrival": {"kind": "constant", "rate_per_s": rate_per_s},
+                "columns": [
+                    {
+                        "name": "account",
+                        "type": "long",
+                        "generator": {"kind": "uniform", "min": 0, "max": ACCOUNTS - 1},
+                    },
+                    {"name": "amount", "type": "double"},
+                    {"name": "ts", "type": "timestamp", "generator": {"kind": "arrival"}},
+                ],
+                "event_time": "ts",
+            }
+        ],
+        "classes": [
+            {
+                "name": c.name,
+                "priority": c.priority,
+                "delay_target_s": c.target_s,
+                "queries": [
+                    {
+                        "name": c.name,
+                        "source": STREAM,
+                        "operators": [{"kind": "sql", "statement": c.statement}],
+                    }
+                ],
+            }
+            for c in CLASSES
+        ],
+    }
+
+
+class TradesFeeder(Feeder):
+    """:class:`~bench.overhead_workload.Feeder` writing ``trades`` alone, accounts
+    uniform over 0..:data:`ACCOUNTS` − 1, each file's modification time its rows' ``ts``
+    (the parent's pacing, counters and stop are unchanged)."""
+
+    def _run(self) -> None:
+        n = 0
+        next_at = time.time()
+        directory = self.files_dir / STREAM
+        while not self._stop.is_set():
+            ms = int(time.time() * 1000)
+            stamp = (
+                time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ms // 1000)) + f".{ms % 1000:03d}"
+            )
+            keys = self.rng.integers(0, ACCOUNTS, self.rows_per_file)
+            values = self.rng.random(self.rows_per_file)
+            lines = [f"{k},{v:.6f},{stamp}" for k, v in zip(keys, values, strict=True)]
+            hidden = directory / f".{n:07d}.csv"
+            hidden.write_text("account,amount,ts\n" + "\n".join(lines) + "\n")
+            os.utime(hidden, ns=(ms * 1_000_000, ms * 1_000_000))  # arrival = ts, both sides
+            os.replace(hidden, directory / f"{n:07d}.csv")
+            self.written.append((ms / 1000, self.rows_per_file))
+            n += 1
+            next_at += FILE_EVERY_S
+            self._stop.wait(max(0.0, next_at - time.time()))

@@ -1,0 +1,139 @@
+"""The latency benchmark's baseline: the three classes' SQL as a user would write it on
+plain Spark Structured Streaming.
+
+    python -m bench.plain_latency --files-dir DIR --checkpoint DIR --duration 75 --out out.json
+
+One application, three streaming queries (one per class of
+:data:`bench.latency_workload.CLASSES`): each reads ``DIR/trades/`` through its own CSV
+file source (:func:`bench.plain_spark.stream`: ``event_time`` a copy of ``ts``,
+watermarked 30 s), runs its statement through ``spark.sql`` over its own temporary view,
+and writes to the ``noop`` sink in the update mode with its own checkpoint, on the
+default trigger (batches back to back). The session is :func:`bench.plain_spark.session`
+(the RocksDB state store, the job's shuffle partitions, no batch without data, AQE and
+the UI off) with the session time zone UTC (the rows' ``ts`` are UTC); Spark's default
+checkpoint file manager unless ``--job-checkpoint-manager`` (headroom job's, which
+starts no process per log file: ``spark_runner.job.sparkconf.CHECKPOINT_PROPERTIES``).
+
+Each query's input carries an ``observe`` of its rows' ``ts`` (seconds after
+``origin_s``): count, sum, min, max and the quantiles headroom's engine reports
+(:data:`spark_runner.engine.measures.QUANTILE_LEVELS`). The progress of every batch of
+every query (start, durations, input rows, those metrics) goes to ``--out``, with
+``started_s`` (the queries' start) and ``origin_s``. ``--ready`` is created once the
+queries run (the benchmark starts its feeder then).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.streaming.query import StreamingQuery
+
+from bench.latency_workload import CLASSES, STREAM
+from bench.plain_spark import session, stream
+from spark_runner.engine.dataflow import QUANTILE_ACCURACY
+from spark_runner.engine.measures import QUANTILE_LEVELS
+from spark_runner.job.sparkconf import CHECKPOINT_PROPERTIES
+
+POLL_S = 2.0
+"""How often the progress is read: Spark keeps each query's last 100 (far more than
+2 s of batches)."""
+
+
+def observed(df: DataFrame, name: str, origin_ms: int) -> DataFrame:
+    """``df`` with an ``observe`` named ``name`` of its rows' ``ts`` (s after the origin)."""
+    rel = (F.unix_millis(F.col("ts")) - F.lit(origin_ms)) / 1000.0
+    levels = F.array(*(F.lit(level) for level in QUANTILE_LEVELS))
+    return df.observe(
+        name,
+        F.count(F.lit(1)).alias("n"),
+        F.sum(rel).alias("sum"),
+        F.min(rel).alias("min"),
+        F.max(rel).alias("max"),
+        F.percentile_approx(rel, levels, QUANTILE_ACCURACY).alias("q"),
+    )
+
+
+def start_queries(
+    spark: SparkSession, files_dir: Path, checkpoint: Path, origin_ms: int
+) -> dict[str, StreamingQuery]:
+    """One query per class, each over its own file source and view."""
+    running = {}
+    for c in CLASSES:
+        observed(stream(spark, files_dir, STREAM), c.name, origin_ms).createOrReplaceTempView(
+            STREAM
+        )  # spark.sql resolves the view now: each query keeps its own source
+        running[c.name] = (
+            spark.sql(c.statement)
+            .writeStream.format("noop")
+            .outputMode("update")
+            .queryName(c.name)
+            .option("checkpointLocation", str(checkpoint / c.name))
+            .start()
+        )
+    return running
+
+
+def collect(running: dict[str, StreamingQuery], into: dict[str, dict[int, dict[str, Any]]]) -> None:
+    """Every progress Spark still keeps, by query and batch id."""
+    for name, query in running.items():
+        for p in query.recentProgress:
+            metrics = p["observedMetrics"].get(name)
+            into.setdefault(name, {})[p["batchId"]] = {
+                "batch": p["batchId"],
+                "timestamp": p["timestamp"],
+                "durations_ms": dict(p["durationMs"]),
+                "input_rows": p["numInputRows"],
+                "metrics": None if metrics is None else metrics.asDict(),
+            }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--files-dir", type=Path, required=True)
+    parser.add_argument("--checkpoint", type=Path, required=True)
+    parser.add_argument("--duration", type=float, default=60.0, help="seconds the queries run")
+    parser.add_argument("--master", default="local[2]")
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--ready", type=Path, help="created once the queries run")
+    parser.add_argument(
+        "--job-checkpoint-manager",
+        action="store_true",
+        help="write the offset and commit logs as headroom's job does (not a user's default)",
+    )
+    args = parser.parse_args()
+    spark = session(args.master)
+    spark.conf.set("spark.sql.session.timeZone", "UTC")
+    if args.job_checkpoint_manager:
+        for key, value in CHECKPOINT_PROPERTIES.items():
+            spark.conf.set(key, value)
+    origin_ms = int(time.time() * 1000)
+    running = start_queries(spark, args.files_dir, args.checkpoint, origin_ms)
+    started = time.time()
+    if args.ready is not None:
+        args.ready.touch()
+    progress: dict[str, dict[int, dict[str, Any]]] = {}
+    while time.time() - started < args.duration:
+        time.sleep(POLL_S)
+        collect(running, progress)
+    for query in running.values():
+        query.stop()
+    collect(running, progress)
+    spark.stop()
+    document = {
+        "started_s": started,
+        "origin_s": origin_ms / 1000,
+        "batches": {
+            name: sorted(b.values(), key=lambda r: r["batch"]) for name, b in progress.items()
+        },
+    }
+    args.out.write_text(json.dumps(document))
+
+
+if __name__ == "__main__":
+    main()
