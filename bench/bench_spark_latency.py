@@ -22,7 +22,9 @@ its own file source on both sides. Configurations, interleaved round by round (w
 - ``overload`` — ``headroom 1.5x overload``: the same at 1.5 × ``--rate``;
 - ``plain-fs`` (not run by default) — plain Spark writing its offset and commit logs
   through headroom job's checkpoint file manager, to tell that setting's share from the
-  rest of the difference.
+  rest of the difference;
+- ``plain-one`` (not run by default) — the same, the three queries unioned into one
+  query: headroom's engine runs every class in one query, this tells what that costs.
 
 Response time of an input row = the commit instant of the batch that read it (the
 batch's start + ``triggerExecution``) − the row's arrival (its ``ts``, equal to its
@@ -103,7 +105,9 @@ def med(values: Sequence[float]) -> float:
 # --- plain Spark -----------------------------------------------------------------------
 
 
-def plain(args: argparse.Namespace, rate: float, tmp: Path, *, job_manager: bool) -> RunResult:
+def plain(
+    args: argparse.Namespace, rate: float, tmp: Path, *, job_manager: bool, one_query: bool = False
+) -> RunResult:
     """Run :mod:`bench.plain_latency`; the feeder starts once its queries run (as headroom's
     files source, it then reads no file written while its JVM started)."""
     out, ready, log = tmp / "plain.json", tmp / "ready", tmp / "plain.log"
@@ -114,6 +118,8 @@ def plain(args: argparse.Namespace, rate: float, tmp: Path, *, job_manager: bool
     ]  # fmt: skip
     if job_manager:
         cmd.append("--job-checkpoint-manager")
+    if one_query:
+        cmd.append("--one-query")
     feeder = TradesFeeder(tmp / "in", rate)
     started = False
     with log.open("w") as sink:
@@ -228,6 +234,10 @@ CONFIGS = (
     Config(
         "plain-fs", "plain Spark, job's log manager", 1.0,
         lambda a, r, t: plain(a, r, t, job_manager=True),
+    ),
+    Config(
+        "plain-one", "plain Spark, one query", 1.0,
+        lambda a, r, t: plain(a, r, t, job_manager=True, one_query=True),
     ),
 )  # fmt: skip
 

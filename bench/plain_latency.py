@@ -13,6 +13,9 @@ default trigger (batches back to back). The session is :func:`bench.plain_spark.
 the UI off) with the session time zone UTC (the rows' ``ts`` are UTC); Spark's default
 checkpoint file manager unless ``--job-checkpoint-manager`` (headroom job's, which
 starts no process per log file: ``spark_runner.job.sparkconf.CHECKPOINT_PROPERTIES``).
+``--one-query`` runs the three as one query instead (their outputs, each as one JSON
+column, unioned into one sink): the design headroom's engine has, to tell what one query
+for every class costs from the rest.
 
 Each query's input carries an ``observe`` of its rows' ``ts`` (seconds after
 ``origin_s``): count, sum, min, max and the quantiles headroom's engine reports
@@ -27,6 +30,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from functools import reduce
 from pathlib import Path
 from typing import Any
 
@@ -59,38 +63,49 @@ def observed(df: DataFrame, name: str, origin_ms: int) -> DataFrame:
     )
 
 
+ONE_QUERY = "all_classes"
+"""The name of the one query of ``--one-query``."""
+
+
 def start_queries(
-    spark: SparkSession, files_dir: Path, checkpoint: Path, origin_ms: int
+    spark: SparkSession, files_dir: Path, checkpoint: Path, origin_ms: int, one_query: bool
 ) -> dict[str, StreamingQuery]:
-    """One query per class, each over its own file source and view."""
-    running = {}
+    """One query per class, each over its own file source and view (or one query of
+    their union)."""
+    outputs = {}
     for c in CLASSES:
         observed(stream(spark, files_dir, STREAM), c.name, origin_ms).createOrReplaceTempView(
             STREAM
         )  # spark.sql resolves the view now: each query keeps its own source
-        running[c.name] = (
-            spark.sql(c.statement)
-            .writeStream.format("noop")
-            .outputMode("update")
-            .queryName(c.name)
-            .option("checkpointLocation", str(checkpoint / c.name))
-            .start()
-        )
-    return running
+        outputs[c.name] = spark.sql(c.statement)
+    if one_query:
+        rows = [
+            df.select(F.lit(name).alias("class"), F.to_json(F.struct("*")).alias("row"))
+            for name, df in outputs.items()
+        ]
+        outputs = {ONE_QUERY: reduce(DataFrame.unionByName, rows)}
+    return {
+        name: df.writeStream.format("noop")
+        .outputMode("update")
+        .queryName(name)
+        .option("checkpointLocation", str(checkpoint / name))
+        .start()
+        for name, df in outputs.items()
+    }
 
 
 def collect(running: dict[str, StreamingQuery], into: dict[str, dict[int, dict[str, Any]]]) -> None:
-    """Every progress Spark still keeps, by query and batch id."""
-    for name, query in running.items():
+    """Every progress Spark still keeps, by class and batch id."""
+    for query in running.values():
         for p in query.recentProgress:
-            metrics = p["observedMetrics"].get(name)
-            into.setdefault(name, {})[p["batchId"]] = {
-                "batch": p["batchId"],
-                "timestamp": p["timestamp"],
-                "durations_ms": dict(p["durationMs"]),
-                "input_rows": p["numInputRows"],
-                "metrics": None if metrics is None else metrics.asDict(),
-            }
+            for name, metrics in p["observedMetrics"].items():
+                into.setdefault(name, {})[p["batchId"]] = {
+                    "batch": p["batchId"],
+                    "timestamp": p["timestamp"],
+                    "durations_ms": dict(p["durationMs"]),
+                    "input_rows": p["numInputRows"],
+                    "metrics": metrics.asDict(),
+                }
 
 
 def main() -> None:
@@ -106,6 +121,7 @@ def main() -> None:
         action="store_true",
         help="write the offset and commit logs as headroom's job does (not a user's default)",
     )
+    parser.add_argument("--one-query", action="store_true", help="the three as one query")
     args = parser.parse_args()
     spark = session(args.master)
     spark.conf.set("spark.sql.session.timeZone", "UTC")
@@ -113,7 +129,7 @@ def main() -> None:
         for key, value in CHECKPOINT_PROPERTIES.items():
             spark.conf.set(key, value)
     origin_ms = int(time.time() * 1000)
-    running = start_queries(spark, args.files_dir, args.checkpoint, origin_ms)
+    running = start_queries(spark, args.files_dir, args.checkpoint, origin_ms, args.one_query)
     started = time.time()
     if args.ready is not None:
         args.ready.touch()
