@@ -38,6 +38,7 @@ import fcntl
 import hashlib
 import json
 import os
+import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -239,6 +240,14 @@ class FeedReader(DataSourceStreamReader):
             arrays += [arrow_array(c, columns[c.name]) for c in own]
             arrays += [pa.array(np.full(rows, fraction)) for fraction in partition.edge_shed]
             yield pa.RecordBatch.from_arrays(arrays, names=names)
+
+    def stop(self) -> None:
+        """The query stops. Spark closes its connection to the process running this
+        reader, which then fails to send its end-of-file error back over it and prints
+        both tracebacks on the job's log (when it notices before Spark ends it): nothing
+        is lost, so the rest of this process's error output is dropped. An error while
+        the query runs still reaches Spark over the connection, which is open then."""
+        sys.stderr = open(os.devnull, "w")  # noqa: SIM115 -- open until the process exits
 
     def commit(self, end: dict[str, Any]) -> None:
         # Nothing to release (the offsets say what every batch held) but old plans.

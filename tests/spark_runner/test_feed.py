@@ -5,6 +5,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import pickle
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -368,3 +370,19 @@ def test_an_offset_log_entry_whose_sources_disagree_is_reported(
         assert not caplog.records  # every source agrees
         assert read_offset_log(tmp_path, 3) == first
     assert "batch 3: 2 of its 3 sources hold another offset" in caplog.text
+
+
+def test_a_stopped_reader_leaves_no_traceback_of_the_closed_connection() -> None:
+    """At a query's stop Spark closes the source runner's connection; the runner then
+    fails on it (end of file, then a broken pipe reporting that) after stopping the
+    reader. What follows the reader's stop prints nothing on the job's log."""
+    runner = (
+        "from spark_runner.engine.source import FeedReader\n"
+        "FeedReader.stop(None)  # the runner stops the reader, then:\n"
+        "raise EOFError\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", runner], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert result.returncode != 0
+    assert result.stderr == ""
