@@ -58,7 +58,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.bench_spark_common import ROOT, RunFailed, load_average, render_table, run_spark
-from bench.latency_workload import CLASSES, TradesFeeder, scenario
+from bench.latency_workload import CLASSES, scenario, trades_feeder
 from spark_runner.engine.digest import RunDigest
 from spark_runner.engine.measures import ArrivalSummary, ResponseSample
 
@@ -120,7 +120,7 @@ def plain(
         cmd.append("--job-checkpoint-manager")
     if one_query:
         cmd.append("--one-query")
-    feeder = TradesFeeder(tmp / "in", rate)
+    feeder = trades_feeder(tmp / "in", rate)
     started = False
     with log.open("w") as sink:
         proc = subprocess.Popen(cmd, cwd=ROOT, stdout=sink, stderr=subprocess.STDOUT)
@@ -188,7 +188,7 @@ def plain_result(doc: dict[str, Any], warmup_s: float) -> RunResult:
 
 
 def headroom(args: argparse.Namespace, rate: float, tmp: Path) -> RunResult:
-    feeder = TradesFeeder(tmp / "in", rate).start()
+    feeder = trades_feeder(tmp / "in", rate).start()
     try:
         r = run_spark(
             scenario(rate, args.duration),

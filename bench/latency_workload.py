@@ -2,22 +2,21 @@
 files (``trades``: ``account`` uniform over 0..999, ``amount`` uniform in [0, 1), ``ts``
 the instant the file was written) and three classes, one Spark SQL query each.
 
-The files are written by :class:`TradesFeeder`, the overhead benchmark's
+The files are written by :func:`trades_feeder`, the overhead benchmark's
 :class:`~bench.overhead_workload.Feeder` (a file every 0.25 s, written hidden and renamed
-in) writing ``trades`` only, over 1,000 accounts, with each file's modification time set
-to the ``ts`` of its rows: headroom's files source takes a file's rows to arrive at its
+in, its modification time the ``ts`` of its rows) writing ``trades`` only, over 1,000
+accounts: headroom's files source takes a file's rows to arrive at its
 modification time, plain Spark is measured on ``ts``, so both sides measure from the
 same instant.
 """
 
 from __future__ import annotations
 
-import os
-import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from bench.overhead_workload import FILE_EVERY_S, Feeder
+from bench.overhead_workload import Feeder
 
 STREAM = "trades"
 ACCOUNTS = 1000
@@ -101,28 +100,7 @@ def scenario(rate_per_s: float, duration_s: float) -> dict[str, Any]:
     }
 
 
-class TradesFeeder(Feeder):
-    """:class:`~bench.overhead_workload.Feeder` writing ``trades`` alone, accounts
-    uniform over 0..:data:`ACCOUNTS` − 1, each file's modification time its rows' ``ts``
-    (the parent's pacing, counters and stop are unchanged)."""
-
-    def _run(self) -> None:
-        n = 0
-        next_at = time.time()
-        directory = self.files_dir / STREAM
-        while not self._stop.is_set():
-            ms = int(time.time() * 1000)
-            stamp = (
-                time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ms // 1000)) + f".{ms % 1000:03d}"
-            )
-            keys = self.rng.integers(0, ACCOUNTS, self.rows_per_file)
-            values = self.rng.random(self.rows_per_file)
-            lines = [f"{k},{v:.6f},{stamp}" for k, v in zip(keys, values, strict=True)]
-            hidden = directory / f".{n:07d}.csv"
-            hidden.write_text("account,amount,ts\n" + "\n".join(lines) + "\n")
-            os.utime(hidden, ns=(ms * 1_000_000, ms * 1_000_000))  # arrival = ts, both sides
-            os.replace(hidden, directory / f"{n:07d}.csv")
-            self.written.append((ms / 1000, self.rows_per_file))
-            n += 1
-            next_at += FILE_EVERY_S
-            self._stop.wait(max(0.0, next_at - time.time()))
+def trades_feeder(files_dir: Path, rate_per_s: float) -> Feeder:
+    """The overhead benchmark's :class:`~bench.overhead_workload.Feeder` writing
+    ``trades`` alone, accounts uniform over 0..:data:`ACCOUNTS` − 1."""
+    return Feeder(files_dir, rate_per_s, streams={STREAM: ("account", "amount")}, accounts=ACCOUNTS)

@@ -113,16 +113,27 @@ def scenario(period_s: float, target_s: float) -> dict[str, Any]:
 
 class Feeder:
     """Writes a CSV file per stream every :data:`FILE_EVERY_S` at ``rate_per_s`` rows/s
-    per stream (written hidden, renamed in), until stopped; counts what it wrote."""
+    per stream (written hidden, renamed in), until stopped; counts what it wrote. Each
+    row's key is uniform over ``accounts``; a file's modification time is its rows' ``ts``
+    (headroom's files source takes it as their arrival, so both sides measure from it)."""
 
-    def __init__(self, files_dir: Path, rate_per_s: float, seed: int = 1) -> None:
+    def __init__(
+        self,
+        files_dir: Path,
+        rate_per_s: float,
+        seed: int = 1,
+        streams: dict[str, tuple[str, str]] = STREAMS,
+        accounts: int = ACCOUNTS,
+    ) -> None:
         self.files_dir = files_dir
+        self.streams = streams
+        self.accounts = accounts
         self.rows_per_file = max(1, round(rate_per_s * FILE_EVERY_S))
         self.rng = np.random.default_rng(seed)
         self.written: list[tuple[float, int]] = []  # (time, rows per stream) per round
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
-        for name in STREAMS:
+        for name in streams:
             (files_dir / name).mkdir(parents=True, exist_ok=True)
 
     def start(self) -> Feeder:
@@ -141,15 +152,17 @@ class Feeder:
         n = 0
         next_at = time.time()
         while not self._stop.is_set():
-            stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3]
-            for name, (key, value) in STREAMS.items():
-                keys = self.rng.integers(0, ACCOUNTS, self.rows_per_file)
+            ms = time.time_ns() // 1_000_000
+            stamp = datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3]
+            for name, (key, value) in self.streams.items():
+                keys = self.rng.integers(0, self.accounts, self.rows_per_file)
                 values = self.rng.random(self.rows_per_file)
                 lines = [f"{k},{v:.6f},{stamp}" for k, v in zip(keys, values, strict=True)]
                 hidden = self.files_dir / name / f".{n:07d}.csv"
                 hidden.write_text(f"{key},{value},ts\n" + "\n".join(lines) + "\n")
+                os.utime(hidden, ns=(ms * 1_000_000, ms * 1_000_000))
                 os.replace(hidden, self.files_dir / name / f"{n:07d}.csv")
-            self.written.append((time.time(), self.rows_per_file))
+            self.written.append((ms / 1000, self.rows_per_file))
             n += 1
             next_at += FILE_EVERY_S
             self._stop.wait(max(0.0, next_at - time.time()))
