@@ -630,8 +630,13 @@ class EngineController:
         ids = plan.graph.ids
         self._push_costs()
         shed_in_force = {n: record.decision.shed.get(n, 0.0) for n in self.names}
-        floor = self.floor_s()
-        oracle_floor = bare_floor_s(self.pace_s, self.budget.fixed_now_s)
+        # a warm-up batch times Spark's start (JIT compilation, workers starting), not the
+        # engine's floor: no class is judged infeasible on it (a start's backlog is then
+        # shed stale first, not served late as an infeasible class's), and the oracle
+        # judges its tuples against their target alone (it sheds the ones past it)
+        warmup = self.warming_up(record)
+        floor = None if warmup else self.floor_s()
+        oracle_floor = 0.0 if warmup else bare_floor_s(self.pace_s, self.budget.fixed_now_s)
         responses = {name: period.response[name] for name in self.names}
         periods = {
             name: ClassPeriod(
@@ -691,7 +696,6 @@ class EngineController:
         samples: list[MetricSample] = []
         classes: dict[str, Any] = {}
         dout = self._expected_outputs()
-        warmup = self.warming_up(record)
         self.idle_s += period.idle_s
         elastic = self.elastic
         for name in self.names:

@@ -305,7 +305,7 @@ def test_while_the_engine_catches_up_with_a_slower_machine_a_class_within_capaci
     within its capacity, holds (sheds nothing, not even stale first, and its ALoMa learns
     nothing); c3, over its
     capacity, still sheds. Once the engine caught up, c1 is judged as usual."""
-    ctl = DilosController(specs())
+    ctl = after_the_start()
     late = ResponseTimeStats(mean_s=0.6, max_s=0.8, count=10)
 
     stale: dict[str, StaleRule | None] = {}
@@ -357,13 +357,22 @@ def step_c1_late(
     return ctl.step(obs).classes["c1"]
 
 
+def after_the_start() -> DilosController:
+    """A controller past its first ``UNMANAGED_STEPS`` steps (a start's late answers hold
+    every class, whatever the engine's speed)."""
+    ctl = DilosController(specs())
+    for _ in range(UNMANAGED_STEPS):
+        step_c1_late(ctl, 1.0, 0.0, 10)
+    return ctl
+
+
 def test_after_the_engine_caught_up_a_class_serves_the_slow_batches_backlog() -> None:
     """One batch stalled (on Spark: the second batch on a new executor, 10.5 s against a
     1.7 s cycle); the tuples that arrived meanwhile queue behind it and come out late in
     the next periods, whatever c1 admits. Within its capacity c1 goes on holding, with no
     stale first, until that queue is served (its manager read the lateness as its own
     overload and shed 94 tuples); then it is judged as usual."""
-    ctl = DilosController(specs())
+    ctl = after_the_start()
     assert step_c1_late(ctl, 1.5, 0.0, 10).decision.action == HOLD_CATCHING_UP
     # 300 queued at the turn; 200 of them answered in the next period, the last 100 in
     # the one after: each period with some of them among its answers holds
@@ -382,12 +391,6 @@ def test_one_stalled_batch_holds_a_class_within_its_capacity() -> None:
     are late whatever it admits: within its capacity it holds through them, its manager
     learning nothing (on Spark it went overloaded and cut its capacity estimate). One
     batch 1.5× its model is noise: c1 is judged on its late answers."""
-
-    def after_the_start() -> DilosController:
-        ctl = DilosController(specs())
-        for _ in range(UNMANAGED_STEPS):
-            step_c1_late(ctl, 1.0, 0.0, 10)
-        return ctl
 
     noisy = step_c1_late(after_the_start(), 1.0, 0.0, 10, stall=1.5)
     assert noisy.decision.action != HOLD_CATCHING_UP

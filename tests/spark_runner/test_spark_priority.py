@@ -82,15 +82,21 @@ def oracle_loss(run: Run, name: str) -> float:
 
 
 def summary(run: Run, names: list[str]) -> str:
-    """Each class's loss, oracle loss, mean response time and periods' worst answers."""
+    """Each class's loss, oracle loss, mean response time, periods' worst answers, and
+    its first periods' state, floor and shed count."""
     rows = []
     for name in names:
         samples = run.of(name)
         oracle = oracle_loss(run, name)
         worst = [round(s.response_time_max_s or 0.0, 1) for s in samples]
+        # the first periods' state, floor and shed: where a start goes wrong
+        start = [
+            (s.manager_state, s.floor_s and round(s.floor_s, 1), s.shed_count) for s in samples[:6]
+        ]
         rows.append(
             f"{name}: loss {loss(samples):.3f} (oracle {oracle:.3f}), "
-            f"mean {mean_response_s(samples):.2f} s, worst per period {worst}"
+            f"mean {mean_response_s(samples):.2f} s, worst per period {worst}, "
+            f"first periods (state, floor, shed) {start}"
         )
     return "\n".join(rows)
 
