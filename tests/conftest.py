@@ -12,7 +12,8 @@ Policy (hooks below):
 - browser tests get one rerun, except those marked ``timing`` (their subject is a
   deadline or bound); no other test is ever rerun, and a test that passed only on its
   rerun is listed as ``FLAKY: <nodeid>`` at the end of the run, with the end of its first
-  failure (a flake is traced from that line, not rerun away).
+  failure (a flake is traced from that line, not rerun away); one that failed twice
+  shows its first failure too.
 """
 
 from __future__ import annotations
@@ -176,9 +177,21 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     if _flaky:
         terminalreporter.section("flaky tests: failed, then passed on their rerun", yellow=True)
-        for nodeid in _flaky:
-            terminalreporter.line(f"FLAKY: {nodeid}")
-            # The end of the first attempt's traceback: where it failed and why.
-            tail = _first_failures.get(nodeid, "").strip().splitlines()[-FIRST_FAILURE_LINES:]
-            for line in tail:
-                terminalreporter.line(f"    {line}")
+        _first_attempts(terminalreporter, "FLAKY", _flaky)
+    failed_twice = [n for n in _first_failures if n not in _flaky]
+    if failed_twice:
+        # the rerun's failure can be a consequence of the first (state it left behind)
+        terminalreporter.section("failed on their rerun too: the first attempts", red=True)
+        _first_attempts(terminalreporter, "FAILED TWICE", failed_twice)
+
+
+def _first_attempts(
+    terminalreporter: pytest.TerminalReporter, label: str, nodeids: list[str]
+) -> None:
+    """Each test's id, then the end of its first attempt's traceback: where it failed
+    and why."""
+    for nodeid in nodeids:
+        terminalreporter.line(f"{label}: {nodeid}")
+        tail = _first_failures.get(nodeid, "").strip().splitlines()[-FIRST_FAILURE_LINES:]
+        for line in tail:
+            terminalreporter.line(f"    {line}")
