@@ -24,8 +24,10 @@ TAU0, TAU3 = 0.35, 0.95
 # τ0 0.35, not 0.2: after the load falls u reads 0.13-0.19 on two executors (a busy
 # machine reads more), and a window query's fixed CPU per batch is not all learnt apart
 # from its per-tuple cost by then (docs/spark-runner.md, Elastic capacity)
-# The overload (50 + 350 tuples/s) reads u ≈ 1.9-2.4 on one executor and about 1.0 on
-# two here: the executor added covers it. Gold's two queries cost twice bronze's one per
+# The overload (50 + 300 tuples/s) must be one the executor added covers: at 50 + 350,
+# which read u ≈ 1.9-2.4 on one executor and about 1.0 on two here, CI's slower machine
+# read 1.26-1.28 on two, gold answered at its 6 s target through the overload's last
+# periods and lost 1.6 % (2026-12-02). Gold's two queries cost twice bronze's one per
 # tuple, 5-12 ms as measured (more on a busy machine): at 100 + 250 (the same u) gold's
 # own load read 1.0-1.3 s/s in slow runs, above its 0.86 share of one executor, and it
 # shed 2.1-2.7 % before the added executor served (CI, 2026-11-27); at 50 t/s it reads
@@ -64,7 +66,7 @@ streams:
     arrival: {kind: step, steps: [{at_s: 0, rate_per_s: 40}, {at_s: 60, rate_per_s: 50},
                                   {at_s: 150, rate_per_s: 35}, {at_s: 170, rate_per_s: 20}]}
   - name: b
-    arrival: {kind: step, steps: [{at_s: 0, rate_per_s: 40}, {at_s: 60, rate_per_s: 350},
+    arrival: {kind: step, steps: [{at_s: 0, rate_per_s: 40}, {at_s: 60, rate_per_s: 300},
                                   {at_s: 150, rate_per_s: 240}, {at_s: 170, rate_per_s: 20}]}
 classes:
   - name: gold
