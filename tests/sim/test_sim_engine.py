@@ -389,7 +389,8 @@ def test_invariants_across_control_modes(
         assert tot.arrived == tot.shed + tot.outputs + out.backlog[name]
     for s in out.series:
         quotas = [s["classes"][n]["quota"] for n in ("hi", "lo")]
-        assert sum(quotas) == pytest.approx(1.0, abs=1e-6) and min(quotas) >= 0
+        # the series rounds each quota to 6 decimals: two of them may sum 1e-6 off 1
+        assert sum(quotas) == pytest.approx(1.0, abs=2e-6) and min(quotas) >= 0
         for c in s["classes"].values():
             assert 0.0 <= c["shed_fraction"] <= 0.95 + 1e-12
             assert c["busy_s"] >= 0 and c["queue_length"] >= 0
