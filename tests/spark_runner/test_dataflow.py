@@ -247,15 +247,17 @@ def result_bytes_by_batch(spark: SparkSession, run_id: str) -> dict[int, int]:
 def test_a_batch_sends_the_driver_measurements_not_tuples(three_kinds: ThreeKinds) -> None:
     """Through a filter, a window aggregate and a join, what the tasks of a batch return
     to the driver is their metrics (counts, arrival sketches: 0.92 MB per batch, whatever
-    its size, in a run at twice these rates): the largest batch (the first ones hold what
-    arrived while Spark started) returns less than 4 bytes per extra tuple over the
-    smallest one. A collect grows with the tuples (a tuple's key and value alone are 16
-    bytes); the Parquet sink's rows are written by the executors."""
+    its size, in a run at twice these rates): the largest batch (the second holds what
+    arrived while the first paid for Spark's start) returns less than 4 bytes per extra
+    tuple over the smallest one that holds a tenth of its tuples. (The first batch, a
+    handful of tuples, returns sparser sketches: 854 KB against 909-919 KB in CI, 65 KB
+    less for 10,794 fewer tuples.) A collect grows with the tuples (a tuple's key and value
+    alone are 16 bytes); the Parquet sink's rows are written by the executors."""
     sent, tuples = three_kinds.sent, three_kinds.tuples
     batches = [b for b in tuples if b in sent]
     assert len(batches) >= 4, (sent, tuples)
     big = max(batches, key=lambda b: tuples[b])
-    small = min(batches, key=lambda b: tuples[b])
+    small = min((b for b in batches if tuples[b] >= 0.1 * tuples[big]), key=lambda b: tuples[b])
     extra = tuples[big] - tuples[small]
     assert extra > 0.25 * tuples[small], (sent, tuples)
     assert sent[big] - sent[small] < 4 * extra, (sent, tuples)
