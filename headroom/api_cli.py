@@ -285,7 +285,8 @@ def tune_job(
 
 @jobs_app.command("summary")
 def job_summary(job_id: int) -> None:
-    """Per-class QoS and QoD of a run."""
+    """Per-class QoS and QoD of a run (its warm-up periods, counted apart, are left out
+    of the response times and violations)."""
     summary = Api().call("GET", f"/jobs/{job_id}/summary")
     _table(
         summary["classes"],
@@ -298,6 +299,8 @@ def job_summary(job_id: int) -> None:
             "mean_violation_s",
             "loss_fraction",
             "oracle_gap",
+            "periods",
+            "warmup_periods",
         ],
     )
 
