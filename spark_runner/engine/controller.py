@@ -576,12 +576,11 @@ class EngineController:
     def _record_plain(self, record: BatchRecord, t_s: float, batch_s: float) -> None:
         period, self._period = self._period, self._new_period()
         dout = self._expected_outputs()
-        warmup = self.warming_up(record)
         classes: dict[str, Any] = {}
         for name in self.names:
             rt = period.response[name]
             stats = period_stats(rt, self.targets[name])
-            self._add_totals(name, period, rt, dout, warmup)
+            self._add_totals(name, period, rt, dout)
             classes[name] = {
                 "mean_response_time_s": rounded(stats.mean_s),
                 "max_response_time_s": rounded(stats.max_s),
@@ -707,7 +706,7 @@ class EngineController:
             headroom = result.headrooms[name]
             oracle = outcome.oracle_shed_fraction[name]
             waiting = self._waiting(record, name)
-            self._add_totals(name, period, rt, dout, warmup)
+            self._add_totals(name, period, rt, dout)
             classes[name] = {
                 **class_sample(name, dt, periods[name], outcome),
                 "mean_response_time_s": rounded(stats.mean_s),
@@ -795,22 +794,13 @@ class EngineController:
     # --- results -----------------------------------------------------------------------
 
     def _add_totals(
-        self,
-        name: str,
-        period: _Period,
-        rt: ResponseSample,
-        dout: Sequence[Sequence[float]],
-        warmup: bool,
+        self, name: str, period: _Period, rt: ResponseSample, dout: Sequence[Sequence[float]]
     ) -> None:
-        """Run totals; ``dout``: per node, expected outputs per class of one tuple entering.
-        A warm-up batch's answers (:meth:`warming_up`) are left out of the response times,
-        as the history's summary leaves them out: they time Spark's start; its tuples
-        still count as arrived and shed."""
+        """Run totals; ``dout``: per node, expected outputs per class of one tuple entering."""
         tot = self.totals[name]
         tot.arrived += period.arrived[name]
         tot.shed += period.shed[name]
-        if not warmup:
-            self.digests[name].add(rt)
+        self.digests[name].add(rt)
         k = self.names.index(name)
         for p in self.plan.points:
             tot.offered_outputs += period.point_arrived[p.index] * dout[p.node][k]
