@@ -41,10 +41,8 @@ shedding for a target no shedding could meet):
   that shed first (``_held_queue_rule``). It is flagged (its state ``infeasible``) only
   in a period whose answers missed its target on average: the floor bounds the longest
   answer, the promise is on the mean. Answered within it, it holds all the same
-  (``HOLD_FLOOR``): cleared of the flag and left to its manager, a top class with a
-  1.5 s target answered at a mean of 1.32 s on Spark shed up to 69 % of its tuples for
-  answers above the target that its shedding could not shorten (every class commits in
-  the same batches), and lost 33 %.
+  (``HOLD_FLOOR``): left to its manager, it would shed for answers above its target that
+  its own shedding cannot shorten (every class commits in the same batches).
 - **Draining** (``_drain``): a class that turns feasible again still has the queue its
   infeasible stretch left; those tuples come out late whatever it admits now, and stale
   first sheds them. Until the tuples queued when it turned feasible are served or shed,
@@ -85,10 +83,9 @@ shedding for a target no shedding could meet):
   shed nine tenths of its queue; shedding nothing stale instead, a low class served a
   start-up queue 20 s late), and it learns no margin from the start's lateness. This
   hold comes before catching up: a start's first batches run far slower than the model
-  (JIT compilation), and held as catching up, with no stale first, the top class served
-  a 40 s start-up backlog 47 s late over four periods on Spark while the classes below
-  shed for it. (The engine passes no floor for a warm-up batch, so no class is judged
-  infeasible on one.)
+  (JIT compilation), and held as catching up, with no stale first, a class would serve
+  a start-up backlog late while the classes below shed for it. (The engine passes no
+  floor for a warm-up batch, so no class is judged infeasible on one.)
 
 Capacity per unit of quota: ``ρ_k = min(H_k / q_k, system_headroom)`` (s/s per unit
 quota), taken from the manager after every step (kept from before if the quota is 0): a

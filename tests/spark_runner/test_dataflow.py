@@ -249,10 +249,10 @@ def test_a_batch_sends_the_driver_measurements_not_tuples(three_kinds: ThreeKind
     to the driver is their metrics (counts, arrival sketches: 0.92 MB per batch, whatever
     its size, in a run at twice these rates): the largest batch (the second holds what
     arrived while the first paid for Spark's start) returns less than 4 bytes per extra
-    tuple over the smallest one that holds a tenth of its tuples. (The first batch, a
-    handful of tuples, returns sparser sketches: 854 KB against 909-919 KB in CI, 65 KB
-    less for 10,794 fewer tuples.) A collect grows with the tuples (a tuple's key and value
-    alone are 16 bytes); the Parquet sink's rows are written by the executors."""
+    tuple over the smallest one that holds a tenth of its tuples (the first batch, a
+    handful of tuples, returns sparser sketches, which would read as growth). A collect
+    grows with the tuples (a tuple's key and value alone are 16 bytes); the Parquet
+    sink's rows are written by the executors."""
     sent, tuples = three_kinds.sent, three_kinds.tuples
     batches = [b for b in tuples if b in sent]
     assert len(batches) >= 4, (sent, tuples)

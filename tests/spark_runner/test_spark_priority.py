@@ -120,12 +120,12 @@ def test_an_expensive_lower_branch_behind_a_shared_segment_is_shed_by_its_class(
     """Gold owns the segment; bronze's 4 ms map after it asks 600 × 0.9 × 4 ms = 2.2 s
     of CPU per second of 2 cores. While the owner paid for the lower branch, gold lost
     66 % of its tuples here; now gold loses nothing and bronze sheds on its edge.
-    (Bronze's loss against its oracle is reported, not asserted: 1.06-1.44× over these
-    20 periods, 1.10-1.25× in eight runs of this file on 2026-11-29. The oracle lets a
+    (Bronze's loss against its oracle is reported, not asserted: it can read above 1.15×
+    over these 20 periods, and below it over longer runs. The oracle lets a
     queue grow to D less the floor before it sheds, a one-time buffer of about 11 points
     over 20 periods; a class after a shared segment cannot hold one, since Spark cannot
     keep the owner's tuples on its edge for a later batch. The same scenario over 60 and
-    120 s read 1.08× and 1.06×: docs/spark-runner.md.)"""
+    120 s: docs/spark-runner.md.)"""
     scenario = parse_scenario(SHARED_EXPENSIVE_LOWER)
     run = Run(spark, scenario, tmp_path, options=ControllerOptions(warmup_s=6.0))
     try:
@@ -223,9 +223,8 @@ def test_every_class_loaded_with_a_cpu_hog_and_an_infeasible_class(hog_run: HogR
     bronze, which absorbs the overload, no more than 1.15× its oracle's loss; the
     feasible classes are back within target within 10 periods of the hog's start and of
     its end. (Silver's loss against its oracle is reported, not asserted: its oracle,
-    which knows when the hog starts, loses nothing here now, and silver lost 0-0.6 % in
-    eight runs of this file on 2026-11-29, 0.83-2.0× of oracles of 2-11 % before.
-    docs/spark-runner.md has the runs.)"""
+    which knows when the hog starts, loses nothing here, and silver's small loss around
+    the hog's start cannot be a ratio to 0. docs/spark-runner.md has the runs.)"""
     run = hog_run.run
     gold, silver, bronze = run.of("gold"), run.of("silver"), run.of("bronze")
     report = summary(run, list(HOG_RATES))
