@@ -97,8 +97,9 @@ class MetricSample(BaseModel):
     floor_s: float | None = Field(
         default=None,
         ge=0,
-        description="The least response time a tuple of the class gets with almost nothing "
-        "admitted, s: a delay target below it cannot be met (the class is infeasible).",
+        description="The least mean response time the class's tuples get fully admitted, "
+        "with no other class's work in their batches, s: a delay target below it cannot be "
+        "met on average (the class is infeasible).",
     )
     manager: str | None = Field(default=None, max_length=20)
     manager_state: str | None = Field(

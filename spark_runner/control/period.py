@@ -35,8 +35,9 @@ class ClassPeriod:
         busy_s: processor time its work took, s.
         capacity_s: processor time it could have had (its work and the time nobody
             used), s: what the oracle may give it.
-        floor_s: the least response time the engine serves it (None: unknown): below
-            it the class is infeasible.
+        floor_s: the least response time the engine serves it (None: unknown).
+        mean_floor_s: the least mean response time it gets fully admitted (None:
+            ``floor_s`` stands for it): below it the class is infeasible.
         oracle_floor_s: the least response time any admission could give it, where the
             engine's floor is more (None: ``floor_s``): the oracle's.
         stale_first: its stale tuples are shed first.
@@ -57,6 +58,7 @@ class ClassPeriod:
     busy_s: float
     capacity_s: float
     floor_s: float | None = None
+    mean_floor_s: float | None = None
     oracle_floor_s: float | None = None
     stale_shed: int = 0
     stale_first: bool = False
@@ -90,6 +92,7 @@ class ClassPeriod:
             idle_load=self.idle_load,
             busy_load=self.busy_load,
             floor_s=self.floor_s,
+            mean_floor_s=self.mean_floor_s,
             stale_first=self.stale_first,
             stale_shed_count=self.stale_shed,
             slowdown=self.slowdown,
@@ -161,7 +164,7 @@ def class_sample(
         "estimated_delay_s": rounded(decision.estimated_delay_s),
         "state": str(decision.state),
         "action": decision.action,
-        "floor_s": rounded(obs.floor_s),
+        "floor_s": rounded(obs.feasibility_floor_s),
     }
 
 

@@ -578,9 +578,10 @@ class DilosController:
 
     @staticmethod
     def _infeasible(st: _ClassState, obs: Observation) -> bool:
-        """Is the class's target below the floor the engine measured? It becomes
-        infeasible when the floor passes its target and feasible again when the floor
-        falls ``FEASIBLE_MARGIN`` below it; without a floor it stays as it was."""
+        """Is the class's target below the floor the engine measured (the least answer
+        its batches give)? It becomes infeasible when the floor passes its target and
+        feasible again when the floor falls ``FEASIBLE_MARGIN`` below it; without a floor
+        it stays as it was. Such a class holds (:meth:`_hold_infeasible`)."""
         floor = obs.floor_s
         if floor is not None:
             target = st.spec.delay_target_s
@@ -590,15 +591,19 @@ class DilosController:
     def _hold_infeasible(self, st: _ClassState, obs: Observation) -> Decision:
         """An infeasible class sheds only the load above its capacity: shedding cannot
         bring its response time under a target below the floor, so shedding more would
-        lose data for nothing. It is flagged ``infeasible`` only if its answers missed
-        the target on average: the floor bounds the longest answer and the promise is on
-        the mean, so a class answered within its target on average holds the same way
-        (``HOLD_FLOOR``) but is not reported infeasible."""
-        floor = obs.floor_s if obs.floor_s is not None else math.nan
+        lose data for nothing. It is flagged ``infeasible`` only if its own query cannot
+        meet the target on average: its mean floor (:attr:`Observation.
+        feasibility_floor_s`, no other class's work in it) is above the target (less
+        ``FEASIBLE_MARGIN``, as for the hold's end), and its answers missed the target on
+        average. Otherwise the floor it is below is the batches' others fill, or the
+        promise (a mean) is kept: it holds the same way (``HOLD_FLOOR``) but is not
+        reported infeasible."""
+        floor = obs.feasibility_floor_s
+        floor = floor if floor is not None else math.nan
         target = st.spec.delay_target_s
         details = {"floor_s": floor, "delay_target_s": target}
         rt = obs.response_time
-        if rt.count > 0 and rt.mean_s <= target:
+        if floor <= target * (1.0 - FEASIBLE_MARGIN) or (rt.count > 0 and rt.mean_s <= target):
             return self._hold(st, obs, HOLD_FLOOR, details, served=obs.busy_load)
         return self._hold(
             st, obs, "hold_infeasible", details, LoadState.INFEASIBLE, served=obs.busy_load

@@ -89,7 +89,12 @@ class Observation:
         floor_s: the response time the engine gives this class with almost nothing
             admitted (a lone tuple's way through its operators, waits included), s;
             ``None`` where the engine does not measure it. A delay target below it
-            cannot be met by any shedding (the class is *infeasible*).
+            cannot be met by any shedding where ``mean_floor_s`` is not given.
+        mean_floor_s: the least mean response time the engine gives this class's tuples
+            fully admitted, with no other class's work in their batches, s; ``None``
+            where the engine does not measure it (``floor_s`` stands for it). A delay
+            target below it cannot be met on average by any admission (the class is
+            *infeasible*): the promise is on the mean.
         stale_first: the engine sheds this class's stale tuples first (those it can no
             longer deliver within its target, DILoS's ``StaleRule``), so its queue holds
             only work that can still make it.
@@ -118,6 +123,7 @@ class Observation:
     idle_load: float = 0.0
     busy_load: float | None = None
     floor_s: float | None = None
+    mean_floor_s: float | None = None
     stale_first: bool = False
     stale_shed_count: int = 0
     slowdown: float = 1.0
@@ -141,8 +147,10 @@ class Observation:
             math.isfinite(self.busy_load) and self.busy_load >= 0
         ):
             raise ParameterError("busy_load", self.busy_load, "must be a finite number >= 0")
-        if self.floor_s is not None and not (math.isfinite(self.floor_s) and self.floor_s >= 0):
-            raise ParameterError("floor_s", self.floor_s, "must be a finite number >= 0 seconds")
+        for name in ("floor_s", "mean_floor_s"):
+            value = getattr(self, name)
+            if value is not None and not (math.isfinite(value) and value >= 0):
+                raise ParameterError(name, value, "must be a finite number >= 0 seconds")
         for name in ("slowdown", "stall"):
             value = getattr(self, name)
             if not (math.isfinite(value) and value >= 1.0):
@@ -155,6 +163,12 @@ class Observation:
     def output_count(self) -> int:
         """Output tuples produced in the period."""
         return self.response_time.count
+
+    @property
+    def feasibility_floor_s(self) -> float | None:
+        """The floor a delay target is judged feasible by: the mean floor where the
+        engine measures it, else ``floor_s``."""
+        return self.mean_floor_s if self.mean_floor_s is not None else self.floor_s
 
 
 @dataclass(frozen=True, slots=True)

@@ -75,7 +75,7 @@ from spark_runner.engine.digest import RunDigest, period_stats
 from spark_runner.engine.measures import BatchMeasures, ResponseSample
 from spark_runner.engine.network import NetworkPlan, stream_specs
 from spark_runner.engine.offsets import BatchRecord, Decision
-from spark_runner.engine.pacing import bare_floor_s, floor_s, pace_s
+from spark_runner.engine.pacing import bare_floor_s, floor_s, mean_floor_s, pace_s
 from spark_runner.scenario.compose import scenario_live_config
 from spark_runner.scenario.models import MapOp, Scenario, WindowAggregateOp
 from spark_runner.sim.engine import ClassTotals, background_schedule
@@ -636,6 +636,11 @@ class EngineController:
         # judges its tuples against their target alone (it sheds the ones past it)
         warmup = self.warming_up(record)
         floor = None if warmup else self.floor_s()
+        mean_floor = (
+            None
+            if warmup
+            else mean_floor_s(self.budget.fixed_now_s, self.options.target_utilization)
+        )
         oracle_floor = 0.0 if warmup else bare_floor_s(self.pace_s, self.budget.fixed_now_s)
         responses = {name: period.response[name] for name in self.names}
         periods = {
@@ -649,6 +654,7 @@ class EngineController:
                 busy_s=period.busy_s[name],
                 capacity_s=period.busy_s[name] + period.idle_s,
                 floor_s=floor,
+                mean_floor_s=mean_floor,
                 oracle_floor_s=oracle_floor,
                 stale_shed=period.stale[name],
                 stale_first=name in record.decision.stale_max,
@@ -743,7 +749,7 @@ class EngineController:
                     capacity_usage=_finite(obs.load / headroom) if headroom else None,
                     shed_fraction=min(max(result.shed[name], 0.0), 1.0),
                     oracle_shed_fraction=min(oracle, 1.0),
-                    floor_s=floor,
+                    floor_s=obs.feasibility_floor_s,
                     manager=d.kind[:20],
                     manager_state=str(d.state)[:20],
                     redistributed=result.redistributed,

@@ -23,11 +23,13 @@ configured period is shorter (the control period adapts to the cycle the engine 
 achieve: below that, short batches would spend the machine on overhead and starve every
 class); never below ``MIN_PACE_S``.
 
-An *infeasible* target — one whose pace would be below that bound, so that no batch can
-meet it — does not set the pace while another loaded class's target can be met: its
-class is served at the pace the feasible classes need (its manager holds it, see
-``DilosController``), so one class's setting does not shrink every other class's
-batches. Only when no loaded target can be met does the pace sit at the bound.
+An *infeasible* target is one below the class's *mean floor* (:func:`mean_floor_s`): the
+mean response time its tuples get fully admitted at the least pace with no other class's
+work in the batch. It does not set the pace while another loaded class's target can be
+met: its class is served at the pace the feasible classes need (its manager holds it,
+see ``DilosController``), so one class's setting does not shrink every other class's
+batches. A feasible target whose pace would be below the least pace is served at the
+least pace. Only when no loaded target can be met does the pace sit at the bound.
 
 The sources hold a batch until its pace has passed (:mod:`source`); Spark asks again every
 ``TICK_S``, so the pace changes from one batch to the next with no restart.
@@ -62,12 +64,28 @@ def pace_s(
         fixed_s: the batch cycle's fixed time ``o`` measured so far, s.
         utilization: ``u``, the share of a pace a batch cycle may take, (0, 1].
     """
-    least = max(MIN_PACE_S, fixed_s / (utilization * (1.0 - MIN_WORK_SHARE)))
-    wanted = [TARGET_SHARE * t / (1.0 + utilization) for t in targets_s]
-    if not wanted:
+    least = least_pace_s(fixed_s, utilization)
+    if not (targets := list(targets_s)):
         return max(least, period_s)
-    feasible = [p for p in wanted if p >= least]
+    floor = mean_floor_s(fixed_s, utilization)
+    feasible = [TARGET_SHARE * t / (1.0 + utilization) for t in targets if t >= floor]
     return max(least, min(period_s, min(feasible, default=least)))
+
+
+def least_pace_s(fixed_s: float, utilization: float) -> float:
+    """The shortest pace, s: the fixed time ``o`` leaves ``MIN_WORK_SHARE`` of a batch
+    cycle (``u × P``) for work, and never below ``MIN_PACE_S``."""
+    return max(MIN_PACE_S, fixed_s / (utilization * (1.0 - MIN_WORK_SHARE)))
+
+
+def mean_floor_s(fixed_s: float, utilization: float) -> float:
+    """The least *mean* response time a fully admitted class gets, s: its tuples arrive
+    through a pace at the least pace and wait half of it on average for the batch that
+    takes them, which runs at least its fixed time ``o``: ``P_least / 2 + o``. Other
+    classes' work is not in it (shedding them would take it out of the batch), so a
+    target below it is one that no admission can meet on average, the statistic the
+    promise is on: the class is infeasible. :func:`floor_s` is the longest answer's."""
+    return least_pace_s(fixed_s, utilization) / 2.0 + fixed_s
 
 
 def floor_s(pace: float, fixed_s: float) -> float:
@@ -75,8 +93,8 @@ def floor_s(pace: float, fixed_s: float) -> float:
     just after a batch took its offsets, waits one pace for the next one, and that batch
     runs its fixed time ``o`` and at least the work share ``MIN_WORK_SHARE`` of its cycle
     (the classes below fill a batch to its budget, and the pace never leaves less room
-    for work), so ``P + o / (1 − MIN_WORK_SHARE)``. A class whose target is below it is
-    infeasible: no shedding of its own shortens the batch its tuples commit with."""
+    for work), so ``P + o / (1 − MIN_WORK_SHARE)``. The stale rule measures a queued
+    tuple's remaining way by it; feasibility is judged on the mean (:func:`mean_floor_s`)."""
     return max(pace, fixed_s) + fixed_s / (1.0 - MIN_WORK_SHARE)
 
 

@@ -282,6 +282,28 @@ def test_a_class_whose_target_is_below_the_floor_is_infeasible_and_sheds_only_it
     assert back.decision.state != "infeasible" and back.decision.action != "hold_infeasible"
 
 
+def test_a_class_late_only_for_the_others_work_holds_unflagged() -> None:
+    """c3 (target 0.5 s) under a floor of 0.6 s (its batches filled by other classes'
+    work), answered late on average (0.7 s), but whose own query fully admitted answers
+    at 0.3 s on average (its mean floor): it holds, and is not flagged infeasible; with
+    a mean floor of 0.55 s it is."""
+    ctl = DilosController(specs())
+    late = ResponseTimeStats(mean_s=0.7, max_s=0.9, count=10)
+
+    def step(mean_floor: float) -> ClassStep:
+        obs = {n: Observation(period_s=T, load=0.05, floor_s=0.01) for n in ("c1", "c2")}
+        obs["c3"] = Observation(
+            period_s=T, load=0.1, response_time=late, floor_s=0.6, mean_floor_s=mean_floor
+        )
+        return ctl.step(obs).classes["c3"]
+
+    others = step(0.3)
+    assert others.decision.action == HOLD_FLOOR and others.decision.state != "infeasible"
+    assert others.decision.details == {"floor_s": 0.3, "delay_target_s": 0.5}
+    own = step(0.55)
+    assert own.decision.action == "hold_infeasible" and own.decision.state == "infeasible"
+
+
 def test_a_class_below_the_floor_answered_within_its_target_holds_unflagged() -> None:
     """The floor bounds the longest answer; the promise is on the mean. c3 (target 0.5 s,
     headroom 0.08 s/s, load 0.1) under a floor of 0.6 s, answered at a mean of 0.4 s (the

@@ -14,6 +14,8 @@ from spark_runner.engine.pacing import (
     TARGET_SHARE,
     bare_floor_s,
     floor_s,
+    least_pace_s,
+    mean_floor_s,
     pace_s,
 )
 
@@ -60,6 +62,23 @@ def test_an_infeasible_target_does_not_set_the_pace_of_the_others() -> None:
     assert pace == pytest.approx(TARGET_SHARE * 3.0 / 1.9) and pace > least
     # only infeasible targets loaded: the bound
     assert pace_s([0.2, 0.3], period_s=2.0, fixed_s=fixed, utilization=0.9) == pytest.approx(least)
+
+
+def test_a_target_above_the_mean_floor_is_served_at_the_least_pace() -> None:
+    """A target whose own pace would be below the least pace, but above the mean answer a
+    fully admitted class gets there (half the least pace's wait and the fixed time), is
+    feasible: it sets the pace at the bound instead of leaving it to a looser class."""
+    fixed = 0.66
+    least = least_pace_s(fixed, 0.9)
+    assert mean_floor_s(fixed, 0.9) == pytest.approx(least / 2 + fixed)
+    # 1.5 s: its own pace is below the bound and the longest answer there above it,
+    # but the mean answer is within it
+    assert TARGET_SHARE * 1.5 / 1.9 < least and floor_s(least, fixed) > 1.5
+    assert mean_floor_s(fixed, 0.9) < 1.5
+    assert pace_s([1.5, 2.0, 3.0], period_s=2.0, fixed_s=fixed, utilization=0.9) == least
+    # a target below the mean floor leaves the pace to the looser class
+    pace = pace_s([1.0, 3.0], period_s=2.0, fixed_s=fixed, utilization=0.9)
+    assert mean_floor_s(fixed, 0.9) > 1.0 and pace == pytest.approx(TARGET_SHARE * 3.0 / 1.9)
 
 
 def test_the_pace_adapts_to_the_cycle_the_engine_achieves_not_the_configured_period() -> None:
