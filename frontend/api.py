@@ -65,6 +65,7 @@ class QueryClass(TypedDict):
     manager_params: dict[str, ParamValue]
     reserve_fraction: float
     max_lend_fraction: float
+    catch_up: bool
     created_at: str
     updated_at: str
 
@@ -81,6 +82,7 @@ class QueryClassCreate(TypedDict):
     manager_params: NotRequired[dict[str, ParamValue]]
     reserve_fraction: NotRequired[float]
     max_lend_fraction: NotRequired[float]
+    catch_up: NotRequired[bool]
 
 
 class QuerySpecBody(TypedDict):
@@ -399,6 +401,7 @@ class ClassConfig(TypedDict):
     manager_params: dict[str, ParamValue]
     reserve_fraction: float
     max_lend_fraction: float
+    catch_up: bool
 
 
 class LiveConfig(TypedDict):

@@ -68,10 +68,8 @@ def logout() -> None:
 @classes_app.command("list")
 def list_classes() -> None:
     rows = Api().call("GET", "/classes")
-    _table(
-        rows,
-        ["id", "name", "priority", "delay_target_s", "tau0", "tau1", "tau2", "tau3", "manager"],
-    )
+    columns = ["id", "name", "priority", "delay_target_s", "tau0", "tau1", "tau2", "tau3"]
+    _table(rows, [*columns, "manager", "catch_up"])
 
 
 @classes_app.command("create")
@@ -83,6 +81,12 @@ def create_class(
     tau: tuple[float, float, float, float] = typer.Option(
         (0.2, 0.4, 0.8, 0.95), help="tau0 tau1 tau2 tau3"
     ),
+    catch_up: bool = typer.Option(
+        False,
+        "--catch-up/--no-catch-up",
+        help="At start, serve the backlog already in the log instead of shedding first "
+        "what is already past the target (a class whose every tuple matters, e.g. billing).",
+    ),
 ) -> None:
     body = {
         "name": name,
@@ -90,6 +94,7 @@ def create_class(
         "delay_target_s": delay_target_s,
         "manager": manager,
         **dict(zip(("tau0", "tau1", "tau2", "tau3"), tau, strict=True)),
+        "catch_up": catch_up,
     }
     _json(Api().call("POST", "/classes", json=body))
 
@@ -97,7 +102,9 @@ def create_class(
 @classes_app.command("update")
 def update_class(
     class_id: int,
-    set_: list[str] = typer.Option(..., "--set", help="field=value, e.g. delay_target_s=2"),
+    set_: list[str] = typer.Option(
+        ..., "--set", help="field=value, e.g. delay_target_s=2 or catch_up=true"
+    ),
 ) -> None:
     """Change fields of a class (running jobs get a new configuration version)."""
     _json(Api().call("PATCH", f"/classes/{class_id}", json=_assignments(set_)))

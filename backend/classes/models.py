@@ -3,8 +3,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, Float, String
+from sqlalchemy import JSON, Boolean, Float, String
 from sqlalchemy.orm import Mapped, mapped_column
+from sqlalchemy.sql.expression import false
 
 from backend.db import Base, UTCDateTime, utcnow
 
@@ -26,5 +27,6 @@ class QueryClass(Base):
     manager_params: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict, server_default="{}")
     reserve_fraction: Mapped[float] = mapped_column(Float, default=0.05, server_default="0.05")
     max_lend_fraction: Mapped[float] = mapped_column(Float, default=1.0, server_default="1.0")
+    catch_up: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, onupdate=utcnow)

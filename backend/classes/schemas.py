@@ -85,6 +85,12 @@ class QueryClassCreate(BaseModel):
     max_lend_fraction: float = Field(
         default=1.0, description="Largest share of its original quota the class may lend."
     )
+    catch_up: bool = Field(
+        default=False,
+        description="At start, serve the backlog already in the log (Redis, files) instead "
+        "of shedding first what is already past the target (a class whose every tuple "
+        "matters more than its latency, e.g. billing).",
+    )
 
     @model_validator(mode="after")
     def _core_rules(self) -> Self:
@@ -115,6 +121,7 @@ class ClassChange(BaseModel):
     manager_params: dict[str, ParamValue] | None = Field(default=None, max_length=50)
     reserve_fraction: float | None = None
     max_lend_fraction: float | None = None
+    catch_up: bool | None = None
 
 
 class QueryClassUpdate(ClassChange):
@@ -140,6 +147,7 @@ class QueryClassRead(BaseModel):
     manager_params: dict[str, ParamValue]
     reserve_fraction: float
     max_lend_fraction: float
+    catch_up: bool
     created_at: datetime
     updated_at: datetime
 

@@ -18,7 +18,7 @@ import httpx
 from dash import html
 from dash.development.base_component import Component
 
-from frontend.actions.tuning import class_changes, floor_warning, last_floor
+from frontend.actions.tuning import FLAG_FIELDS, class_changes, floor_warning, last_floor
 from frontend.api import (
     ApiClient,
     ApiError,
@@ -45,6 +45,9 @@ MANAGER_FIELDS: tuple[str, ...] = (
     "max_lend_fraction",
 )
 CLASS_FIELDS: tuple[str, ...] = ("name", "priority", "delay_target_s", *TAU_FIELDS, *MANAGER_FIELDS)
+"""The create form's fields that take an invalid mark and a message."""
+FORM_FIELDS: tuple[str, ...] = (*CLASS_FIELDS, *FLAG_FIELDS)
+"""Every field of the create form (its check boxes too)."""
 MISSING_MESSAGES: dict[str, str] = {
     "name": "Enter a name for the class, e.g. fraud.",
     "priority": "Enter a priority (a number).",
@@ -61,6 +64,9 @@ EDIT_FIELDS: tuple[str, ...] = (
     "reserve_fraction",
     "max_lend_fraction",
 )
+"""The edit dialog's fields that take an invalid mark and a message."""
+EDIT_FORM_FIELDS: tuple[str, ...] = (*EDIT_FIELDS, *FLAG_FIELDS)
+"""Every field of the edit dialog (its check boxes too)."""
 EDIT_NUMBER_FIELDS: tuple[str, ...] = tuple(
     f for f in EDIT_FIELDS if f not in ("manager", "manager_params")
 )
@@ -96,7 +102,8 @@ def build_create_body(values: Mapping[str, Any]) -> tuple[QueryClassCreate, dict
     """Form values → request body, plus a message for each required field left empty
     (and for manager parameters that are not ``name=value``).
 
-    Empty optional fields are left out so the API applies its defaults.
+    Empty optional fields (and unticked boxes) are left out so the API applies its
+    defaults.
     """
     name = values.get("name")
     name = name.strip() if isinstance(name, str) else None
@@ -112,6 +119,7 @@ def build_create_body(values: Mapping[str, Any]) -> tuple[QueryClassCreate, dict
     manager = values.get("manager")
     if isinstance(manager, str) and manager.strip():
         body["manager"] = manager.strip()
+    body.update({key: True for key in FLAG_FIELDS if values.get(key) is True})
     params, params_error = parse_params(values.get("manager_params"))
     if params:
         body["manager_params"] = params
@@ -168,7 +176,7 @@ def load_edit_values(api: ApiClient, class_id: int) -> tuple[dict[str, Any], Com
         cls = api.get_class(class_id)
     except ApiError as err:
         return {}, error_alert(f"Could not read class #{class_id}: {error_text(err)}")
-    values: dict[str, Any] = {key: cls.get(key) for key in EDIT_FIELDS}
+    values: dict[str, Any] = {key: cls.get(key) for key in EDIT_FORM_FIELDS}
     values["manager_params"] = format_params(cls["manager_params"])
     return values, None
 
@@ -293,6 +301,7 @@ def render_classes_table(classes: Sequence[QueryClass], *, can_delete: bool = Tr
                     "Manager",
                     "Reserve",
                     "Max lend",
+                    "Catch up",
                     "Updated (UTC)",
                     "",
                 )
@@ -313,6 +322,7 @@ def render_classes_table(classes: Sequence[QueryClass], *, can_delete: bool = Tr
                 html.Td(manager_cell(cls)),
                 html.Td(format_number(cls["reserve_fraction"])),
                 html.Td(format_number(cls["max_lend_fraction"])),
+                html.Td("yes" if cls["catch_up"] else "no"),
                 html.Td(format_timestamp(cls["updated_at"])),
                 html.Td(
                     edit_delete_buttons(EDIT_BUTTON_TYPE, DELETE_BUTTON_TYPE, cls["id"])

@@ -53,6 +53,8 @@ CLASS_FIELDS: tuple[str, ...] = (
     "manager_params",
 )
 NUMBER_FIELDS: tuple[str, ...] = ("delay_target_s", "priority", "tau0", "tau1", "tau2", "tau3")
+FLAG_FIELDS: tuple[str, ...] = ("catch_up",)
+"""A class's yes/no settings (check boxes: they take no invalid mark or feedback)."""
 JOB_FIELDS: tuple[str, ...] = ("recommend_only", "policy", "redistribution_every")
 ELASTIC_FIELDS: tuple[str, ...] = ("hold_out_s", "hold_in_s", "max_executors")
 """The elastic settings the panel changes (an elastic job's; the API takes a few more)."""
@@ -68,6 +70,7 @@ LABELS: dict[str, str] = {
     "manager_params": "manager parameters",
     "reserve_fraction": "reserve fraction",
     "max_lend_fraction": "max lend fraction",
+    "catch_up": "catch up at start",
     "recommend_only": "recommend only",
     "policy": "policy",
     "redistribution_every": "redistribute every (periods)",
@@ -263,6 +266,11 @@ def class_changes(
         elif number != old:
             body[key] = number
             changes.append((f"{name} · {LABELS[key]}", format_number(old), format_number(number)))
+    for key in FLAG_FIELDS:
+        flag = values.get(key)
+        if isinstance(flag, bool) and key in cls and flag != cls[key]:
+            body[key] = flag
+            changes.append((f"{name} · {LABELS[key]}", _yes_no(cls[key]), _yes_no(flag)))
     params, params_error = parse_params(values.get("manager_params"))
     if params_error:
         feedback["manager_params"] = params_error
@@ -291,6 +299,10 @@ def class_changes(
             )
         )
     return body, changes
+
+
+def _yes_no(flag: object) -> str:
+    return "yes" if flag else "no"
 
 
 FLOOR_WINDOW_S = 60.0

@@ -29,6 +29,11 @@ dash.register_page(  # type: ignore[no-untyped-call]  # unannotated in dash
 )
 
 TAU_LABELS = {"tau0": "τ0", "tau1": "τ1", "tau2": "τ2", "tau3": "τ3"}
+CATCH_UP_LABEL = "Catch up at start"
+CATCH_UP_HINT = (
+    "Serve the backlog already in the log when a job starts, instead of shedding first "
+    "what is already past the target: for a class whose every tuple matters (billing)."
+)
 
 
 def _input_id(field: str) -> str:
@@ -91,6 +96,13 @@ def _manager_row() -> dbc.Row:
                 type="number",
                 step="any",
                 placeholder="1",
+            ),
+            dbc.Col(
+                [
+                    dbc.Checkbox(id=_input_id("catch_up"), label=CATCH_UP_LABEL, value=False),
+                    dbc.FormText(CATCH_UP_HINT),
+                ],
+                md=12,
             ),
         ],
         class_name="g-3 mt-1",
@@ -205,6 +217,9 @@ def _edit_modal() -> dbc.Modal:
                         ],
                         class_name="g-2",
                     ),
+                    dbc.Checkbox(
+                        id=_edit_id("catch_up"), label=CATCH_UP_LABEL, class_name="small mt-2"
+                    ),
                     dbc.FormText(
                         "Running jobs of the class get the change as a new configuration "
                         "version (see their live view)."
@@ -279,7 +294,7 @@ def _load_table(_created: int, _deleted: int) -> tuple[Component, Component | No
     },
     inputs={
         "n_submit": Input("class-form", "n_submit"),
-        "values": {f: State(_input_id(f), "value") for f in actions.CLASS_FIELDS},
+        "values": {f: State(_input_id(f), "value") for f in actions.FORM_FIELDS},
         "created": State("classes-created", "data"),
     },
     prevent_initial_call=True,
@@ -325,7 +340,7 @@ def _delete(_n_clicks: list[int | None], deleted: int) -> tuple[Component, int]:
         "open": Output("class-edit-modal", "is_open"),
         "title": Output("class-edit-title", "children"),
         "class_id": Output("class-edit-id", "data"),
-        "values": {f: Output(_edit_id(f), "value") for f in actions.EDIT_FIELDS},
+        "values": {f: Output(_edit_id(f), "value") for f in actions.EDIT_FORM_FIELDS},
         "alert": Output("classes-alert", "children", allow_duplicate=True),
     },
     inputs={"clicks": Input({"type": actions.EDIT_BUTTON_TYPE, "index": ALL}, "n_clicks")},
@@ -343,14 +358,14 @@ def _open_edit(clicks: list[int | None]) -> dict[str, Any]:
             "open": False,
             "title": dash.no_update,
             "class_id": dash.no_update,
-            "values": {f: dash.no_update for f in actions.EDIT_FIELDS},
+            "values": {f: dash.no_update for f in actions.EDIT_FORM_FIELDS},
             "alert": alert,
         }
     return {
         "open": True,
         "title": f"Edit class #{class_id}",
         "class_id": class_id,
-        "values": {f: values.get(f) for f in actions.EDIT_FIELDS},
+        "values": {f: values.get(f) for f in actions.EDIT_FORM_FIELDS},
         "alert": None,
     }
 
@@ -372,7 +387,7 @@ _EDIT_MARKABLE = actions.EDIT_FIELDS
         "save": Input("class-edit-save", "n_clicks"),
         "cancel": Input("class-edit-cancel", "n_clicks"),
         "class_id": State("class-edit-id", "data"),
-        "values": {f: State(_edit_id(f), "value") for f in actions.EDIT_FIELDS},
+        "values": {f: State(_edit_id(f), "value") for f in actions.EDIT_FORM_FIELDS},
         "created": State("classes-created", "data"),
         "confirmed": State("class-edit-confirm", "data"),
     },

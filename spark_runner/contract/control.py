@@ -32,6 +32,7 @@ CLASS_FIELDS = (
     "manager_params",
     "reserve_fraction",
     "max_lend_fraction",
+    "catch_up",
 )
 JOB_FIELDS = ("recommend_only", "policy", "redistribution_every", "redistribution_enabled")
 LIVE_ELASTIC = (
@@ -64,6 +65,7 @@ class ClassControl(BaseModel):
     manager_params: dict[str, ParamValue] = Field(default_factory=dict)
     reserve_fraction: float = 0.05
     max_lend_fraction: float = 1.0
+    catch_up: bool = False
 
     def spec(self, name: str) -> ClassSpec:
         """The core's class specification; raises ``ParameterError`` on any broken rule."""
@@ -84,6 +86,7 @@ class ClassControl(BaseModel):
             manager_params=dict(self.manager_params),
             reserve_fraction=self.reserve_fraction,
             max_lend_fraction=self.max_lend_fraction,
+            catch_up=self.catch_up,
             thresholds=Thresholds(self.tau0, self.tau1, self.tau2, self.tau3),
         )
 

@@ -3,10 +3,10 @@
 A new version is applied as the difference to the one in force, through the core's own
 live-update calls — ``DilosController.update`` (policy, CRC, redistribution on/off),
 ``replace_manager`` (another manager kind, or parameters removed) and ``update_class``
-(priority, delay target, thresholds, reserve, lending cap, manager parameters) — each
-validating before it changes anything. In ``common`` mode the per-class managers do not
-exist: only ``recommend_only`` applies (the change is still acknowledged, and the log
-says what was ignored).
+(priority, delay target, thresholds, reserve, lending cap, catching up at start, manager
+parameters) — each validating before it changes anything. In ``common`` mode the
+per-class managers do not exist: only ``recommend_only`` applies (the change is still
+acknowledged, and the log says what was ignored).
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ SPEC_FIELDS = (
     "delay_target_s",
     "reserve_fraction",
     "max_lend_fraction",
+    "catch_up",
     "tau0",
     "tau1",
     "tau2",

@@ -89,6 +89,7 @@ class PerClassControl:
                     manager_params=class_params,
                     reserve_fraction=qc.reserve_fraction,
                     max_lend_fraction=qc.max_lend_fraction,
+                    catch_up=qc.catch_up,
                     thresholds=Thresholds(
                         qc.thresholds.tau0,
                         qc.thresholds.tau1,

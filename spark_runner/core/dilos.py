@@ -86,6 +86,17 @@ shedding for a target no shedding could meet):
   (JIT compilation), and held as catching up, with no stale first, a class would serve
   a start-up backlog late while the classes below shed for it. (The engine passes no
   floor for a warm-up batch, so no class is judged infeasible on one.)
+- **Catch up at start** (``ClassSpec.catch_up``, ``_serves_start_backlog``): a class
+  whose every tuple matters more than its latency (billing) asks to serve the backlog
+  the log held at its start (Redis, files) instead. Its start hold has no stale first,
+  and it goes on holding the same way (``HOLD_UNMANAGED``, whatever its capacity) until
+  the tuples queued at its last late first step are served or shed (counted down as in
+  draining): those were admitted before any decision and come out late whatever it
+  admits, and stepped, its manager would read their lateness as its own overload and
+  shed, and stale first would shed the backlog it asked to serve. It is not held as
+  catching up instead: that holds only a class within its unlearned capacity, and a
+  class over it would step and shed its backlog stale first. While held it still sheds
+  the arriving load above its capacity (its headroom, or the time it was served).
 
 Capacity per unit of quota: ``ρ_k = min(H_k / q_k, system_headroom)`` (s/s per unit
 quota), taken from the manager after every step (kept from before if the quota is 0): a
@@ -102,9 +113,9 @@ own capacity in s/s.
 
 Live changes between steps: :meth:`DilosController.update` (controller parameters) and
 :meth:`DilosController.update_class` (priority, delay target, reserve, lending cap,
-thresholds, manager parameters) — validated as a whole before anything changes. A priority
-change resets every quota to the new original shares (and headrooms by Eq. 6.1) and moves
-shared-segment ownership when a load model is attached.
+catching up at start, thresholds, manager parameters) — validated as a whole before
+anything changes. A priority change resets every quota to the new original shares (and
+headrooms by Eq. 6.1) and moves shared-segment ownership when a load model is attached.
 """
 
 from __future__ import annotations
@@ -167,7 +178,8 @@ HOLD_CATCHING_UP = "hold_catching_up"
 HOLD_FLOOR = "hold_floor"
 """The action of a class held below the floor whose answers met its target on average."""
 HOLD_UNMANAGED = "hold_late_unmanaged"
-"""The action of a class held at a first step, its answers late before any decision."""
+"""The action of a class held at a first step, its answers late before any decision (and
+of a class that catches up, while the backlog of its start is served)."""
 UNMANAGED_STEPS = 2
 """The first steps whose answers waited for batches no manager decided."""
 _THRESHOLD_KEYS = ("tau0", "tau1", "tau2", "tau3")
@@ -186,6 +198,9 @@ class ClassSpec:
         reserve_fraction: share of its original quota a supplier keeps spare, [0, 1) [0.05].
         max_lend_fraction: largest share of its original quota it may lend, [0, 1] [1].
         thresholds: utilisation thresholds τ0..τ3 (spec §5).
+        catch_up: at start, serve the backlog already in the log instead of shedding
+            first what is already past the target (a class whose every tuple matters
+            more than its latency, e.g. billing; see the module docstring) [False].
     """
 
     name: str
@@ -196,6 +211,7 @@ class ClassSpec:
     reserve_fraction: float = 0.05
     max_lend_fraction: float = 1.0
     thresholds: Thresholds = field(default_factory=Thresholds)
+    catch_up: bool = False
 
     def __post_init__(self) -> None:
         if not self.name:
@@ -203,6 +219,8 @@ class ClassSpec:
         validate_class_parameters(self.priority, self.delay_target_s)
         require_in_half_open("reserve_fraction", self.reserve_fraction, 0.0, 1.0)
         require_in_closed("max_lend_fraction", self.max_lend_fraction, 0.0, 1.0)
+        if not isinstance(self.catch_up, bool):
+            raise ParameterError("catch_up", self.catch_up, "must be true or false")
         manager_params(self.manager_kind, self.manager_parameters())  # validates
 
     def manager_parameters(self) -> dict[str, ParamValue]:
@@ -342,6 +360,8 @@ class _ClassState:
     # speed again), not yet served or shed
     slow_backlog: bool = False  # that backlog is the slow batches': served, not shed stale
     stale_margin: float = 0.0  # s the way through the operators took beyond the floor
+    start_backlog: float = 0.0  # a class that catches up: tuples queued at its start hold,
+    # not yet served or shed
 
 
 class DilosController:
@@ -471,10 +491,16 @@ class DilosController:
                 st.slow_backlog = was_catching_up[name]
             draining = not (infeasible[name] or catching_up) and _drain(st, obs, turned)
             st.catching_up = catching_up
+            start_hold = self._period <= UNMANAGED_STEPS and _late_unmanaged(st, obs)
+            serving_start = _serves_start_backlog(st, obs, start_hold)
             if infeasible[name]:
                 decision = self._hold_infeasible(st, obs)
-            elif self._period <= UNMANAGED_STEPS and _late_unmanaged(st, obs):
-                late = {"max_response_time_s": obs.response_time.max_s}
+            elif start_hold or serving_start:
+                late = (
+                    {"max_response_time_s": obs.response_time.max_s}
+                    if start_hold
+                    else {"backlog": st.start_backlog}
+                )
                 decision = self._hold(st, obs, HOLD_UNMANAGED, late, served=obs.busy_load)
             elif catching_up:
                 slow = (  # what it holds for: a slower machine, or one stalled batch
@@ -790,11 +816,18 @@ class DilosController:
         """Change one class between steps.
 
         Accepts ``priority``, ``delay_target_s``, ``reserve_fraction``,
-        ``max_lend_fraction``, ``tau0``..``tau3`` and any parameter of the class's manager.
+        ``max_lend_fraction``, ``catch_up``, ``tau0``..``tau3`` and any parameter of the
+        class's manager.
         Everything is validated before anything is applied.
         """
         st = self._state(name)
-        spec_fields = {"priority", "delay_target_s", "reserve_fraction", "max_lend_fraction"}
+        spec_fields = {
+            "priority",
+            "delay_target_s",
+            "reserve_fraction",
+            "max_lend_fraction",
+            "catch_up",
+        }
         spec_changes: dict[str, Any] = {k: v for k, v in changes.items() if k in spec_fields}
         tau_changes = {k: v for k, v in changes.items() if k in _THRESHOLD_KEYS}
         manager_keys = set(param_names(st.manager.params_type))
@@ -890,6 +923,21 @@ def _late_unmanaged(st: _ClassState, obs: Observation) -> bool:
     return rt.count > 0 and rt.max_s > st.spec.delay_target_s
 
 
+def _serves_start_backlog(st: _ClassState, obs: Observation, start_hold: bool) -> bool:
+    """Does a class that catches up (``ClassSpec.catch_up``) still serve the backlog of
+    its start (see the module docstring)? At each late first step (``start_hold``) it
+    records its queue; afterwards this period's answers include those tuples until they
+    are counted down, oldest first, by the tuples served or shed."""
+    if not st.spec.catch_up:
+        return False
+    if start_hold:
+        st.start_backlog = obs.queue_length
+        return True
+    tainted = st.start_backlog > 0.0
+    st.start_backlog = max(0.0, st.start_backlog - obs.processed_count - obs.shed_count)
+    return tainted
+
+
 def _drain(st: _ClassState, obs: Observation, turned_feasible: bool) -> bool:
     """Do this period's answers include tuples queued while the class was infeasible (or
     behind the slow batches it held through), and does it admit no more than its capacity
@@ -941,8 +989,9 @@ def _stale_rule(st: _ClassState, obs: Observation, start: bool = False) -> Stale
     before fresh tuples that can still make it. None for a class whose manager never
     sheds; an infeasible class's queue is bounded instead (:func:`_held_queue_rule`). At
     a ``start`` (held at a first step) the floor and the margin, measured on the start's
-    slow batches, are left out: only the tuples late whatever the floor are shed."""
-    if not st.manager.sheds:
+    slow batches, are left out: only the tuples late whatever the floor are shed; a class
+    that catches up (``ClassSpec.catch_up``) sheds none there: it serves its backlog."""
+    if not st.manager.sheds or (start and st.spec.catch_up):
         return None
     if st.infeasible:
         return _held_queue_rule(st, obs)

@@ -86,6 +86,7 @@ def scenario_class(
         "manager": {"kind": control.manager, "params": dict(control.manager_params)},
         "reserve_fraction": control.reserve_fraction,
         "max_lend_fraction": control.max_lend_fraction,
+        "catch_up": control.catch_up,
         "thresholds": {
             "tau0": control.tau0,
             "tau1": control.tau1,
@@ -195,6 +196,7 @@ def scenario_live_config(scenario: Scenario) -> LiveConfig:
                 manager_params=dict(c.manager.params),
                 reserve_fraction=c.reserve_fraction,
                 max_lend_fraction=c.max_lend_fraction,
+                catch_up=c.catch_up,
             )
             for c in scenario.classes
         },

@@ -561,6 +561,7 @@ class QueryClass(_Model):
     manager: ManagerSpec = ManagerSpec()
     reserve_fraction: float = Field(default=0.05, ge=0, lt=1)
     max_lend_fraction: float = Field(default=1.0, ge=0, le=1)
+    catch_up: bool = False
     thresholds: ThresholdsSpec = ThresholdsSpec()
     queries: list[Query] = Field(min_length=1)
     description: str = ""

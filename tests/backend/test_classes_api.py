@@ -18,6 +18,7 @@ def test_create_list_get_update_delete(client: TestClient) -> None:
     body = created.json()
     assert body["name"] == "fraud" and body["priority"] == 6 and body["delay_target_s"] == 1.5
     assert (body["tau0"], body["tau1"], body["tau2"], body["tau3"]) == (0.2, 0.4, 0.8, 0.95)
+    assert body["catch_up"] is False  # a start's stale backlog is shed first
     class_id = body["id"]
 
     assert [c["name"] for c in client.get("/api/v1/classes").json()] == ["fraud"]
@@ -25,6 +26,12 @@ def test_create_list_get_update_delete(client: TestClient) -> None:
 
     patched = client.patch(f"/api/v1/classes/{class_id}", json={"delay_target_s": 2.5})
     assert patched.status_code == 200 and patched.json()["delay_target_s"] == 2.5
+    caught_up = client.patch(f"/api/v1/classes/{class_id}", json={"catch_up": True})
+    assert caught_up.status_code == 200 and caught_up.json()["catch_up"] is True
+    assert client.get(f"/api/v1/classes/{class_id}").json()["catch_up"] is True
+    refused = client.patch(f"/api/v1/classes/{class_id}", json={"catch_up": "sometimes"})
+    assert refused.status_code == 422
+    assert [i["loc"][-1] for i in refused.json()["detail"]] == ["catch_up"]
 
     assert client.delete(f"/api/v1/classes/{class_id}").status_code == 204
     assert client.get(f"/api/v1/classes/{class_id}").status_code == 404
@@ -44,6 +51,7 @@ def test_create_list_get_update_delete(client: TestClient) -> None:
         ({"tau3": 1.2}, "tau3", "must be <= 1"),
         ({"name": ""}, "name", "at least 1 character"),
         ({"name": "bad name!"}, "name", "match pattern"),
+        ({"catch_up": "sometimes"}, "catch_up", "valid boolean"),
     ],
 )
 def test_invalid_input_names_field_value_rule_and_stores_nothing(

@@ -157,14 +157,20 @@ def test_each_revision_steps_down_and_up_keeping_its_data(fresh_url: str, engine
     )
 
 
-def test_samples_stored_before_warmup_read_as_ordinary_periods(
-    fresh_url: str, engine: Engine
+@pytest.mark.parametrize(
+    ("revision", "table", "column"),
+    [("0012", "metric_samples", "warmup"), ("0013", "query_classes", "catch_up")],
+)
+def test_rows_stored_before_a_flag_read_false(
+    fresh_url: str, engine: Engine, revision: str, table: str, column: str
 ) -> None:
     """0012 adds ``warmup`` to ``metric_samples``: a sample stored before it was not
-    marked, so it reads as an ordinary period (false), not as a gap (null)."""
+    marked, so it reads as an ordinary period (false), not as a gap (null). 0013 adds
+    ``catch_up`` to ``query_classes``: a class stored before it keeps shedding a start's
+    stale backlog first (false)."""
     config = alembic_config(fresh_url)
-    command.upgrade(config, "0011")
+    command.upgrade(config, f"{int(revision) - 1:04d}")
     insert_rows(engine)
-    command.upgrade(config, "0012")
-    [stored] = snapshot(engine)["metric_samples"].values()
-    assert stored["warmup"] is False
+    command.upgrade(config, revision)
+    [stored] = snapshot(engine)[table].values()
+    assert stored[column] is False

@@ -110,6 +110,12 @@ def test_class_patch_reaches_live_jobs(client: TestClient, job) -> None:
     assert config["versions"][1]["changes"] == [
         {"path": "classes.ads.priority", "old": 1.0, "new": 2.0}
     ]
+    assert client.patch(f"/api/v1/classes/{ads['id']}", json={"catch_up": True}).status_code == 200
+    config = client.get(f"/api/v1/jobs/{job_id}/config").json()
+    assert config["config"]["classes"]["ads"]["catch_up"] is True
+    assert config["versions"][2]["changes"] == [
+        {"path": "classes.ads.catch_up", "old": False, "new": True}
+    ]
 
 
 def test_only_operators_tune_and_only_the_job_polls(

@@ -569,6 +569,36 @@ def test_a_class_held_at_the_first_steps_judges_stale_tuples_without_the_floor()
     assert judged.stale is not None and judged.stale.after_s == pytest.approx(target - 0.1)
 
 
+def test_a_class_that_catches_up_serves_its_start_backlog_instead_of_shedding_it() -> None:
+    """The log held a backlog at the start (Redis, files): c1's first answers are late,
+    300 of its tuples queued behind them. By default its start hold sheds first what is
+    already past its target. Asked to catch up (a billing class), it sheds nothing
+    stale, and holds on with no stale first while those 300 are served (200 a period),
+    its manager learning nothing; then it is judged as usual."""
+    default = DilosController(specs())
+    for _ in range(UNMANAGED_STEPS):
+        held = step_c1_late(default, 1.0, 300.0, 200)
+        assert held.decision.action == HOLD_UNMANAGED
+        assert held.stale == StaleRule(TARGETS["c1"])  # past the target: shed first
+    assert step_c1_late(default, 1.0, 100.0, 200).decision.action != HOLD_UNMANAGED
+
+    ctl = DilosController(specs())
+    ctl.update_class("c1", catch_up=True)
+    with pytest.raises(ParameterError, match="catch_up"):
+        ctl.update_class("c1", catch_up="yes")
+    for _ in range(UNMANAGED_STEPS):
+        held = step_c1_late(ctl, 1.0, 300.0, 200)
+        assert held.decision.action == HOLD_UNMANAGED and held.stale is None
+    for left in (100.0, 0.0):  # the 300 queued at the last late first step
+        serving = step_c1_late(ctl, 1.0, left, 200)
+        assert serving.decision.action == HOLD_UNMANAGED and serving.stale is None
+        assert serving.decision.details == {"backlog": left}
+        assert serving.decision.shed_fraction == 0.0
+    assert ctl.manager("c1").headroom == pytest.approx(0.48)  # learnt nothing
+    judged = step_c1_late(ctl, 1.0, 0.0, 200)
+    assert judged.decision.action != HOLD_UNMANAGED and judged.stale is not None
+
+
 def test_answers_on_time_at_the_first_step_are_judged_as_usual() -> None:
     ctl = DilosController(specs())
     on_time = ResponseTimeStats(mean_s=0.1, max_s=0.2, count=10)

@@ -130,6 +130,13 @@ def test_cli_round_trip(api_only: Stack, tmp_path: Path) -> None:
         api_only, "classes", "create", "fraud", "--priority", "6", "--delay-target-s", "1.5"
     )
     assert created.returncode == 0, created.stderr
+    assert '"catch_up": false' in created.stdout
+    billing = cli(api_only, "classes", "create", "billing", "--priority", "3",
+                  "--delay-target-s", "5", "--catch-up")  # fmt: skip
+    assert billing.returncode == 0 and '"catch_up": true' in billing.stdout, billing.stderr
+    served = cli(api_only, "classes", "update", "2", "--set", "catch_up=false")
+    assert served.returncode == 0 and '"catch_up": false' in served.stdout, served.stderr
+    assert cli(api_only, "classes", "delete", "2").returncode == 0
     bad = cli(
         api_only,
         "classes",

@@ -32,6 +32,7 @@ FORM = {
     "manager_params": "",
     "reserve_fraction": None,
     "max_lend_fraction": None,
+    "catch_up": False,
 }
 
 
@@ -175,6 +176,7 @@ def test_manager_and_parameters_are_sent_and_shown(api, real_api):
             "manager_params": "headroom=0.7, pole1=0.4",
             "reserve_fraction": "0.1",
             "max_lend_fraction": 0.5,
+            "catch_up": True,
         },
     )
     assert outcome.created is not None, outcome.feedback_by_field
@@ -186,10 +188,12 @@ def test_manager_and_parameters_are_sent_and_shown(api, real_api):
         "manager_params": {"headroom": 0.7, "pole1": 0.4},
         "reserve_fraction": 0.1,
         "max_lend_fraction": 0.5,
+        "catch_up": True,
     }
     table, _ = load_classes_table(api)
     row = text(find(table, f"class-row-{outcome.created['id']}"))
     assert "ctrl" in row and "headroom=0.7, pole1=0.4" in row and "0.5" in row
+    assert "yes" in row  # catches up at start
 
 
 def test_defaults_are_shown_as_defaults(api, real_api):
@@ -221,6 +225,7 @@ def test_the_edit_dialog_shows_the_stored_values(api, real_api):
     assert alert is None
     assert values["manager"] == "ctrl" and values["manager_params"] == "headroom=0.6"
     assert values["delay_target_s"] == 5.0 and values["max_lend_fraction"] == 1.0
+    assert values["catch_up"] is False
     _, alert = load_edit_values(api, 999)
     assert "Could not read class #999" in text(alert)
 
@@ -232,12 +237,15 @@ def test_editing_sends_only_what_changed(api, real_api):
     assert real_api.requests_to("PATCH", f"/classes/{clicks['id']}") == []
 
     outcome = save_edit(
-        api, clicks["id"], {**values, "tau2": 0.7, "manager": "ctrl", "max_lend_fraction": 0.5}
+        api,
+        clicks["id"],
+        {**values, "tau2": 0.7, "manager": "ctrl", "max_lend_fraction": 0.5, "catch_up": True},
     )
     assert outcome.updated is not None
     assert real_api.requests_to("PATCH", f"/classes/{clicks['id']}")[-1].body == {
         "tau2": 0.7,
         "max_lend_fraction": 0.5,
+        "catch_up": True,
         "manager": "ctrl",
         "manager_params": {},
     }

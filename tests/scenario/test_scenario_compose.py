@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 from spark_runner.contract.control import ClassControl, LiveConfig
-from spark_runner.scenario.compose import QueryPart, compose, generated_query
+from spark_runner.scenario.compose import (
+    QueryPart,
+    compose,
+    generated_query,
+    scenario_live_config,
+)
 from spark_runner.scenario.loader import scenario_from_dict
 
 FILTER = {"kind": "filter", "predicate": "value > 0.5"}
@@ -60,3 +65,16 @@ def test_a_class_runs_with_its_live_parameters_and_the_jobs_settings() -> None:
     assert scenario.stream("stream.fraud").arrival.rate_per_s == 40.0  # type: ignore[union-attr]
     assert (scenario.control.mode, scenario.control.policy) == ("dilos", "strict")
     assert scenario.control.redistribution_every == 7 and scenario.seed == 9
+
+
+def test_a_class_composed_and_read_back_keeps_its_live_parameters() -> None:
+    """Control plane → scenario document → control plane: every class field survives
+    (``catch_up`` among them: a billing class that serves its start backlog)."""
+    live = config(fraud=6, ads=1)
+    billing = live.classes["fraud"].model_copy(update={"catch_up": True})
+    live = live.model_copy(update={"classes": {**live.classes, "fraud": billing}})
+    queries = {name: [generated_query(name)] for name in live.classes}
+    document = compose(live, queries, rate_per_s=10.0, period_s=0.5, duration_s=30)
+    scenario = scenario_from_dict(document)
+    assert [c.catch_up for c in scenario.classes] == [True, False]
+    assert scenario_live_config(scenario).classes == live.classes

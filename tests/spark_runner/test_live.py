@@ -48,6 +48,18 @@ def test_priority_delay_and_parameters(two_classes: Scenario) -> None:
     assert "bronze.priority=6" in changes
 
 
+def test_catching_up_at_start_is_read_from_the_scenario_and_changes_live() -> None:
+    billing = parse_scenario(
+        TWO_CLASSES.replace("priority: 1\n", "priority: 1\n    catch_up: true\n")
+    )
+    plane = control(billing)
+    live = scenario_live_config(billing)
+    assert live.classes["bronze"].catch_up and not live.classes["gold"].catch_up
+    assert plane.controller.spec("bronze").catch_up
+    changes = apply_live_config(plane, live, changed(live, "bronze", catch_up=False))
+    assert not plane.controller.spec("bronze").catch_up and changes == ["bronze.catch_up=False"]
+
+
 def test_another_manager_and_controller_parameters(two_classes: Scenario) -> None:
     plane = control(two_classes)
     live = scenario_live_config(two_classes)
