@@ -457,92 +457,117 @@ class DilosController:
 
     def step(self, observations: Mapping[str, Observation]) -> DilosStep:
         """Run every class's manager on its observation; redistribute every CRC periods."""
-        missing = [n for n in self._order if n not in observations]
-        if missing:
-            raise ParameterError("observations", missing, "one observation per class is needed")
-        unknown = [n for n in observations if n not in self._classes]
-        if unknown:
-            raise ParameterError("observations", unknown, "not a class of this controller")
+        self._check(observations)
         self._period += 1
         decisions: dict[str, Decision] = {}
-        actions: dict[str, str] = {}  # each class's own action (before admit_idle amends it)
         usages: dict[str, float] = {}
-        default_rho = self._params.system_headroom
         # what a class's load needs of the quota it lent comes back before its manager
         # judges the period: otherwise it sheds for one period against a headroom it no
         # longer has (the machine slowed down, so its load in capacity units rose)
         # (an infeasible class takes back what its load needs of its own share, from
         # the classes below it only)
         was_infeasible = {n: self._classes[n].infeasible for n in self._order}
-        was_catching_up = {n: self._classes[n].catching_up for n in self._order}
         infeasible = {
             n: self._params.hold_infeasible and self._infeasible(self._classes[n], observations[n])
             for n in self._order
         }
         reclaimed = self._reclaim(observations) if self._params.redistribution_enabled else None
         for name in self._order:
-            st = self._classes[name]
-            obs = observations[name]
-            catching_up = _catching_up(st, obs)
-            # the batches run at speed again with tuples queued behind the slow ones
-            caught_up = was_catching_up[name] and not catching_up and obs.queue_length > 0
-            turned = was_infeasible[name] or caught_up
-            if turned:  # infeasible until the batches ran at speed: a stall's floor
-                st.slow_backlog = was_catching_up[name]
-            draining = not (infeasible[name] or catching_up) and _drain(st, obs, turned)
-            st.catching_up = catching_up
-            start_hold = self._period <= UNMANAGED_STEPS and _late_unmanaged(st, obs)
-            serving_start = _serves_start_backlog(st, obs, start_hold)
-            if infeasible[name]:
-                decision = self._hold_infeasible(st, obs)
-            elif start_hold or serving_start:
-                late = (
-                    {"max_response_time_s": obs.response_time.max_s}
-                    if start_hold
-                    else {"backlog": st.start_backlog}
-                )
-                decision = self._hold(st, obs, HOLD_UNMANAGED, late, served=obs.busy_load)
-            elif catching_up:
-                slow = (  # what it holds for: a slower machine, or one stalled batch
-                    {"slowdown": obs.slowdown}
-                    if obs.slowdown >= SLOWDOWN_HOLD
-                    else {"stall": obs.stall}
-                )
-                decision = self._hold(st, obs, HOLD_CATCHING_UP, slow)
-            elif draining and st.slow_backlog:
-                decision = self._hold(st, obs, HOLD_CATCHING_UP, {"backlog": st.backlog})
-            elif draining:
-                decision = self._hold(st, obs, HOLD_DRAINING, {"backlog": st.backlog})
-            else:
-                decision = st.manager.step(obs)
-            decisions[name] = decision
-            actions[name] = decision.action
-            if decision.action not in (HOLD_DRAINING, HOLD_UNMANAGED):
+            st, obs = self._classes[name], observations[name]
+            decisions[name] = self._decide(st, obs, infeasible[name], was_infeasible[name])
+            if decisions[name].action not in (HOLD_DRAINING, HOLD_UNMANAGED):
                 _learn_stale_margin(st, obs)  # a backlog's or a start's lateness is not its own
-            headroom = st.manager.headroom
-            if headroom is not None and st.quota > 0:
-                st.capacity_per_quota = min(headroom / st.quota, default_rho)
-            elif headroom is None:
-                st.capacity_per_quota = default_rho
-            rho = st.capacity_per_quota
-            capacity = rho * st.quota
-            usage = obs.load / capacity if capacity > 0 else (math.inf if obs.load > 0 else 0.0)
-            usages[name] = usage
-            st.need_sum += obs.load / rho if rho > 0 else 0.0
-            st.usage_sum += usage
-            st.window += 1
-        if self._params.redistribution_enabled:
-            self._admit_unused(observations, decisions)
+            usages[name] = self._account(st, obs)
+        # each class's own action, before admit_idle amends it
+        actions = {name: decision.action for name, decision in decisions.items()}
         event = None
         p = self._params
         if p.redistribution_enabled:
+            self._admit_unused(observations, decisions)
             if self._period % p.redistribution_every == 0:
                 event = self._redistribute()
             # a redistribution averages its window: what this period's shedding needs
             # comes back now, after it too
             event = self._reclaim(observations, decisions) or event or reclaimed
+        return DilosStep(
+            self._period,
+            MappingProxyType(self._class_steps(observations, decisions, actions, usages)),
+            event,
+        )
+
+    def _check(self, observations: Mapping[str, Observation]) -> None:
+        """One observation per class, and none of another's."""
+        missing = [n for n in self._order if n not in observations]
+        if missing:
+            raise ParameterError("observations", missing, "one observation per class is needed")
+        unknown = [n for n in observations if n not in self._classes]
+        if unknown:
+            raise ParameterError("observations", unknown, "not a class of this controller")
+
+    def _decide(
+        self, st: _ClassState, obs: Observation, infeasible: bool, was_infeasible: bool
+    ) -> Decision:
+        """The class's decision for the next period: held (infeasible, a start, catching
+        up with a slower machine, draining a backlog) or its manager's."""
+        was_catching_up = st.catching_up
+        catching_up = _catching_up(st, obs)
+        # the batches run at speed again with tuples queued behind the slow ones
+        caught_up = was_catching_up and not catching_up and obs.queue_length > 0
+        turned = was_infeasible or caught_up
+        if turned:  # infeasible until the batches ran at speed: a stall's floor
+            st.slow_backlog = was_catching_up
+        draining = not (infeasible or catching_up) and _drain(st, obs, turned)
+        st.catching_up = catching_up
+        start_hold = self._period <= UNMANAGED_STEPS and _late_unmanaged(st, obs)
+        serving_start = _serves_start_backlog(st, obs, start_hold)
+        if infeasible:
+            return self._hold_infeasible(st, obs)
+        if start_hold or serving_start:
+            late = (
+                {"max_response_time_s": obs.response_time.max_s}
+                if start_hold
+                else {"backlog": st.start_backlog}
+            )
+            return self._hold(st, obs, HOLD_UNMANAGED, late, served=obs.busy_load)
+        if catching_up:
+            slow = (  # what it holds for: a slower machine, or one stalled batch
+                {"slowdown": obs.slowdown}
+                if obs.slowdown >= SLOWDOWN_HOLD
+                else {"stall": obs.stall}
+            )
+            return self._hold(st, obs, HOLD_CATCHING_UP, slow)
+        if draining and st.slow_backlog:
+            return self._hold(st, obs, HOLD_CATCHING_UP, {"backlog": st.backlog})
+        if draining:
+            return self._hold(st, obs, HOLD_DRAINING, {"backlog": st.backlog})
+        return st.manager.step(obs)
+
+    def _account(self, st: _ClassState, obs: Observation) -> float:
+        """The class's capacity per unit of quota from its manager's headroom, and its
+        usage of its quota this period (returned), added to the redistribution window."""
+        headroom = st.manager.headroom
+        if headroom is not None and st.quota > 0:
+            st.capacity_per_quota = min(headroom / st.quota, self._params.system_headroom)
+        elif headroom is None:
+            st.capacity_per_quota = self._params.system_headroom
+        rho = st.capacity_per_quota
+        capacity = rho * st.quota
+        usage = obs.load / capacity if capacity > 0 else (math.inf if obs.load > 0 else 0.0)
+        st.need_sum += obs.load / rho if rho > 0 else 0.0
+        st.usage_sum += usage
+        st.window += 1
+        return usage
+
+    def _class_steps(
+        self,
+        observations: Mapping[str, Observation],
+        decisions: Mapping[str, Decision],
+        actions: Mapping[str, str],
+        usages: Mapping[str, float],
+    ) -> dict[str, ClassStep]:
+        """Each class's step: its decision, quota, usage, headroom and stale rule."""
         period_s = next(iter(observations.values())).period_s
-        classes = {
+        return {
             name: ClassStep(
                 name=name,
                 decision=decisions[name],
@@ -559,7 +584,6 @@ class DilosController:
             )
             for name, st in ((n, self._classes[n]) for n in self._order)
         }
-        return DilosStep(self._period, MappingProxyType(classes), event)
 
     def redistribute_now(self) -> RedistributionEvent | None:
         """Redistribute immediately with the usage collected so far (None if none)."""
