@@ -576,11 +576,12 @@ class EngineController:
     def _record_plain(self, record: BatchRecord, t_s: float, batch_s: float) -> None:
         period, self._period = self._period, self._new_period()
         dout = self._expected_outputs()
+        warmup = self.warming_up(record)
         classes: dict[str, Any] = {}
         for name in self.names:
             rt = period.response[name]
             stats = period_stats(rt, self.targets[name])
-            self._add_totals(name, period, rt, dout)
+            self._add_totals(name, period, rt, dout, warmup)
             classes[name] = {
                 "mean_response_time_s": rounded(stats.mean_s),
                 "max_response_time_s": rounded(stats.max_s),
@@ -712,7 +713,7 @@ class EngineController:
             headroom = result.headrooms[name]
             oracle = outcome.oracle_shed_fraction[name]
             waiting = self._waiting(record, name)
-            self._add_totals(name, period, rt, dout)
+            self._add_totals(name, period, rt, dout, warmup)
             classes[name] = {
                 **class_sample(name, dt, periods[name], outcome),
                 "mean_response_time_s": rounded(stats.mean_s),
@@ -800,13 +801,22 @@ class EngineController:
     # --- results -----------------------------------------------------------------------
 
     def _add_totals(
-        self, name: str, period: _Period, rt: ResponseSample, dout: Sequence[Sequence[float]]
+        self,
+        name: str,
+        period: _Period,
+        rt: ResponseSample,
+        dout: Sequence[Sequence[float]],
+        warmup: bool,
     ) -> None:
-        """Run totals; ``dout``: per node, expected outputs per class of one tuple entering."""
+        """Run totals; ``dout``: per node, expected outputs per class of one tuple entering.
+        A warm-up batch's answers (:meth:`warming_up`) count as outputs but stay out of the
+        response times, as the history's summary leaves them out: they time Spark's start."""
         tot = self.totals[name]
         tot.arrived += period.arrived[name]
         tot.shed += period.shed[name]
-        self.digests[name].add(rt)
+        tot.outputs += rt.count
+        if not warmup:
+            self.digests[name].add(rt)
         k = self.names.index(name)
         for p in self.plan.points:
             tot.offered_outputs += period.point_arrived[p.index] * dout[p.node][k]
@@ -834,7 +844,7 @@ class EngineController:
         """Run totals per class, with the response-time digest folded in."""
         for name, tot in self.totals.items():
             dig = self.digests[name]
-            tot.outputs = dig.count
+            tot.timed_outputs = dig.count
             tot.response_sum_s = dig.sum_s
             tot.response_max_s = dig.max_s
             tot.violation_sum_s = dig.violation_sum_s

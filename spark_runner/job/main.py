@@ -467,7 +467,7 @@ def _write_results(run: Any, snapshot: JobSnapshot, wall_s: float) -> str | None
 def _log_summary(run: Any) -> None:
     summaries = run.controller.class_summaries()
     for name, tot in summaries.items():
-        mean = tot.response_sum_s / tot.outputs if tot.outputs else float("nan")
+        mean = tot.response_sum_s / tot.timed if tot.timed else float("nan")
         log.info(
             "class %s: %d outputs, response mean %.3f s max %.3f s, arrived %d, shed %d",
             name,

@@ -93,6 +93,14 @@ class ClassTotals:
     lost_outputs: float = 0.0
     oracle_loss: float = 0.0  # OracleMeter.loss_fraction (spark_runner.core.oracle)
     histogram: list[float] = field(default_factory=lambda: [0.0] * HIST_BINS)
+    timed_outputs: int | None = None
+    """Of ``outputs``, those whose response times are in the sums and the histogram
+    (None: all; the Spark engine leaves out a warm-up batch's, which time Spark's start)."""
+
+    @property
+    def timed(self) -> int:
+        """The outputs the response-time sums are over."""
+        return self.outputs if self.timed_outputs is None else self.timed_outputs
 
 
 @dataclass

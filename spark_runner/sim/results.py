@@ -96,7 +96,7 @@ def percentile_from_histogram(histogram: list[float], fraction: float) -> float 
 
 def _class_summary(out: SimOutput, name: str, tot: ClassTotals) -> dict[str, Any]:
     qc = out.scenario.query_class(name)
-    has = tot.outputs > 0
+    has = tot.timed > 0
     loss = tot.lost_outputs / tot.offered_outputs if tot.offered_outputs > 0 else 0.0
     oracle = tot.oracle_loss
     headrooms = [
@@ -113,10 +113,10 @@ def _class_summary(out: SimOutput, name: str, tot: ClassTotals) -> dict[str, Any
     return {
         "priority": qc.priority,
         "delay_target_s": qc.delay_target_s,
-        "mean_response_time_s": tot.response_sum_s / tot.outputs if has else None,
+        "mean_response_time_s": tot.response_sum_s / tot.timed if has else None,
         "p95_response_time_s": percentile_from_histogram(tot.histogram, 0.95) if has else None,
         "max_response_time_s": tot.response_max_s if has else None,
-        "mean_violation_s": tot.violation_sum_s / tot.outputs if has else 0.0,
+        "mean_violation_s": tot.violation_sum_s / tot.timed if has else 0.0,
         "max_violation_s": tot.violation_max_s,
         "loss_fraction": min(max(loss, 0.0), 1.0),
         "oracle_loss_fraction": oracle,

@@ -66,12 +66,21 @@ def test_samples_carry_the_controller_state(overloaded: Plant) -> None:
 
 def test_the_batches_that_waited_through_the_first_one_are_warm_up(tmp_path: Path) -> None:
     """The first batch pays for Spark's start (here 6 s beyond its work): it and the
-    batch that serves what arrived meanwhile say so in their samples; the next do not."""
+    batch that serves what arrived meanwhile say so in their samples; the next do not.
+    The run's response times leave the warm-up's answers out (as the history does); its
+    outputs count them."""
     plant = Plant(one_map_scenario(RATES, TARGETS, cost_s=0.0005), tmp_path, stalls={0: 6.0})
     outcomes = plant.run(6)
     flags = [{s.warmup for s in o.samples} for o in outcomes]
     assert flags == [{True}, {True}, {False}, {False}, {False}, {False}], flags
     assert [e["warmup"] for e in plant.controller.series[:3]] == [True, True, False]
+    for name in RATES:
+        samples = [s for o in outcomes for s in o.samples if s.class_name == name]
+        worst = max(s.response_time_max_s or 0.0 for s in samples[2:])
+        totals = plant.controller.class_summaries()[name]
+        assert totals.response_max_s == pytest.approx(worst, rel=0.05), (name, totals, worst)
+        assert totals.outputs == sum(s.output_count for s in samples)
+        assert totals.timed == sum(s.output_count for s in samples[2:])
 
 
 def test_a_live_configuration_is_in_force_for_the_next_decision(overloaded: Plant) -> None:

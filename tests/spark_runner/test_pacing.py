@@ -73,7 +73,7 @@ def test_a_target_above_the_mean_floor_is_served_at_the_least_pace() -> None:
     assert mean_floor_s(fixed, 0.9) == pytest.approx(least / 2 + fixed)
     # 1.5 s: its own pace is below the bound and the longest answer there above it,
     # but the mean answer is within it
-    assert TARGET_SHARE * 1.5 / 1.9 < least and floor_s(least, fixed) > 1.5
+    assert least > TARGET_SHARE * 1.5 / 1.9 and floor_s(least, fixed) > 1.5
     assert mean_floor_s(fixed, 0.9) < 1.5
     assert pace_s([1.5, 2.0, 3.0], period_s=2.0, fixed_s=fixed, utilization=0.9) == least
     # a target below the mean floor leaves the pace to the looser class
