@@ -88,6 +88,8 @@ class Rule:
 
     pattern: re.Pattern[str]
     kind: Kind
+    meets_targets: bool = False
+    """The text says every class of this run meets its delay target: checked."""
 
 
 HEADROOM = r"(?:\.venv/bin/)?headroom"
@@ -104,9 +106,14 @@ RULES = (
     Rule(re.compile(r"\.venv/bin/headroom (?:auth|classes|streams|queries|jobs) .*"), Kind.API),
     Rule(re.compile(r"redis-cli XADD headroom:\w+ .*"), Kind.API),
     Rule(re.compile(rf"{HEADROOM} cluster up(?: .*)?"), Kind.SPARK),
+    # the README's Spark demo: "every class meets its target after the 30 s warm-up"
     Rule(
-        re.compile(rf"{HEADROOM} (?:run|produce) \S+\.yaml(?!.*--engine sim)(?: .*)?"), Kind.SPARK
+        re.compile(rf"{HEADROOM} run \S+\.yaml --engine spark(?!.*--master spark:|.*--source).*"),
+        Kind.SPARK,
+        meets_targets=True,
     ),
+    Rule(re.compile(rf"{HEADROOM} run \S+\.yaml(?!.*--engine)(?: .*)?"), Kind.SPARK),
+    Rule(re.compile(rf"{HEADROOM} produce \S+\.yaml(?: .*)?"), Kind.SPARK),
 )
 
 
@@ -458,7 +465,7 @@ def bind_spark(text: str, master: str, redis_url: str, out: Path) -> str:
     file, and its durations shortened."""
     text = re.sub(r"spark://(?:HOST|127\.0\.0\.1):7077", master, text)
     text = text.replace("redis://127.0.0.1:6379/0", redis_url).replace("my.yaml", TRADES)
-    text = re.sub(r"var/out\b", str(out.parent / "sink"), text)
+    text = re.sub(r"var/out\b", str(out.parent.parent / "sink"), text)
     if " produce " in text:  # it runs until stopped, after the runs that read it
         return set_option(text, "--duration", "600")
     warmup = re.search(r"--warmup (\S+)", text)
@@ -468,13 +475,13 @@ def bind_spark(text: str, master: str, redis_url: str, out: Path) -> str:
     return set_option(text, "--out", str(out))
 
 
-def missed_targets(where: str, out: Path) -> list[str]:
-    """The classes of a run that answered nothing or missed their delay target: a mean
-    response above it (the promise is on the mean; one answer may be later)."""
+def missed_targets(where: str, out: Path, meets_targets: bool) -> list[str]:
+    """The classes of a run that answered nothing or (with ``meets_targets``) missed
+    their delay target: a mean response above it (the promise is on the mean)."""
     missed = []
     for name, result in json.loads(out.read_text())["classes"].items():
         target, mean_s = result["delay_target_s"], result["mean_response_time_s"]
-        if not result["outputs"] or mean_s > target:
+        if not result["outputs"] or (meets_targets and mean_s > target):
             missed.append(
                 f"{where}: {name} (target {target:g} s): {result['outputs']} answers, mean "
                 f"{mean_s} s, mean violation {result['mean_violation_s']} s, max floor "
@@ -497,7 +504,8 @@ def run_key(text: str) -> tuple[str, ...]:
 @pytest.mark.timing
 def test_spark_commands(cluster: str, redis_url: str, tmp_path: Path) -> None:
     """The Spark runs in document order (the cluster's ``up`` is the fixture's): each
-    exits 0 with no ERROR line or traceback, and every class meets its target. A run
+    exits 0 with no ERROR line or traceback, every class answers, and where the text
+    says so (the rule's ``meets_targets``) every class meets its target. A run
     that reads the same words as one already run (the README's and the docs' demo) is
     not run twice. A background producer runs until the runs after it are done, then
     stops on SIGTERM with exit 0."""
@@ -525,7 +533,7 @@ def test_spark_commands(cluster: str, redis_url: str, tmp_path: Path) -> None:
             result = run_shell(text, cwd, env)
             print(f"{command.where}: {time.monotonic() - started:.0f} s: {text}")
             assert_clean(command.where, result.returncode, result.stdout + result.stderr)
-            missed += missed_targets(command.where, out)
+            missed += missed_targets(command.where, out, rules_of(command)[0].meets_targets)
     finally:
         for command, process in background:
             os.killpg(process.pid, signal.SIGTERM)
