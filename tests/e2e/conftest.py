@@ -6,8 +6,9 @@ import socket
 import subprocess
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Protocol
 
 import httpx
 import pytest
@@ -25,7 +26,11 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-StackFactory = Callable[[str, str], Stack]
+class StackFactory(Protocol):
+    def __call__(self, database_url: str, broker_url: str, streams_redis_url: str = "") -> Stack:
+        """A healthy running API and worker on these services (and jobs reading and
+        writing Redis streams on ``streams_redis_url``, when given)."""
+        ...
 
 
 @pytest.fixture
@@ -38,7 +43,7 @@ def start_stack(tmp_path: Path) -> Iterator[StackFactory]:
     stopping = threading.Event()
     supervisors: list[threading.Thread] = []
 
-    def _start(database_url: str, broker_url: str) -> Stack:
+    def _start(database_url: str, broker_url: str, streams_redis_url: str = "") -> Stack:
         data_dir = tmp_path / f"stack{len(stacks)}"
         settings = Settings(
             data_dir=data_dir,
@@ -48,6 +53,7 @@ def start_stack(tmp_path: Path) -> Iterator[StackFactory]:
             api_port=free_port(),
             dashboard_port=free_port(),
             watch_interval_s=0.5,
+            streams_redis_url=streams_redis_url,
         )
         data_dir.mkdir(parents=True)
         upgrade(settings.sqlalchemy_url)
@@ -76,10 +82,11 @@ ADMIN = "e2e-admin"
 ADMIN_PASSWORD = "e2e-password-123"
 
 
-def create_admin(stack: Stack) -> None:
-    """The first admin, made the way an operator makes it: with the CLI."""
+def create_admin(stack: Stack, username: str = ADMIN) -> None:
+    """An admin (the password ``ADMIN_PASSWORD``), made the way an operator makes one:
+    with the CLI."""
     result = subprocess.run(
-        [sys.executable, "-m", "headroom", "users", "create-admin", ADMIN, "--password-stdin"],
+        [sys.executable, "-m", "headroom", "users", "create-admin", username, "--password-stdin"],
         input=ADMIN_PASSWORD + "\n",
         env=stack.env,
         capture_output=True,
