@@ -637,10 +637,11 @@ class EngineController:
         # judges its tuples against their target alone (it sheds the ones past it)
         warmup = self.warming_up(record)
         floor = None if warmup else self.floor_s()
+        # the flag reports what the class's own query can do on this machine, so its floor
+        # takes the fixed time's running estimate, not one slow stretch's (the hold above
+        # follows the machine now)
         mean_floor = (
-            None
-            if warmup
-            else mean_floor_s(self.budget.fixed_now_s, self.options.target_utilization)
+            None if warmup else mean_floor_s(self.budget.fixed_s, self.options.target_utilization)
         )
         oracle_floor = 0.0 if warmup else bare_floor_s(self.pace_s, self.budget.fixed_now_s)
         responses = {name: period.response[name] for name in self.names}

@@ -17,7 +17,7 @@ directory and ports (and, for the real-services line, a temporary PostgreSQL dat
 Every command must exit 0 (a background one when stopped with SIGTERM) and print no
 traceback; a Spark run's log has no ``ERROR`` line, every class of it answers, and
 where the text claims it (a rule's ``meets_targets``: the README's Spark demo) every
-class meets its delay target; a job the API launched is stopped the normal way and its
+class meets its delay target, none flagged infeasible; a job the API launched is stopped the normal way and its
 log has neither.
 
 Two kinds cannot run inside the suite: ``scripts/test`` is the suite itself (checked:
@@ -478,11 +478,14 @@ def bind_spark(text: str, master: str, redis_url: str, out: Path) -> str:
 
 def missed_targets(where: str, out: Path, meets_targets: bool) -> list[str]:
     """The classes of a run that answered nothing or (with ``meets_targets``) missed
-    their delay target: a mean response above it (the promise is on the mean)."""
+    their delay target, a mean response above it (the promise is on the mean), or were
+    flagged infeasible in any period: on the workload the README's demo runs, plain Spark
+    meets every target (issue 43), so a flag there is a false one."""
     missed = []
     for name, result in json.loads(out.read_text())["classes"].items():
         target, mean_s = result["delay_target_s"], result["mean_response_time_s"]
-        if not result["outputs"] or (meets_targets and mean_s > target):
+        late = mean_s > target or result["infeasible_fraction"] > 0
+        if not result["outputs"] or (meets_targets and late):
             missed.append(
                 f"{where}: {name} (target {target:g} s): {result['outputs']} answers, mean "
                 f"{mean_s} s, mean violation {result['mean_violation_s']} s, max floor "
@@ -506,7 +509,8 @@ def run_key(text: str) -> tuple[str, ...]:
 def test_spark_commands(cluster: str, redis_url: str, tmp_path: Path) -> None:
     """The Spark runs in document order (the cluster's ``up`` is the fixture's): each
     exits 0 with no ERROR line or traceback, every class answers, and where the text
-    says so (the rule's ``meets_targets``) every class meets its target. A run
+    says so (the rule's ``meets_targets``) every class meets its target, none flagged
+    infeasible. A run
     that reads the same words as one already run (the README's and the docs' demo) is
     not run twice. A background producer runs until the runs after it are done, then
     stops on SIGTERM with exit 0."""
