@@ -2,7 +2,8 @@
 queries over the same input rows, side by side in one run.
 
     python -m bench.bench_spark_latency [--rate 4000] [--duration 60] [--warmup 30]
-        [--rounds 2] [--only plain,headroom,overload]
+        [--rounds 2] [--only plain,headroom,overload,plain-overload]
+        [--capacity 0] [--high 120000] [--steps 4] [--probe-duration 30]
 
 The workload (:mod:`bench.latency_workload`): one stream ``trades`` of CSV files written
 every 0.25 s at ``--rate`` rows/s (``account`` uniform over 0..999, ``amount`` uniform in
@@ -19,7 +20,15 @@ its own file source on both sides. Configurations, interleaved round by round (w
   default trigger (batches back to back), the RocksDB state store;
 - ``headroom`` — ``headroom run --source files`` of the same classes (DILoS, the
   controller on; nothing should be shed at this load);
-- ``overload`` — ``headroom 1.5x overload``: the same at 1.5 × ``--rate``;
+- ``overload`` — ``headroom 1.5x capacity``: the same at 1.5 × the *capacity*, plain
+  Spark's highest sustainable rate on this workload, bisected at the start of the run
+  between ``--rate`` and ``--high`` (a probe sustains a rate when every query reads at
+  least 95 % of it and its mean response in the second half of the probe is at most
+  1.25× the first half's; ``--capacity`` gives it instead); after the table, issue 43's
+  bars for it: the top class's mean against plain Spark's unloaded one (1.2), means
+  ordered by priority, total admitted against the capacity (0.9);
+- ``plain-overload`` — ``plain Spark 1.5x capacity``: plain Spark at that rate, which
+  lets every class's latency grow;
 - ``plain-fs`` (not run by default) — plain Spark writing its offset and commit logs
   through headroom job's checkpoint file manager, to tell that setting's share from the
   rest of the difference;
@@ -74,6 +83,10 @@ class ClassResult:
     shed: int
     batches: int
     rows: int
+    read_per_s: float | None = None
+    """Plain Spark: rows its query read per second of the measured batches."""
+    growth: float | None = None
+    """Plain Spark: the last half's mean response over the first half's."""
 
 
 @dataclass
@@ -91,7 +104,13 @@ class Config:
     key: str
     label: str
     rate_factor: float
+    """Its rate: this many times ``--rate``, or of the capacity with ``of_capacity``."""
     run: Run
+    of_capacity: bool = False
+
+    def rate(self, args: argparse.Namespace, capacity: float | None) -> float:
+        base = capacity if self.of_capacity and capacity is not None else args.rate
+        return base * self.rate_factor
 
 
 def epoch_s(timestamp: str) -> float:
@@ -148,7 +167,7 @@ def plain_result(doc: dict[str, Any], warmup_s: float) -> RunResult:
     result = RunResult({})
     for c in CLASSES:
         digest = RunDigest(c.target_s)
-        batches, rows = 0, []
+        batches, rows, means, starts = 0, [], [], []
         durations: dict[str, list[float]] = {}
         for b in doc["batches"].get(c.name, []):
             start, ms = epoch_s(b["timestamp"]), b["durations_ms"]
@@ -164,6 +183,9 @@ def plain_result(doc: dict[str, Any], warmup_s: float) -> RunResult:
             digest.add(sample)
             batches += 1
             rows.append(summary.count)
+            means.append(sample.sum_s / sample.count if sample.count else 0.0)
+            starts.append(start + ms["triggerExecution"] / 1000)
+        half = len(means) // 2
         result.classes[c.name] = ClassResult(
             digest.mean_s,
             digest.quantile_s(0.95),
@@ -171,6 +193,8 @@ def plain_result(doc: dict[str, Any], warmup_s: float) -> RunResult:
             0,
             batches,
             digest.count,
+            sum(rows) / (starts[-1] - measured_from) if starts else None,
+            statistics.fmean(means[half:]) / statistics.fmean(means[:half]) if half else None,
         )
         parts = ", ".join(
             f"{k} {med(v):.3f}"
@@ -230,7 +254,11 @@ def headroom_result(r: dict[str, Any]) -> RunResult:
 CONFIGS = (
     Config("plain", "plain Spark", 1.0, lambda a, r, t: plain(a, r, t, job_manager=False)),
     Config("headroom", "headroom", 1.0, headroom),
-    Config("overload", f"headroom {OVERLOAD:g}x overload", OVERLOAD, headroom),
+    Config("overload", f"headroom {OVERLOAD:g}x capacity", OVERLOAD, headroom, of_capacity=True),
+    Config(
+        "plain-overload", f"plain Spark {OVERLOAD:g}x capacity", OVERLOAD,
+        lambda a, r, t: plain(a, r, t, job_manager=False), of_capacity=True,
+    ),
     Config(
         "plain-fs", "plain Spark, job's log manager", 1.0,
         lambda a, r, t: plain(a, r, t, job_manager=True),
@@ -240,6 +268,85 @@ CONFIGS = (
         lambda a, r, t: plain(a, r, t, job_manager=True, one_query=True),
     ),
 )  # fmt: skip
+
+
+# --- capacity ---------------------------------------------------------------------------
+
+SUSTAINED_READ = 0.95
+"""Plain Spark keeps up with a rate when every query reads at least this share of it..."""
+MAX_GROWTH = 1.25
+"""...and its mean response in the measured time's second half is at most this many times
+the first half's (a growing queue lengthens it)."""
+
+
+def sustained(r: RunResult, rate: float) -> bool:
+    return all(
+        c.read_per_s is not None
+        and c.read_per_s >= SUSTAINED_READ * rate
+        and c.growth is not None
+        and c.growth <= MAX_GROWTH
+        for c in r.classes.values()
+    )
+
+
+def bisect_capacity(args: argparse.Namespace) -> float | None:
+    """Plain Spark's highest sustainable rate (rows/s of ``trades``), bisected between
+    ``--rate`` and ``--high`` in ``--steps`` probes of ``--probe-duration`` s (None: not
+    even ``--rate``); ``--capacity`` skips the search."""
+    if args.capacity:
+        return float(args.capacity)
+    probe_args = argparse.Namespace(**{**vars(args), "duration": args.probe_duration})
+
+    def probe(rate: float) -> bool:
+        with tempfile.TemporaryDirectory(prefix="bench-latency-") as tmp:
+            try:
+                r = plain(probe_args, rate, Path(tmp), job_manager=False)
+            except RunFailed as exc:
+                print(f"  capacity probe at {rate:.0f} rows/s: FAILED: {exc}", flush=True)
+                return False
+        ok = sustained(r, rate)
+        reads = ", ".join(
+            f"{n} reads {fmt(c.read_per_s)}/s, growth {fmt(c.growth)}" for n, c in r.classes.items()
+        )
+        print(f"  capacity probe at {rate:.0f} rows/s: {'sustained' if ok else 'not'} ({reads})")
+        return ok
+
+    low, high = float(args.rate), float(args.high)
+    if not probe(low):
+        return None
+    for _ in range(args.steps):
+        mid = float(round((low + high) / 2))
+        low, high = (mid, high) if probe(mid) else (low, mid)
+    return low
+
+
+def overload_checks(
+    configs: list[Config],
+    results: dict[str, list[RunResult]],
+    capacity: float,
+    args: argparse.Namespace,
+) -> list[str]:
+    """Issue 43's bars for headroom at 1.5× capacity: the top class within its target at
+    most 1.2× its unloaded plain-Spark mean, means ordered by priority, in total at least
+    0.9× the capacity admitted (three queries read the stream: 3 × capacity rows/s)."""
+    runs, base = results.get("overload", []), results.get("plain", [])
+    if not runs or not any(c.key == "overload" for c in configs):
+        return []
+    top = CLASSES[0].name
+    means = [mean_of(runs, c.name, "mean_s") for c in CLASSES]
+    known = [m for m in means if m is not None]
+    ordered = len(known) == len(means) and known == sorted(known)
+    admitted = statistics.fmean(
+        sum(r.classes[c.name].rows for c in CLASSES) / args.duration for r in runs
+    )
+    return [
+        f"top class {top}: mean {fmt(means[0])} s (target {CLASSES[0].target_s:g}), "
+        f"{ratio(means[0], mean_of(base, top, 'mean_s'))}x plain Spark's unloaded (bar 1.2)",
+        f"means by priority {', '.join(fmt(m) for m in means)}: "
+        f"{'ordered' if ordered else 'NOT ordered'}",
+        f"admitted {admitted:.0f} query-rows/s = {admitted / (len(CLASSES) * capacity):.2f}x "
+        f"the capacity (bar 0.9)",
+    ]
 
 
 # --- the table -------------------------------------------------------------------------
@@ -300,8 +407,10 @@ def table(configs: list[Config], results: dict[str, list[RunResult]]) -> str:
 # --- main ------------------------------------------------------------------------------
 
 
-def attempt(config: Config, args: argparse.Namespace, round_: int) -> RunResult | None:
-    rate = args.rate * config.rate_factor
+def attempt(
+    config: Config, args: argparse.Namespace, round_: int, capacity: float | None
+) -> RunResult | None:
+    rate = config.rate(args, capacity)
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="bench-latency-") as tmp:
         try:
@@ -330,8 +439,14 @@ def main() -> None:
     parser.add_argument("--warmup", type=float, default=30.0)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument(
+        "--capacity", type=float, default=0.0, help="rows/s plain Spark sustains (0: bisect)"
+    )
+    parser.add_argument("--high", type=float, default=120000.0, help="capacity search's top")
+    parser.add_argument("--steps", type=int, default=4, help="capacity search's probes")
+    parser.add_argument("--probe-duration", type=float, default=30.0, help="measured s a probe")
+    parser.add_argument(
         "--only",
-        default="plain,headroom,overload",
+        default="plain,headroom,overload,plain-overload",
         help=f"configurations, in this order per round: {', '.join(c.key for c in CONFIGS)}",
     )
     args = parser.parse_args()
@@ -346,13 +461,20 @@ def main() -> None:
     )
     for c in CLASSES:
         print(f"  {c.name} (priority {c.priority}, target {c.target_s:g} s): {c.statement}")
+    capacity = bisect_capacity(args) if any(c.of_capacity for c in configs) else None
+    if capacity is not None:
+        print(f"capacity (plain Spark's highest sustained rate): {capacity:.0f} rows/s")
     results: dict[str, list[RunResult]] = {c.key: [] for c in configs}
     for round_ in range(args.rounds):
         for config in configs:
-            r = attempt(config, args, round_)
+            if config.of_capacity and capacity is None:
+                continue
+            r = attempt(config, args, round_, capacity)
             if r is not None:
                 results[config.key].append(r)
     print(table(configs, results))
+    for line in overload_checks(configs, results, capacity, args) if capacity else []:
+        print(line)
     print(f"{load_average()} at end")
 
 
