@@ -17,8 +17,8 @@ directory and ports (and, for the real-services line, a temporary PostgreSQL dat
 Every command must exit 0 (a background one when stopped with SIGTERM) and print no
 traceback; a Spark run's log has no ``ERROR`` line, every class of it answers, and
 where the text claims it (a rule's ``meets_targets``: the README's Spark demo) every
-class meets its delay target, none flagged infeasible; a job the API launched is stopped the normal way and its
-log has neither.
+class meets its delay target, none flagged infeasible; a job the API launched is stopped
+the normal way and its log has neither.
 
 Two kinds cannot run inside the suite: ``scripts/test`` is the suite itself (checked:
 it exists, is executable, and ``.ci/run`` execs it), and a benchmark takes minutes (a
