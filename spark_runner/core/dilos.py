@@ -958,7 +958,7 @@ def _serves_start_backlog(st: _ClassState, obs: Observation, start_hold: bool) -
         st.start_backlog = obs.queue_length
         return True
     tainted = st.start_backlog > 0.0
-    st.start_backlog = max(0.0, st.start_backlog - obs.processed_count - obs.shed_count)
+    st.start_backlog = _count_down(st.start_backlog, obs)
     return tainted
 
 
@@ -972,8 +972,14 @@ def _drain(st: _ClassState, obs: Observation, turned_feasible: bool) -> bool:
         tainted = True
     else:
         tainted = st.backlog > 0.0
-        st.backlog = max(0.0, st.backlog - obs.processed_count - obs.shed_count)
+        st.backlog = _count_down(st.backlog, obs)
     return tainted and _within_capacity(st, obs)
+
+
+def _count_down(backlog: float, obs: Observation) -> float:
+    """What is left of a backlog once the period's served and shed tuples, the oldest
+    first, are taken from it."""
+    return max(0.0, backlog - obs.processed_count - obs.shed_count)
 
 
 def _within_capacity(st: _ClassState, obs: Observation) -> bool:

@@ -71,7 +71,7 @@ from spark_runner.engine.costs import (
     BatchBudget,
     BranchScales,
 )
-from spark_runner.engine.digest import RunDigest, period_stats
+from spark_runner.engine.digest import PeriodStats, RunDigest, period_stats
 from spark_runner.engine.measures import BatchMeasures, ResponseSample
 from spark_runner.engine.network import NetworkPlan, stream_specs
 from spark_runner.engine.offsets import BatchRecord, Decision
@@ -631,43 +631,9 @@ class EngineController:
         ids = plan.graph.ids
         self._push_costs()
         shed_in_force = {n: record.decision.shed.get(n, 0.0) for n in self.names}
-        # a warm-up batch times Spark's start (JIT compilation, workers starting), not the
-        # engine's floor: no class is judged infeasible on it (a start's backlog is then
-        # shed stale first, not served late as an infeasible class's), and the oracle
-        # judges its tuples against their target alone (it sheds the ones past it)
         warmup = self.warming_up(record)
-        floor = None if warmup else self.floor_s()
-        # the flag reports what the class's own query can do on this machine, so its floor
-        # takes the fixed time's running estimate, not one slow stretch's (the hold above
-        # follows the machine now)
-        mean_floor = (
-            None if warmup else mean_floor_s(self.budget.fixed_s, self.options.target_utilization)
-        )
-        oracle_floor = 0.0 if warmup else bare_floor_s(self.pace_s, self.budget.fixed_now_s)
         responses = {name: period.response[name] for name in self.names}
-        periods = {
-            name: ClassPeriod(
-                arrived=period.arrived[name],
-                processed=period.processed[name],
-                shed=period.shed[name],
-                outputs=responses[name].count,
-                response_sum_s=responses[name].sum_s,
-                response_max_s=responses[name].max_s,
-                busy_s=period.busy_s[name],
-                capacity_s=period.busy_s[name] + period.idle_s,
-                floor_s=floor,
-                mean_floor_s=mean_floor,
-                oracle_floor_s=oracle_floor,
-                stale_shed=period.stale[name],
-                stale_first=name in record.decision.stale_max,
-                slowdown=self.budget.slowdown,
-                stall=self.budget.stall,
-                down_s=period.down_s,
-                idle_load=period.idle_s / dt,
-                busy_load=period.busy_s[name] / dt,
-            )
-            for name in self.names
-        }
+        periods = self._class_periods(record, period, warmup)
         outcome = self.loop.step(
             dt,
             periods,
@@ -705,14 +671,9 @@ class EngineController:
         classes: dict[str, Any] = {}
         dout = self._expected_outputs()
         self.idle_s += period.idle_s
-        elastic = self.elastic
         for name in self.names:
             rt = responses[name]
-            obs = outcome.observations[name]
-            d = result.decisions[name]
             stats = period_stats(rt, self.targets[name])
-            headroom = result.headrooms[name]
-            oracle = outcome.oracle_shed_fraction[name]
             waiting = self._waiting(record, name)
             self._add_totals(name, period, rt, dout, warmup)
             classes[name] = {
@@ -727,40 +688,7 @@ class EngineController:
                 "applied_shed_fraction": rounded(decision.shed[name]),
             }
             samples.append(
-                MetricSample(
-                    class_name=name,
-                    seq=min(self._step - 1, INT32_MAX),
-                    t=timing.output_s,
-                    period_s=dt,
-                    arrived_count=min(period.arrived[name], INT32_MAX),
-                    output_count=min(stats.count, INT32_MAX),
-                    arrival_rate=period.arrived[name] / dt,
-                    response_time_mean_s=stats.mean_s,
-                    response_time_max_s=stats.max_s,
-                    response_time_p50_s=stats.p50_s,
-                    response_time_p95_s=stats.p95_s,
-                    response_time_p99_s=stats.p99_s,
-                    violation_mean_s=stats.violation_mean_s,
-                    violation_max_s=stats.violation_max_s,
-                    admitted_count=min(period.processed[name], INT32_MAX),
-                    shed_count=min(period.shed[name], INT32_MAX),
-                    waiting_count=min(waiting, INT32_MAX),
-                    load=_finite(obs.load),
-                    capacity_share=min(max(result.quotas[name], 0.0), 1.0),
-                    headroom=_finite(headroom),
-                    capacity_usage=_finite(obs.load / headroom) if headroom else None,
-                    shed_fraction=min(max(result.shed[name], 0.0), 1.0),
-                    oracle_shed_fraction=min(oracle, 1.0),
-                    floor_s=obs.feasibility_floor_s,
-                    manager=d.kind[:20],
-                    manager_state=str(d.state)[:20],
-                    redistributed=result.redistributed,
-                    config_version=self.config_version,
-                    warmup=warmup,
-                    executors=self.executors if elastic is not None else None,
-                    executors_requested=elastic.target if elastic is not None else None,
-                    job_usage=_finite(elastic.usage) if elastic is not None else None,
-                )
+                self._metric_sample(name, period, outcome, stats, waiting, timing.output_s, warmup)
             )
         self.series.append(
             {
@@ -781,6 +709,99 @@ class EngineController:
             }
         )
         return StepOutcome(decision, samples, result.redistributed, actions)
+
+    def _class_periods(
+        self, record: BatchRecord, period: _Period, warmup: bool
+    ) -> dict[str, ClassPeriod]:
+        """What each class did in the period, with the floors it is judged by."""
+        dt = period.window_s
+        # a warm-up batch times Spark's start (JIT compilation, workers starting), not the
+        # engine's floor: no class is judged infeasible on it (a start's backlog is then
+        # shed stale first, not served late as an infeasible class's), and the oracle
+        # judges its tuples against their target alone (it sheds the ones past it)
+        floor = None if warmup else self.floor_s()
+        # the flag reports what the class's own query can do on this machine, so its floor
+        # takes the fixed time's running estimate, not one slow stretch's (the hold above
+        # follows the machine now)
+        mean_floor = (
+            None if warmup else mean_floor_s(self.budget.fixed_s, self.options.target_utilization)
+        )
+        oracle_floor = 0.0 if warmup else bare_floor_s(self.pace_s, self.budget.fixed_now_s)
+        return {
+            name: ClassPeriod(
+                arrived=period.arrived[name],
+                processed=period.processed[name],
+                shed=period.shed[name],
+                outputs=period.response[name].count,
+                response_sum_s=period.response[name].sum_s,
+                response_max_s=period.response[name].max_s,
+                busy_s=period.busy_s[name],
+                capacity_s=period.busy_s[name] + period.idle_s,
+                floor_s=floor,
+                mean_floor_s=mean_floor,
+                oracle_floor_s=oracle_floor,
+                stale_shed=period.stale[name],
+                stale_first=name in record.decision.stale_max,
+                slowdown=self.budget.slowdown,
+                stall=self.budget.stall,
+                down_s=period.down_s,
+                idle_load=period.idle_s / dt,
+                busy_load=period.busy_s[name] / dt,
+            )
+            for name in self.names
+        }
+
+    def _metric_sample(
+        self,
+        name: str,
+        period: _Period,
+        outcome: PeriodOutcome,
+        stats: PeriodStats,
+        waiting: int,
+        t_out: float,
+        warmup: bool,
+    ) -> MetricSample:
+        """The class's sample of the period for the control plane."""
+        dt = period.window_s
+        result = outcome.result
+        obs = outcome.observations[name]
+        d = result.decisions[name]
+        headroom = result.headrooms[name]
+        elastic = self.elastic
+        return MetricSample(
+            class_name=name,
+            seq=min(self._step - 1, INT32_MAX),
+            t=t_out,
+            period_s=dt,
+            arrived_count=min(period.arrived[name], INT32_MAX),
+            output_count=min(stats.count, INT32_MAX),
+            arrival_rate=period.arrived[name] / dt,
+            response_time_mean_s=stats.mean_s,
+            response_time_max_s=stats.max_s,
+            response_time_p50_s=stats.p50_s,
+            response_time_p95_s=stats.p95_s,
+            response_time_p99_s=stats.p99_s,
+            violation_mean_s=stats.violation_mean_s,
+            violation_max_s=stats.violation_max_s,
+            admitted_count=min(period.processed[name], INT32_MAX),
+            shed_count=min(period.shed[name], INT32_MAX),
+            waiting_count=min(waiting, INT32_MAX),
+            load=_finite(obs.load),
+            capacity_share=min(max(result.quotas[name], 0.0), 1.0),
+            headroom=_finite(headroom),
+            capacity_usage=_finite(obs.load / headroom) if headroom else None,
+            shed_fraction=min(max(result.shed[name], 0.0), 1.0),
+            oracle_shed_fraction=min(outcome.oracle_shed_fraction[name], 1.0),
+            floor_s=obs.feasibility_floor_s,
+            manager=d.kind[:20],
+            manager_state=str(d.state)[:20],
+            redistributed=result.redistributed,
+            config_version=self.config_version,
+            warmup=warmup,
+            executors=self.executors if elastic is not None else None,
+            executors_requested=elastic.target if elastic is not None else None,
+            job_usage=_finite(elastic.usage) if elastic is not None else None,
+        )
 
     def _scale_pool(self, t_s: float, outcome: PeriodOutcome) -> dict[str, float]:
         """The shed fractions to apply: the managers', bounded by the elastic policy to
