@@ -75,7 +75,13 @@ from spark_runner.engine.digest import PeriodStats, RunDigest, period_stats
 from spark_runner.engine.measures import BatchMeasures, ResponseSample
 from spark_runner.engine.network import NetworkPlan, stream_specs
 from spark_runner.engine.offsets import BatchRecord, Decision
-from spark_runner.engine.pacing import bare_floor_s, floor_s, mean_floor_s, pace_s
+from spark_runner.engine.pacing import (
+    MIN_WORK_SHARE,
+    bare_floor_s,
+    floor_s,
+    mean_floor_s,
+    pace_s,
+)
 from spark_runner.scenario.compose import scenario_live_config
 from spark_runner.scenario.models import MapOp, Scenario, WindowAggregateOp
 from spark_runner.sim.engine import ClassTotals, background_schedule
@@ -167,6 +173,7 @@ class EngineController:
         scenario = plan.scenario
         self.period_s = period_s or scenario.control.period_s
         self.pace_s = self.period_s
+        self.start_pace_s = self.period_s
         self.names = plan.class_names
         self.targets = {c.name: c.delay_target_s for c in scenario.classes}
         self.digests = {n: RunDigest(self.targets[n]) for n in self.names}
@@ -365,14 +372,29 @@ class EngineController:
         return self.alpha * self.budget.budget_s
 
     def _repace(self, loaded: Sequence[str]) -> None:
-        """Set the pace from the tightest target among the ``loaded`` classes."""
-        self.pace_s = pace_s(
-            (self.targets[n] for n in loaded),
-            self.period_s,
-            self.budget.fixed_now_s,
-            self.options.target_utilization,
-        )
+        """Set the pace from the tightest target among the ``loaded`` classes: the one
+        the budget, the loads and the floors are reckoned in (a quarter of a cycle for
+        work at the least), and the one batches start at, whose least leaves the work the
+        classes offer (:func:`pacing.work_share`). Light classes then get batches nearly
+        back to back, while their loads keep their meaning: reckoned at the shorter pace,
+        a light load read as two thirds of the capacity (the cycle holds little more
+        than it), and the elastic policy would scale out for it."""
+        targets = [self.targets[n] for n in loaded]
+        machine = (self.period_s, self.budget.fixed_now_s, self.options.target_utilization)
+        self.pace_s = pace_s(targets, *machine, MIN_WORK_SHARE)
+        offered = self.budget.offered_share
+        self.start_pace_s = self.pace_s if offered is None else pace_s(targets, *machine, offered)
         self.budget.period_s = self.pace_s
+
+    def _offer(self, record: BatchRecord, work: float, window_s: float) -> None:
+        """Tell the budget the work the batch's window offered: its modelled work scaled by
+        the tuples that arrived at its points over those it kept (the deferred and shed
+        ones would have cost as much). A batch that kept none of its arrivals says
+        nothing."""
+        deltas = [record.delta(p.index) for p in self.plan.points]
+        arrived, kept = sum(d.arrived for d in deltas), sum(d.kept for d in deltas)
+        if kept > 0 or arrived == 0:
+            self.budget.offer(work * arrived / kept if kept else 0.0, window_s)
 
     def initial_decision(self) -> Decision:
         if self.options.plain:
@@ -418,7 +440,7 @@ class EngineController:
             admit_all=False,
             config_version=self.config_version,
             stale_max=stale_max,
-            pace_s=self.pace_s,
+            pace_s=self.start_pace_s,
             order=priority_order(self.control.priorities()),
         )
 
@@ -524,6 +546,7 @@ class EngineController:
         # capacity (read before this batch's update replaces it)
         stalled_s = self.budget.overrun_s
         self.budget.update(work, cycle)
+        self._offer(record, work, window_s)
         if not (self.options.plain or self.options.fixed_pace):
             self._repace(
                 [n for n in self.names if period.arrived[n] > 0 or self._waiting(record, n) > 0]

@@ -123,6 +123,7 @@ class BatchBudget:
         # how long the last batch ran beyond its model o + αW, s: a stall (the machine
         # taken by another process, a Python worker starting) that gave no capacity
         self.overrun_s = 0.0
+        self._offered: deque[float] = deque(maxlen=window)  # cycle shares, see offer()
 
     @property
     def target_s(self) -> float:
@@ -185,6 +186,19 @@ class BatchBudget:
             self.fixed_s = min(self.fixed_s, statistics.median(self._cycles))
         return self.budget_s
 
+    def offer(self, work_s: float, window_s: float) -> None:
+        """The classes offered ``work_s`` weighted work (what a batch would take with every
+        tuple admitted) over ``window_s`` of arrivals."""
+        if window_s > 0 and math.isfinite(work_s) and work_s >= 0:
+            self._offered.append(self.alpha * work_s / (self.utilization * window_s))
+
+    @property
+    def offered_share(self) -> float | None:
+        """The share of a batch cycle (``u × T``, whatever the pace ``T``) the offered work
+        needs at the speed the machine runs now: the most of the last ``window`` batches'
+        (a burst counts); None until a batch is measured."""
+        return max(self._offered) * self.slowdown if self._offered else None
+
     def rescale(self, alpha: float) -> None:
         """Batches now run on another number of task slots (``alpha`` = 1 / slots): the
         ratios measured at the old scale go; the fixed time stays, and so do the recent
@@ -198,6 +212,7 @@ class BatchBudget:
             raise ValueError(f"alpha is {alpha}; it must be > 0")
         self.alpha = alpha
         self._ratios.clear()
+        self._offered.clear()
 
     def settle(self) -> None:
         """The end of a warm-up: the first batches' JIT compilation and worker starts are
@@ -210,6 +225,7 @@ class BatchBudget:
         self._recent.clear()
         self._cycles.clear()
         self._ratios.clear()
+        self._offered.clear()
         self._settling = True
 
 

@@ -9,9 +9,11 @@ import pytest
 
 from spark_runner.engine.controller import ControllerOptions
 from spark_runner.engine.pacing import (
+    LEAST_WORK_SHARE,
     MIN_PACE_S,
     MIN_WORK_SHARE,
     TARGET_SHARE,
+    WORK_MARGIN,
     bare_floor_s,
     floor_s,
     least_pace_s,
@@ -69,8 +71,8 @@ def test_a_target_above_the_mean_floor_is_served_at_the_least_pace() -> None:
     fully admitted class gets there (half the least pace's wait and the fixed time), is
     feasible: it sets the pace at the bound instead of leaving it to a looser class."""
     fixed = 0.66
-    least = least_pace_s(fixed, 0.9)
-    assert mean_floor_s(fixed, 0.9) == pytest.approx(least / 2 + fixed)
+    assert mean_floor_s(fixed, 0.9) == pytest.approx(least_pace_s(fixed, 0.9) / 2 + fixed)
+    least = least_pace_s(fixed, 0.9, MIN_WORK_SHARE)  # the classes offer much work
     # 1.5 s: its own pace is below the bound and the longest answer there above it,
     # but the mean answer is within it
     assert least > TARGET_SHARE * 1.5 / 1.9 and floor_s(least, fixed) > 1.5
@@ -88,6 +90,23 @@ def test_the_pace_adapts_to_the_cycle_the_engine_achieves_not_the_configured_per
     least = fixed / (0.9 * (1 - MIN_WORK_SHARE))
     assert pace_s([2.0], period_s=0.5, fixed_s=fixed, utilization=0.9) == pytest.approx(least)
     assert pace_s([], period_s=0.5, fixed_s=fixed, utilization=0.9) == pytest.approx(least)
+
+
+def test_light_classes_get_batches_nearly_back_to_back() -> None:
+    """The least pace leaves for work what the classes offer (with a margin), not a
+    quarter of the cycle: with a fixed time of 0.8 s and tuples needing 4 % of a cycle
+    (the trades workload), batches start 0.99 s apart, not 1.19 s; as the offered work
+    grows the bound returns to a quarter of the cycle, never less than a tenth."""
+    fixed, u = 0.8, 0.9
+    light = pace_s([1.5, 2.0, 3.0], period_s=2.0, fixed_s=fixed, utilization=u, offered_share=0.04)
+    assert light == pytest.approx(fixed / (u * (1 - LEAST_WORK_SHARE)))
+    some = pace_s([1.5], period_s=2.0, fixed_s=fixed, utilization=u, offered_share=0.1)
+    assert some == pytest.approx(fixed / (u * (1 - WORK_MARGIN * 0.1)))
+    heavy = pace_s([1.5], period_s=2.0, fixed_s=fixed, utilization=u, offered_share=0.5)
+    assert heavy == pytest.approx(fixed / (u * (1 - MIN_WORK_SHARE)))
+    assert light < some < heavy
+    # the budget at the light pace still takes the offered work with its margin
+    assert u * light - fixed >= WORK_MARGIN * 0.04 * u * light
 
 
 RATES = {"gold": 100.0, "silver": 200.0, "bronze": 300.0}
