@@ -86,7 +86,7 @@ def pace_s(
     return max(least, min(period_s, min(feasible, default=least)))
 
 
-def least_pace_s(fixed_s: float, utilization: float, offered_share: float = 0.0) -> float:
+def least_pace_s(fixed_s: float, utilization: float, offered_share: float) -> float:
     """The shortest pace, s: the fixed time ``o`` leaves :func:`work_share` of a batch
     cycle (``u × P``) for work, and never below ``MIN_PACE_S``."""
     share = work_share(offered_share)
@@ -108,7 +108,7 @@ def mean_floor_s(fixed_s: float, utilization: float) -> float:
     pace for no offered work), so a target below it is one that no admission can meet on
     average, the statistic the promise is on: the class is infeasible. :func:`floor_s`
     is the longest answer's."""
-    return least_pace_s(fixed_s, utilization) / 2.0 + fixed_s
+    return least_pace_s(fixed_s, utilization, 0.0) / 2.0 + fixed_s
 
 
 def floor_s(pace: float, fixed_s: float) -> float:

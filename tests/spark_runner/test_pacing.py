@@ -71,7 +71,7 @@ def test_a_target_above_the_mean_floor_is_served_at_the_least_pace() -> None:
     fully admitted class gets there (half the least pace's wait and the fixed time), is
     feasible: it sets the pace at the bound instead of leaving it to a looser class."""
     fixed = 0.66
-    assert mean_floor_s(fixed, 0.9) == pytest.approx(least_pace_s(fixed, 0.9) / 2 + fixed)
+    assert mean_floor_s(fixed, 0.9) == pytest.approx(least_pace_s(fixed, 0.9, 0.0) / 2 + fixed)
     least = least_pace_s(fixed, 0.9, MIN_WORK_SHARE)  # the classes offer much work
     # 1.5 s: its own pace is below the bound and the longest answer there above it,
     # but the mean answer is within it
@@ -107,6 +107,28 @@ def test_light_classes_get_batches_nearly_back_to_back() -> None:
     assert light < some < heavy
     # the budget at the light pace still takes the offered work with its margin
     assert u * light - fixed >= WORK_MARGIN * 0.04 * u * light
+
+
+def test_light_classes_start_batches_sooner_with_loads_reckoned_as_before(tmp_path: Path) -> None:
+    """The closed loop with light classes and a fixed time of 0.8 s (the trades workload's
+    shape): batches start at the least pace their offered work needs, below the one that
+    leaves a quarter of each cycle; the loads the managers and the elastic policy read
+    stay reckoned at that quarter-cycle pace, so a light load reads light; nothing is
+    shed and gold meets 1.5 s."""
+    light = one_map_scenario({"gold": 50.0, "silver": 50.0, "bronze": 50.0}, TARGETS, 0.0005)
+    plant = Plant(light, tmp_path, overhead_s=0.8)
+    plant.run(80)
+    controller, decision = plant.controller, plant.outcomes[-1].decision
+    offered = controller.budget.offered_share
+    assert offered is not None and WORK_MARGIN * offered < LEAST_WORK_SHARE
+    fixed = controller.budget.fixed_now_s
+    assert decision.pace_s == pytest.approx(fixed / (0.9 * (1 - LEAST_WORK_SHARE)))
+    assert controller.pace_s == pytest.approx(fixed / (0.9 * (1 - MIN_WORK_SHARE)))
+    recent = [s for o in plant.outcomes[-40:] for s in o.samples]
+    periods = len(plant.outcomes[-40:])
+    assert sum(s.load or 0.0 for s in recent) / periods < 0.2
+    assert sum(s.shed_count or 0 for s in recent) == 0
+    assert _mean_response(plant, "gold", 40) <= TARGETS["gold"]
 
 
 RATES = {"gold": 100.0, "silver": 200.0, "bronze": 300.0}
