@@ -796,6 +796,10 @@ class DilosController:
                 quotas[name] += take
                 want -= take
                 own -= take
+        return self._apply_reclaim(quotas)
+
+    def _apply_reclaim(self, quotas: Mapping[str, float]) -> RedistributionEvent | None:
+        """Install the quotas a reclaim arrived at and record it; None if nothing moved."""
         before = self.quotas()
         if all(abs(quotas[n] - before[n]) <= _TINY for n in quotas):
             return None

@@ -383,7 +383,9 @@ class EngineController:
         machine = (self.period_s, self.budget.fixed_now_s, self.options.target_utilization)
         self.pace_s = pace_s(targets, *machine, MIN_WORK_SHARE)
         offered = self.budget.offered_share
-        self.start_pace_s = self.pace_s if offered is None else pace_s(targets, *machine, offered)
+        self.start_pace_s = pace_s(
+            targets, *machine, MIN_WORK_SHARE if offered is None else offered
+        )
         self.budget.period_s = self.pace_s
 
     def _offer(self, record: BatchRecord, work: float, window_s: float) -> None:
@@ -714,24 +716,38 @@ class EngineController:
                 self._metric_sample(name, period, outcome, stats, waiting, timing.output_s, warmup)
             )
         self.series.append(
-            {
-                "t_s": rounded(t_s),
-                "batch": record.batch_id,
-                "warmup": warmup,
-                "background_share": rounded(self.background.rate_at(t_s)),
-                "idle_s": rounded(period.idle_s),
-                "budget_s": rounded(decision.budget_s),
-                "budget_weight_s": rounded(self.budget.budget_s),
-                "fixed_s": rounded(self.budget.fixed_s),
-                "slowdown": rounded(self.budget.slowdown),
-                "stall": rounded(self.budget.stall),
-                "batch_s": rounded(timing.output_s - timing.started_s),
-                "config_version": self.config_version,
-                **(self.elastic.sample(self.executors) if self.elastic is not None else {}),
-                "classes": classes,
-            }
+            self._series_entry(record, period, timing, t_s, decision, warmup, classes)
         )
         return StepOutcome(decision, samples, result.redistributed, actions)
+
+    def _series_entry(
+        self,
+        record: BatchRecord,
+        period: _Period,
+        timing: BatchTiming,
+        t_s: float,
+        decision: Decision,
+        warmup: bool,
+        classes: dict[str, Any],
+    ) -> dict[str, Any]:
+        """The results file's entry of the period: the batch, the budget, the pool and
+        every class's figures (``classes``)."""
+        return {
+            "t_s": rounded(t_s),
+            "batch": record.batch_id,
+            "warmup": warmup,
+            "background_share": rounded(self.background.rate_at(t_s)),
+            "idle_s": rounded(period.idle_s),
+            "budget_s": rounded(decision.budget_s),
+            "budget_weight_s": rounded(self.budget.budget_s),
+            "fixed_s": rounded(self.budget.fixed_s),
+            "slowdown": rounded(self.budget.slowdown),
+            "stall": rounded(self.budget.stall),
+            "batch_s": rounded(timing.output_s - timing.started_s),
+            "config_version": self.config_version,
+            **(self.elastic.sample(self.executors) if self.elastic is not None else {}),
+            "classes": classes,
+        }
 
     def _class_periods(
         self, record: BatchRecord, period: _Period, warmup: bool
