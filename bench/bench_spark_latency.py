@@ -67,7 +67,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.bench_spark_common import ROOT, RunFailed, load_average, render_table, run_spark
-from bench.latency_workload import CLASSES, scenario, trades_feeder
+from bench.latency_workload import CLASSES, WORKLOADS, LatencyClass, scenario, trades_feeder
 from spark_runner.engine.digest import RunDigest
 from spark_runner.engine.measures import ArrivalSummary, ResponseSample
 
@@ -125,15 +125,22 @@ def med(values: Sequence[float]) -> float:
 
 
 def plain(
-    args: argparse.Namespace, rate: float, tmp: Path, *, job_manager: bool, one_query: bool = False
+    args: argparse.Namespace,
+    rate: float,
+    tmp: Path,
+    *,
+    job_manager: bool,
+    one_query: bool = False,
+    workload: str = "trades",
 ) -> RunResult:
-    """Run :mod:`bench.plain_latency`; the feeder starts once its queries run (as headroom's
-    files source, it then reads no file written while its JVM started)."""
+    """Run :mod:`bench.plain_latency` on ``workload``; the feeder starts once its queries
+    run (as headroom's files source, it then reads no file written while its JVM
+    started)."""
     out, ready, log = tmp / "plain.json", tmp / "ready", tmp / "plain.log"
     cmd = [
         sys.executable, "-m", "bench.plain_latency", "--files-dir", str(tmp / "in"),
         "--checkpoint", str(tmp / "checkpoint"), "--duration", str(args.warmup + args.duration),
-        "--out", str(out), "--ready", str(ready),
+        "--out", str(out), "--ready", str(ready), "--workload", workload,
     ]  # fmt: skip
     if job_manager:
         cmd.append("--job-checkpoint-manager")
@@ -158,14 +165,16 @@ def plain(
                 feeder.stop()
     if proc.returncode != 0 or not out.exists():
         raise RunFailed(f"plain Spark exit {proc.returncode}: {log.read_text()[-3000:]}")
-    return plain_result(json.loads(out.read_text()), args.warmup)
+    return plain_result(json.loads(out.read_text()), args.warmup, WORKLOADS[workload])
 
 
-def plain_result(doc: dict[str, Any], warmup_s: float) -> RunResult:
+def plain_result(
+    doc: dict[str, Any], warmup_s: float, classes: tuple[LatencyClass, ...] = CLASSES
+) -> RunResult:
     """Per class: the response times of the batches that started after the warm-up."""
     measured_from, origin = doc["started_s"] + warmup_s, doc["origin_s"]
     result = RunResult({})
-    for c in CLASSES:
+    for c in classes:
         digest = RunDigest(c.target_s)
         batches, rows, means, starts = 0, [], [], []
         durations: dict[str, list[float]] = {}
@@ -211,24 +220,31 @@ def plain_result(doc: dict[str, Any], warmup_s: float) -> RunResult:
 # --- headroom --------------------------------------------------------------------------
 
 
-def headroom(args: argparse.Namespace, rate: float, tmp: Path) -> RunResult:
+def run_on_files(
+    doc: dict[str, Any], args: argparse.Namespace, rate: float, tmp: Path
+) -> dict[str, Any]:
+    """``headroom run --source files`` of the scenario ``doc`` while the feeder writes
+    ``trades`` at ``rate``: its results document."""
     feeder = trades_feeder(tmp / "in", rate).start()
     try:
-        r = run_spark(
-            scenario(rate, args.duration),
+        return run_spark(
+            doc,
             duration_s=args.duration,
             warmup_s=args.warmup,
             extra=["--source", "files", "--files-dir", str(tmp / "in")],
         )
     finally:
         feeder.stop()
-    return headroom_result(r)
 
 
-def headroom_result(r: dict[str, Any]) -> RunResult:
+def headroom(args: argparse.Namespace, rate: float, tmp: Path) -> RunResult:
+    return headroom_result(run_on_files(scenario(rate, args.duration), args, rate, tmp))
+
+
+def headroom_result(r: dict[str, Any], classes: tuple[LatencyClass, ...] = CLASSES) -> RunResult:
     series = r["series"]
     result = RunResult({})
-    for c in CLASSES:
+    for c in classes:
         s = r["classes"][c.name]
         result.classes[c.name] = ClassResult(
             s["mean_response_time_s"],
@@ -242,7 +258,7 @@ def headroom_result(r: dict[str, Any]) -> RunResult:
     batch_s = [p["batch_s"] for p in series if p.get("batch_s") is not None]
     fixed = [p["fixed_s"] for p in series if p.get("fixed_s") is not None]
     result.notes.append(
-        f"one query for the three classes: {len(series)} batches in "
+        f"one query for the {len(classes)} classes: {len(series)} batches in "
         f"{r['scenario']['duration_s']:.1f} s measured (the warm-up ends with the first batch "
         f"after it), median batch "
         f"{med(batch_s):.3f} s, median cycle {med(cycles):.3f} s, median fixed time "

@@ -1,6 +1,8 @@
-"""The latency benchmark's workload, one definition for both sides: one stream of CSV
+"""The latency benchmarks' workloads, one definition for both sides: one stream of CSV
 files (``trades``: ``account`` uniform over 0..999, ``amount`` uniform in [0, 1), ``ts``
-the instant the file was written) and three classes, one Spark SQL query each.
+the instant the file was written) and classes of one Spark SQL query each: the three of
+:data:`CLASSES` (``bench_spark_latency``), or one of :data:`FLOOR_CLASSES`
+(``bench_spark_floor``), by name in :data:`WORKLOADS`.
 
 The files are written by :func:`trades_feeder`, the overhead benchmark's
 :class:`~bench.overhead_workload.Feeder` (a file every 0.25 s, written hidden and renamed
@@ -56,16 +58,42 @@ CLASSES = (
 )
 
 
-def scenario(rate_per_s: float, duration_s: float) -> dict[str, Any]:
+FLOOR_CLASSES = {
+    "stateless": LatencyClass(
+        "c", 1, 1.0, "SELECT account, amount, ts FROM trades WHERE amount < 0.5"
+    ),
+    "stateful": LatencyClass(
+        "c",
+        1,
+        1.0,
+        "SELECT window(event_time, '2 seconds') AS w, account, count(*) AS n "
+        "FROM trades WHERE amount < 0.5 GROUP BY 1, account",
+    ),
+}
+"""The floor benchmark's one class per query kind (its target is the benchmark's)."""
+
+WORKLOADS: dict[str, tuple[LatencyClass, ...]] = {
+    "trades": CLASSES,
+    **{f"floor-{kind}": (c,) for kind, c in FLOOR_CLASSES.items()},
+}
+"""Every workload by name: its classes."""
+
+
+def scenario(
+    rate_per_s: float,
+    duration_s: float,
+    classes: tuple[LatencyClass, ...] = CLASSES,
+    period_s: float = CONTROL_PERIOD_S,
+) -> dict[str, Any]:
     """The headroom scenario: ``trades`` with the files' columns (``event_time: ts``;
     the rate and generators only document the feeder: the files source reads the
-    files), the three classes with their priorities and targets, DILoS."""
+    files), ``classes`` with their priorities and targets, DILoS every ``period_s``."""
     return {
         "version": 1,
         "name": "latency",
         "seed": 1,
         "duration_s": duration_s,
-        "control": {"period_s": CONTROL_PERIOD_S, "mode": "dilos"},
+        "control": {"period_s": period_s, "mode": "dilos"},
         "streams": [
             {
                 "name": STREAM,
@@ -95,7 +123,7 @@ def scenario(rate_per_s: float, duration_s: float) -> dict[str, Any]:
                     }
                 ],
             }
-            for c in CLASSES
+            for c in classes
         ],
     }
 

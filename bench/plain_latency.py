@@ -1,10 +1,12 @@
-"""The latency benchmark's baseline: the three classes' SQL as a user would write it on
+"""The latency benchmarks' baseline: the classes' SQL as a user would write it on
 plain Spark Structured Streaming.
 
     python -m bench.plain_latency --files-dir DIR --checkpoint DIR --duration 75 --out out.json
+        [--workload trades]
 
-One application, three streaming queries (one per class of
-:data:`bench.latency_workload.CLASSES`): each reads ``DIR/trades/`` through its own CSV
+One application, one streaming query per class of the workload
+(:data:`bench.latency_workload.WORKLOADS`; ``trades``: three classes): each reads
+``DIR/trades/`` through its own CSV
 file source (:func:`bench.plain_spark.stream`: ``event_time`` a copy of ``ts``,
 watermarked 30 s), runs its statement through ``spark.sql`` over its own temporary view,
 and writes to the ``noop`` sink in the update mode with its own checkpoint, on the
@@ -13,7 +15,7 @@ default trigger (batches back to back). The session is :func:`bench.plain_spark.
 the UI off) with the session time zone UTC (the rows' ``ts`` are UTC); Spark's default
 checkpoint file manager unless ``--job-checkpoint-manager`` (headroom job's, which
 starts no process per log file: ``spark_runner.job.sparkconf.CHECKPOINT_PROPERTIES``).
-``--one-query`` runs the three as one query instead (their outputs, each as one JSON
+``--one-query`` runs them as one query instead (their outputs, each as one JSON
 column, unioned into one sink): the design headroom's engine has, to tell what one query
 for every class costs from the rest.
 
@@ -38,7 +40,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming.query import StreamingQuery
 
-from bench.latency_workload import CLASSES, STREAM
+from bench.latency_workload import STREAM, WORKLOADS, LatencyClass
 from bench.plain_spark import session, stream
 from spark_runner.engine.dataflow import QUANTILE_ACCURACY
 from spark_runner.engine.measures import QUANTILE_LEVELS
@@ -68,12 +70,17 @@ ONE_QUERY = "all_classes"
 
 
 def start_queries(
-    spark: SparkSession, files_dir: Path, checkpoint: Path, origin_ms: int, one_query: bool
+    spark: SparkSession,
+    classes: tuple[LatencyClass, ...],
+    files_dir: Path,
+    checkpoint: Path,
+    origin_ms: int,
+    one_query: bool,
 ) -> dict[str, StreamingQuery]:
     """One query per class, each over its own file source and view (or one query of
     their union)."""
     outputs = {}
-    for c in CLASSES:
+    for c in classes:
         observed(stream(spark, files_dir, STREAM), c.name, origin_ms).createOrReplaceTempView(
             STREAM
         )  # spark.sql resolves the view now: each query keeps its own source
@@ -121,7 +128,8 @@ def main() -> None:
         action="store_true",
         help="write the offset and commit logs as headroom's job does (not a user's default)",
     )
-    parser.add_argument("--one-query", action="store_true", help="the three as one query")
+    parser.add_argument("--one-query", action="store_true", help="the classes as one query")
+    parser.add_argument("--workload", choices=sorted(WORKLOADS), default="trades")
     args = parser.parse_args()
     spark = session(args.master)
     spark.conf.set("spark.sql.session.timeZone", "UTC")
@@ -129,7 +137,9 @@ def main() -> None:
         for key, value in CHECKPOINT_PROPERTIES.items():
             spark.conf.set(key, value)
     origin_ms = int(time.time() * 1000)
-    running = start_queries(spark, args.files_dir, args.checkpoint, origin_ms, args.one_query)
+    running = start_queries(
+        spark, WORKLOADS[args.workload], args.files_dir, args.checkpoint, origin_ms, args.one_query
+    )
     started = time.time()
     if args.ready is not None:
         args.ready.touch()
