@@ -57,6 +57,8 @@ class Service:
     restart_at: float | None = None
     """When a dead process is due to be started again (monotonic seconds); None: not dead
     or not yet noticed."""
+    health_url: str | None = None
+    """What answers 200 once the service serves (``Stack.wait_healthy``); None: nothing."""
 
 
 @dataclass
@@ -94,8 +96,8 @@ class Stack:
         env.update(extra_env or {})
         return cls(settings=settings, env=env)
 
-    def _start(self, name: str, args: list[str]) -> Service:
-        service = Service(name, args, *self._spawn(name, args))
+    def _start(self, name: str, args: list[str], health_url: str | None = None) -> Service:
+        service = Service(name, args, *self._spawn(name, args), health_url=health_url)
         self.services.append(service)
         return service
 
@@ -131,6 +133,7 @@ class Stack:
                 "--log-level",
                 "warning",
             ],
+            f"{self.settings.public_api_url}/api/v1/health",
         )
 
     def start_worker(self) -> Service:
@@ -158,24 +161,27 @@ class Stack:
         )
 
     def start_dashboard(self) -> Service:
-        return self._start("dashboard", ["-m", "frontend"])
+        return self._start("dashboard", ["-m", "frontend"], f"{self.dashboard_url}/login")
+
+    @property
+    def dashboard_url(self) -> str:
+        return f"http://{self.settings.dashboard_host}:{self.settings.dashboard_port}"
 
     def wait_healthy(self, timeout_s: float = 60.0) -> None:
-        """Block until the API answers its health check; raise with the log if it dies."""
-        url = f"{self.settings.public_api_url}/api/v1/health"
+        """Block until every started service that serves HTTP answers (the API its health
+        check, the dashboard its sign-in page); raise with the log if one dies."""
+        waiting = [s.health_url for s in self.services if s.health_url is not None]
         deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
+        while waiting and time.monotonic() < deadline:
             for service in self.services:
                 if service.process.poll() is not None:
                     tail = service.log_path.read_text(errors="replace")[-3000:]
                     raise RuntimeError(f"{service.name} exited early:\n{tail}")
-            try:
-                if httpx.get(url, timeout=1.0).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.2)
-        raise TimeoutError(f"the API did not answer {url} within {timeout_s:.0f} s")
+            waiting = [url for url in waiting if not _answers(url)]
+            if waiting:
+                time.sleep(0.2)
+        if waiting:
+            raise TimeoutError(f"{', '.join(waiting)} did not answer within {timeout_s:.0f} s")
 
     def supervise(
         self,
@@ -262,3 +268,10 @@ class Stack:
 def _signal_group(service: Service, signum: int) -> None:
     with contextlib.suppress(ProcessLookupError):
         os.killpg(service.process.pid, signum)
+
+
+def _answers(url: str) -> bool:
+    try:
+        return httpx.get(url, timeout=1.0).status_code == 200
+    except httpx.HTTPError:
+        return False

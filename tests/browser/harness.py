@@ -20,7 +20,6 @@ import socket
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -98,7 +97,7 @@ class Product:
 
     @property
     def dashboard_url(self) -> str:
-        return f"http://{self.settings.dashboard_host}:{self.settings.dashboard_port}"
+        return self.stack.dashboard_url
 
     @contextmanager
     def api(self, username: str = ADMIN, password: str = PASSWORD) -> Iterator[httpx.Client]:
@@ -156,7 +155,6 @@ def start_product(
         if worker:
             stack.start_worker()
         stack.wait_healthy(timeout_s)
-        wait_for_http(product, f"{product.dashboard_url}/login", timeout_s)
         with product.api() as admin:
             for username, role in ((OPERATOR, "operator"), (VIEWER, "viewer")):
                 created = admin.post(
@@ -181,21 +179,6 @@ def create_admin(stack: Stack, username: str, password: str) -> None:
     )
     if result.returncode != 0:
         raise RuntimeError(f"create-admin failed: {result.stderr}")
-
-
-def wait_for_http(product: Product, url: str, timeout_s: float) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        for service in product.stack.services:
-            if service.process.poll() is not None:
-                raise RuntimeError(f"{service.name} exited early:\n{product.logs()}")
-        try:
-            if httpx.get(url, timeout=1.0).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.1)
-    raise TimeoutError(f"{url} did not answer within {timeout_s:.0f} s:\n{product.logs()}")
 
 
 def new_driver(user_data_dir: Path | None = None) -> WebDriver:

@@ -16,7 +16,7 @@ import pytest
 from selenium.webdriver.common.by import By
 
 from backend.stack import Stack
-from tests.browser.harness import OPERATOR, Browser, Product, free_port, wait_for_http
+from tests.browser.harness import OPERATOR, Browser, Product, free_port
 from tests.frontend.recording_proxy import RecordingProxy
 
 pytestmark = pytest.mark.browser
@@ -53,11 +53,10 @@ def slow(product: Product, tmp_path_factory: pytest.TempPathFactory) -> Iterator
             }
         )
         stack = Stack.from_settings(settings)
-        url = f"http://{settings.dashboard_host}:{settings.dashboard_port}"
         try:
             stack.start_dashboard()
-            wait_for_http(Product(stack), f"{url}/login", 60.0)
-            yield Slow(url, proxy, job_id)
+            stack.wait_healthy()
+            yield Slow(stack.dashboard_url, proxy, job_id)
         finally:
             stack.stop()
 

@@ -28,7 +28,6 @@ from tests.browser.harness import (
     Product,
     free_port,
     start_product,
-    wait_for_http,
 )
 
 
@@ -110,10 +109,9 @@ def test_the_cookie_is_secure_when_served_over_tls(product, tmp_path):
     stack = Stack.from_settings(settings, {"HEADROOM_DASHBOARD_SECURE_COOKIES": "1"})
     stack.env["HEADROOM_API_URL"] = product.settings.public_api_url
     stack.start_dashboard()
-    url = f"http://{settings.dashboard_host}:{settings.dashboard_port}"
     try:
-        wait_for_http(Product(stack), f"{url}/login", 60)
-        with httpx.Client(base_url=url, timeout=10) as client:
+        stack.wait_healthy()
+        with httpx.Client(base_url=stack.dashboard_url, timeout=10) as client:
             _, response = _sign_in_with(client)
     finally:
         stack.stop()

@@ -180,6 +180,7 @@ def test_a_preview_beyond_the_concurrency_cap_is_refused_at_once(world: World) -
     )
 
 
+@pytest.mark.timing  # answered before the previews end: on a machine of its own
 def test_previews_run_in_worker_processes_beside_other_requests(world: World) -> None:
     """While two previews replay, in processes of their own, ``/health`` answers and a
     write (on SQLite: through the write gate) is stored before either preview ends; the
