@@ -8,6 +8,7 @@ from collections.abc import Mapping
 import pytest
 
 from spark_runner.core.dilos import (
+    FLAG_PERIODS,
     HOLD_CATCHING_UP,
     HOLD_DRAINING,
     HOLD_FLOOR,
@@ -30,6 +31,8 @@ from tests.core.qos_plant import QuotaPlant
 PRIORITIES = {"c1": 6.0, "c2": 3.0, "c3": 1.0}
 TARGETS = {"c1": 0.3, "c2": 0.4, "c3": 0.5}  # 001 §6.2.1
 T = 0.15
+BELOW_FLOOR = (HOLD_FLOOR, "hold_infeasible")
+"""The actions of a class held below the floor, flagged infeasible or not yet."""
 
 
 def specs(kind: str = "aloma", **extra: float) -> list[ClassSpec]:
@@ -263,7 +266,9 @@ def test_a_class_whose_target_is_below_the_floor_is_infeasible_and_sheds_only_it
     """c3 (target 0.5 s, ALoMa headroom 0.08 s/s) under a floor of 0.6 s: flagged, it sheds
     only the load above its capacity and its manager does not learn; it returns to normal
     control once the floor is 10 % below its target, not before, and is no longer flagged
-    once the floor is under its target (its own query meets it there)."""
+    once the floor is under its target (its own query meets it there). It is flagged
+    once its answers missed the target ``FLAG_PERIODS`` periods in a row, held unflagged
+    before."""
     ctl = DilosController(specs())
     late = ResponseTimeStats(mean_s=0.7, max_s=0.9, count=10)
 
@@ -272,6 +277,8 @@ def test_a_class_whose_target_is_below_the_floor_is_infeasible_and_sheds_only_it
         obs["c3"] = Observation(period_s=T, load=load, response_time=late, floor_s=floor)
         return ctl.step(obs).classes["c3"]
 
+    for _ in range(FLAG_PERIODS - 1):
+        assert step(0.6).decision.action == HOLD_FLOOR
     c3 = step(0.6)
     assert c3.decision.state == "infeasible" and c3.decision.action == "hold_infeasible"
     assert c3.decision.shed_fraction == pytest.approx(1 - 0.08 / 0.1)
@@ -305,6 +312,8 @@ def test_a_class_late_only_for_the_others_work_holds_unflagged() -> None:
     others = step(0.3)
     assert others.decision.action == HOLD_FLOOR and others.decision.state != "infeasible"
     assert others.decision.details == {"floor_s": 0.3, "delay_target_s": 0.5}
+    for _ in range(FLAG_PERIODS - 1):
+        assert step(0.55).decision.action == HOLD_FLOOR
     own = step(0.55)
     assert own.decision.action == "hold_infeasible" and own.decision.state == "infeasible"
 
@@ -314,7 +323,7 @@ def test_a_class_below_the_floor_answered_within_its_target_holds_unflagged() ->
     headroom 0.08 s/s, load 0.1) under a floor of 0.6 s, answered at a mean of 0.4 s (the
     longest 0.7 s), holds as an infeasible class does (it sheds only the load above its
     capacity: its own shedding cannot shorten the batches) but is not flagged; answered
-    at a mean of 0.7 s it is flagged infeasible."""
+    at a mean of 0.7 s ``FLAG_PERIODS`` periods in a row it is flagged infeasible."""
     ctl = DilosController(specs())
 
     def step(mean_s: float) -> ClassStep:
@@ -327,6 +336,8 @@ def test_a_class_below_the_floor_answered_within_its_target_holds_unflagged() ->
     assert within.decision.action == HOLD_FLOOR and within.decision.state != "infeasible"
     assert within.decision.shed_fraction == pytest.approx(1 - 0.08 / 0.1)
     assert ctl.manager("c3").headroom == pytest.approx(0.08)  # its manager learnt nothing
+    for _ in range(FLAG_PERIODS - 1):
+        assert step(0.7).decision.action == HOLD_FLOOR
     late = step(0.7)
     assert late.decision.action == "hold_infeasible" and late.decision.state == "infeasible"
     assert step(0.5).decision.action == HOLD_FLOOR
@@ -344,7 +355,7 @@ def test_an_infeasible_class_sheds_no_more_than_the_load_it_was_not_served() -> 
         obs["c3"] = Observation(
             period_s=T, load=load, response_time=late, floor_s=0.6, busy_load=0.15
         )
-        return ctl.step(obs).classes["c3"].decision
+        return [ctl.step(obs).classes["c3"].decision for _ in range(FLAG_PERIODS)][-1]
 
     assert held(0.1).shed_fraction == 0.0
     assert held(0.2).shed_fraction == pytest.approx(1 - 0.15 / 0.2)
@@ -634,7 +645,7 @@ def test_a_class_back_from_infeasible_holds_until_the_queue_it_left_is_served_or
         return ctl.step(obs).classes
 
     for _ in range(3):
-        assert step(0.5)["c1"].decision.state == "infeasible"
+        assert step(0.5)["c1"].decision.action in BELOW_FLOOR
     draining = [step(0.05, queued=300), step(0.05, served=200, shed=50), step(0.05, served=100)]
     for classes in draining:
         assert classes["c1"].decision.action == HOLD_DRAINING
@@ -661,7 +672,7 @@ def test_an_infeasible_class_takes_back_only_what_its_load_needs_of_its_own_shar
     obs = constant_obs(light)
     obs["c1"] = Observation(period_s=T, load=0.3, floor_s=1.0)  # target 0.3 s
     step = ctl.step(obs)
-    assert step.classes["c1"].decision.state == "infeasible"
+    assert step.classes["c1"].decision.action in BELOW_FLOOR
     assert step.classes["c1"].decision.shed_fraction == 0.0
     assert lent["c1"] < ctl.quotas()["c1"] <= 0.6 + 1e-9
     obs["c1"] = Observation(period_s=T, load=0.9, floor_s=1.0)  # beyond its own share
@@ -845,5 +856,5 @@ def test_an_infeasible_class_takes_nothing_back_from_a_class_above_it() -> None:
     obs = constant_obs({**busy_top, "c1": 0.4})  # c1 no longer needs what it borrowed
     obs["c2"] = Observation(period_s=T, load=0.3, floor_s=1.0)  # target 0.4 s
     step = ctl.step(obs)
-    assert step.classes["c2"].decision.state == "infeasible"
+    assert step.classes["c2"].decision.action in BELOW_FLOOR
     assert ctl.quotas()["c1"] == pytest.approx(lent["c1"])

@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from spark_runner.core.dilos import FLAG_PERIODS
 from spark_runner.sim import build_results, simulate
 from spark_runner.sim.promises import (
     RECOVERY_PERIODS,
@@ -181,18 +182,21 @@ def test_a_simulated_run_gives_a_verdict_on_its_own_series():
 @pytest.mark.parametrize("variant", ["dilos-relative", "aloma"])
 def test_the_simulator_flags_exactly_the_infeasible_classes(variant: str):
     """Seed 1 has three infeasible classes of five, seed 0 one: the floor the simulator
-    measures puts exactly those in state ``infeasible``, in every period."""
+    measures puts exactly those in state ``infeasible``, in every period once their
+    answers missed the target ``FLAG_PERIODS`` periods in a row (the first periods)."""
     for seed in (0, 1):
         workload = random_workload(seed)
         out = simulate(workload.scenario(variant))
         assert judge(workload, out.series, "relative").kept["feasibility"]
-        for sample in out.series:
+        for sample in out.series[FLAG_PERIODS - 1 :]:
             flagged = {n for n, c in sample["classes"].items() if c["state"] == "infeasible"}
             assert flagged == workload.infeasible, sample["t_s"]
         # the results say so too: the share of periods infeasible, and the floor
+        unflagged = (FLAG_PERIODS - 1) / len(out.series)
         for name, summary in build_results(out)["classes"].items():
             infeasible = name in workload.infeasible
-            assert summary["infeasible_fraction"] == (1.0 if infeasible else 0.0)
+            share = summary["infeasible_fraction"]
+            assert share >= 1.0 - unflagged if infeasible else share == 0.0
             assert (summary["max_floor_s"] > summary["delay_target_s"]) == infeasible
 
 
