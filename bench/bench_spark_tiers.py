@@ -1,0 +1,215 @@
+"""Where the top class's time goes under overload: one streaming query for every class
+against a query per priority tier, Spark's FIFO and FAIR schedulers (issue 43, item 2).
+
+    python -m bench.bench_spark_tiers [--configs alone,one,tiers-fifo,tiers-fair]
+        [--rounds 1] [--warmup 20] [--duration 40]
+
+``scenarios/stateful_overload.yaml`` (three stateful classes, 1 ms calibrated maps, 1.6 s
+of CPU asked per second of two cores), each configuration in a Spark application of its
+own (``local[2]``), A B C D per round:
+
+- *alone*: the top class's query by itself: its unloaded response, the yardstick of
+  item 2 (its mean under overload at most 1.2× this);
+- *one*: headroom as it runs: every class in one streaming query, one controller;
+- *tiers-fifo*: the top class in a streaming query of its own, the two lower classes in
+  another, on the same SparkSession, Spark's default FIFO scheduler;
+- *tiers-fair*: the same with ``spark.scheduler.mode=FAIR``, each query in a pool of its
+  own (a free task slot goes to the pool with the fewest running tasks).
+
+In the tier configurations each query has a controller of its own that knows only its
+own classes: the lower tier's capacity is whatever its batches measure beside the top
+tier's. This is a measurement of what a query per tier gives the top class, not a
+product configuration: the lower classes' figures there show what an uncoordinated
+controller costs them. Per class: the mean response time (answer-weighted over the
+measured periods), the median of the periods' p95, the share shed, the periods and
+those flagged infeasible.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from bench.bench_spark_common import ROOT, load_average, median, render_table
+
+SCENARIO = ROOT / "scenarios" / "stateful_overload.yaml"
+CONFIGS = {
+    "alone": [["gold"]],
+    "one": [["gold", "silver", "bronze"]],
+    "tiers-fifo": [["gold"], ["silver", "bronze"]],
+    "tiers-fair": [["gold"], ["silver", "bronze"]],
+}
+"""Each configuration's streaming queries, by their classes."""
+
+
+def sub_scenario(doc: dict[str, Any], names: list[str]) -> Any:
+    """The scenario of ``doc`` with only the classes ``names`` and the streams they read."""
+    from spark_runner.scenario.loader import scenario_from_dict
+
+    classes = [c for c in doc["classes"] if c["name"] in names]
+    sources = {q["source"] for c in classes for q in c["queries"]}
+    streams = [s for s in doc["streams"] if s["name"] in sources]
+    return scenario_from_dict({**doc, "classes": classes, "streams": streams})
+
+
+def run_config(config: str, warmup_s: float, duration_s: float) -> dict[str, Any]:
+    """One configuration in this process (its own Spark application): per class, the
+    samples' figures after ``warmup_s``."""
+    from spark_runner.contract.snapshot import ClassSnapshot, JobSnapshot
+    from spark_runner.engine.network import compile_network
+    from spark_runner.engine.runner import EngineRun, RunSettings
+    from spark_runner.job.lifecycle import BatchGate
+    from spark_runner.job.session import start_spark
+
+    doc = yaml.safe_load(SCENARIO.read_text())
+    scratch = Path(tempfile.mkdtemp(prefix="bench-tiers-"))
+    snapshot = JobSnapshot(
+        job_id=0,
+        api_url="",
+        spark_master="local[2]",
+        checkpoint_dir=str(scratch / "unused"),
+        classes=(ClassSnapshot(name="x", priority=1, delay_target_s=1),),
+    )
+    handle = start_spark(snapshot)
+    samples: list[Any] = []
+    runs: list[tuple[EngineRun, BatchGate]] = []
+    try:
+        for i, names in enumerate(CONFIGS[config]):
+            if config == "tiers-fair":  # the query's thread inherits its pool
+                handle.spark.sparkContext.setLocalProperty("spark.scheduler.pool", f"tier{i}")
+            scenario = sub_scenario(doc, names)
+            run = EngineRun(
+                compile_network(scenario),
+                RunSettings(
+                    name=f"tier{i}",
+                    checkpoint_dir=str(scratch / f"tier{i}"),
+                    period_s=scenario.control.period_s,
+                ),
+                samples=samples.extend,
+            )
+            gate = BatchGate()
+            run.start(handle.spark, gate.batch)
+            runs.append((run, gate))
+        started = time.time()
+        time.sleep(warmup_s + duration_s)
+        for run, _ in runs:
+            if run.failure is not None:
+                raise RuntimeError(f"{config}: {run.failure}")
+    finally:
+        for run, gate in runs:
+            stop_quietly(run, gate)
+        handle.stop()
+    return class_figures([s for s in samples if s.t > started + warmup_s])
+
+
+def stop_quietly(run: Any, gate: Any) -> None:
+    """Stop ``run``'s query between two batches, as a job stops (no batch aborted)."""
+    from spark_runner.job.lifecycle import close_gate_when_quiet
+
+    run.hold()
+    query = run.query
+    if query is not None and query.isActive:
+
+        def trigger_active() -> bool:
+            return bool(query.status["isTriggerActive"])
+
+        close_gate_when_quiet(
+            gate,
+            trigger_active=trigger_active,
+            unreported_batches=run.unreported_batches,
+            quiet_wait_s=3.0,
+            timeout_s=20.0,
+        )
+    run.close()
+
+
+def class_figures(samples: list[Any]) -> dict[str, Any]:
+    figures = {}
+    for name in sorted({s.class_name for s in samples}):
+        mine = [s for s in samples if s.class_name == name]
+        answered = [s for s in mine if s.output_count and s.response_time_mean_s is not None]
+        outputs = sum(s.output_count for s in answered)
+        arrived = sum(s.arrived_count for s in mine)
+        figures[name] = {
+            "mean_s": sum(s.response_time_mean_s * s.output_count for s in answered) / outputs
+            if outputs
+            else None,
+            "p95_s": median([s.response_time_p95_s for s in answered if s.response_time_p95_s])
+            if answered
+            else None,
+            "shed": sum(s.shed_count or 0 for s in mine) / arrived if arrived else 0.0,
+            "periods": len(mine),
+            "flagged": sum(1 for s in mine if s.manager_state == "infeasible"),
+        }
+    return figures
+
+
+def measure(config: str, warmup_s: float, duration_s: float) -> dict[str, Any]:
+    """``config`` in a fresh Python process and JVM; FAIR set through a Spark conf dir."""
+    env = dict(os.environ)
+    with tempfile.TemporaryDirectory(prefix="bench-tiers-conf-") as conf:
+        if config == "tiers-fair":
+            Path(conf, "spark-defaults.conf").write_text("spark.scheduler.mode FAIR\n")
+            env["SPARK_CONF_DIR"] = conf
+        out = Path(conf, "figures.json")
+        args = ["--one", config, "--out", str(out)]
+        args += ["--warmup", str(warmup_s), "--duration", str(duration_s)]
+        subprocess.run(
+            [sys.executable, "-m", "bench.bench_spark_tiers", *args], cwd=ROOT, env=env, check=True
+        )
+        return dict(json.loads(out.read_text()))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--configs", default=",".join(CONFIGS))
+    parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--warmup", type=float, default=20.0, help="s before measuring")
+    parser.add_argument("--duration", type=float, default=40.0, help="s measured")
+    parser.add_argument("--one", choices=list(CONFIGS), help=argparse.SUPPRESS)
+    parser.add_argument("--out", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.one:  # the child process of one configuration
+        args.out.write_text(json.dumps(run_config(args.one, args.warmup, args.duration)))
+        return
+    configs = [c for c in args.configs.split(",") if c]
+    unknown = sorted(set(configs) - set(CONFIGS))
+    if unknown:
+        parser.error(f"--configs: unknown {unknown}; choose from {sorted(CONFIGS)}")
+    rows = []
+    for round_ in range(1, args.rounds + 1):
+        for config in configs:
+            for name, f in measure(config, args.warmup, args.duration).items():
+                rows.append(row(round_, config, name, f))
+    print(f"stateful_overload, local[2], {load_average()}")
+    headers = ["round", "configuration", "class", "mean s", "median p95 s", "shed", "periods"]
+    print(render_table([*headers, "flagged"], rows))
+
+
+def row(round_: int, config: str, name: str, f: dict[str, Any]) -> list[str]:
+    def sec(x: float | None) -> str:
+        return "-" if x is None else f"{x:.3f}"
+
+    return [
+        str(round_),
+        config,
+        name,
+        sec(f["mean_s"]),
+        sec(f["p95_s"]),
+        f"{f['shed']:.1%}",
+        str(f["periods"]),
+        str(f["flagged"]),
+    ]
+
+
+if __name__ == "__main__":
+    main()
