@@ -2,11 +2,16 @@
 against a query per priority tier, Spark's FIFO and FAIR schedulers (issue 43, item 2).
 
     python -m bench.bench_spark_tiers [--configs alone,one,tiers-fifo,tiers-fair]
-        [--rounds 1] [--warmup 20] [--duration 40]
+        [--rounds 1] [--warmup 20] [--duration 40] [--network stateful_overload]
+        [--rates 440,566,880]
 
-``scenarios/stateful_overload.yaml`` (three stateful classes, 1 ms calibrated maps, 1.6 s
-of CPU asked per second of two cores), each configuration in a Spark application of its
-own (``local[2]``), A B C D per round:
+Networks: ``stateful_overload`` (``scenarios/stateful_overload.yaml``: three stateful
+classes, 1 ms calibrated maps, 1.6 s of CPU asked per second of two cores) or
+``windows-joins`` (the overload benchmark's: three classes, each a filter → 200 µs map →
+2 s tumbling count per key and a tenth of its tuples joined with its stream within 1 s,
+:func:`bench.bench_spark_common.three_classes`, at ``--rates`` tuples/s: by default 1.5×
+the capacity ``bench_spark_overload`` measured on 2026-12-04, 1,257 tuples/s). Each
+configuration runs in a Spark application of its own (``local[2]``), A B C D per round:
 
 - *alone*: the top class's query by itself: its unloaded response, the yardstick of
   item 2 (its mean under overload at most 1.2× this);
@@ -39,16 +44,27 @@ from typing import Any
 
 import yaml
 
-from bench.bench_spark_common import ROOT, load_average, median, render_table
+from bench.bench_spark_common import ROOT, load_average, median, render_table, three_classes
 
-SCENARIO = ROOT / "scenarios" / "stateful_overload.yaml"
-CONFIGS = {
-    "alone": [["gold"]],
-    "one": [["gold", "silver", "bronze"]],
-    "tiers-fifo": [["gold"], ["silver", "bronze"]],
-    "tiers-fair": [["gold"], ["silver", "bronze"]],
-}
-"""Each configuration's streaming queries, by their classes."""
+CONFIGS = ("alone", "one", "tiers-fifo", "tiers-fair")
+NETWORKS = ("stateful_overload", "windows-joins")
+RATES = (440.0, 566.0, 880.0)
+"""windows-joins: 0.35 / 0.45 / 0.70 of 1,257 tuples/s (1.5× that capacity in all)."""
+
+
+def network_doc(network: str, rates: tuple[float, ...]) -> dict[str, Any]:
+    if network == "stateful_overload":
+        return dict(yaml.safe_load((ROOT / "scenarios" / "stateful_overload.yaml").read_text()))
+    return three_classes(rates, (1.5, 2.0, 3.0), cost_s=0.0002, period_s=0.6, stateful=True)
+
+
+def query_classes(config: str, doc: dict[str, Any]) -> list[list[str]]:
+    """The classes of each of ``config``'s streaming queries: the top class alone, every
+    class in one, or the top class's and the others'."""
+    names = [c["name"] for c in sorted(doc["classes"], key=lambda c: -c["priority"])]
+    if config == "alone":
+        return [names[:1]]
+    return [names] if config == "one" else [names[:1], names[1:]]
 
 
 def sub_scenario(doc: dict[str, Any], names: list[str]) -> Any:
@@ -61,16 +77,15 @@ def sub_scenario(doc: dict[str, Any], names: list[str]) -> Any:
     return scenario_from_dict({**doc, "classes": classes, "streams": streams})
 
 
-def run_config(config: str, warmup_s: float, duration_s: float) -> dict[str, Any]:
-    """One configuration in this process (its own Spark application): per class, the
-    samples' figures after ``warmup_s``."""
+def run_config(config: str, doc: dict[str, Any], warmup_s: float, duration_s: float) -> Any:
+    """One configuration of ``doc`` in this process (its own Spark application): per
+    class, the samples' figures after ``warmup_s``."""
     from spark_runner.contract.snapshot import ClassSnapshot, JobSnapshot
     from spark_runner.engine.network import compile_network
     from spark_runner.engine.runner import EngineRun, RunSettings
     from spark_runner.job.lifecycle import BatchGate
     from spark_runner.job.session import start_spark
 
-    doc = yaml.safe_load(SCENARIO.read_text())
     scratch = Path(tempfile.mkdtemp(prefix="bench-tiers-"))
     snapshot = JobSnapshot(
         job_id=0,
@@ -83,7 +98,7 @@ def run_config(config: str, warmup_s: float, duration_s: float) -> dict[str, Any
     samples: list[Any] = []
     runs: list[tuple[EngineRun, BatchGate]] = []
     try:
-        for i, names in enumerate(CONFIGS[config]):
+        for i, names in enumerate(query_classes(config, doc)):
             if config == "tiers-fair":  # the query's thread inherits its pool
                 handle.spark.sparkContext.setLocalProperty("spark.scheduler.pool", f"tier{i}")
             scenario = sub_scenario(doc, names)
@@ -153,7 +168,7 @@ def class_figures(samples: list[Any]) -> dict[str, Any]:
     return figures
 
 
-def measure(config: str, warmup_s: float, duration_s: float) -> dict[str, Any]:
+def measure(config: str, args: argparse.Namespace) -> dict[str, Any]:
     """``config`` in a fresh Python process and JVM; FAIR set through a Spark conf dir."""
     env = dict(os.environ)
     with tempfile.TemporaryDirectory(prefix="bench-tiers-conf-") as conf:
@@ -161,10 +176,11 @@ def measure(config: str, warmup_s: float, duration_s: float) -> dict[str, Any]:
             Path(conf, "spark-defaults.conf").write_text("spark.scheduler.mode FAIR\n")
             env["SPARK_CONF_DIR"] = conf
         out = Path(conf, "figures.json")
-        args = ["--one", config, "--out", str(out)]
-        args += ["--warmup", str(warmup_s), "--duration", str(duration_s)]
+        child = ["--one", config, "--out", str(out), "--network", args.network]
+        child += ["--rates", args.rates, "--warmup", str(args.warmup)]
+        child += ["--duration", str(args.duration)]
         subprocess.run(
-            [sys.executable, "-m", "bench.bench_spark_tiers", *args], cwd=ROOT, env=env, check=True
+            [sys.executable, "-m", "bench.bench_spark_tiers", *child], cwd=ROOT, env=env, check=True
         )
         return dict(json.loads(out.read_text()))
 
@@ -175,11 +191,15 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--warmup", type=float, default=20.0, help="s before measuring")
     parser.add_argument("--duration", type=float, default=40.0, help="s measured")
-    parser.add_argument("--one", choices=list(CONFIGS), help=argparse.SUPPRESS)
+    parser.add_argument("--network", choices=NETWORKS, default=NETWORKS[0])
+    parser.add_argument("--rates", default=",".join(f"{r:g}" for r in RATES))
+    parser.add_argument("--one", choices=CONFIGS, help=argparse.SUPPRESS)
     parser.add_argument("--out", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:  # the child process of one configuration
-        args.out.write_text(json.dumps(run_config(args.one, args.warmup, args.duration)))
+        doc = network_doc(args.network, tuple(float(r) for r in args.rates.split(",")))
+        figures = run_config(args.one, doc, args.warmup, args.duration)
+        args.out.write_text(json.dumps(figures))
         return
     configs = [c for c in args.configs.split(",") if c]
     unknown = sorted(set(configs) - set(CONFIGS))
@@ -188,9 +208,9 @@ def main() -> None:
     rows = []
     for round_ in range(1, args.rounds + 1):
         for config in configs:
-            for name, f in measure(config, args.warmup, args.duration).items():
+            for name, f in measure(config, args).items():
                 rows.append(row(round_, config, name, f))
-    print(f"stateful_overload, local[2], {load_average()}")
+    print(f"{args.network}, local[2], {load_average()}")
     headers = ["round", "configuration", "class", "mean s", "median p95 s", "shed", "periods"]
     print(render_table([*headers, "flagged"], rows))
 
