@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT))
 from selenium.webdriver.common.by import By  # noqa: E402
 
 from tests.browser.harness import OPERATOR, Browser, Product, new_driver, start_product  # noqa: E402
-from tests.waiting import wait_until  # noqa: E402
+from tests.waiting import poll_for  # noqa: E402
 
 SCENARIO = ROOT / "scenarios" / "trades.yaml"
 START_S = 240.0
@@ -79,9 +79,19 @@ def start_from_dashboard(browser: Browser, names: list[str], rate: float, durati
     return int(alert.split("Started job ")[1].split(" ")[0])
 
 
-def status(product: Product, job_id: int) -> str:
+def wait_for_end(product: Product, job_id: int, timeout_s: float) -> str:
+    """The job's final status, read every 2 s on one signed-in client (a sign-in per
+    read would spend the cores Spark runs on hashing passwords)."""
     with product.api() as api:
-        return str(api.get(f"/jobs/{job_id}").json()["status"])
+
+        def ended() -> str | None:
+            status = str(api.get(f"/jobs/{job_id}").json()["status"])
+            return status if status in ("stopped", "failed") else None
+
+        status = poll_for(ended, timeout_s, 2.0)
+        if status is None:
+            raise RuntimeError(f"job {job_id} did not end within {timeout_s:.0f} s")
+        return str(status)
 
 
 def report(product: Product, job_id: int, keep: Path) -> bool:
@@ -122,11 +132,8 @@ def main() -> None:
             browser = Browser(driver, product.dashboard_url)
             job_id = start_from_dashboard(browser, declare(product), args.rate, args.duration)
             started = time.monotonic()
-            if not wait_until(
-                lambda: status(product, job_id) in ("stopped", "failed"), args.duration + START_S
-            ):
-                raise RuntimeError(f"job {job_id} did not end: {status(product, job_id)}")
-            say(f"job {job_id}: {status(product, job_id)} after {time.monotonic() - started:.0f} s")
+            status = wait_for_end(product, job_id, args.duration + START_S)
+            say(f"job {job_id}: {status} after {time.monotonic() - started:.0f} s")
             ok = report(product, job_id, args.samples)
             browser.page_size(1400, 2250)
             browser.open(f"/history?job_id={job_id}")
