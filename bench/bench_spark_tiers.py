@@ -9,9 +9,10 @@ Networks: ``stateful_overload`` (``scenarios/stateful_overload.yaml``: three sta
 classes, 1 ms calibrated maps, 1.6 s of CPU asked per second of two cores) or
 ``windows-joins`` (the overload benchmark's: three classes, each a filter → 200 µs map →
 2 s tumbling count per key and a tenth of its tuples joined with its stream within 1 s,
-:func:`bench.bench_spark_common.three_classes`, at ``--rates`` tuples/s: by default 1.5×
-the capacity ``bench_spark_overload`` measured on 2026-12-04, 1,257 tuples/s). Each
-configuration runs in a Spark application of its own (``local[2]``), A B C D per round:
+:func:`bench.bench_spark_common.three_classes`, at ``--rates`` tuples/s: give 0.35 /
+0.45 / 0.70 of the capacity ``bench_spark_overload`` prints for this machine, its 1.5×
+overload). Each configuration runs in a Spark application of its own (``local[2]``),
+A B C D per round:
 
 - *alone*: the top class's query by itself: its unloaded response, the yardstick of
   item 2 (its mean under overload at most 1.2× this);
@@ -49,7 +50,7 @@ from bench.bench_spark_common import ROOT, load_average, median, render_table, t
 CONFIGS = ("alone", "one", "tiers-fifo", "tiers-fair")
 NETWORKS = ("stateful_overload", "windows-joins")
 RATES = (440.0, 566.0, 880.0)
-"""windows-joins: 0.35 / 0.45 / 0.70 of 1,257 tuples/s (1.5× that capacity in all)."""
+"""windows-joins' default rates: 0.35 / 0.45 / 0.70 of a capacity of 1,257 tuples/s."""
 
 
 def network_doc(network: str, rates: tuple[float, ...]) -> dict[str, Any]:
@@ -81,10 +82,8 @@ def run_config(config: str, doc: dict[str, Any], warmup_s: float, duration_s: fl
     """One configuration of ``doc`` in this process (its own Spark application): per
     class, the samples' figures after ``warmup_s``."""
     from spark_runner.contract.snapshot import ClassSnapshot, JobSnapshot
-    from spark_runner.engine.network import compile_network
-    from spark_runner.engine.runner import EngineRun, RunSettings
-    from spark_runner.job.lifecycle import BatchGate
     from spark_runner.job.session import start_spark
+    from tests.spark_runner.spark_helpers import Run
 
     scratch = Path(tempfile.mkdtemp(prefix="bench-tiers-"))
     snapshot = JobSnapshot(
@@ -95,56 +94,23 @@ def run_config(config: str, doc: dict[str, Any], warmup_s: float, duration_s: fl
         classes=(ClassSnapshot(name="x", priority=1, delay_target_s=1),),
     )
     handle = start_spark(snapshot)
-    samples: list[Any] = []
-    runs: list[tuple[EngineRun, BatchGate]] = []
+    runs: list[Run] = []
     try:
         for i, names in enumerate(query_classes(config, doc)):
             if config == "tiers-fair":  # the query's thread inherits its pool
                 handle.spark.sparkContext.setLocalProperty("spark.scheduler.pool", f"tier{i}")
-            scenario = sub_scenario(doc, names)
-            run = EngineRun(
-                compile_network(scenario),
-                RunSettings(
-                    name=f"tier{i}",
-                    checkpoint_dir=str(scratch / f"tier{i}"),
-                    period_s=scenario.control.period_s,
-                ),
-                samples=samples.extend,
-            )
-            gate = BatchGate()
-            run.start(handle.spark, gate.batch)
-            runs.append((run, gate))
+            runs.append(Run(handle.spark, sub_scenario(doc, names), scratch / f"tier{i}").start())
         started = time.time()
         time.sleep(warmup_s + duration_s)
-        for run, _ in runs:
-            if run.failure is not None:
-                raise RuntimeError(f"{config}: {run.failure}")
+        failures = [failure for run in runs if (failure := run.failed()) is not None]
+        if failures:
+            raise RuntimeError(f"{config}: {failures}")
     finally:
-        for run, gate in runs:
-            stop_quietly(run, gate)
+        for run in runs:  # between two batches, as a job stops
+            run.stop()
         handle.stop()
-    return class_figures([s for s in samples if s.t > started + warmup_s])
-
-
-def stop_quietly(run: Any, gate: Any) -> None:
-    """Stop ``run``'s query between two batches, as a job stops (no batch aborted)."""
-    from spark_runner.job.lifecycle import close_gate_when_quiet
-
-    run.hold()
-    query = run.query
-    if query is not None and query.isActive:
-
-        def trigger_active() -> bool:
-            return bool(query.status["isTriggerActive"])
-
-        close_gate_when_quiet(
-            gate,
-            trigger_active=trigger_active,
-            unreported_batches=run.unreported_batches,
-            quiet_wait_s=3.0,
-            timeout_s=20.0,
-        )
-    run.close()
+    samples = [s for run in runs for s in run.samples if s.t > started + warmup_s]
+    return class_figures(samples)
 
 
 def class_figures(samples: list[Any]) -> dict[str, Any]:
