@@ -204,6 +204,11 @@ def run(
     utilization: float = typer.Option(
         DEFAULT_TARGET_UTILIZATION, help="Share of a control period a batch may take."
     ),
+    queries: str = typer.Option(
+        "one",
+        help="one: every class in one streaming query; tier: a query per priority tier "
+        "(Spark's FAIR scheduler serves the top tier's tasks first).",
+    ),
     burn_ns: float | None = typer.Option(
         None,
         help="Hash burn only (no JDK to build the exact burn UDF): CPU cost of one repetition, "
@@ -258,6 +263,7 @@ def run(
                 plain=plain,
                 fixed_pace=fixed_pace,
                 declared_costs=declared_costs,
+                queries=queries,  # type: ignore[arg-type]
                 burn_repetition_ns=burn_ns,
                 master_ui_url=master_ui,
             )

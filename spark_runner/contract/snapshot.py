@@ -110,6 +110,12 @@ class EngineSettings(BaseModel):
         description="Operator costs stay their declared weights (a baseline); default: "
         "they follow the executor time Spark measures per query branch.",
     )
+    queries: Literal["one", "tier"] = Field(
+        default="one",
+        description="one: every class in one streaming query; tier: a streaming query per "
+        "priority tier (levels sharing a segment together), Spark's FAIR scheduler giving "
+        "a free task slot to the top tier first.",
+    )
     burn: bool = Field(default=True, description="Maps burn their calibrated CPU cost.")
     burn_repetition_ns: float | None = Field(
         default=None,

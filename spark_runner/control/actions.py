@@ -84,9 +84,15 @@ class ActionLog:
     """The actions of one run (see module): ``observe`` once per period. ``targets`` are
     the classes' delay targets: the engine's own mapping, so a live change shows;
     ``warmup_s`` how long a scale-out's executors take to serve at speed once they serve
-    (the elastic settings' ``warmup_s``)."""
+    (the elastic settings' ``warmup_s``); ``numbers`` the first action's number and the
+    step to the next (a job whose queries each keep a log numbers them apart)."""
 
-    def __init__(self, targets: Mapping[str, float], warmup_s: float = 0.0) -> None:
+    def __init__(
+        self,
+        targets: Mapping[str, float],
+        warmup_s: float = 0.0,
+        numbers: tuple[int, int] = (0, 1),
+    ) -> None:
         self.targets = targets
         self.warmup_s = warmup_s
         self.actions: deque[ControlAction] = deque(maxlen=MAX_KEPT)
@@ -94,7 +100,7 @@ class ActionLog:
         self._open: list[_Open] = []
         self._noted_shed = dict.fromkeys(targets, 0.0)
         self._shed_in_force = dict.fromkeys(targets, 0.0)
-        self._seq = 0
+        self._seq, self._seq_step = numbers
 
     def observe(
         self,
@@ -174,7 +180,7 @@ class ActionLog:
                 },
             }
         )
-        self._seq += 1
+        self._seq += self._seq_step
         return action
 
     def _judge(self, t_s: float, quality: _Quality, executors: int | None) -> list[ControlAction]:

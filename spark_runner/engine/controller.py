@@ -106,6 +106,8 @@ class ControllerOptions:
     measured_costs: operator weights follow the executor time Spark measured per query
         branch (:class:`~spark_runner.engine.costs.BranchScales`); otherwise they stay
         the declared priors [True].
+    action_numbers: the first number of the run's control actions and the step between
+        two, ``(first, step)``: a job's queries number theirs apart [(0, 1)].
     """
 
     target_utilization: float = DEFAULT_TARGET_UTILIZATION
@@ -116,6 +118,7 @@ class ControllerOptions:
     burn: bool = True
     parallelism: int = 2
     measured_costs: bool = True
+    action_numbers: tuple[int, int] = (0, 1)
 
 
 @dataclass(frozen=True)
@@ -229,7 +232,9 @@ class EngineController:
         self.totals = {n: ClassTotals() for n in self.names}
         self.loop = PeriodLoop(self.control, self.load_model, self.targets)
         self.action_log = ActionLog(
-            self.targets, self.scaling.warmup_s if self.scaling is not None else 0.0
+            self.targets,
+            self.scaling.warmup_s if self.scaling is not None else 0.0,
+            numbers=self.options.action_numbers,
         )
         self.series: list[dict[str, Any]] = []
         self.redistributions: list[dict[str, Any]] = []

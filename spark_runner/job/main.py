@@ -274,8 +274,9 @@ def _run_query(
     actions: ActionsReporter | None,
 ) -> int:
     from spark_runner.engine.controller import ControllerOptions
-    from spark_runner.engine.runner import EngineRun, RunSettings
+    from spark_runner.engine.runner import RunSettings
     from spark_runner.engine.sink import SinkError
+    from spark_runner.engine.tiered import JobRuns
     from spark_runner.job.control_client import ControlPoller
 
     engine = snapshot.engine
@@ -305,12 +306,13 @@ def _run_query(
     gate = BatchGate()
     poller: ControlPoller | None = None
     try:
-        run = EngineRun(
+        run = JobRuns(
             prepared.plan,
             settings,
             prepared.live,
             samples=reporter.submit if reporter is not None else None,
             actions=actions.submit if actions is not None else None,
+            queries=engine.queries,
         )
     except SinkError as exc:
         return _fail(EXIT_OUTPUT_FAILED, str(exc))
@@ -320,26 +322,27 @@ def _run_query(
         poller = ControlPoller(
             snapshot.api_url,
             snapshot.job_id,
-            run.controller.offer,
+            run.offer,
             token=snapshot.ingest_token,
-            after_version=run.controller.config_version,
+            after_version=run.config_version,
         )
         poller.start()
     started = time.monotonic()
     try:
         try:
-            query = run.start(spark, gate.batch)
+            queries = run.start(spark, gate.batch)
         except Exception as exc:
             log.error("streaming query start-up failed", exc_info=True)
             return _fail(EXIT_QUERY_FAILED, f"streaming query failed to start: {_describe(exc)}")
-        log.info("query %s started (id %s)", query.name, query.id)
+        for query in queries:
+            log.info("query %s started (id %s)", query.name, query.id)
         deadline = time.monotonic() + (snapshot.duration_s or math.inf)
-        failure = _supervise(query, stop, deadline, run)
+        failure = _supervise(queries, stop, deadline, run)
         if failure is None:
-            run.hold()  # no batch after the one in progress: the query goes quiet
+            run.hold()  # no batch after the ones in progress: the queries go quiet
             moment = close_gate_when_quiet(
                 gate,
-                trigger_active=TriggerEnds(lambda: _busy(query.status)),
+                trigger_active=TriggerEnds(lambda: any(_busy(q.status) for q in queries)),
                 unreported_batches=run.unreported_batches,
                 quiet_wait_s=QUIET_WAIT_S,
                 timeout_s=BATCH_DRAIN_TIMEOUT_S,
@@ -350,16 +353,8 @@ def _run_query(
             else:
                 log.info("stopping the query %s", moment.value)
         _quiet_job_group_cancel(spark)
-        try:
-            query.stop()
-        except Exception as exc:
-            log.warning("query did not stop cleanly: %s", _first_line(exc))
-        error = query.exception()
-        if failure is None and error is not None:
-            if GateClosedError.__name__ in str(error):
-                log.info("a batch that started while stopping was cancelled; it will be replayed")
-            else:
-                log.warning("query ended with an error while stopping: %s", _first_line(error))
+        for query in queries:
+            _stop_query(query, failure is None)
         code = EXIT_OK
         if failure is not None:
             code, failure = _classify(run, failure)
@@ -375,6 +370,21 @@ def _run_query(
         run.stop_threads()
         if poller is not None:
             poller.close()
+
+
+def _stop_query(query: Any, stopping: bool) -> None:
+    """Stop ``query``; ``stopping``: the job stops on request, and an error the query
+    ends with is one of the stop's."""
+    try:
+        query.stop()
+    except Exception as exc:
+        log.warning("query did not stop cleanly: %s", _first_line(exc))
+    error = query.exception()
+    if stopping and error is not None:
+        if GateClosedError.__name__ in str(error):
+            log.info("a batch that started while stopping was cancelled; it will be replayed")
+        else:
+            log.warning("query ended with an error while stopping: %s", _first_line(error))
 
 
 def _quiet_job_group_cancel(spark: Any) -> None:
@@ -465,7 +475,7 @@ def _write_results(run: Any, snapshot: JobSnapshot, wall_s: float) -> str | None
 
 
 def _log_summary(run: Any) -> None:
-    summaries = run.controller.class_summaries()
+    summaries = run.class_summaries()
     for name, tot in summaries.items():
         mean = tot.response_sum_s / tot.timed if tot.timed else float("nan")
         log.info(
@@ -494,8 +504,8 @@ def _redis_problem(url: str, role: str) -> str | None:
     return None
 
 
-def _supervise(query: Any, stop: StopSignal, deadline: float, run: Any) -> str | None:
-    """Wait for a stop signal, the deadline, the query's end or a failed control step;
+def _supervise(queries: list[Any], stop: StopSignal, deadline: float, run: Any) -> str | None:
+    """Wait for a stop signal, the deadline, a query's end or a failed control step;
     returns a failure or None."""
     while True:
         if run.failure is not None:
@@ -506,12 +516,13 @@ def _supervise(query: Any, stop: StopSignal, deadline: float, run: Any) -> str |
         if time.monotonic() >= deadline:
             log.info("duration elapsed; stopping after the batch in progress")
             return None
-        if not query.isActive:
-            error = query.exception()
-            if error is None:
-                return "streaming query stopped unexpectedly"
-            log.error("streaming query failed:\n%s", error)
-            return f"streaming query failed: {_describe(error)}"
+        for query in queries:
+            if not query.isActive:
+                error = query.exception()
+                if error is None:
+                    return f"streaming query {query.name} stopped unexpectedly"
+                log.error("streaming query %s failed:\n%s", query.name, error)
+                return f"streaming query failed: {_describe(error)}"
 
 
 def configure_logging(level: str) -> None:

@@ -142,6 +142,9 @@ def spark_properties(snapshot: JobSnapshot, *, python: str, jar: Path | None) ->
     if jar is not None:
         properties["spark.driver.extraClassPath"] = str(jar)
         properties["spark.executor.extraClassPath"] = str(jar)
+    if snapshot.engine.queries == "tier":
+        # the tiers' pools (engine/tiers.py) are added when the queries start
+        properties["spark.scheduler.mode"] = "FAIR"
     properties.update(elastic_properties(snapshot))
     return properties
 

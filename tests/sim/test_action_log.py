@@ -64,6 +64,16 @@ def test_a_shed_change_is_noted_from_one_step_and_a_stop_always() -> None:
     assert [a.seq for a in log.actions] == [0, 1]
 
 
+def test_logs_numbered_apart_never_reuse_a_number() -> None:
+    """A job with a query per tier keeps a log per query: tier i of n numbers its actions
+    i, i + n, … so that the job's numbers stay unique."""
+    logs = [ActionLog(TARGETS, numbers=(tier, 2)) for tier in range(2)]
+    for t, shed in enumerate((0.3, 0.0, 0.4)):
+        for log in logs:
+            log.observe(float(t), CALM, MANAGED, {"gold": 0.0, "bronze": shed}, None, None)
+    assert [[a.seq for a in log.actions] for log in logs] == [[0, 2, 4], [1, 3, 5]]
+
+
 def test_a_verdict_compares_the_windows_on_either_side_of_the_action() -> None:
     """Bronze misses its target by 3 s while it sheds nothing; it starts to shed, and from
     the next period it meets it: violation down, loss up."""

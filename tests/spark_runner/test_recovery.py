@@ -21,6 +21,7 @@ import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow.dataset as ds
@@ -120,6 +121,14 @@ def test_a_killed_job_resumes_its_windows_and_joins_from_the_checkpoint(tmp_path
     rows = ds.dataset(sink, format="parquet", partitioning="hive").to_table().to_pylist()
     rows = [r for r in rows if r["batch_id"] <= last]
 
+    assert_recovery_outputs(rows, data)
+
+
+def assert_recovery_outputs(
+    rows: list[dict[str, Any]], data: dict[tuple[str, str], dict[str, np.ndarray]]
+) -> None:
+    """``rows`` (the sink's, up to the last committed batch) hold gold's window counts
+    and bronze's join matches of the ``data`` admitted, exactly."""
     # every window's newest update counts every admitted tuple once
     newest: dict[tuple[float, float], tuple[int, float]] = {}
     for r in rows:
