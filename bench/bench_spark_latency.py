@@ -29,6 +29,8 @@ its own file source on both sides. Configurations, interleaved round by round (w
   ordered by priority, total admitted against the capacity (0.9);
 - ``plain-overload`` — ``plain Spark 1.5x capacity``: plain Spark at that rate, which
   lets every class's latency grow;
+- ``tier`` and ``overload-tier`` (not run by default) — ``headroom`` and ``overload``
+  with a streaming query per priority tier (``headroom run --queries tier``);
 - ``plain-fs`` (not run by default) — plain Spark writing its offset and commit logs
   through headroom job's checkpoint file manager, to tell that setting's share from the
   rest of the difference;
@@ -221,24 +223,28 @@ def plain_result(
 
 
 def run_on_files(
-    doc: dict[str, Any], args: argparse.Namespace, rate: float, tmp: Path
+    doc: dict[str, Any], args: argparse.Namespace, rate: float, tmp: Path, queries: str = "one"
 ) -> dict[str, Any]:
-    """``headroom run --source files`` of the scenario ``doc`` while the feeder writes
-    ``trades`` at ``rate``: its results document."""
+    """``headroom run --source files --queries QUERIES`` of the scenario ``doc`` while the
+    feeder writes ``trades`` at ``rate``: its results document."""
     feeder = trades_feeder(tmp / "in", rate).start()
     try:
         return run_spark(
             doc,
             duration_s=args.duration,
             warmup_s=args.warmup,
-            extra=["--source", "files", "--files-dir", str(tmp / "in")],
+            extra=["--source", "files", "--files-dir", str(tmp / "in"), "--queries", queries],
         )
     finally:
         feeder.stop()
 
 
-def headroom(args: argparse.Namespace, rate: float, tmp: Path) -> RunResult:
-    return headroom_result(run_on_files(scenario(rate, args.duration), args, rate, tmp))
+def headroom(args: argparse.Namespace, rate: float, tmp: Path, queries: str = "one") -> RunResult:
+    return headroom_result(run_on_files(scenario(rate, args.duration), args, rate, tmp, queries))
+
+
+def headroom_tiers(args: argparse.Namespace, rate: float, tmp: Path) -> RunResult:
+    return headroom(args, rate, tmp, queries="tier")
 
 
 def headroom_result(r: dict[str, Any], classes: tuple[LatencyClass, ...] = CLASSES) -> RunResult:
@@ -251,14 +257,16 @@ def headroom_result(r: dict[str, Any], classes: tuple[LatencyClass, ...] = CLASS
             s["p95_response_time_s"],
             s["max_response_time_s"],
             int(s["shed_tuples"]),
-            sum(1 for p in series if p["classes"][c.name].get("outputs")),
+            sum(1 for p in series if p["classes"].get(c.name, {}).get("outputs")),
             int(s["outputs"]),
         )
     cycles = [b["t_s"] - a["t_s"] for a, b in pairwise(series)]
     batch_s = [p["batch_s"] for p in series if p.get("batch_s") is not None]
     fixed = [p["fixed_s"] for p in series if p.get("fixed_s") is not None]
+    queries = len(r["engine"].get("tiers", [])) or 1
     result.notes.append(
-        f"one query for the {len(classes)} classes: {len(series)} batches in "
+        f"{queries} quer{'ies' if queries > 1 else 'y'} for the {len(classes)} classes: "
+        f"{len(series)} batches in "
         f"{r['scenario']['duration_s']:.1f} s measured (the warm-up ends with the first batch "
         f"after it), median batch "
         f"{med(batch_s):.3f} s, median cycle {med(cycles):.3f} s, median fixed time "
@@ -271,6 +279,11 @@ CONFIGS = (
     Config("plain", "plain Spark", 1.0, lambda a, r, t: plain(a, r, t, job_manager=False)),
     Config("headroom", "headroom", 1.0, headroom),
     Config("overload", f"headroom {OVERLOAD:g}x capacity", OVERLOAD, headroom, of_capacity=True),
+    Config("tier", "headroom, a query per tier", 1.0, headroom_tiers),
+    Config(
+        "overload-tier", f"headroom {OVERLOAD:g}x capacity, a query per tier", OVERLOAD,
+        headroom_tiers, of_capacity=True,
+    ),
     Config(
         "plain-overload", f"plain Spark {OVERLOAD:g}x capacity", OVERLOAD,
         lambda a, r, t: plain(a, r, t, job_manager=False), of_capacity=True,
@@ -337,6 +350,7 @@ def bisect_capacity(args: argparse.Namespace) -> float | None:
 
 
 def overload_checks(
+    key: str,
     configs: list[Config],
     results: dict[str, list[RunResult]],
     capacity: float,
@@ -345,8 +359,8 @@ def overload_checks(
     """Issue 43's bars for headroom at 1.5× capacity: the top class within its target at
     most 1.2× its unloaded plain-Spark mean, means ordered by priority, in total at least
     0.9× the capacity admitted (three queries read the stream: 3 × capacity rows/s)."""
-    runs, base = results.get("overload", []), results.get("plain", [])
-    if not runs or not any(c.key == "overload" for c in configs):
+    runs, base = results.get(key, []), results.get("plain", [])
+    if not runs or not any(c.key == key for c in configs):
         return []
     top = CLASSES[0].name
     means = [mean_of(runs, c.name, "mean_s") for c in CLASSES]
@@ -356,7 +370,7 @@ def overload_checks(
         sum(r.classes[c.name].rows for c in CLASSES) / args.duration for r in runs
     )
     return [
-        f"top class {top}: mean {fmt(means[0])} s (target {CLASSES[0].target_s:g}), "
+        f"{key}: top class {top}: mean {fmt(means[0])} s (target {CLASSES[0].target_s:g}), "
         f"{ratio(means[0], mean_of(base, top, 'mean_s'))}x plain Spark's unloaded (bar 1.2)",
         f"means by priority {', '.join(fmt(m) for m in means)}: "
         f"{'ordered' if ordered else 'NOT ordered'}",
@@ -489,8 +503,9 @@ def main() -> None:
             if r is not None:
                 results[config.key].append(r)
     print(table(configs, results))
-    for line in overload_checks(configs, results, capacity, args) if capacity else []:
-        print(line)
+    for key in ("overload", "overload-tier"):
+        for line in overload_checks(key, configs, results, capacity, args) if capacity else []:
+            print(line)
     print(f"{load_average()} at end")
 
 

@@ -151,6 +151,7 @@ class JobCreate(TypedDict, total=False):
     redistribution_every: int
     source: JobSource  # generator (default), or each stream's Redis stream
     sink: JobSink  # none (default), files under the job's directory, or a Redis stream
+    queries: str  # one (default): every class in one streaming query; tier: one per tier
 
 
 class ScenarioSummary(TypedDict):
@@ -184,6 +185,7 @@ class JobEngine(TypedDict, total=False):
     target_utilization: float | None
     warmup_s: float | None
     plain: bool | None
+    queries: str | None  # one, or tier (a query per priority tier)
     burn: bool | None
     burn_repetition_ns: float | None
     partitions: int | None

@@ -11,6 +11,7 @@ import typer
 from backend.cli import users_app
 from headroom.api_client import Api, forget_credentials, save_credentials
 from spark_runner.contract.actions import ControlAction, action_line
+from spark_runner.contract.snapshot import QUERY_LAYOUT_HELP
 
 auth_app = typer.Typer(help="Log in and out.", no_args_is_help=True)
 classes_app = typer.Typer(help="Query classes.", no_args_is_help=True)
@@ -203,6 +204,7 @@ def start_job(
         "generator", help="generator, or redis (the control plane's streams Redis)."
     ),
     sink: str = typer.Option("none", help="none, parquet, json, or redis."),
+    queries: str = typer.Option("one", help=QUERY_LAYOUT_HELP),
     idempotency_key: str | None = typer.Option(None, help="Retry-safe launch key."),
 ) -> None:
     body = {
@@ -213,6 +215,7 @@ def start_job(
         "recommend_only": recommend_only,
         "source": source,
         "sink": sink,
+        "queries": queries,
     }
     headers = {"Idempotency-Key": idempotency_key} if idempotency_key else {}
     _json(Api().call("POST", "/jobs", json=body, headers=headers))

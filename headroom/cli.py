@@ -14,7 +14,11 @@ from backend.cli import users_app
 from headroom.api_cli import auth_app, classes_app, jobs_app, queries_app, streams_app
 from headroom.cluster_cli import cluster_app
 from spark_runner.contract.actions import ControlAction, action_line
-from spark_runner.contract.snapshot import DEFAULT_TARGET_UTILIZATION, DEFAULT_WATERMARK_S
+from spark_runner.contract.snapshot import (
+    DEFAULT_TARGET_UTILIZATION,
+    DEFAULT_WATERMARK_S,
+    QUERY_LAYOUT_HELP,
+)
 from spark_runner.sim.results import scaling_actions
 
 EXIT_TOO_FEW_PERIODS = 7
@@ -204,11 +208,7 @@ def run(
     utilization: float = typer.Option(
         DEFAULT_TARGET_UTILIZATION, help="Share of a control period a batch may take."
     ),
-    queries: str = typer.Option(
-        "one",
-        help="one: every class in one streaming query; tier: a query per priority tier "
-        "(Spark's FAIR scheduler serves the top tier's tasks first).",
-    ),
+    queries: str = typer.Option("one", help=QUERY_LAYOUT_HELP),
     burn_ns: float | None = typer.Option(
         None,
         help="Hash burn only (no JDK to build the exact burn UDF): CPU cost of one repetition, "

@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from backend.jobs.states import JobStatus
 from spark_runner.contract.control import LiveConfig
 from spark_runner.contract.samples import INT32_MAX
-from spark_runner.contract.snapshot import JobSnapshot
+from spark_runner.contract.snapshot import QUERY_LAYOUT_HELP, JobSnapshot, QueryLayout
 from spark_runner.core.redistribution import DEFAULT_POLICY
 from spark_runner.scenario.models import (
     MAX_DURATION_S,
@@ -88,6 +88,7 @@ class JobCreate(BaseModel):
         "directory per batch under the job's directory (output/); or the Redis stream "
         "<prefix>:job:<id>:output.",
     )
+    queries: QueryLayout = Field(default="one", description=QUERY_LAYOUT_HELP)
 
     def scenario_control(self, control: Control) -> dict[str, Any]:
         """A stored scenario's DILoS settings, each overridden where this request sets it:
@@ -135,6 +136,7 @@ class EngineRead(BaseModel):
     watermark_s: float | None = None
     plain: bool | None = None
     fixed_pace: bool | None = None
+    queries: str | None = Field(default=None, description="one, or tier (a query per tier).")
     burn: bool | None = None
     burn_repetition_ns: float | None = None
     partitions: int | None = None

@@ -33,7 +33,12 @@ from backend.tuning import service as tuning
 from backend.users import security
 from spark_runner.contract import masters
 from spark_runner.contract.control import ClassControl, LiveConfig, elastic_settings
-from spark_runner.contract.snapshot import ClassSnapshot, EngineSettings, JobSnapshot
+from spark_runner.contract.snapshot import (
+    ClassSnapshot,
+    EngineSettings,
+    JobSnapshot,
+    one_query_reason,
+)
 from spark_runner.core.errors import ParameterError
 from spark_runner.scenario.compose import UNLIMITED_SCHEDULE_S, scenario_live_config
 from spark_runner.scenario.loader import scenario_from_dict
@@ -90,6 +95,10 @@ def create_job(
         plan = _plan_from_scenario(document, data)
     else:
         plan = _plan_from_classes(session, settings, data)
+    if data.queries == "tier":
+        reason = one_query_reason(plan.scenario, elastic=plan.control.elastic is not None)
+        if reason is not None:
+            raise ParameterError("queries", data.queries, reason)
     try:
         with session.begin_nested():
             job = repo.add(
@@ -167,6 +176,7 @@ def _engine(settings: Settings, data: JobCreate, job_id: int) -> EngineSettings:
         redis_prefix=settings.streams_prefix,
         sink=data.sink,
         sink_path=sink_path,
+        queries=data.queries,
     )
 
 

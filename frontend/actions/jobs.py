@@ -59,6 +59,7 @@ OPTION_FIELDS: tuple[str, ...] = (
     "redistribution_every",
     "source",
     "sink",
+    "queries",
 )
 START_FIELDS: tuple[str, ...] = ("workload", "class_ids", "duration_s", *OPTION_FIELDS)
 OWN_MANAGER = "own"  # the manager choice meaning "each class keeps its own"
@@ -79,8 +80,14 @@ SINK_CHOICES: list[dict[str, str]] = [
     {"label": "JSON files", "value": "json"},
     {"label": "Redis stream", "value": "redis"},
 ]
+# How the job's classes map to Spark streaming queries (JobCreate.queries).
+QUERIES_CHOICES: list[dict[str, str]] = [
+    {"label": "One query for every class", "value": "one"},
+    {"label": "A query per priority tier", "value": "tier"},
+]
 DEFAULT_SOURCE = "generator"
 DEFAULT_SINK = "none"
+DEFAULT_QUERIES = "one"
 SCENARIO_PREFIX = "scenario:"  # a workload value "scenario:<id>": that stored scenario
 # What JobCreate ignores when a scenario runs: the scenario brings its classes and arrivals.
 GENERATED_ONLY: frozenset[str] = frozenset({"class_ids", "rate_per_s"})
@@ -355,7 +362,7 @@ def build_start_options(
     # The choices that mean "leave it to the API" (each class's own manager, the
     # default or the scenario's policy).
     unset = {"manager": OWN_MANAGER, "policy": DEFAULT_POLICY_CHOICE}
-    for key in ("spark_master", "manager", "policy", "source", "sink"):
+    for key in ("spark_master", "manager", "policy", "source", "sink", "queries"):
         raw = values.get(key)
         if isinstance(raw, str) and raw.strip() and raw != unset.get(key):
             options[key] = raw.strip()
@@ -533,6 +540,8 @@ def launch_details(job: Job) -> list[str]:
         details.append(f"{source} source")
     if sink and sink != DEFAULT_SINK:
         details.append(f"{sink} output")
+    if engine.get("queries") == "tier":
+        details.append("a query per tier")
     return details
 
 

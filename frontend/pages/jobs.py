@@ -167,13 +167,17 @@ def _start_form() -> dbc.Form:
                         "source", "Source", actions.SOURCE_CHOICES, actions.DEFAULT_SOURCE
                     ),
                     _select_field("sink", "Output", actions.SINK_CHOICES, actions.DEFAULT_SINK),
+                    _select_field(
+                        "queries", "Spark queries", actions.QUERIES_CHOICES, actions.DEFAULT_QUERIES
+                    ),
                 ],
                 class_name="g-3 mt-1",
             ),
             dbc.FormText(
                 "Redis needs HEADROOM_STREAMS_REDIS_URL on the control plane: each stream is "
                 "read from <prefix>:<stream>, the output written to <prefix>:job:<id>:output. "
-                "Output files go under the job's directory (output/).",
+                "Output files go under the job's directory (output/). A query per priority "
+                "tier lets the top tier commit without waiting for the lower tiers' work.",
                 id="job-source-hint",
             ),
             # Enabled once the class choices have arrived: a start before them would be

@@ -54,6 +54,27 @@ Hadoop file system writes with (``spark_runner.job.sparkconf``): no bits for gro
 others."""
 
 
+QueryLayout = Literal["one", "tier"]
+"""How a job's classes map to streaming queries: ``one`` query for every class, or a query
+per priority tier (``spark_runner/engine/tiers.py``)."""
+QUERY_LAYOUT_HELP = (
+    "one: every class in one streaming query; tier: a streaming query per priority tier "
+    "(levels sharing a segment together), Spark's FAIR scheduler giving a free task slot "
+    "to the top tier first."
+)
+
+
+def one_query_reason(scenario: dict[str, Any] | None, *, elastic: bool = False) -> str | None:
+    """Why a job of ``scenario`` (a document) must run every class in one query; None when
+    it may run a query per tier. ``elastic``: the job resizes its executors."""
+    control = (scenario or {}).get("control") or {}
+    if elastic or control.get("elastic") is not None:
+        return "an elastic job runs one query: its executor pool has one controller"
+    if control.get("mode") == "common":
+        return "control.mode common has one manager for every class: it runs one query"
+    return None
+
+
 class EngineSettings(BaseModel):
     """How the Spark engine runs the job's scenario (defaults: the control plane's jobs)."""
 
@@ -110,12 +131,7 @@ class EngineSettings(BaseModel):
         description="Operator costs stay their declared weights (a baseline); default: "
         "they follow the executor time Spark measures per query branch.",
     )
-    queries: Literal["one", "tier"] = Field(
-        default="one",
-        description="one: every class in one streaming query; tier: a streaming query per "
-        "priority tier (levels sharing a segment together), Spark's FAIR scheduler giving "
-        "a free task slot to the top tier first.",
-    )
+    queries: QueryLayout = Field(default="one", description=QUERY_LAYOUT_HELP)
     burn: bool = Field(default=True, description="Maps burn their calibrated CPU cost.")
     burn_repetition_ns: float | None = Field(
         default=None,

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from spark_runner.contract.control import LiveConfig
+from spark_runner.contract.snapshot import one_query_reason
 from spark_runner.core.errors import ParameterError
 from spark_runner.scenario.models import Query, Scenario, Segment, right_input
 
@@ -103,18 +104,9 @@ def tier_live(live: LiveConfig, names: Sequence[str]) -> LiveConfig:
 
 def check_tiers(scenario: Scenario) -> None:
     """Raise ``ParameterError`` when ``scenario`` cannot run as a query per tier."""
-    if scenario.control.elastic is not None:
-        raise ParameterError(
-            "engine.queries",
-            "tier",
-            "an elastic job runs one query: its executor pool has one controller",
-        )
-    if scenario.control.mode == "common":
-        raise ParameterError(
-            "engine.queries",
-            "tier",
-            "control.mode common has one manager for every class: it runs one query",
-        )
+    reason = one_query_reason(scenario.model_dump(mode="json"))
+    if reason is not None:
+        raise ParameterError("engine.queries", "tier", reason)
 
 
 def tier_sink_path(kind: str, path: str | None, tier: int) -> str | None:

@@ -264,6 +264,26 @@ def test_a_job_asks_elastic_capacity_with_its_own_maximum(
     assert job.config["scenario"]["control"]["elastic"]["params"] == elastic
 
 
+def test_a_job_runs_a_query_per_tier_unless_it_is_elastic(
+    client: TestClient, dispatcher: RecordingDispatcher, db_session: Session
+) -> None:
+    client.post("/api/v1/classes", json={"name": "fraud", "priority": 6, "delay_target_s": 1.5})
+    client.post("/api/v1/classes", json={"name": "ads", "priority": 1, "delay_target_s": 3})
+    created = client.post("/api/v1/jobs", json={"queries": "tier"})
+    assert created.status_code == 201, created.text
+    job = db_session.get(Job, created.json()["id"])
+    assert job is not None and job.config["engine"]["queries"] == "tier"
+    assert client.get(f"/api/v1/jobs/{job.id}").json()["launch"]["engine"]["queries"] == "tier"
+
+    elastic = client.post("/api/v1/jobs", json={"queries": "tier", "elastic": {}})
+    assert elastic.status_code == 422, elastic.text
+    [detail] = elastic.json()["detail"]
+    assert detail["loc"][-1] == "queries" and "elastic job runs one query" in detail["msg"]
+    unknown = client.post("/api/v1/jobs", json={"queries": "class"})
+    assert unknown.status_code == 422 and unknown.json()["detail"][0]["loc"][-1] == "queries"
+    assert dispatcher.launched == [job.id]
+
+
 @pytest.mark.parametrize(
     ("elastic", "field", "words"),
     [
