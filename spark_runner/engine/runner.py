@@ -241,7 +241,8 @@ class EngineRun:
         spec_path = self.work_dir / "feed.json"
         spec.dump(spec_path)
         write_decision(self.decision_path, self.controller.initial_decision())
-        spark.dataSource.register(FeedSource)
+        if not _source_registered(spark):  # a job's second tier finds it registered
+            spark.dataSource.register(FeedSource)
         points = [
             spark.readStream.format(SOURCE_NAME)
             .option(OPTION_SPEC, str(spec_path))
@@ -419,6 +420,16 @@ class EngineRun:
                 "redis": self.settings.source == REDIS,
             },
         )
+
+
+def _source_registered(spark: SparkSession) -> bool:
+    """Whether the session knows the feed source already (registering it again makes
+    Spark warn that it replaced it)."""
+    try:
+        manager = spark._jsparkSession.sessionState().dataSourceManager()
+        return bool(manager.dataSourceExists(SOURCE_NAME))
+    except Exception:  # py4j raises whatever the JVM threw; register to be sure
+        return False
 
 
 def _register_burn_udf(spark: SparkSession) -> bool:

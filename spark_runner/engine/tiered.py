@@ -17,11 +17,13 @@ from pyspark.sql import SparkSession
 from pyspark.sql.streaming.query import StreamingQuery
 
 from spark_runner.contract.control import LiveConfig
+from spark_runner.contract.snapshot import QueryLayout
 from spark_runner.engine.network import NetworkPlan, compile_network
 from spark_runner.engine.runner import ActionSink, EngineRun, HandlerError, RunSettings, SampleSink
 from spark_runner.engine.tiers import (
     POOL_PREFIX,
     check_tiers,
+    merge_results,
     pool_shares,
     tier_classes,
     tier_live,
@@ -45,7 +47,7 @@ class JobRuns:
         live: LiveConfig | None = None,
         samples: SampleSink | None = None,
         actions: ActionSink | None = None,
-        queries: str = "one",
+        queries: QueryLayout = "one",
     ) -> None:
         scenario = plan.scenario
         if queries == "tier":
@@ -118,8 +120,6 @@ class JobRuns:
         return {k: v for r in self.runs for k, v in r.controller.class_summaries().items()}
 
     def results(self, wall_s: float, master: str) -> dict[str, Any]:
-        from spark_runner.engine.tiers import merge_results
-
         return merge_results([r.results(wall_s, master) for r in self.runs])
 
 

@@ -44,6 +44,7 @@ def test_each_tier_query_writes_exactly_its_classes_results(tmp_path: Path) -> N
     assert job.returncode == 0, log[-3000:]
     assert "FAIR pools: tier0" in log, log[-3000:]
     assert " ERROR " not in log and "Traceback" not in log, log[-3000:]
+    assert "replaced a previously registered data source" not in log, log[-3000:]
 
     results = json.loads(out.read_text())
     assert [t["classes"] for t in results["engine"]["tiers"]] == [["gold"], ["bronze"]]
