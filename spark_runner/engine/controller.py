@@ -106,8 +106,10 @@ class ControllerOptions:
     measured_costs: operator weights follow the executor time Spark measured per query
         branch (:class:`~spark_runner.engine.costs.BranchScales`); otherwise they stay
         the declared priors [True].
-    action_numbers: the first number of the run's control actions and the step between
-        two, ``(first, step)``: a job's queries number theirs apart [(0, 1)].
+    numbering: the number of the run's first control period and first control action,
+        and the step to the next, ``(first, step)``: a job's queries (one per tier)
+        number their periods and actions apart, so the job's numbers stay unique
+        [(0, 1)].
     """
 
     target_utilization: float = DEFAULT_TARGET_UTILIZATION
@@ -118,7 +120,7 @@ class ControllerOptions:
     burn: bool = True
     parallelism: int = 2
     measured_costs: bool = True
-    action_numbers: tuple[int, int] = (0, 1)
+    numbering: tuple[int, int] = (0, 1)
 
 
 @dataclass(frozen=True)
@@ -234,7 +236,7 @@ class EngineController:
         self.action_log = ActionLog(
             self.targets,
             self.scaling.warmup_s if self.scaling is not None else 0.0,
-            numbers=self.options.action_numbers,
+            numbers=self.options.numbering,
         )
         self.series: list[dict[str, Any]] = []
         self.redistributions: list[dict[str, Any]] = []
@@ -807,6 +809,7 @@ class EngineController:
     ) -> MetricSample:
         """The class's sample of the period for the control plane."""
         dt = period.window_s
+        first, step = self.options.numbering
         result = outcome.result
         obs = outcome.observations[name]
         d = result.decisions[name]
@@ -814,7 +817,7 @@ class EngineController:
         elastic = self.elastic
         return MetricSample(
             class_name=name,
-            seq=min(self._step - 1, INT32_MAX),
+            seq=min(first + step * (self._step - 1), INT32_MAX),
             t=t_out,
             period_s=dt,
             arrived_count=min(period.arrived[name], INT32_MAX),

@@ -130,7 +130,7 @@ def _tier_settings(settings: RunSettings, tier: int, tiers: int) -> RunSettings:
         return settings
     return replace(
         settings,
-        options=replace(settings.options, action_numbers=(tier, tiers)),
+        options=replace(settings.options, numbering=(tier, tiers)),
         name=f"{settings.name}_{POOL_PREFIX}{tier}",
         checkpoint_dir=f"{settings.checkpoint_dir}/{POOL_PREFIX}{tier}",
         sink_path=tier_sink_path(settings.sink, settings.sink_path, tier),

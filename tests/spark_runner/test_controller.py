@@ -64,6 +64,18 @@ def test_samples_carry_the_controller_state(overloaded: Plant) -> None:
     assert [s.seq for s in outcome.samples] == [14, 14]
 
 
+def test_a_tier_numbers_its_periods_apart_from_the_other_tiers(tmp_path: Path) -> None:
+    """Tier 1 of 3 numbers its periods 1, 4, 7, …: the job's samples of one class and of
+    one period number stay unique across its queries."""
+    plant = Plant(
+        one_map_scenario(RATES, TARGETS, cost_s=0.002),
+        tmp_path,
+        options=ControllerOptions(numbering=(1, 3)),
+    )
+    seqs = [{s.seq for s in o.samples} for o in plant.run(4)]
+    assert seqs == [{1}, {4}, {7}, {10}]
+
+
 def test_the_batches_that_waited_through_the_first_one_are_warm_up(tmp_path: Path) -> None:
     """The first batch pays for Spark's start (here 6 s beyond its work): it and the
     batch that serves what arrived meanwhile say so in their samples; the next do not.
