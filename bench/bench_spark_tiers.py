@@ -47,11 +47,14 @@ def network_doc(network: str, rates: tuple[float, ...]) -> dict[str, Any]:
 
 
 def top_alone(doc: dict[str, Any]) -> dict[str, Any]:
-    """``doc`` with only its top class and the streams it reads."""
-    top = max(doc["classes"], key=lambda c: c["priority"])
-    sources = {q["source"] for q in top["queries"]}
-    streams = [s for s in doc["streams"] if s["name"] in sources]
-    return {**doc, "classes": [top], "streams": streams, "background": []}
+    """``doc`` as its top tier's query runs it alone: the top class, the streams and
+    segments it reads, no background load (:func:`spark_runner.engine.tiers.tier_scenario`)."""
+    from spark_runner.engine.tiers import tier_classes, tier_scenario
+    from spark_runner.scenario.loader import scenario_from_dict
+
+    scenario = scenario_from_dict(doc)
+    alone = tier_scenario(scenario, tier_classes(scenario)[0], top=False)
+    return dict(alone.model_dump(mode="json"))
 
 
 def measure(config: str, doc: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:

@@ -184,43 +184,14 @@ class EngineRun:
         settings, plan = self.settings, self.plan
         parallelism = settings.partitions or spark.sparkContext.defaultParallelism
         self.controller.set_parallelism(parallelism)
-        scaling = self.controller.scaling
-        if scaling is not None:
-            self.pool = ExecutorPool(
-                spark,
-                max_executors=scaling.max_executors,
-                executor_cores=scaling.executor_cores,
-                master_ui_url=settings.master_ui_url,
-            )
-            if self.pool.elastic:
-                # as many partitions as the largest pool has task slots
-                parallelism = settings.partitions or scaling.max_executors * scaling.executor_cores
-                self.pool.resize(scaling.min_executors)
-                serving = self.pool.settle()
-                self.controller.set_parallelism(max(serving, 1) * scaling.executor_cores)
-                self.controller.pool_state(serving, self.pool.free_executors())
-            else:
-                self.controller.no_scaling(self.pool.reason or "")
-                self.pool = None
+        parallelism = self._start_pool(spark, parallelism)
         try:
             self.work_dir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise RuntimeError(
                 f"checkpoint directory {settings.checkpoint_dir} is unusable: {exc.strerror}"
             ) from exc
-        burning = settings.options.burn and any(
-            isinstance(n.model, MapOp) and n.model.cpu_cost_per_tuple_s > 0 for n in plan.nodes
-        )
-        self.burn = "none"
-        if burning and _register_burn_udf(spark):
-            self.burn = "udf"
-            log.info("CPU burn: the %s UDF (exact thread CPU time)", UDF_NAME)
-        elif burning:
-            self.burn = "hash"
-            self.repetition_s = settings.burn_repetition_s or measure_repetition_s(
-                spark, parallelism
-            )
-            log.info("CPU burn: hash, one repetition costs %.1f ns", self.repetition_s * 1e9)
+        self._choose_burn(spark, parallelism)
         # the instant arrivals are measured from in Spark (no arrival precedes it); the
         # streams' own origin is set when the query first asks for an offset (feed.py)
         self.started_s = time.time() - settings.backlog_s
@@ -299,6 +270,46 @@ class EngineRun:
             [plan.class_names[k] for k in plan.edge_classes],
         )
         return self.query
+
+    def _start_pool(self, spark: SparkSession, parallelism: int) -> int:
+        """An elastic run's executor pool, started at its least size; returns the tasks a
+        batch runs in (an elastic pool's: as many as its largest size has slots)."""
+        settings, scaling = self.settings, self.controller.scaling
+        if scaling is None:
+            return parallelism
+        self.pool = ExecutorPool(
+            spark,
+            max_executors=scaling.max_executors,
+            executor_cores=scaling.executor_cores,
+            master_ui_url=settings.master_ui_url,
+        )
+        if not self.pool.elastic:
+            self.controller.no_scaling(self.pool.reason or "")
+            self.pool = None
+            return parallelism
+        self.pool.resize(scaling.min_executors)
+        serving = self.pool.settle()
+        self.controller.set_parallelism(max(serving, 1) * scaling.executor_cores)
+        self.controller.pool_state(serving, self.pool.free_executors())
+        return settings.partitions or scaling.max_executors * scaling.executor_cores
+
+    def _choose_burn(self, spark: SparkSession, parallelism: int) -> None:
+        """How the maps burn their calibrated CPU: the exact UDF, else the hash burn with
+        its repetition's cost (measured on ``parallelism`` tasks unless given)."""
+        settings = self.settings
+        burning = settings.options.burn and any(
+            isinstance(n.model, MapOp) and n.model.cpu_cost_per_tuple_s > 0 for n in self.plan.nodes
+        )
+        self.burn = "none"
+        if burning and _register_burn_udf(spark):
+            self.burn = "udf"
+            log.info("CPU burn: the %s UDF (exact thread CPU time)", UDF_NAME)
+        elif burning:
+            self.burn = "hash"
+            self.repetition_s = settings.burn_repetition_s or measure_repetition_s(
+                spark, parallelism
+            )
+            log.info("CPU burn: hash, one repetition costs %.1f ns", self.repetition_s * 1e9)
 
     # --- batches -----------------------------------------------------------------------
 

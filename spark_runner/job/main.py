@@ -36,7 +36,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
@@ -59,6 +59,9 @@ from spark_runner.job.reporter import (
     metrics_url,
 )
 from spark_runner.scenario.errors import ScenarioError
+
+if TYPE_CHECKING:  # the engine imports Spark: only when a job runs
+    from spark_runner.engine.runner import RunSettings
 
 log = logging.getLogger("spark_runner.job")
 
@@ -273,36 +276,12 @@ def _run_query(
     reporter: MetricsReporter | None,
     actions: ActionsReporter | None,
 ) -> int:
-    from spark_runner.engine.controller import ControllerOptions
-    from spark_runner.engine.runner import RunSettings
     from spark_runner.engine.sink import SinkError
     from spark_runner.engine.tiered import JobRuns
     from spark_runner.job.control_client import ControlPoller
 
     engine = snapshot.engine
-    settings = RunSettings(
-        name=f"headroom_job_{snapshot.job_id}",
-        checkpoint_dir=snapshot.checkpoint_dir,
-        period_s=snapshot.control_period_s,
-        source=engine.source,
-        redis_url=engine.redis_url,
-        redis_prefix=engine.redis_prefix,
-        files_dir=engine.files_dir,
-        sink=engine.sink,
-        sink_path=engine.sink_path,
-        watermark_s=engine.watermark_s,
-        partitions=engine.partitions,
-        master_ui_url=engine.master_ui_url,
-        burn_repetition_s=engine.burn_repetition_ns * 1e-9 if engine.burn_repetition_ns else None,
-        options=ControllerOptions(
-            target_utilization=engine.target_utilization,
-            warmup_s=engine.warmup_s,
-            plain=engine.plain,
-            fixed_pace=engine.fixed_pace,
-            measured_costs=not engine.declared_costs,
-            burn=engine.burn,
-        ),
-    )
+    settings = _run_settings(snapshot)
     gate = BatchGate()
     poller: ControlPoller | None = None
     try:
@@ -339,19 +318,7 @@ def _run_query(
         deadline = time.monotonic() + (snapshot.duration_s or math.inf)
         failure = _supervise(queries, stop, deadline, run)
         if failure is None:
-            run.hold()  # no batch after the ones in progress: the queries go quiet
-            moment = close_gate_when_quiet(
-                gate,
-                trigger_active=TriggerEnds(lambda: any(_busy(q.status) for q in queries)),
-                unreported_batches=run.unreported_batches,
-                quiet_wait_s=QUIET_WAIT_S,
-                timeout_s=BATCH_DRAIN_TIMEOUT_S,
-                poll_s=TriggerEnds.POLL_S,
-            )
-            if moment is StopMoment.TIMED_OUT:
-                log.warning("no batch ended within %.0f s; interrupting", BATCH_DRAIN_TIMEOUT_S)
-            else:
-                log.info("stopping the query %s", moment.value)
+            _wait_between_triggers(run, queries, gate)
         _quiet_job_group_cancel(spark)
         for query in queries:
             _stop_query(query, failure is None)
@@ -370,6 +337,55 @@ def _run_query(
         run.stop_threads()
         if poller is not None:
             poller.close()
+
+
+def _run_settings(snapshot: JobSnapshot) -> RunSettings:
+    """The engine's run settings of ``snapshot``'s job."""
+    from spark_runner.engine.controller import ControllerOptions
+    from spark_runner.engine.runner import RunSettings
+
+    engine = snapshot.engine
+    return RunSettings(
+        name=f"headroom_job_{snapshot.job_id}",
+        checkpoint_dir=snapshot.checkpoint_dir,
+        period_s=snapshot.control_period_s,
+        source=engine.source,
+        redis_url=engine.redis_url,
+        redis_prefix=engine.redis_prefix,
+        files_dir=engine.files_dir,
+        sink=engine.sink,
+        sink_path=engine.sink_path,
+        watermark_s=engine.watermark_s,
+        partitions=engine.partitions,
+        master_ui_url=engine.master_ui_url,
+        burn_repetition_s=engine.burn_repetition_ns * 1e-9 if engine.burn_repetition_ns else None,
+        options=ControllerOptions(
+            target_utilization=engine.target_utilization,
+            warmup_s=engine.warmup_s,
+            plain=engine.plain,
+            fixed_pace=engine.fixed_pace,
+            measured_costs=not engine.declared_costs,
+            burn=engine.burn,
+        ),
+    )
+
+
+def _wait_between_triggers(run: Any, queries: list[Any], gate: BatchGate) -> None:
+    """Hold every query (no batch after the ones in progress) and close the batch gate at
+    a moment when none is in a trigger, or after ``BATCH_DRAIN_TIMEOUT_S``."""
+    run.hold()
+    moment = close_gate_when_quiet(
+        gate,
+        trigger_active=TriggerEnds(lambda: any(_busy(q.status) for q in queries)),
+        unreported_batches=run.unreported_batches,
+        quiet_wait_s=QUIET_WAIT_S,
+        timeout_s=BATCH_DRAIN_TIMEOUT_S,
+        poll_s=TriggerEnds.POLL_S,
+    )
+    if moment is StopMoment.TIMED_OUT:
+        log.warning("no batch ended within %.0f s; interrupting", BATCH_DRAIN_TIMEOUT_S)
+    else:
+        log.info("stopping the query %s", moment.value)
 
 
 def _stop_query(query: Any, stopping: bool) -> None:

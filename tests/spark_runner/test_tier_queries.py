@@ -35,7 +35,7 @@ def test_each_tier_query_writes_exactly_its_classes_results(tmp_path: Path) -> N
     command = [
         sys.executable, "-m", "headroom", "run", str(scenario_file), "--engine", "spark",
         "--queries", "tier", "--plain", "--checkpoint", str(checkpoint), "--sink", "parquet",
-        "--sink-path", str(sink), "--duration", "8", "--out", str(out), "--log-level", "INFO",
+        "--sink-path", str(sink), "--duration", "15", "--out", str(out), "--log-level", "INFO",
     ]  # fmt: skip
     job = subprocess.run(
         command, cwd=ROOT, capture_output=True, text=True, timeout=240, check=False
