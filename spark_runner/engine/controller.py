@@ -639,7 +639,7 @@ class EngineController:
         """The least response time at this pace (:func:`pacing.floor_s`), at the speed
         the machine runs now (a class whose target a slower machine has just put out of
         reach is infeasible at once)."""
-        return floor_s(self.pace_s, self.budget.fixed_now_s)
+        return floor_s(self.pace_s, self.budget.fixed_now_s, self.options.target_utilization)
 
     def warming_up(self, record: BatchRecord) -> bool:
         """Whether ``record``'s batch is a warm-up one: it started before the process's

@@ -34,7 +34,11 @@ work in the batch. It does not set the pace while another loaded class's target 
 met: its class is served at the pace the feasible classes need (its manager holds it,
 see ``DilosController``), so one class's setting does not shrink every other class's
 batches. A feasible target whose pace would be below the least pace is served at the
-least pace. Only when no loaded target can be met does the pace sit at the bound.
+pace its *mean* needs (:func:`mean_pace_s`: half a pace's wait in the log and a batch
+cycle of ``u × P``), down to the least pace that leaves ``LEAST_WORK_SHARE`` for work:
+the target of the class that sets the pace comes before the work the classes below
+would do in longer batches; they shed more instead. Only when no loaded target can be
+met does the pace sit at the bound.
 
 The sources hold a batch until its pace has passed (:mod:`source`); Spark asks again every
 ``TICK_S``, so the pace changes from one batch to the next with no restart.
@@ -59,6 +63,10 @@ WORK_MARGIN = 1.5
 (arrival bursts, costs measured low)."""
 MIN_PACE_S = 0.1
 """The shortest pace, s."""
+MEAN_SHARE = 0.85
+"""The share of the tightest feasible target a fully admitted tuple's *mean* response may
+take where the work share's bound would lengthen the pace past it (:func:`mean_pace_s`):
+the margin covers the spread of a uniform wait in the log around its mean."""
 
 
 def pace_s(
@@ -82,8 +90,24 @@ def pace_s(
     if not (targets := list(targets_s)):
         return max(least, period_s)
     floor = mean_floor_s(fixed_s, utilization)
-    feasible = [TARGET_SHARE * t / (1.0 + utilization) for t in targets if t >= floor]
-    return max(least, min(period_s, min(feasible, default=least)))
+    feasible = [t for t in targets if t >= floor]
+    if not feasible:
+        return least
+    tightest = min(feasible)
+    pace = max(least, min(period_s, TARGET_SHARE * tightest / (1.0 + utilization)))
+    # the target before the work: a pace the work share's bound lengthened past what the
+    # tightest feasible class's mean allows is cut back to that, as far as the least pace
+    # that leaves LEAST_WORK_SHARE for work (the classes below then get shorter batches)
+    cut = max(least_pace_s(fixed_s, utilization, 0.0), mean_pace_s(tightest, utilization))
+    return min(pace, cut)
+
+
+def mean_pace_s(target_s: float, utilization: float) -> float:
+    """The longest pace at which a fully admitted class answers within ``MEAN_SHARE`` of
+    ``target_s`` on average, s: its tuples wait half a pace in the log on average and a
+    batch cycle of ``u × P`` (the classes below fill the budget), so
+    ``(1/2 + u) × P = MEAN_SHARE × D``."""
+    return MEAN_SHARE * target_s / (0.5 + utilization)
 
 
 def least_pace_s(fixed_s: float, utilization: float, offered_share: float) -> float:
@@ -111,14 +135,16 @@ def mean_floor_s(fixed_s: float, utilization: float) -> float:
     return least_pace_s(fixed_s, utilization, 0.0) / 2.0 + fixed_s
 
 
-def floor_s(pace: float, fixed_s: float) -> float:
+def floor_s(pace: float, fixed_s: float, utilization: float) -> float:
     """The least response time the engine serves at pace ``pace``, s: a tuple may arrive
     just after a batch took its offsets, waits one pace for the next one, and that batch
-    runs its fixed time ``o`` and at least the work share ``MIN_WORK_SHARE`` of its cycle
-    (the classes below fill a batch to its budget, and the pace never leaves less room
-    for work), so ``P + o / (1 − MIN_WORK_SHARE)``. The stale rule measures a queued
-    tuple's remaining way by it; feasibility is judged on the mean (:func:`mean_floor_s`)."""
-    return max(pace, fixed_s) + fixed_s / (1.0 - MIN_WORK_SHARE)
+    runs its fixed time ``o`` and the work the classes below fill its budget with: at the
+    least pace the work share ``MIN_WORK_SHARE`` of its cycle, so ``o / (1 −
+    MIN_WORK_SHARE)``, and at a pace a target cut below that (:func:`mean_pace_s`) the
+    cycle ``u × P`` the budget keeps. The stale rule measures a queued tuple's remaining
+    way by it; feasibility is judged on the mean (:func:`mean_floor_s`)."""
+    batch = min(fixed_s / (1.0 - MIN_WORK_SHARE), max(fixed_s, utilization * pace))
+    return max(pace, fixed_s) + batch
 
 
 def bare_floor_s(pace: float, fixed_s: float) -> float:

@@ -207,9 +207,11 @@ def test_a_machine_twice_slower_mid_run_costs_the_top_class_nothing(tmp_path: Pa
 
 def test_a_cold_start_does_not_make_a_higher_class_shed_for_a_lower_one(tmp_path: Path) -> None:
     """The first batches after the warm-up still take a JIT's 1.5 s of fixed time, which
-    falls to 0.3 s over six batches (as on Spark): silver's 4 s target is then below what
-    a full batch at the least pace gives, so silver is held, not shed for nothing. In
-    every period a higher class loses no larger a share than a lower one."""
+    falls to 0.3 s over six batches (as on Spark). Gold's 3 s target is within the mean
+    a fully admitted class gets, but not at the pace that leaves a quarter of each cycle
+    for work: the pace is cut to what gold's mean allows, gold answers within its target,
+    and the smaller batches cost the classes below. In every period a higher class loses
+    no larger a share of what arrived than a lower one."""
     rates = {"gold": 80.0, "silver": 300.0, "bronze": 1200.0}
     targets = {"gold": 3.0, "silver": 4.0, "bronze": 5.0}
     plant = Plant(
@@ -223,8 +225,13 @@ def test_a_cold_start_does_not_make_a_higher_class_shed_for_a_lower_one(tmp_path
         plant.overhead_s = max(0.3, 1.5 - 0.3 * k)
         plant.run(1)
     plant.run(20)
+    # a class can shed more than a period brought (its queue, stale first): past all of
+    # it, it has lost all the period brought, as a class below that lost all too
     lost = {
-        n: [s / a for s, a in zip(last(plant, n, "shed_count", 1000), arrived, strict=True)]
+        n: [
+            min(1.0, s / a)
+            for s, a in zip(last(plant, n, "shed_count", 1000), arrived, strict=True)
+        ]
         for n in rates
         if (arrived := last(plant, n, "arrived_count", 1000))
     }
@@ -233,10 +240,13 @@ def test_a_cold_start_does_not_make_a_higher_class_shed_for_a_lower_one(tmp_path
             lost[higher],
             lost[lower],
         )
-    # gold and silver offer 85 % of the cold start's capacity: strict priority would shed
-    # silver nothing (it lost 31 % when its manager shed for a batch it cannot shorten)
+    assert max(last(plant, "gold", "response_time_mean_s", 1000)) <= targets["gold"]
+    # at the cut pace a tenth of each cycle is left for work: 0.09 s a second at 1.5 s of
+    # fixed time, gold takes 0.04 and silver asks 0.15, so strict priority sheds about
+    # two thirds of silver's tuples in the six slow periods, 17 % of what it brings in
+    # the test (it lost 31 % when its manager shed for a batch it could not shorten)
     silver = plant.controller.class_summaries()["silver"]
-    assert silver.shed / silver.arrived < 0.1, (silver.shed, silver.arrived)
+    assert silver.shed / silver.arrived < 0.2, (silver.shed, silver.arrived)
 
 
 def test_the_decision_orders_the_classes_by_their_priority_now(overloaded: Plant) -> None:

@@ -10,6 +10,7 @@ import pytest
 from spark_runner.engine.controller import ControllerOptions
 from spark_runner.engine.pacing import (
     LEAST_WORK_SHARE,
+    MEAN_SHARE,
     MIN_PACE_S,
     MIN_WORK_SHARE,
     TARGET_SHARE,
@@ -18,6 +19,7 @@ from spark_runner.engine.pacing import (
     floor_s,
     least_pace_s,
     mean_floor_s,
+    mean_pace_s,
     pace_s,
 )
 
@@ -50,9 +52,9 @@ def test_at_the_least_pace_the_floor_is_what_a_full_batch_gives() -> None:
     then the response time a full batch gives, not one pace and the fixed time."""
     fixed = 1.5
     pace = pace_s([4.0], period_s=1.0, fixed_s=fixed, utilization=0.9)
-    assert floor_s(pace, fixed) == pytest.approx((1 + 0.9) * pace)
+    assert floor_s(pace, fixed, 0.9) == pytest.approx((1 + 0.9) * pace)
     assert bare_floor_s(pace, fixed) == pytest.approx(pace + fixed)
-    assert bare_floor_s(pace, fixed) < 4.0 < floor_s(pace, fixed)  # silver's cold start
+    assert bare_floor_s(pace, fixed) < 4.0 < floor_s(pace, fixed, 0.9)  # silver's cold start
 
 
 def test_an_infeasible_target_does_not_set_the_pace_of_the_others() -> None:
@@ -66,38 +68,55 @@ def test_an_infeasible_target_does_not_set_the_pace_of_the_others() -> None:
     assert pace_s([0.2, 0.3], period_s=2.0, fixed_s=fixed, utilization=0.9) == pytest.approx(least)
 
 
-def test_a_target_above_the_mean_floor_is_served_at_the_least_pace() -> None:
+def test_a_target_above_the_mean_floor_is_served_at_the_pace_its_mean_needs() -> None:
     """A target whose own pace would be below the least pace, but above the mean answer a
     fully admitted class gets there (half the least pace's wait and the fixed time), is
-    feasible: it sets the pace at the bound instead of leaving it to a looser class."""
-    fixed = 0.66
-    assert mean_floor_s(fixed, 0.9) == pytest.approx(least_pace_s(fixed, 0.9, 0.0) / 2 + fixed)
-    least = least_pace_s(fixed, 0.9, MIN_WORK_SHARE)  # the classes offer much work
-    # 1.5 s: its own pace is below the bound and the longest answer there above it,
+    feasible: it sets the pace instead of leaving it to a looser class, and where the work
+    share's bound would lengthen the pace past what its mean allows, the pace is cut back
+    to that (the classes below get shorter batches)."""
+    fixed, u = 0.66, 0.9
+    assert mean_floor_s(fixed, u) == pytest.approx(least_pace_s(fixed, u, 0.0) / 2 + fixed)
+    least = least_pace_s(fixed, u, MIN_WORK_SHARE)  # the classes offer much work
+    # 1.5 s: its own pace is below the bound and a full batch's answer there above it,
     # but the mean answer is within it
-    assert least > TARGET_SHARE * 1.5 / 1.9 and floor_s(least, fixed) > 1.5
-    assert mean_floor_s(fixed, 0.9) < 1.5
-    assert pace_s([1.5, 2.0, 3.0], period_s=2.0, fixed_s=fixed, utilization=0.9) == least
+    assert least > TARGET_SHARE * 1.5 / 1.9 and floor_s(least, fixed, u) > 1.5
+    assert mean_floor_s(fixed, u) < 1.5
+    pace = pace_s([1.5, 2.0, 3.0], period_s=2.0, fixed_s=fixed, utilization=u)
+    assert pace == pytest.approx(mean_pace_s(1.5, u)) and pace < least
+    assert (0.5 + u) * pace == pytest.approx(MEAN_SHARE * 1.5)
+    # the longest answer at that pace: one pace and a batch of the budget's cycle
+    assert floor_s(pace, fixed, u) == pytest.approx((1 + u) * pace)
     # a target below the mean floor leaves the pace to the looser class
-    pace = pace_s([1.0, 3.0], period_s=2.0, fixed_s=fixed, utilization=0.9)
-    assert mean_floor_s(fixed, 0.9) > 1.0 and pace == pytest.approx(TARGET_SHARE * 3.0 / 1.9)
+    pace = pace_s([1.0, 3.0], period_s=2.0, fixed_s=fixed, utilization=u)
+    assert mean_floor_s(fixed, u) > 1.0 and pace == pytest.approx(TARGET_SHARE * 3.0 / 1.9)
+
+
+def test_the_mean_pace_is_cut_no_shorter_than_a_tenth_of_the_cycle_for_work() -> None:
+    """With the fixed time near the mean floor of the tightest target, its mean pace would
+    leave a batch no room for work: the pace stops at the least one (LEAST_WORK_SHARE)."""
+    fixed, u = 0.9, 0.9
+    assert mean_floor_s(fixed, u) < 1.5 < (0.5 + u) * least_pace_s(fixed, u, 0.0) / MEAN_SHARE
+    pace = pace_s([1.5, 3.0], period_s=2.0, fixed_s=fixed, utilization=u)
+    assert pace == pytest.approx(least_pace_s(fixed, u, 0.0))
+    assert u * pace - fixed == pytest.approx(LEAST_WORK_SHARE * u * pace)
 
 
 def test_the_pace_adapts_to_the_cycle_the_engine_achieves_not_the_configured_period() -> None:
     """A configured period shorter than the batch's fixed time allows would leave every
-    batch at its budget's floor: the pace keeps a quarter of the cycle for work."""
+    batch at its budget's floor: with no target that needs a shorter one, the pace keeps
+    a quarter of the cycle for work."""
     fixed = 0.9
     least = fixed / (0.9 * (1 - MIN_WORK_SHARE))
-    assert pace_s([2.0], period_s=0.5, fixed_s=fixed, utilization=0.9) == pytest.approx(least)
+    assert pace_s([4.0], period_s=0.5, fixed_s=fixed, utilization=0.9) == pytest.approx(least)
     assert pace_s([], period_s=0.5, fixed_s=fixed, utilization=0.9) == pytest.approx(least)
 
 
 def test_light_classes_get_batches_nearly_back_to_back() -> None:
     """The least pace leaves for work what the classes offer (with a margin), not a
-    quarter of the cycle: with a fixed time of 0.8 s and tuples needing 4 % of a cycle
-    (the trades workload), batches start 0.99 s apart, not 1.19 s; as the offered work
+    quarter of the cycle: with a fixed time of 0.55 s and tuples needing 4 % of a cycle
+    (the trades workload), batches start 0.68 s apart, not 0.81 s; as the offered work
     grows the bound returns to a quarter of the cycle, never less than a tenth."""
-    fixed, u = 0.8, 0.9
+    fixed, u = 0.55, 0.9
     light = pace_s([1.5, 2.0, 3.0], period_s=2.0, fixed_s=fixed, utilization=u, offered_share=0.04)
     assert light == pytest.approx(fixed / (u * (1 - LEAST_WORK_SHARE)))
     some = pace_s([1.5], period_s=2.0, fixed_s=fixed, utilization=u, offered_share=0.1)
@@ -110,13 +129,13 @@ def test_light_classes_get_batches_nearly_back_to_back() -> None:
 
 
 def test_light_classes_start_batches_sooner_with_loads_reckoned_as_before(tmp_path: Path) -> None:
-    """The closed loop with light classes and a fixed time of 0.8 s (the trades workload's
+    """The closed loop with light classes and a fixed time of 0.55 s (the trades workload's
     shape): batches start at the least pace their offered work needs, below the one that
     leaves a quarter of each cycle; the loads the managers and the elastic policy read
     stay reckoned at that quarter-cycle pace, so a light load reads light; nothing is
     shed and gold meets 1.5 s."""
     light = one_map_scenario({"gold": 50.0, "silver": 50.0, "bronze": 50.0}, TARGETS, 0.0005)
-    plant = Plant(light, tmp_path, overhead_s=0.8)
+    plant = Plant(light, tmp_path, overhead_s=0.55)
     plant.run(80)
     controller, decision = plant.controller, plant.outcomes[-1].decision
     offered = controller.budget.offered_share
@@ -190,3 +209,30 @@ def test_a_cost_declared_wrong_is_measured_and_the_top_class_keeps_its_target(
         return plant.controller.load_model.snapshot()["gold"].load
 
     assert gold_load(measured) > 0.3 and gold_load(declared) < 0.01
+
+
+def test_a_fixed_time_near_the_top_target_is_paid_by_the_classes_below(tmp_path: Path) -> None:
+    """The stateful overload's shape on Spark (``scenarios/stateful_overload.yaml``): a
+    fixed time of 0.78 s a batch, 1 ms a tuple, 1.6 s of work a second asked of two
+    cores. At the pace the work share's bound sets (a quarter of each cycle for work),
+    every batch ran 1.04 s and gold answered at 1.62 s on average, over its 1.5 s target,
+    while silver lost nothing. Cut to the pace gold's mean allows, gold answers within its
+    target and loses nothing; silver sheds and still meets its own; bronze sheds most."""
+    rates = {"gold": 80.0, "silver": 300.0, "bronze": 1200.0}
+    plant = Plant(one_map_scenario(rates, TARGETS, cost_s=0.001), tmp_path, overhead_s=0.78)
+    plant.run(120)
+    tail = 60
+    recent = [s for o in plant.outcomes[-tail:] for s in o.samples]
+
+    def lost(name: str) -> float:
+        mine = [s for s in recent if s.class_name == name]
+        return sum(s.shed_count or 0 for s in mine) / sum(s.arrived_count for s in mine)
+
+    gold, silver = _mean_response(plant, "gold", tail), _mean_response(plant, "silver", tail)
+    # gold's mean pace (0.91 s) is below the least pace, which leaves a tenth for work:
+    # half of that pace's wait and a batch of its cycle, under the target
+    least = least_pace_s(0.78, 0.9, 0.0)
+    assert gold == pytest.approx((0.5 + 0.9) * least, rel=0.03) and gold < TARGETS["gold"]
+    assert gold <= silver <= TARGETS["silver"]
+    assert lost("gold") == 0.0 < lost("silver") < lost("bronze")
+    assert plant.outcomes[-1].decision.pace_s < least_pace_s(0.78, 0.9, MIN_WORK_SHARE)
