@@ -308,3 +308,44 @@ def test_a_start_after_a_40_s_backlog_recovers_within_10_periods(
     for name in rates:
         assert loss(run.of(name)) <= LOSS_VS_ORACLE * oracle_loss(run, name), report
     assert_recovers(run, targets)
+
+
+STATEFUL_OVERLOAD = Path(__file__).parents[2] / "scenarios" / "stateful_overload.yaml"
+SETTLE_PERIODS = 10
+"""The first measured periods a stateful run's JVM still compiles Spark's code in (its
+fixed time falls by a quarter over them): the targets are judged after them."""
+
+
+def pooled_violation_s(samples: list[MetricSample]) -> float:
+    """The mean violation over every answer of ``samples``, s."""
+    outputs = sum(s.output_count for s in samples)
+    total = sum((s.violation_mean_s or 0.0) * s.output_count for s in samples)
+    return total / outputs if outputs else 0.0
+
+
+def test_stateful_classes_at_tight_targets_under_overload_keep_priority(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """Issue 43's bar at one-to-a-few-second targets: three stateful classes (a 1 ms map
+    and a 10 s window sum each) at 1.5 / 2 / 3 s ask 1.6 s of CPU a second of two cores.
+    Gold loses nothing and answers within its target (mean violation ≤ 5 % of it);
+    priority orders the losses and the latencies."""
+    scenario = parse_scenario(STATEFUL_OVERLOAD.read_text(encoding="utf-8"))
+    targets = {c.name: c.delay_target_s for c in scenario.classes}
+    run = Run(spark, scenario, tmp_path, options=ControllerOptions(warmup_s=20.0))
+    try:
+        run.start().until(lambda: run.measured_periods() >= SETTLE_PERIODS + 20, timeout_s=150)
+    finally:
+        run.stop()
+    report = summary(run, list(targets))
+    settled = {n: run.of(n)[SETTLE_PERIODS:] for n in targets}
+    gold, silver, bronze = settled["gold"], settled["silver"], settled["bronze"]
+    violation = pooled_violation_s(gold)
+    print(
+        f"\n{report}\nsettled: gold mean {mean_response_s(gold):.3f} s, violation {violation:.3f} s"
+    )
+    assert loss(run.of("gold")) == 0.0, report
+    assert violation <= VIOLATION_SHARE * targets["gold"], (violation, report)
+    assert loss(gold) <= loss(silver) <= loss(bronze), report
+    assert latency_gap_s(gold, silver) <= LATENCY_SLACK_S, report
+    assert latency_gap_s(silver, bronze) <= LATENCY_SLACK_S, report
