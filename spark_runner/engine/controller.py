@@ -385,25 +385,40 @@ class EngineController:
         classes offer (:func:`pacing.work_share`). Light classes then get batches nearly
         back to back, while their loads keep their meaning: reckoned at the shorter pace,
         a light load read as two thirds of the capacity (the cycle holds little more
-        than it), and the elastic policy would scale out for it."""
+        than it), and the elastic policy would scale out for it. A pace cut for a target
+        leaves its class and the classes above it the work they offer (their ``needs``,
+        by the priorities in force)."""
         targets = [self.targets[n] for n in loaded]
         machine = (self.period_s, self.budget.fixed_now_s, self.options.target_utilization)
-        self.pace_s = pace_s(targets, *machine, MIN_WORK_SHARE)
+        shares, priority = self.budget.offered_shares(), self.control.priorities()
+        needs = [
+            sum(shares.get(m, 0.0) for m in loaded if priority[m] >= priority[n]) for n in loaded
+        ]
+        self.pace_s = pace_s(targets, *machine, MIN_WORK_SHARE, needs)
         offered = self.budget.offered_share
         self.start_pace_s = pace_s(
-            targets, *machine, MIN_WORK_SHARE if offered is None else offered
+            targets, *machine, MIN_WORK_SHARE if offered is None else offered, needs
         )
         self.budget.period_s = self.pace_s
 
-    def _offer(self, record: BatchRecord, work: float, window_s: float) -> None:
-        """Tell the budget the work the batch's window offered: its modelled work scaled by
-        the tuples that arrived at its points over those it kept (the deferred and shed
-        ones would have cost as much). A batch that kept none of its arrivals says
-        nothing."""
-        deltas = [record.delta(p.index) for p in self.plan.points]
-        arrived, kept = sum(d.arrived for d in deltas), sum(d.kept for d in deltas)
-        if kept > 0 or arrived == 0:
-            self.budget.offer(work * arrived / kept if kept else 0.0, window_s)
+    def _offer(self, record: BatchRecord, class_work: np.ndarray, window_s: float) -> None:
+        """Tell the budget the work the batch's window offered, in all and by class: its
+        modelled work scaled by the tuples that arrived at its points over those it kept
+        (the deferred and shed ones would have cost as much). A batch (or class) that kept
+        none of its arrivals says nothing."""
+        arrived, kept = np.zeros(len(self.names)), np.zeros(len(self.names))
+        for p in self.plan.points:
+            d, k = record.delta(p.index), self.names.index(p.class_name)
+            arrived[k] += d.arrived
+            kept[k] += d.kept
+        if kept.sum() > 0 or arrived.sum() == 0:
+            total = class_work.sum() * arrived.sum() / kept.sum() if kept.sum() else 0.0
+            by_class = {
+                name: float(class_work[k] * arrived[k] / kept[k]) if kept[k] else 0.0
+                for k, name in enumerate(self.names)
+                if kept[k] > 0 or arrived[k] == 0
+            }
+            self.budget.offer(float(total), window_s, by_class)
 
     def initial_decision(self) -> Decision:
         if self.options.plain:
@@ -555,7 +570,7 @@ class EngineController:
         # capacity (read before this batch's update replaces it)
         stalled_s = self.budget.overrun_s
         self.budget.update(work, cycle)
-        self._offer(record, work, window_s)
+        self._offer(record, np.bincount(self._owner, node_work, len(self.names)), window_s)
         if not (self.options.plain or self.options.fixed_pace):
             self._repace(
                 [n for n in self.names if period.arrived[n] > 0 or self._waiting(record, n) > 0]

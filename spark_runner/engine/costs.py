@@ -124,6 +124,7 @@ class BatchBudget:
         # taken by another process, a Python worker starting) that gave no capacity
         self.overrun_s = 0.0
         self._offered: deque[float] = deque(maxlen=window)  # cycle shares, see offer()
+        self._offered_by: deque[dict[str, float]] = deque(maxlen=window)  # the same by class
 
     @property
     def target_s(self) -> float:
@@ -186,11 +187,16 @@ class BatchBudget:
             self.fixed_s = min(self.fixed_s, statistics.median(self._cycles))
         return self.budget_s
 
-    def offer(self, work_s: float, window_s: float) -> None:
+    def offer(
+        self, work_s: float, window_s: float, by_class: Mapping[str, float] | None = None
+    ) -> None:
         """The classes offered ``work_s`` weighted work (what a batch would take with every
-        tuple admitted) over ``window_s`` of arrivals."""
+        tuple admitted) over ``window_s`` of arrivals; ``by_class``: each class's part,
+        where the batch measured it."""
         if window_s > 0 and math.isfinite(work_s) and work_s >= 0:
-            self._offered.append(self.alpha * work_s / (self.utilization * window_s))
+            scale = self.alpha / (self.utilization * window_s)
+            self._offered.append(scale * work_s)
+            self._offered_by.append({k: scale * w for k, w in (by_class or {}).items()})
 
     @property
     def offered_share(self) -> float | None:
@@ -198,6 +204,15 @@ class BatchBudget:
         needs at the speed the machine runs now: the most of the last ``window`` batches'
         (a burst counts); None until a batch is measured."""
         return max(self._offered) * self.slowdown if self._offered else None
+
+    def offered_shares(self) -> dict[str, float]:
+        """:attr:`offered_share` by class: each class's most of the last ``window``
+        batches that measured it (none: absent)."""
+        most: dict[str, float] = {}
+        for shares in self._offered_by:
+            for name, share in shares.items():
+                most[name] = max(most.get(name, 0.0), share)
+        return {name: share * self.slowdown for name, share in most.items()}
 
     def rescale(self, alpha: float) -> None:
         """Batches now run on another number of task slots (``alpha`` = 1 / slots): the
@@ -213,6 +228,7 @@ class BatchBudget:
         self.alpha = alpha
         self._ratios.clear()
         self._offered.clear()
+        self._offered_by.clear()
 
     def settle(self) -> None:
         """The end of a warm-up: the first batches' JIT compilation and worker starts are
@@ -226,6 +242,7 @@ class BatchBudget:
         self._cycles.clear()
         self._ratios.clear()
         self._offered.clear()
+        self._offered_by.clear()
         self._settling = True
 
 

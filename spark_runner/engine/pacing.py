@@ -35,9 +35,11 @@ met: its class is served at the pace the feasible classes need (its manager hold
 see ``DilosController``), so one class's setting does not shrink every other class's
 batches. A feasible target whose pace would be below the least pace is served at the
 pace its *mean* needs (:func:`mean_pace_s`: half a pace's wait in the log and a batch
-cycle of ``u × P``), down to the least pace that leaves ``LEAST_WORK_SHARE`` for work:
-the target of the class that sets the pace comes before the work the classes below
-would do in longer batches; they shed more instead. Only when no loaded target can be
+cycle of ``u × P``), down to the least pace that leaves the work of that class and the
+classes above it (``CUT_MARGIN`` times what they offer, within the work share's bounds):
+the target of the class that
+sets the pace comes before the work the classes below would do in longer batches; they
+shed more instead. Only when no loaded target can be
 met does the pace sit at the bound.
 
 The sources hold a batch until its pace has passed (:mod:`source`); Spark asks again every
@@ -61,6 +63,11 @@ LEAST_WORK_SHARE = 0.1
 WORK_MARGIN = 1.5
 """How much more than the offered work's share of a cycle the least pace leaves for work
 (arrival bursts, costs measured low)."""
+CUT_MARGIN = 2.5
+"""How much more than their offered work's share of a cycle a pace cut for a target
+leaves the class that sets it and the classes above it: ``WORK_MARGIN`` over the 60 %
+of a batch's budget a top class's quota holds by default (the class scheduler splits
+the budget by quota, and the classes below fill theirs)."""
 MIN_PACE_S = 0.1
 """The shortest pace, s."""
 MEAN_SHARE = 0.85
@@ -75,6 +82,7 @@ def pace_s(
     fixed_s: float,
     utilization: float,
     offered_share: float = MIN_WORK_SHARE,
+    needs: Iterable[float] | None = None,
 ) -> float:
     """The time between two batches' starts, s.
 
@@ -85,21 +93,27 @@ def pace_s(
         utilization: ``u``, the share of a pace a batch cycle may take, (0, 1].
         offered_share: the share of a batch cycle the classes' tuples need fully admitted
             (:func:`work_share`); unmeasured, the most the least pace leaves.
+        needs: per target, the share of a batch cycle its class's tuples and those of the
+            classes above it need fully admitted (unmeasured: none); a pace cut for the
+            target leaves them room (:func:`work_share`).
     """
     least = least_pace_s(fixed_s, utilization, offered_share)
     if not (targets := list(targets_s)):
         return max(least, period_s)
     floor = mean_floor_s(fixed_s, utilization)
-    feasible = [t for t in targets if t >= floor]
+    need_of = list(needs) if needs is not None else [0.0] * len(targets)
+    feasible = [(t, -n) for t, n in zip(targets, need_of, strict=True) if t >= floor]
     if not feasible:
         return least
-    tightest = min(feasible)
+    tightest, minus_need = min(feasible)  # of equal targets, the one that needs the most
     pace = max(least, min(period_s, TARGET_SHARE * tightest / (1.0 + utilization)))
     # the target before the work: a pace the work share's bound lengthened past what the
     # tightest feasible class's mean allows is cut back to that, as far as the least pace
-    # that leaves LEAST_WORK_SHARE for work (the classes below then get shorter batches)
-    cut = max(least_pace_s(fixed_s, utilization, 0.0), mean_pace_s(tightest, utilization))
-    return min(pace, cut)
+    # that leaves that class and the classes above it their work (the classes below get
+    # shorter batches)
+    cut_share = min(MIN_WORK_SHARE, max(LEAST_WORK_SHARE, CUT_MARGIN * -minus_need))
+    cut_least = max(MIN_PACE_S, fixed_s / (utilization * (1.0 - cut_share)))
+    return min(pace, max(cut_least, mean_pace_s(tightest, utilization)))
 
 
 def mean_pace_s(target_s: float, utilization: float) -> float:

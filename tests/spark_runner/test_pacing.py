@@ -9,6 +9,7 @@ import pytest
 
 from spark_runner.engine.controller import ControllerOptions
 from spark_runner.engine.pacing import (
+    CUT_MARGIN,
     LEAST_WORK_SHARE,
     MEAN_SHARE,
     MIN_PACE_S,
@@ -236,3 +237,22 @@ def test_a_fixed_time_near_the_top_target_is_paid_by_the_classes_below(tmp_path:
     assert gold <= silver <= TARGETS["silver"]
     assert lost("gold") == 0.0 < lost("silver") < lost("bronze")
     assert plant.outcomes[-1].decision.pace_s < least_pace_s(0.78, 0.9, MIN_WORK_SHARE)
+
+
+def test_a_pace_cut_for_the_top_class_leaves_it_its_own_work(tmp_path: Path) -> None:
+    """The same shape with gold at 200 tuples/s: its own work is a ninth of a cycle, which
+    its 60 % quota of a cut batch's tenth would not hold (gold then queued, answered at
+    2.5 s and rising). The cut stops where gold's work fits with ``CUT_MARGIN``: here at
+    the quarter's bound, and gold loses nothing."""
+    rates = {"gold": 200.0, "silver": 300.0, "bronze": 1200.0}
+    plant = Plant(one_map_scenario(rates, TARGETS, cost_s=0.001), tmp_path, overhead_s=0.78)
+    plant.run(80)
+    shares = plant.controller.budget.offered_shares()
+    assert shares["gold"] == pytest.approx(200 * 0.001 * plant.alpha / 0.9, rel=0.05)
+    assert CUT_MARGIN * shares["gold"] > MIN_WORK_SHARE
+    assert plant.outcomes[-1].decision.pace_s == pytest.approx(
+        least_pace_s(0.78, 0.9, MIN_WORK_SHARE), rel=0.02
+    )
+    gold = [s for o in plant.outcomes[-40:] for s in o.samples if s.class_name == "gold"]
+    assert sum(s.shed_count or 0 for s in gold) == 0
+    assert gold[-1].waiting_count == 0
