@@ -37,9 +37,8 @@ batches. A feasible target whose pace would be below the least pace is served at
 pace its *mean* needs (:func:`mean_pace_s`: half a pace's wait in the log and a batch
 cycle of ``u × P``), down to the least pace that leaves the work of that class and the
 classes above it (``CUT_MARGIN`` times what they offer, within the work share's bounds):
-the target of the class that
-sets the pace comes before the work the classes below would do in longer batches; they
-shed more instead. Only when no loaded target can be
+the target of the class that sets the pace comes before the work the classes below
+would do in longer batches; they shed more instead. Only when no loaded target can be
 met does the pace sit at the bound.
 
 The sources hold a batch until its pace has passed (:mod:`source`); Spark asks again every
@@ -112,7 +111,7 @@ def pace_s(
     # that leaves that class and the classes above it their work (the classes below get
     # shorter batches)
     cut_share = min(MIN_WORK_SHARE, max(LEAST_WORK_SHARE, CUT_MARGIN * -minus_need))
-    cut_least = max(MIN_PACE_S, fixed_s / (utilization * (1.0 - cut_share)))
+    cut_least = _leaving(fixed_s, utilization, cut_share)
     return min(pace, max(cut_least, mean_pace_s(tightest, utilization)))
 
 
@@ -127,7 +126,12 @@ def mean_pace_s(target_s: float, utilization: float) -> float:
 def least_pace_s(fixed_s: float, utilization: float, offered_share: float) -> float:
     """The shortest pace, s: the fixed time ``o`` leaves :func:`work_share` of a batch
     cycle (``u × P``) for work, and never below ``MIN_PACE_S``."""
-    share = work_share(offered_share)
+    return _leaving(fixed_s, utilization, work_share(offered_share))
+
+
+def _leaving(fixed_s: float, utilization: float, share: float) -> float:
+    """The shortest pace whose cycle (``u × P``) leaves ``share`` of it for work after the
+    fixed time ``o``, never below ``MIN_PACE_S``, s."""
     return max(MIN_PACE_S, fixed_s / (utilization * (1.0 - share)))
 
 

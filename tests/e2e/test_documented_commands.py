@@ -62,7 +62,7 @@ from tests.waiting import poll_for
 
 REPO = Path(__file__).resolve().parents[2]
 DOCUMENTS = ("README.md", "docs/spark-runner.md", "docs/scenario-format.md")
-SPARK_DURATION_S = 60
+SPARK_DURATION_S = 50
 """Long enough for measured periods after a long warm-up: the Redis-source run reads its
 backlog in Python, which the cost model does not see (docs/measurements.md), and at 30 s
 its first batches once took the whole run (exit 7: no period measured)."""

@@ -311,9 +311,10 @@ def test_a_start_after_a_40_s_backlog_recovers_within_10_periods(
 
 
 STATEFUL_OVERLOAD = Path(__file__).parents[2] / "scenarios" / "stateful_overload.yaml"
-SETTLE_PERIODS = 10
+SETTLE_PERIODS = 15
 """The first measured periods a stateful run's JVM still compiles Spark's code in (its
-fixed time falls by a quarter over them): the targets are judged after them."""
+fixed time falls by a quarter over them, gold's worst answer from 2.6 to 1.7 s): the
+targets are judged after them."""
 
 
 def pooled_violation_s(samples: list[MetricSample]) -> float:
@@ -332,7 +333,7 @@ def test_stateful_classes_at_tight_targets_under_overload_keep_priority(
     priority orders the losses and the latencies."""
     scenario = parse_scenario(STATEFUL_OVERLOAD.read_text(encoding="utf-8"))
     targets = {c.name: c.delay_target_s for c in scenario.classes}
-    run = Run(spark, scenario, tmp_path, options=ControllerOptions(warmup_s=20.0))
+    run = Run(spark, scenario, tmp_path, options=ControllerOptions(warmup_s=15.0))
     try:
         run.start().until(lambda: run.measured_periods() >= SETTLE_PERIODS + 20, timeout_s=150)
     finally:
