@@ -195,22 +195,9 @@ class EngineRun:
         # the instant arrivals are measured from in Spark (no arrival precedes it); the
         # streams' own origin is set when the query first asks for an offset (feed.py)
         self.started_s = time.time() - settings.backlog_s
-        streams = stream_specs(plan.scenario)
-        spec = FeedSpec(
-            kind=settings.source,
-            backlog_us=round(settings.backlog_s * 1e6),
-            points=tuple(FeedPoint(p.op_id, p.class_name, p.stream) for p in plan.points),
-            streams=streams,
-            decision_path=str(self.decision_path),
-            partitions=parallelism,
-            redis_url=settings.redis_url,
-            redis_keys={n: stream_key(settings.redis_prefix, n) for n in streams},
-            files_dir=settings.files_dir,
-            edge_classes=tuple((k, plan.class_names[k]) for k in plan.edge_classes),
-        )
-        self.spec = spec
+        self.spec = self._feed_spec(parallelism)
         spec_path = self.work_dir / "feed.json"
-        spec.dump(spec_path)
+        self.spec.dump(spec_path)
         write_decision(self.decision_path, self.controller.initial_decision())
         if not _source_registered(spark):  # a job's second tier finds it registered
             spark.dataSource.register(FeedSource)
@@ -270,6 +257,24 @@ class EngineRun:
             [plan.class_names[k] for k in plan.edge_classes],
         )
         return self.query
+
+    def _feed_spec(self, parallelism: int) -> FeedSpec:
+        """What the run's sources read: its points, streams and source, in ``parallelism``
+        partitions."""
+        settings, plan = self.settings, self.plan
+        streams = stream_specs(plan.scenario)
+        return FeedSpec(
+            kind=settings.source,
+            backlog_us=round(settings.backlog_s * 1e6),
+            points=tuple(FeedPoint(p.op_id, p.class_name, p.stream) for p in plan.points),
+            streams=streams,
+            decision_path=str(self.decision_path),
+            partitions=parallelism,
+            redis_url=settings.redis_url,
+            redis_keys={n: stream_key(settings.redis_prefix, n) for n in streams},
+            files_dir=settings.files_dir,
+            edge_classes=tuple((k, plan.class_names[k]) for k in plan.edge_classes),
+        )
 
     def _start_pool(self, spark: SparkSession, parallelism: int) -> int:
         """An elastic run's executor pool, started at its least size; returns the tasks a
