@@ -31,7 +31,7 @@ from typing import Any
 
 from bench.bench_spark_common import RunFailed, load_average, median, render_table, series_values
 from bench.bench_spark_latency import ClassResult, fmt, plain, run_on_files
-from bench.latency_workload import FLOOR_CLASSES, scenario
+from bench.latency_workload import FLOOR_CLASSES, WORKLOADS, scenario
 
 P95_OF_PLAIN = 1.1
 """Headroom's p95 may be at most this many times plain Spark's (issue 43, item 3)."""
@@ -78,7 +78,8 @@ def run_headroom(args: argparse.Namespace, query: str, round_: int, target: floa
     cls = replace(FLOOR_CLASSES[query], target_s=target)
     doc = scenario(args.rate, args.duration, (cls,), period)
     with tempfile.TemporaryDirectory(prefix="bench-floor-") as tmp:
-        r: dict[str, Any] = run_on_files(doc, args, args.rate, Path(tmp))
+        workload = WORKLOADS[f"floor-{query}"]
+        r: dict[str, Any] = run_on_files(doc, args, workload, args.rate, Path(tmp))
     c = r["classes"]["c"]
     print(f"  {query} round {round_ + 1}, D {target:g} s done ({r['wall_s']:.0f} s wall)")
     return Row(

@@ -1,29 +1,34 @@
-"""Response time of plain Spark Structured Streaming against headroom: the same three SQL
-queries over the same input rows, side by side in one run.
+"""Response time of plain Spark Structured Streaming against headroom: the same queries
+over the same input rows, side by side in one run.
 
-    python -m bench.bench_spark_latency [--rate 4000] [--duration 60] [--warmup 30]
-        [--rounds 2] [--only plain,headroom,overload,plain-overload]
+    python -m bench.bench_spark_latency [--workload trades] [--rate 4000] [--duration 60]
+        [--warmup 30] [--rounds 2] [--only plain,headroom,overload,plain-overload]
         [--capacity 0] [--high 120000] [--steps 4] [--probe-duration 30]
 
-The workload (:mod:`bench.latency_workload`): one stream ``trades`` of CSV files written
-every 0.25 s at ``--rate`` rows/s (``account`` uniform over 0..999, ``amount`` uniform in
-[0, 1), ``ts`` the instant the file was written, which is also its modification time),
+The workloads (:mod:`bench.latency_workload`). ``trades`` (the default): one stream
+``trades`` of CSV files written every 0.25 s at ``--rate`` rows/s (``account`` uniform
+over 0..999, ``amount`` uniform in [0, 1), ``ts`` the instant the file was written, which
+is also its modification time),
 and three classes, one Spark SQL query each: ``fraud`` (priority 6, target 1.5 s: a 5 s
 window per account of the trades over 0.9), ``recs`` (3, 2 s: a 10 s window mean per
-account), ``ads`` (1, 3 s: a 10 s window sum). Each configuration runs in its own process
-(its own JVM) on a fresh directory fed the same way; each class reads ``trades`` through
-its own file source on both sides. Configurations, interleaved round by round (with
-``--rounds 2``: A B A B):
+account), ``ads`` (1, 3 s: a 10 s window sum). ``windows-joins``: the overload benchmark's
+network (three streams at 0.35 / 0.45 / 0.70 of 1.5 × ``--rate``; per class a filter, a
+200 µs calibrated map and a 2 s window count, and a join of a tenth of its stream with the
+whole stream within 1 s; targets 1.5 / 2 / 3 s). Each configuration runs in its own
+process (its own JVM) on a fresh directory fed the same way; each query reads its class's
+stream through its own file source on both sides. Configurations, interleaved round by
+round (with ``--rounds 2``: A B A B):
 
 - ``plain`` — ``plain Spark`` (:mod:`bench.plain_latency`): what a user would write: one
-  application, three queries through ``spark.sql``, each to the ``noop`` sink on the
-  default trigger (batches back to back), the RocksDB state store;
+  application, a query per statement through ``spark.sql`` (``windows-joins``: six), each
+  to the ``noop`` sink on the default trigger (batches back to back), the RocksDB state
+  store;
 - ``headroom`` — ``headroom run --source files`` of the same classes (DILoS, the
   controller on; nothing should be shed at this load);
 - ``overload`` — ``headroom 1.5x capacity``: the same at 1.5 × the *capacity*, plain
   Spark's highest sustainable rate on this workload, bisected at the start of the run
   between ``--rate`` and ``--high`` (a probe sustains a rate when every query reads at
-  least 95 % of it and its mean response in the second half of the probe is at most
+  least 95 % of its stream's rate and its mean response in the second half of the probe is at most
   1.25× the first half's; ``--capacity`` gives it instead); after the table, issue 43's
   bars for it: the top class's mean against plain Spark's unloaded one (1.2), means
   ordered by priority, total admitted against the capacity (0.9);
@@ -69,7 +74,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.bench_spark_common import ROOT, RunFailed, load_average, render_table, run_spark
-from bench.latency_workload import CLASSES, WORKLOADS, LatencyClass, scenario, trades_feeder
+from bench.latency_workload import WORKLOADS, Workload
 from spark_runner.engine.digest import RunDigest
 from spark_runner.engine.measures import ArrivalSummary, ResponseSample
 
@@ -85,10 +90,14 @@ class ClassResult:
     shed: int
     batches: int
     rows: int
-    read_per_s: float | None = None
-    """Plain Spark: rows its query read per second of the measured batches."""
+    """Rows of its stream it took: headroom's admitted (arrived, not shed nor waiting at
+    the end), plain Spark's first query's read."""
+    read_share: float | None = None
+    """Plain Spark: the least share of its stream's rate one of its queries read over the
+    measured batches."""
     growth: float | None = None
-    """Plain Spark: the last half's mean response over the first half's."""
+    """Plain Spark: the most one of its queries' last half's mean response grew over its
+    first half's."""
 
 
 @dataclass
@@ -133,11 +142,12 @@ def plain(
     *,
     job_manager: bool,
     one_query: bool = False,
-    workload: str = "trades",
+    workload: str | None = None,
 ) -> RunResult:
     """Run :mod:`bench.plain_latency` on ``workload``; the feeder starts once its queries
     run (as headroom's files source, it then reads no file written while its JVM
     started)."""
+    workload = workload or args.workload
     out, ready, log = tmp / "plain.json", tmp / "ready", tmp / "plain.log"
     cmd = [
         sys.executable, "-m", "bench.plain_latency", "--files-dir", str(tmp / "in"),
@@ -148,7 +158,7 @@ def plain(
         cmd.append("--job-checkpoint-manager")
     if one_query:
         cmd.append("--one-query")
-    feeder = trades_feeder(tmp / "in", rate)
+    feeder = WORKLOADS[workload].feeder(tmp / "in", rate)
     started = False
     with log.open("w") as sink:
         proc = subprocess.Popen(cmd, cwd=ROOT, stdout=sink, stderr=subprocess.STDOUT)
@@ -167,67 +177,110 @@ def plain(
                 feeder.stop()
     if proc.returncode != 0 or not out.exists():
         raise RunFailed(f"plain Spark exit {proc.returncode}: {log.read_text()[-3000:]}")
-    return plain_result(json.loads(out.read_text()), args.warmup, WORKLOADS[workload])
+    return plain_result(json.loads(out.read_text()), args.warmup, WORKLOADS[workload], rate)
+
+
+@dataclass
+class QueryBatches:
+    """What one plain query's measured batches read and when they answered."""
+
+    rows: list[int] = field(default_factory=list)
+    means: list[float] = field(default_factory=list)
+    starts: list[float] = field(default_factory=list)
+    durations: dict[str, list[float]] = field(default_factory=dict)
+
+    def read_per_s(self) -> float | None:
+        """Rows a second the batches after the first read: what arrived between the first
+        batch's start and the last one's (each batch reads every file written by then)."""
+        if len(self.starts) < 2 or self.starts[-1] <= self.starts[0]:
+            return None
+        return sum(self.rows[1:]) / (self.starts[-1] - self.starts[0])
+
+    def growth(self) -> float | None:
+        half = len(self.means) // 2
+        if not half:
+            return None
+        return statistics.fmean(self.means[half:]) / statistics.fmean(self.means[:half])
 
 
 def plain_result(
-    doc: dict[str, Any], warmup_s: float, classes: tuple[LatencyClass, ...] = CLASSES
+    doc: dict[str, Any], warmup_s: float, workload: Workload, rate: float
 ) -> RunResult:
-    """Per class: the response times of the batches that started after the warm-up."""
+    """Per class: the response times of its queries' batches that started after the
+    warm-up, and the least share of its stream's rate a query read."""
     measured_from, origin = doc["started_s"] + warmup_s, doc["origin_s"]
+    rates = workload.rates(rate)
     result = RunResult({})
-    for c in classes:
+    for c in workload.classes:
         digest = RunDigest(c.target_s)
-        batches, rows, means, starts = 0, [], [], []
-        durations: dict[str, list[float]] = {}
-        for b in doc["batches"].get(c.name, []):
-            start, ms = epoch_s(b["timestamp"]), b["durations_ms"]
-            if start < measured_from or "triggerExecution" not in ms:
-                continue
-            for key, value in ms.items():
-                durations.setdefault(key, []).append(value / 1000)
-            summary = ArrivalSummary.from_row(b["metrics"] or {})
-            if summary is None:
-                continue
-            sample = ResponseSample()
-            sample.add_answers(summary, start + ms["triggerExecution"] / 1000 - origin)
-            digest.add(sample)
-            batches += 1
-            rows.append(summary.count)
-            means.append(sample.sum_s / sample.count if sample.count else 0.0)
-            starts.append(start + ms["triggerExecution"] / 1000)
-        half = len(means) // 2
+        queries = [
+            plain_batches(batches, digest, measured_from, origin)
+            for name, batches in sorted(doc["batches"].items())
+            if name.split("/")[0] == c.name
+        ]
+        reads = [r for q in queries if (r := q.read_per_s()) is not None]
+        growths = [g for q in queries if (g := q.growth()) is not None]
+        complete = bool(queries) and len(reads) == len(growths) == len(queries)
         result.classes[c.name] = ClassResult(
             digest.mean_s,
             digest.quantile_s(0.95),
             digest.max_s if digest.count else None,
             0,
-            batches,
-            digest.count,
-            sum(rows) / (starts[-1] - measured_from) if starts else None,
-            statistics.fmean(means[half:]) / statistics.fmean(means[:half]) if half else None,
+            sum(len(q.rows) for q in queries),
+            sum(queries[0].rows) if queries else 0,
+            min(reads) / rates[c.stream] if complete else None,
+            max(growths) if complete else None,
         )
-        parts = ", ".join(
-            f"{k} {med(v):.3f}"
-            for k, v in sorted(durations.items(), key=lambda kv: -med(kv[1]))
-            if med(v) >= 0.005
-        )
-        result.notes.append(
-            f"{c.name}: {batches} batches, median {med(rows):.0f} rows (last "
-            f"{rows[-1] if rows else 0}); median s: {parts}"
-        )
+        for k, q in enumerate(queries):
+            parts = ", ".join(
+                f"{key} {med(v):.3f}"
+                for key, v in sorted(q.durations.items(), key=lambda kv: -med(kv[1]))
+                if med(v) >= 0.005
+            )
+            result.notes.append(
+                f"{c.name}/{k}: {len(q.rows)} batches, median {med(q.rows):.0f} rows (last "
+                f"{q.rows[-1] if q.rows else 0}); median s: {parts}"
+            )
     return result
+
+
+def plain_batches(
+    batches: list[dict[str, Any]], digest: RunDigest, measured_from: float, origin: float
+) -> QueryBatches:
+    """One query's batches that started from ``measured_from``, added to ``digest``."""
+    q = QueryBatches()
+    for b in batches:
+        start, ms = epoch_s(b["timestamp"]), b["durations_ms"]
+        if start < measured_from or "triggerExecution" not in ms:
+            continue
+        for key, value in ms.items():
+            q.durations.setdefault(key, []).append(value / 1000)
+        summary = ArrivalSummary.from_row(b["metrics"] or {})
+        if summary is None:
+            continue
+        sample = ResponseSample()
+        sample.add_answers(summary, start + ms["triggerExecution"] / 1000 - origin)
+        digest.add(sample)
+        q.rows.append(summary.count)
+        q.means.append(sample.sum_s / sample.count if sample.count else 0.0)
+        q.starts.append(start)
+    return q
 
 
 # --- headroom --------------------------------------------------------------------------
 
 
 def run_on_files(
-    doc: dict[str, Any], args: argparse.Namespace, rate: float, tmp: Path, queries: str = "one"
+    doc: dict[str, Any],
+    args: argparse.Namespace,
+    workload: Workload,
+    rate: float,
+    tmp: Path,
+    queries: str = "one",
 ) -> dict[str, Any]:
     """``headroom run --source files --queries QUERIES`` of the scenario ``doc`` while the
-    feeder writes ``trades`` at ``rate``: its results document."""
-    feeder = trades_feeder(tmp / "in", rate).start()
+    workload's streams are written at ``rate``: its results document."""
+    feeder = workload.feeder(tmp / "in", rate).start()
     try:
         return run_spark(
             doc,
@@ -240,14 +293,17 @@ def run_on_files(
 
 
 def headroom(args: argparse.Namespace, rate: float, tmp: Path, queries: str = "one") -> RunResult:
-    return headroom_result(run_on_files(scenario(rate, args.duration), args, rate, tmp, queries))
+    workload = WORKLOADS[args.workload]
+    doc = workload.scenario(rate, args.duration)
+    return headroom_result(run_on_files(doc, args, workload, rate, tmp, queries), workload)
 
 
 def headroom_tiers(args: argparse.Namespace, rate: float, tmp: Path) -> RunResult:
     return headroom(args, rate, tmp, queries="tier")
 
 
-def headroom_result(r: dict[str, Any], classes: tuple[LatencyClass, ...] = CLASSES) -> RunResult:
+def headroom_result(r: dict[str, Any], workload: Workload) -> RunResult:
+    classes = workload.classes
     series = r["series"]
     result = RunResult({})
     for c in classes:
@@ -258,7 +314,7 @@ def headroom_result(r: dict[str, Any], classes: tuple[LatencyClass, ...] = CLASS
             s["max_response_time_s"],
             int(s["shed_tuples"]),
             sum(1 for p in series if p["classes"].get(c.name, {}).get("outputs")),
-            int(s["outputs"]),
+            int(s["arrived_tuples"] - s["shed_tuples"] - s["backlog_tuples"]),
         )
     queries = len(r["engine"].get("tiers", [])) or 1
     top = [p for p in series if classes[0].name in p["classes"]]  # the top class's query
@@ -309,10 +365,10 @@ MAX_GROWTH = 1.25
 the first half's (a growing queue lengthens it)."""
 
 
-def sustained(r: RunResult, rate: float) -> bool:
+def sustained(r: RunResult) -> bool:
     return all(
-        c.read_per_s is not None
-        and c.read_per_s >= SUSTAINED_READ * rate
+        c.read_share is not None
+        and c.read_share >= SUSTAINED_READ
         and c.growth is not None
         and c.growth <= MAX_GROWTH
         for c in r.classes.values()
@@ -320,7 +376,7 @@ def sustained(r: RunResult, rate: float) -> bool:
 
 
 def bisect_capacity(args: argparse.Namespace) -> float | None:
-    """Plain Spark's highest sustainable rate (rows/s of ``trades``), bisected between
+    """Plain Spark's highest sustainable rate (rows/s of the workload), bisected between
     ``--rate`` and ``--high`` in ``--steps`` probes of ``--probe-duration`` s (None: not
     even ``--rate``); ``--capacity`` skips the search."""
     if args.capacity:
@@ -334,9 +390,10 @@ def bisect_capacity(args: argparse.Namespace) -> float | None:
             except RunFailed as exc:
                 print(f"  capacity probe at {rate:.0f} rows/s: FAILED: {exc}", flush=True)
                 return False
-        ok = sustained(r, rate)
+        ok = sustained(r)
         reads = ", ".join(
-            f"{n} reads {fmt(c.read_per_s)}/s, growth {fmt(c.growth)}" for n, c in r.classes.items()
+            f"{n} reads {fmt(c.read_share)} of its stream, growth {fmt(c.growth)}"
+            for n, c in r.classes.items()
         )
         print(f"  capacity probe at {rate:.0f} rows/s: {'sustained' if ok else 'not'} ({reads})")
         return ok
@@ -359,24 +416,28 @@ def overload_checks(
 ) -> list[str]:
     """Issue 43's bars for headroom at 1.5× capacity: the top class within its target at
     most 1.2× its unloaded plain-Spark mean, means ordered by priority, in total at least
-    0.9× the capacity admitted (three queries read the stream: 3 × capacity rows/s)."""
+    0.9× the capacity admitted: the rows the classes read from their streams at the
+    capacity (``trades``: three classes read the stream, 3 × capacity rows/s)."""
     runs, base = results.get(key, []), results.get("plain", [])
     if not runs or not any(c.key == key for c in configs):
         return []
-    top = CLASSES[0].name
-    means = [mean_of(runs, c.name, "mean_s") for c in CLASSES]
+    workload = WORKLOADS[args.workload]
+    classes = workload.classes
+    top = classes[0].name
+    means = [mean_of(runs, c.name, "mean_s") for c in classes]
     known = [m for m in means if m is not None]
     ordered = len(known) == len(means) and known == sorted(known)
     admitted = statistics.fmean(
-        sum(r.classes[c.name].rows for c in CLASSES) / args.duration for r in runs
+        sum(r.classes[c.name].rows for c in classes) / args.duration for r in runs
     )
+    at_capacity = sum(workload.rates(capacity)[c.stream] for c in classes)
     return [
-        f"{key}: top class {top}: mean {fmt(means[0])} s (target {CLASSES[0].target_s:g}), "
+        f"{key}: top class {top}: mean {fmt(means[0])} s (target {classes[0].target_s:g}), "
         f"{ratio(means[0], mean_of(base, top, 'mean_s'))}x plain Spark's unloaded (bar 1.2)",
         f"means by priority {', '.join(fmt(m) for m in means)}: "
         f"{'ordered' if ordered else 'NOT ordered'}",
-        f"admitted {admitted:.0f} query-rows/s = {admitted / (len(CLASSES) * capacity):.2f}x "
-        f"the capacity (bar 0.9)",
+        f"admitted {admitted:.0f} rows/s = {admitted / at_capacity:.2f}x "
+        f"the {at_capacity:.0f} the classes read at the capacity (bar 0.9)",
     ]
 
 
@@ -397,12 +458,12 @@ def ratio(a: float | None, b: float | None) -> str:
     return "-" if a is None or not b else f"{a / b:.2f}"
 
 
-def table(configs: list[Config], results: dict[str, list[RunResult]]) -> str:
+def table(configs: list[Config], results: dict[str, list[RunResult]], workload: Workload) -> str:
     base = results.get("plain", [])
     rows = []
     for config in configs:
         runs = results[config.key]
-        for c in CLASSES:
+        for c in workload.classes:
             if not runs:
                 rows.append([config.label, c.name, *["-"] * 9])
                 continue
@@ -465,7 +526,10 @@ def attempt(
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rate", type=float, default=4000.0, help="rows/s of trades")
+    parser.add_argument("--workload", choices=("trades", "windows-joins"), default="trades")
+    parser.add_argument(
+        "--rate", type=float, default=4000.0, help="rows/s of the workload's streams together"
+    )
     parser.add_argument("--duration", type=float, default=60.0, help="measured seconds")
     parser.add_argument("--warmup", type=float, default=30.0)
     parser.add_argument("--rounds", type=int, default=2)
@@ -487,11 +551,14 @@ def main() -> None:
         parser.error(f"unknown configuration(s): {', '.join(sorted(unknown))}")
     configs = sorted((c for c in CONFIGS if c.key in keys), key=lambda c: keys.index(c.key))
     print(
-        f"latency benchmark: trades at {args.rate:.0f} rows/s, {args.rounds} round(s) of "
+        f"latency benchmark: {args.workload} at {args.rate:.0f} rows/s, {args.rounds} round(s) of "
         f"{args.warmup:g} s warm-up + {args.duration:g} s measured; {load_average()} at start"
     )
-    for c in CLASSES:
-        print(f"  {c.name} (priority {c.priority}, target {c.target_s:g} s): {c.statement}")
+    workload = WORKLOADS[args.workload]
+    for c in workload.classes:
+        print(f"  {c.name} (priority {c.priority}, target {c.target_s:g} s), {c.stream}:")
+        for statement in c.statements:
+            print(f"    {statement}")
     capacity = bisect_capacity(args) if any(c.of_capacity for c in configs) else None
     if capacity is not None:
         print(f"capacity (plain Spark's highest sustained rate): {capacity:.0f} rows/s")
@@ -503,7 +570,7 @@ def main() -> None:
             r = attempt(config, args, round_, capacity)
             if r is not None:
                 results[config.key].append(r)
-    print(table(configs, results))
+    print(table(configs, results, workload))
     for key in ("overload", "overload-tier"):
         for line in overload_checks(key, configs, results, capacity, args) if capacity else []:
             print(line)

@@ -56,8 +56,10 @@ QUERIES = (
 )
 
 
-def spark_schema(stream: str) -> StructType:
-    key, value = STREAMS[stream]
+def spark_schema(stream: str, columns: tuple[str, str] | None = None) -> StructType:
+    """``stream``'s file schema: its key and value (``columns``, else :data:`STREAMS`'),
+    then ``ts``."""
+    key, value = columns or STREAMS[stream]
     return StructType(
         [
             StructField(key, LongType()),

@@ -4,22 +4,24 @@ plain Spark Structured Streaming.
     python -m bench.plain_latency --files-dir DIR --checkpoint DIR --duration 75 --out out.json
         [--workload trades]
 
-One application, one streaming query per class of the workload
-(:data:`bench.latency_workload.WORKLOADS`; ``trades``: three classes): each reads
-``DIR/trades/`` through its own CSV
-file source (:func:`bench.plain_spark.stream`: ``event_time`` a copy of ``ts``,
-watermarked 30 s), runs its statement through ``spark.sql`` over its own temporary view,
-and writes to the ``noop`` sink in the update mode with its own checkpoint, on the
-default trigger (batches back to back). The session is :func:`bench.plain_spark.session`
-(the RocksDB state store, the job's shuffle partitions, no batch without data, AQE and
-the UI off) with the session time zone UTC (the rows' ``ts`` are UTC); Spark's default
-checkpoint file manager unless ``--job-checkpoint-manager`` (headroom job's, which
-starts no process per log file: ``spark_runner.job.sparkconf.CHECKPOINT_PROPERTIES``).
-``--one-query`` runs them as one query instead (their outputs, each as one JSON
-column, unioned into one sink): the design headroom's engine has, to tell what one query
-for every class costs from the rest.
+One application, one streaming query per statement of each class of the workload
+(:data:`bench.latency_workload.WORKLOADS`; ``trades``: three classes of one query): each
+reads its class's stream ``DIR/<stream>/`` through its own CSV file source
+(:func:`bench.plain_spark.stream`: ``event_time`` a copy of ``ts``, watermarked 30 s; a
+join's other side ``<stream>_r`` through another), runs its statement through
+``spark.sql`` over its own temporary views, and writes to the ``noop`` sink in the update
+mode with its own checkpoint, on the default trigger (batches back to back). A workload
+with calibrated maps gets the job's burn UDF (:mod:`spark_runner.engine.jvm_burn`) on the
+class path. The session is :func:`bench.plain_spark.session` (the RocksDB state store,
+the job's shuffle partitions, no batch without data, AQE and the UI off) with the session
+time zone UTC (the rows' ``ts`` are UTC); Spark's default checkpoint file manager unless
+``--job-checkpoint-manager`` (headroom job's, which starts no process per log file:
+``spark_runner.job.sparkconf.CHECKPOINT_PROPERTIES``). ``--one-query`` runs them as one
+query instead (their outputs, each as one JSON column, unioned into one sink): the design
+headroom's engine has, to tell what one query for every class costs from the rest.
 
-Each query's input carries an ``observe`` of its rows' ``ts`` (seconds after
+Each query's input (a join's: its first side) carries an ``observe``, named
+``<class>/<k>`` for the class's k-th statement, of its rows' ``ts`` (seconds after
 ``origin_s``): count, sum, min, max and the quantiles headroom's engine reports
 (:data:`spark_runner.engine.measures.QUANTILE_LEVELS`). The progress of every batch of
 every query (start, durations, input rows, those metrics) goes to ``--out``, with
@@ -39,12 +41,14 @@ from typing import Any
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming.query import StreamingQuery
+from pyspark.sql.types import BooleanType
 
-from bench.latency_workload import STREAM, WORKLOADS, LatencyClass
+from bench.latency_workload import WORKLOADS, Workload
 from bench.plain_spark import session, stream
 from spark_runner.engine.dataflow import QUANTILE_ACCURACY
+from spark_runner.engine.jvm_burn import CLASS_NAME, UDF_NAME, burn_jar
 from spark_runner.engine.measures import QUANTILE_LEVELS
-from spark_runner.job.sparkconf import CHECKPOINT_PROPERTIES
+from spark_runner.job.sparkconf import CHECKPOINT_PROPERTIES, LOCAL_BURN_CACHE, pyspark_home
 
 POLL_S = 2.0
 """How often the progress is read: Spark keeps each query's last 100 (far more than
@@ -71,20 +75,25 @@ ONE_QUERY = "all_classes"
 
 def start_queries(
     spark: SparkSession,
-    classes: tuple[LatencyClass, ...],
+    workload: Workload,
     files_dir: Path,
     checkpoint: Path,
     origin_ms: int,
     one_query: bool,
 ) -> dict[str, StreamingQuery]:
-    """One query per class, each over its own file source and view (or one query of
+    """A query per statement, each over its own file sources and views (or one query of
     their union)."""
     outputs = {}
-    for c in classes:
-        observed(stream(spark, files_dir, STREAM), c.name, origin_ms).createOrReplaceTempView(
-            STREAM
-        )  # spark.sql resolves the view now: each query keeps its own source
-        outputs[c.name] = spark.sql(c.statement)
+    for c in workload.classes:
+        for k, statement in enumerate(c.statements):
+            name = f"{c.name}/{k}"
+            read = stream(spark, files_dir, c.stream, workload.columns)
+            # spark.sql resolves the views now: each query keeps its own sources
+            observed(read, name, origin_ms).createOrReplaceTempView(c.stream)
+            stream(spark, files_dir, c.stream, workload.columns).createOrReplaceTempView(
+                f"{c.stream}_r"
+            )
+            outputs[name] = spark.sql(statement)
     if one_query:
         rows = [
             df.select(F.lit(name).alias("class"), F.to_json(F.struct("*")).alias("row"))
@@ -94,8 +103,8 @@ def start_queries(
     return {
         name: df.writeStream.format("noop")
         .outputMode("update")
-        .queryName(name)
-        .option("checkpointLocation", str(checkpoint / name))
+        .queryName(name.replace("/", "_"))
+        .option("checkpointLocation", str(checkpoint / name.replace("/", "_")))
         .start()
         for name, df in outputs.items()
     }
@@ -115,6 +124,15 @@ def collect(running: dict[str, StreamingQuery], into: dict[str, dict[int, dict[s
                 }
 
 
+def burn_udf_jar() -> Path:
+    """The job's burn UDF jar (built once in the user's cache, as ``headroom run`` does)."""
+    home = pyspark_home()
+    jar = burn_jar(home / "jars", LOCAL_BURN_CACHE.expanduser()) if home else None
+    if jar is None:
+        raise SystemExit("the burn UDF needs a JDK (javac) and pyspark's jars")
+    return Path(jar.path)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--files-dir", type=Path, required=True)
@@ -131,14 +149,17 @@ def main() -> None:
     parser.add_argument("--one-query", action="store_true", help="the classes as one query")
     parser.add_argument("--workload", choices=sorted(WORKLOADS), default="trades")
     args = parser.parse_args()
-    spark = session(args.master)
+    workload = WORKLOADS[args.workload]
+    spark = session(args.master, burn_udf_jar() if workload.burn else None)
+    if workload.burn:
+        spark.udf.registerJavaFunction(UDF_NAME, CLASS_NAME, BooleanType())
     spark.conf.set("spark.sql.session.timeZone", "UTC")
     if args.job_checkpoint_manager:
         for key, value in CHECKPOINT_PROPERTIES.items():
             spark.conf.set(key, value)
     origin_ms = int(time.time() * 1000)
     running = start_queries(
-        spark, WORKLOADS[args.workload], args.files_dir, args.checkpoint, origin_ms, args.one_query
+        spark, workload, args.files_dir, args.checkpoint, origin_ms, args.one_query
     )
     started = time.time()
     if args.ready is not None:

@@ -27,9 +27,15 @@ from bench.overhead_workload import QUERIES, WATERMARK_S, spark_schema
 from spark_runner.job.sparkconf import ROCKSDB_PROVIDER, SHUFFLE_PARTITIONS
 
 
-def session(master: str) -> SparkSession:
+def session(master: str, jar: Path | None = None) -> SparkSession:
+    """The job's Spark settings; ``jar`` (the burn UDF's) on the class paths."""
+    builder = SparkSession.builder
+    if jar is not None:
+        builder = builder.config("spark.driver.extraClassPath", str(jar)).config(
+            "spark.executor.extraClassPath", str(jar)
+        )
     return (
-        SparkSession.builder.master(master)
+        builder.master(master)
         .appName("plain-spark-baseline")
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
@@ -42,9 +48,11 @@ def session(master: str) -> SparkSession:
     )
 
 
-def stream(spark: SparkSession, files_dir: Path, name: str) -> DataFrame:
+def stream(
+    spark: SparkSession, files_dir: Path, name: str, columns: tuple[str, str] | None = None
+) -> DataFrame:
     return (
-        spark.readStream.schema(spark_schema(name))
+        spark.readStream.schema(spark_schema(name, columns))
         .option("header", True)
         .csv(str(files_dir / name))
         .withColumn("event_time", F.col("ts"))
