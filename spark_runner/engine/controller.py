@@ -132,6 +132,17 @@ class BatchTiming:
     output_s: float
 
 
+@dataclass(frozen=True)
+class LastWork:
+    """The last batch stepped on, for its task times read after the step: per node its
+    declared work and tuples taken, and per branch (output node) its sources' read time."""
+
+    batch_id: int
+    work: np.ndarray
+    tuples: np.ndarray
+    read_s: dict[int, float]
+
+
 @dataclass
 class StepOutcome:
     """What one step decided, for the runner to hand on."""
@@ -209,10 +220,15 @@ class EngineController:
         # highest priority first: a shared segment's cost is measured on its owner's branch
         outputs = [n.index for n in sorted(plan.outputs, key=plan.output_rank)]
         self.scales = BranchScales([plan.needed_by(o) for o in outputs], outputs)
+        # the branch a node's source reads count in: the first (highest) that needs it
+        self._read_branch: dict[int, int] = {}
+        for o in outputs:
+            for i in plan.needed_by(o):
+                self._read_branch.setdefault(i, o)
         self._scale = np.ones(len(plan.nodes))
         self._first_batch: int | None = None
         self._warm_s: float | None = None  # the first batch's commit: warm-up ends
-        self._last_work: tuple[int, np.ndarray, np.ndarray] | None = None  # batch, work, tuples
+        self._last_work: LastWork | None = None
         self.unattributed_task_s = 0.0
         self._owner = np.array([self.names.index(n.owner) for n in plan.nodes], dtype=np.int64)
         shedding = plan.sharing
@@ -560,7 +576,12 @@ class EngineController:
         if self._first_batch is None:
             self._first_batch = record.batch_id
             self._warm_s = timing.output_s
-        self._last_work = (record.batch_id, declared_work, counts.reached.copy())
+        reads: dict[int, float] = {}
+        for node, seconds in measures.read_s.items():
+            branch = self._read_branch.get(node)
+            if branch is not None:
+                reads[branch] = reads.get(branch, 0.0) + seconds
+        self._last_work = LastWork(record.batch_id, declared_work, counts.reached.copy(), reads)
         node_work = declared_work * self._scale
         work = float(node_work.sum())
         seconds = timing.output_s - timing.started_s
@@ -612,12 +633,13 @@ class EngineController:
         with self._step_lock:
             self.unattributed_task_s += unattributed_s
             last = self._last_work
-            if not (self.options.measured_costs and task_s and last and last[0] == batch_id):
+            if not (self.options.measured_costs and task_s and last and last.batch_id == batch_id):
                 return
             if batch_id == self._first_batch:
                 return
-            _, declared_work, tuples = last
-            self.scales.update(declared_work.tolist(), tuples.tolist(), task_s)
+            # a branch's time: its tasks' executor CPU and its sources' reading (Python)
+            measured = {o: s + last.read_s.get(o, 0.0) for o, s in task_s.items()}
+            self.scales.update(last.work.tolist(), last.tuples.tolist(), measured)
             self._scale = np.array(self.scales.node_scales(len(self.plan.nodes)))
 
     def _record_plain(self, record: BatchRecord, t_s: float, batch_s: float) -> None:

@@ -26,7 +26,9 @@ Every query's output — ``class``, ``query``, its own columns and ``arrival_s``
 unioned by name into the one DataFrame the sink writes (a column a query lacks is null
 in its rows; a name two queries give different types is written as a string). Every
 *use* of a node's tuples (an edge, or the output) carries an ``observe`` whose counts and
-arrival statistics come back with the batch's progress event (:mod:`measures` reads them).
+arrival statistics come back with the batch's progress event (:mod:`measures` reads them);
+a use of a point also sums its rows' ``read_s`` (the time its source took to produce them,
+which Spark's executor CPU does not count) and drops that column.
 
 A DataFrame used by two consumers is computed once per consumer (Spark reuses no
 subplan between the branches of a streaming union): a point read by two queries of its
@@ -49,6 +51,7 @@ from spark_runner.scenario.columns import (
     CLASS_COLUMN,
     EVENT_TIME,
     QUERY_COLUMN,
+    READ_COLUMN,
     WINDOW_BOUNDS,
     data_column,
     join_columns,
@@ -168,8 +171,11 @@ class _Builder:
             side=side,
             shed_class=route.shed_class,
             answers=self._answering.get((parent, child)),
+            reads=self.plan.nodes[parent].point is not None,
         )
         df = self.frames[parent]
+        if use.reads:  # each use of a point scans it: the scan's read time, then no more
+            df = df.observe(use.read_name, F.sum(READ_COLUMN).alias("s")).drop(READ_COLUMN)
         if route.shed_class >= 0:
             df = df.observe(use.shed_name, F.count(F.lit(1)).alias("n"))
             df = df.where(f"NOT ({edge_shed_sql(route.shed_class, child)})")

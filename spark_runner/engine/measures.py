@@ -58,10 +58,16 @@ class Use:
     side: int = 0
     shed_class: int = -1
     answers: str | None = None
+    reads: bool = False
+    """The use scans a point: ``read_name`` sums its rows' read time (``read_s``)."""
 
     @property
     def shed_name(self) -> str:
         return f"{self.name}_in"
+
+    @property
+    def read_name(self) -> str:
+        return f"{self.name}_read"
 
 
 @dataclass(frozen=True)
@@ -194,6 +200,9 @@ class BatchMeasures:
     counts: NodeCounts
     answers: dict[str, list[ArrivalSummary]]
     origin_s: float
+    read_s: dict[int, float] = field(default_factory=dict)
+    """Seconds the sources took to produce the rows of the uses that scan a point, by the
+    node they feed."""
 
 
 def read_measures(
@@ -220,7 +229,11 @@ def read_measures(
     def count(name: str) -> int:
         return int((observed.get(name) or {}).get("n") or 0)
 
+    read_s: dict[int, float] = {}
     for use in uses:
+        if use.reads and use.child is not None:
+            seconds = float((observed.get(use.read_name) or {}).get("s") or 0.0)
+            read_s[use.child] = read_s.get(use.child, 0.0) + seconds
         n = count(use.name)
         taken = count(use.shed_name) if use.shed_class >= 0 else n
         if use.child is not None:
@@ -236,4 +249,5 @@ def read_measures(
         reached[node] = point_kept
     for node, use in first.items():
         passed[node] = count(use.shed_name) if use.shed_class >= 0 else count(use.name)
-    return BatchMeasures(NodeCounts(reached=reached, passed=passed, shed=shed), answers, origin_s)
+    counts = NodeCounts(reached=reached, passed=passed, shed=shed)
+    return BatchMeasures(counts, answers, origin_s, read_s)

@@ -73,6 +73,7 @@ from spark_runner.engine.feed import (
     plan_partitions,
 )
 from spark_runner.engine.offsets import ADMIT_ALL, Decision, SourceOffset, read_decision
+from spark_runner.scenario.columns import READ_COLUMN
 
 SOURCE_NAME = "headroom_feed"
 OPTION_POINT = "point"
@@ -104,12 +105,21 @@ def stream_columns(spec: FeedSpec, point: int) -> tuple[ColumnSpec, ...]:
 
 
 def spark_schema(spec: FeedSpec, point: int) -> StructType:
-    """``point, seq, arrival_s``, the point's stream's columns and a ``shed_<k>`` per
-    edge-shedding class."""
+    """``point, seq, arrival_s``, the point's stream's columns, a ``shed_<k>`` per
+    edge-shedding class and ``read_s``."""
     fields = [StructField(name, spark_type) for name, spark_type, _ in BASE_FIELDS]
     fields += [StructField(c.name, SPARK_TYPES[c.type]) for c in stream_columns(spec, point)]
     fields += [StructField(shed_column(k), DoubleType()) for k, _ in spec.edge_classes]
-    return StructType(fields)
+    return StructType([*fields, StructField(READ_COLUMN, DoubleType())])
+
+
+def read_times(rows: int, seconds: float) -> np.ndarray:
+    """The ``read_s`` column of a batch of ``rows`` rows the reader took ``seconds`` to
+    produce: the whole on its first row (the dataflow sums it per point and batch)."""
+    times = np.zeros(rows)
+    if rows:
+        times[0] = seconds
+    return times
 
 
 def now_us() -> int:
@@ -232,13 +242,17 @@ class FeedReader(DataSourceStreamReader):
         log = self.log(partition.origin_us)
         own = stream_columns(self.spec, self.point)
         names = [name for name, _, _ in BASE_FIELDS] + [c.name for c in own]
-        names += [shed_column(k) for k, _ in self.spec.edge_classes]
+        names += [shed_column(k) for k, _ in self.spec.edge_classes] + [READ_COLUMN]
+        began = time.perf_counter()
         for piece in partition.slices:
             columns = log.rows(piece)
             rows = len(columns["seq"])
             arrays = [pa.array(columns[name], type=t) for name, _, t in BASE_FIELDS]
             arrays += [arrow_array(c, columns[c.name]) for c in own]
             arrays += [pa.array(np.full(rows, fraction)) for fraction in partition.edge_shed]
+            now = time.perf_counter()
+            arrays.append(pa.array(read_times(rows, now - began)))
+            began = now
             yield pa.RecordBatch.from_arrays(arrays, names=names)
 
     def stop(self) -> None:

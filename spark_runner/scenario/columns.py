@@ -69,7 +69,11 @@ MAX_LAG_S = 86_400.0
 EVENT_TIME = "event_time"
 """The one watermarked column of every row: a copy of the stream's event-time column,
 else the arrival instant."""
-ROW_COLUMNS = frozenset({"point", "seq", "arrival_s", EVENT_TIME})
+READ_COLUMN = "read_s"
+"""A source row's share of the time its source took to produce it: the seconds a batch of
+rows took in the reader on its first row, 0 on the others (the engine's cost model counts
+it, :mod:`spark_runner.engine.source`)."""
+ROW_COLUMNS = frozenset({"point", "seq", "arrival_s", READ_COLUMN, EVENT_TIME})
 """The engine's own columns of every row the Spark engine reads (besides ``shed_<n>``)."""
 SQL_ENGINE_COLUMNS = frozenset({"arrival_s", EVENT_TIME})
 """The engine's columns a SQL query may read besides the stream's own."""

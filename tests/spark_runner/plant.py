@@ -106,6 +106,11 @@ class Plant:
     machine, a Python worker started)."""
     backlog_s: float = 0.0
     """The streams flowed this long before the engine started."""
+    read_cost_s: float = 0.0
+    """Seconds a tuple takes in its source's reader (a Python worker: not in the executors'
+    CPU Spark reports); the reader reports it in the batch's measures when
+    ``reads_reported``."""
+    reads_reported: bool = True
 
     def __post_init__(self) -> None:
         self.plan = compile_network(self.scenario)
@@ -161,7 +166,9 @@ class Plant:
                     rows["arrival_s"] - ORIGIN_US / 1e6
                 )
         node_work = self._cost * reached
-        work = float(node_work.sum())
+        points = [p.node for p in self.plan.points]
+        read_s = {self._output[i]: self.read_cost_s * reached[n] for i, n in enumerate(points)}
+        work = float(node_work.sum()) + sum(read_s.values())
         started_s = self.now_us / 1e6
         self._follow_pool()
         cycle_s = self.overhead_s + self.alpha * work / self.executors
@@ -175,6 +182,7 @@ class Plant:
             NodeCounts(reached=reached, passed=reached.copy(), shed=np.zeros(n_nodes, np.int64)),
             answers,
             ORIGIN_US / 1e6,
+            read_s if self.reads_reported else {},
         )
         outcome = self.controller.on_batch(
             record, measures, BatchTiming(started_s, started_s + cycle_s)

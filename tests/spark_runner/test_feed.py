@@ -34,6 +34,7 @@ from spark_runner.engine.offsets import (
 )
 from spark_runner.engine.source import FeedPartition, FeedReader, due
 from spark_runner.scenario import Scenario
+from spark_runner.scenario.columns import READ_COLUMN
 
 ORIGIN_US = 1_763_700_000_000_000
 S = 1_000_000
@@ -282,6 +283,29 @@ def test_every_points_source_plans_the_same_joint_batch_and_reads_only_its_point
             for piece in p.slices
         )
         assert read == end.points[i].kept - SourceOffset.from_json(start).points[i].kept
+
+
+def test_a_reader_reports_the_time_it_took_on_the_first_row_of_each_batch(
+    two_classes: Scenario, tmp_path: Path
+) -> None:
+    """The reader's rows carry ``read_s``: the time producing each Arrow batch took, on
+    its first row (0 on the others), which the dataflow sums per scan: the engine's cost
+    model counts a Python reader's work that Spark's executor CPU does not show."""
+    spec = dataclasses.replace(feed(two_classes, tmp_path), backlog_us=3 * S)
+    reader = FeedReader(spec, 0)
+    start = reader.initialOffset()
+    write_decision(spec.decision_path, Decision(version=1))
+    start = {**start, "t_us": start["t_us"] - 2 * S}
+    end = reader.latestOffset(start, ReadAllAvailable())
+    began = time.perf_counter()
+    batches = [b for p in reader.partitions(start, end) for b in reader.read(p)]
+    took = time.perf_counter() - began
+    assert batches and sum(b.num_rows for b in batches) > 0
+    for batch in batches:
+        times = batch.column(READ_COLUMN).to_numpy()
+        assert times[0] > 0 and not times[1:].any()
+    reported = sum(float(b.column(READ_COLUMN).to_numpy().sum()) for b in batches)
+    assert 0 < reported <= took
 
 
 def test_no_batch_starts_before_its_pace_and_every_source_agrees(
