@@ -2,8 +2,9 @@
 
 Spark fuses a branch's operators into a few code-generated stages, so no operator's own
 time can be read; what Spark does record exactly is every task's CPU time (the
-executor's thread; waits — a state store's commit, the shuffle, the Python reader —
-are not in it and stay in the batch's fixed time). A batch's tasks split by *branch* —
+executor's thread; waits — a state store's commit, the shuffle — are not in it and
+stay in the batch's fixed time; the Python reader's work, not in it either, the reader
+measures itself: ``read_s`` in :mod:`source`). A batch's tasks split by *branch* —
 one query's output and every operator above it (its union child in the dataflow; a
 shared segment is computed once per reader, so its time falls to each reader's branch):
 

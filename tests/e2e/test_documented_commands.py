@@ -63,10 +63,10 @@ from tests.waiting import poll_for
 REPO = Path(__file__).resolve().parents[2]
 DOCUMENTS = ("README.md", "docs/spark-runner.md", "docs/scenario-format.md")
 SPARK_DURATION_S = 60
-"""Long enough for measured periods after a long warm-up: the Redis-source run reads its
-backlog in Python, which the cost model does not see (docs/measurements.md), and at 30 s
-its first batches once took the whole run (exit 7: no period measured), and at 50 s
-they left two periods (exit 7: fewer than three)."""
+"""Long enough for measured periods after a long warm-up: the Redis-source run starts
+behind the producer's backlog, and at 30 s its first batches once took the whole run
+(exit 7: no period measured), and at 50 s they left two periods (exit 7: fewer than
+three), both before the cost model counted the source's reading (8bef394)."""
 SPARK_WARMUP_MAX_S = 30
 SIM_DURATION_S = 40
 START_DEADLINE_S = 120.0
