@@ -229,6 +229,9 @@ class EngineController:
         self._first_batch: int | None = None
         self._warm_s: float | None = None  # the first batch's commit: warm-up ends
         self._last_work: LastWork | None = None
+        self.source_read_s: dict[int, float] = {}
+        """Per branch (output node), the seconds its sources took to produce its tuples
+        over the run (Python workers: not in Spark's executor CPU)."""
         self.unattributed_task_s = 0.0
         self._owner = np.array([self.names.index(n.owner) for n in plan.nodes], dtype=np.int64)
         shedding = plan.sharing
@@ -576,11 +579,7 @@ class EngineController:
         if self._first_batch is None:
             self._first_batch = record.batch_id
             self._warm_s = timing.output_s
-        reads: dict[int, float] = {}
-        for node, seconds in measures.read_s.items():
-            branch = self._read_branch.get(node)
-            if branch is not None:
-                reads[branch] = reads.get(branch, 0.0) + seconds
+        reads = self._branch_reads(measures.read_s)
         self._last_work = LastWork(record.batch_id, declared_work, counts.reached.copy(), reads)
         node_work = declared_work * self._scale
         work = float(node_work.sum())
@@ -620,6 +619,18 @@ class EngineController:
             self._record_plain(record, t_s, seconds)
             return None
         return self._step_now(record, timing, t_s)
+
+    def _branch_reads(self, read_s: Mapping[int, float]) -> dict[int, float]:
+        """A batch's source read seconds (by the node each scan fed) per branch (output
+        node), also added to the run's :attr:`source_read_s`."""
+        reads: dict[int, float] = {}
+        for node, seconds in read_s.items():
+            branch = self._read_branch.get(node)
+            if branch is not None:
+                reads[branch] = reads.get(branch, 0.0) + seconds
+        for branch, seconds in reads.items():
+            self.source_read_s[branch] = self.source_read_s.get(branch, 0.0) + seconds
+        return reads
 
     def on_task_times(
         self, batch_id: int, task_s: Mapping[int, float], unattributed_s: float

@@ -256,8 +256,7 @@ def test_a_source_s_own_reading_counts_in_its_class_s_load(tmp_path: Path, repor
     engine does. With the reader's time in the batch's measures, bronze sheds the
     overload (about 30 % of its tuples) and gold answers within its target. Without it
     the reading looks like fixed time, which grows with the batches: every class is held
-    as infeasible, nothing is shed, and every class answers later and later (80 s here,
-    as on Spark with CSV files at 53,000 rows/s)."""
+    as infeasible, nothing is shed, and every class answers later and later."""
     rates, targets = THREE_RATES, THREE_TARGETS
     plant = Plant(
         one_map_scenario(rates, targets, cost_s=0.00005),

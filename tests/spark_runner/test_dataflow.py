@@ -114,6 +114,8 @@ class ThreeKinds:
     data: dict[tuple[str, str], dict[str, np.ndarray]]
     sent: dict[int, int]
     tuples: dict[int, int]
+    read_s: dict[str, float]
+    """Per query output (class.query), the seconds its sources took over the run."""
 
 
 @pytest.fixture(scope="module")
@@ -147,7 +149,9 @@ def three_kinds(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -
         for entry in run.engine.controller.series
     }
     data = admitted(run.engine.settings.checkpoint_dir, run.engine.plan, last)
-    return ThreeKinds(rows, data, sent, tuples)
+    read = run.engine.controller.source_read_s
+    read_s = {".".join(n.output or ()): read.get(n.index, 0.0) for n in run.engine.plan.outputs}
+    return ThreeKinds(rows, data, sent, tuples, read_s)
 
 
 def test_filters_windows_and_joins_compute_on_spark_what_the_scenario_says(
@@ -242,6 +246,14 @@ def result_bytes_by_batch(spark: SparkSession, run_id: str) -> dict[int, int]:
         )
         found[int(batch.group(1))] = found.get(int(batch.group(1)), 0) + size
     return found
+
+
+def test_every_query_counts_its_sources_reading(three_kinds: ThreeKinds) -> None:
+    """Each scan of a point sums its rows' ``read_s`` on Spark, and every query's branch
+    gets its sources' time: the cost model's share of the Python reader's work."""
+    assert three_kinds.read_s and all(s > 0 for s in three_kinds.read_s.values()), (
+        three_kinds.read_s
+    )
 
 
 def test_a_batch_sends_the_driver_measurements_not_tuples(three_kinds: ThreeKinds) -> None:
