@@ -33,6 +33,7 @@ from typing import Any
 import yaml
 
 from bench.bench_spark_common import ROOT, load_average, render_table, run_spark, three_classes
+from bench.latency_workload import COST_S, NETWORK_CLASSES, NETWORK_PERIOD_S
 
 CONFIGS = ("alone", "one", "tier")
 NETWORKS = ("stateful_overload", "windows-joins")
@@ -43,7 +44,8 @@ RATES = (440.0, 566.0, 880.0)
 def network_doc(network: str, rates: tuple[float, ...]) -> dict[str, Any]:
     if network == "stateful_overload":
         return dict(yaml.safe_load((ROOT / "scenarios" / "stateful_overload.yaml").read_text()))
-    return three_classes(rates, (1.5, 2.0, 3.0), cost_s=0.0002, period_s=0.6, stateful=True)
+    targets = [c.target_s for c in NETWORK_CLASSES]
+    return three_classes(rates, targets, cost_s=COST_S, period_s=NETWORK_PERIOD_S, stateful=True)
 
 
 def top_alone(doc: dict[str, Any]) -> dict[str, Any]:

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.bench_spark_common import JOIN_S, JOIN_SHARE, STATEFUL_KEYS, WINDOW_S, three_classes
-from bench.overhead_workload import Feeder
+from bench.overhead_workload import Feeder, stream_columns
 
 STREAM = "trades"
 ACCOUNTS = 1000
@@ -199,16 +199,6 @@ def network_scenario(rates: Mapping[str, float], duration_s: float) -> dict[str,
         s["columns"] = stream_columns("key", "value", STATEFUL_KEYS)
         s["event_time"] = "ts"
     return doc
-
-
-def stream_columns(key: str, value: str, keys: int) -> list[dict[str, Any]]:
-    """A files stream's columns as the scenario declares them (the generators only
-    document the feeder: the files source reads the files)."""
-    return [
-        {"name": key, "type": "long", "generator": {"kind": "uniform", "min": 0, "max": keys - 1}},
-        {"name": value, "type": "double"},
-        {"name": "ts", "type": "timestamp", "generator": {"kind": "arrival"}},
-    ]
 
 
 WORKLOADS: dict[str, Workload] = {

@@ -69,6 +69,17 @@ def spark_schema(stream: str, columns: tuple[str, str] | None = None) -> StructT
     )
 
 
+def stream_columns(key: str, value: str, keys: int) -> list[dict[str, Any]]:
+    """A files stream's columns as a scenario declares them: ``key`` uniform over ``keys``
+    integers, ``value``, ``ts`` (the generators only document the feeder: the files
+    source reads the files)."""
+    return [
+        {"name": key, "type": "long", "generator": {"kind": "uniform", "min": 0, "max": keys - 1}},
+        {"name": value, "type": "double"},
+        {"name": "ts", "type": "timestamp", "generator": {"kind": "arrival"}},
+    ]
+
+
 def scenario(period_s: float, target_s: float) -> dict[str, Any]:
     """The headroom scenario of the same streams and queries: one class per query, a
     target far above any response time here (nothing to shed)."""
@@ -82,15 +93,7 @@ def scenario(period_s: float, target_s: float) -> dict[str, Any]:
             {
                 "name": name,
                 "arrival": {"kind": "constant", "rate_per_s": 1},
-                "columns": [
-                    {
-                        "name": key,
-                        "type": "long",
-                        "generator": {"kind": "uniform", "min": 0, "max": ACCOUNTS - 1},
-                    },
-                    {"name": value, "type": "double"},
-                    {"name": "ts", "type": "timestamp", "generator": {"kind": "arrival"}},
-                ],
+                "columns": stream_columns(key, value, ACCOUNTS),
                 "event_time": "ts",
             }
             for name, (key, value) in STREAMS.items()

@@ -72,7 +72,7 @@ from spark_runner.engine.costs import (
     BranchScales,
 )
 from spark_runner.engine.digest import PeriodStats, RunDigest, period_stats
-from spark_runner.engine.measures import BatchMeasures, ResponseSample
+from spark_runner.engine.measures import BatchMeasures, NodeCounts, ResponseSample
 from spark_runner.engine.network import NetworkPlan, stream_specs
 from spark_runner.engine.offsets import BatchRecord, Decision
 from spark_runner.engine.pacing import (
@@ -130,6 +130,29 @@ class BatchTiming:
 
     started_s: float
     output_s: float
+
+
+def first_branch(plan: NetworkPlan, outputs: Sequence[int]) -> dict[int, int]:
+    """Per node, the first of ``outputs`` (highest priority first) that needs it: the
+    branch its sources' read time counts in."""
+    branch: dict[int, int] = {}
+    for o in outputs:
+        for i in plan.needed_by(o):
+            branch.setdefault(i, o)
+    return branch
+
+
+def edge_shedding_nodes(plan: NetworkPlan) -> dict[str, list[int]]:
+    """Per class, the nodes where it sheds on an edge (a higher class's shared segment it
+    reads), not at a point."""
+    return {
+        name: [
+            i
+            for op in plan.sharing.shedding_point_ids(name)
+            if plan.nodes[i := plan.graph.index(op)].point is None
+        ]
+        for name in plan.class_names
+    }
 
 
 @dataclass(frozen=True)
@@ -220,11 +243,7 @@ class EngineController:
         # highest priority first: a shared segment's cost is measured on its owner's branch
         outputs = [n.index for n in sorted(plan.outputs, key=plan.output_rank)]
         self.scales = BranchScales([plan.needed_by(o) for o in outputs], outputs)
-        # the branch a node's source reads count in: the first (highest) that needs it
-        self._read_branch: dict[int, int] = {}
-        for o in outputs:
-            for i in plan.needed_by(o):
-                self._read_branch.setdefault(i, o)
+        self._read_branch = first_branch(plan, outputs)
         self._scale = np.ones(len(plan.nodes))
         self._first_batch: int | None = None
         self._warm_s: float | None = None  # the first batch's commit: warm-up ends
@@ -234,15 +253,7 @@ class EngineController:
         over the run (Python workers: not in Spark's executor CPU)."""
         self.unattributed_task_s = 0.0
         self._owner = np.array([self.names.index(n.owner) for n in plan.nodes], dtype=np.int64)
-        shedding = plan.sharing
-        self._edge_points = {
-            name: [
-                plan.graph.index(op)
-                for op in shedding.shedding_point_ids(name)
-                if plan.nodes[plan.graph.index(op)].point is None
-            ]
-            for name in self.names
-        }
+        self._edge_points = edge_shedding_nodes(plan)
         self._sel = np.ones(len(plan.nodes))
         self._quotas = self.control.initial_quotas()
         self._step = 0
@@ -543,7 +554,7 @@ class EngineController:
     ) -> StepOutcome | None:
         self.batches += 1
         self.last_record = record
-        plan, period = self.plan, self._period
+        period = self._period
         counts = measures.counts
         start_s, end_s = record.window_s
         window_s = max(end_s - start_s, 1e-6)
@@ -557,21 +568,7 @@ class EngineController:
         for name, summaries in measures.answers.items():
             for summary in summaries:
                 period.response[name].add_answers(summary, commit_s)
-        for p in plan.points:
-            d = record.delta(p.index)
-            period.arrived[p.class_name] += d.arrived
-            period.processed[p.class_name] += d.kept
-            period.shed[p.class_name] += d.shed
-            period.stale[p.class_name] += d.stale
-            period.point_arrived[p.index] += d.arrived
-            period.point_shed[p.index] += d.shed
-        for name, nodes in self._edge_points.items():
-            for i in nodes:
-                shed_i = int(counts.shed[i])
-                period.arrived[name] += int(counts.reached[i]) + shed_i
-                period.processed[name] += int(counts.reached[i])
-                period.shed[name] += shed_i
-                period.edge_shed[i] = period.edge_shed.get(i, 0) + shed_i
+        self._count_admission(record, counts, period)
         assert period.reached is not None and period.passed is not None
         period.reached += counts.reached
         period.passed += counts.passed
@@ -619,6 +616,25 @@ class EngineController:
             self._record_plain(record, t_s, seconds)
             return None
         return self._step_now(record, timing, t_s)
+
+    def _count_admission(self, record: BatchRecord, counts: NodeCounts, period: _Period) -> None:
+        """What each class's points (from the offsets) and shedding edges (from the
+        counts) took in, kept and shed in the batch, into ``period``."""
+        for p in self.plan.points:
+            d = record.delta(p.index)
+            period.arrived[p.class_name] += d.arrived
+            period.processed[p.class_name] += d.kept
+            period.shed[p.class_name] += d.shed
+            period.stale[p.class_name] += d.stale
+            period.point_arrived[p.index] += d.arrived
+            period.point_shed[p.index] += d.shed
+        for name, nodes in self._edge_points.items():
+            for i in nodes:
+                shed_i = int(counts.shed[i])
+                period.arrived[name] += int(counts.reached[i]) + shed_i
+                period.processed[name] += int(counts.reached[i])
+                period.shed[name] += shed_i
+                period.edge_shed[i] = period.edge_shed.get(i, 0) + shed_i
 
     def _branch_reads(self, read_s: Mapping[int, float]) -> dict[int, float]:
         """A batch's source read seconds (by the node each scan fed) per branch (output

@@ -199,24 +199,7 @@ class EngineRun:
         spec_path = self.work_dir / "feed.json"
         self.spec.dump(spec_path)
         write_decision(self.decision_path, self.controller.initial_decision())
-        if not _source_registered(spark):  # a job's second tier finds it registered
-            spark.dataSource.register(FeedSource)
-        points = [
-            spark.readStream.format(SOURCE_NAME)
-            .option(OPTION_SPEC, str(spec_path))
-            .option(OPTION_POINT, str(p.index))
-            .load()
-            for p in plan.points
-        ]
-        udf = self.burn == "udf"
-        self.dataflow = build_dataflow(
-            points,
-            plan,
-            origin_s=self.started_s,
-            watermark_s=settings.watermark_s,
-            burn=burn_amounts(plan, 1e-9 if udf else self.repetition_s),
-            burn_sql=burn_udf_sql if udf else burn_sql,
-        )
+        self.dataflow = self._build_dataflow(spark, spec_path)
         writer = sink_writer(
             self.dataflow.output,
             settings.sink,
@@ -230,18 +213,7 @@ class EngineRun:
             .option("checkpointLocation", settings.checkpoint_dir)
             .start()
         )
-        context = spark.sparkContext
-        self.task_times = TaskTimes(
-            context._jvm,
-            context._jsc.sc(),
-            self.query._jsq.streamingQuery(),
-            str(self.query.runId),
-            {
-                n.index: point
-                for n in plan.outputs
-                if (point := plan.point_read_by(n.index)) is not None
-            },
-        )
+        self.task_times = self._task_time_reader(spark, self.query)
         self.watcher = _ProgressWatcher(self, self.query)
         self.watcher.start()
         log.info(
@@ -257,6 +229,43 @@ class EngineRun:
             [plan.class_names[k] for k in plan.edge_classes],
         )
         return self.query
+
+    def _build_dataflow(self, spark: SparkSession, spec_path: Path) -> Dataflow:
+        """The scenario's operators over one headroom source per point (the feed
+        specification at ``spec_path``)."""
+        if not _source_registered(spark):  # a job's second tier finds it registered
+            spark.dataSource.register(FeedSource)
+        points = [
+            spark.readStream.format(SOURCE_NAME)
+            .option(OPTION_SPEC, str(spec_path))
+            .option(OPTION_POINT, str(p.index))
+            .load()
+            for p in self.plan.points
+        ]
+        udf = self.burn == "udf"
+        return build_dataflow(
+            points,
+            self.plan,
+            origin_s=self.started_s,
+            watermark_s=self.settings.watermark_s,
+            burn=burn_amounts(self.plan, 1e-9 if udf else self.repetition_s),
+            burn_sql=burn_udf_sql if udf else burn_sql,
+        )
+
+    def _task_time_reader(self, spark: SparkSession, query: StreamingQuery) -> TaskTimes:
+        """The reader of ``query``'s batches' executor time per branch."""
+        context = spark.sparkContext
+        return TaskTimes(
+            context._jvm,
+            context._jsc.sc(),
+            query._jsq.streamingQuery(),
+            str(query.runId),
+            {
+                n.index: point
+                for n in self.plan.outputs
+                if (point := self.plan.point_read_by(n.index)) is not None
+            },
+        )
 
     def _feed_spec(self, parallelism: int) -> FeedSpec:
         """What the run's sources read: its points, streams and source, in ``parallelism``
