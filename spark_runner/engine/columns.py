@@ -6,7 +6,9 @@ pydantic nor the scenario). :func:`generate` draws a column's values for a run o
 numbers ``seq``: every value is a function of (seed, stream, column, seq) only — SplitMix64
 of the seq under a key hashed from the names — so every class reading a stream sees the
 same tuples and a replayed batch regenerates them exactly. :func:`parse` reads a broker
-entry's text (or JSON value) into a column's type.
+entry's text (or JSON value) into a column's type; :func:`column_values` reads a whole
+column so, by Arrow's casts where they agree with :func:`parse` (a file's typed column,
+texts that are plain numbers), value by value otherwise.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 ARROW_TYPES: dict[str, pa.DataType] = {
     "long": pa.int64(),
@@ -171,8 +174,77 @@ def _epoch_us(moment: datetime) -> int:
 
 
 def arrow_array(column: ColumnSpec, values: Any) -> pa.Array:
-    """``values`` (from :func:`generate` or :func:`parse`) as an Arrow array of the column's
-    type."""
+    """``values`` (from :func:`generate`, :func:`parse` or :func:`column_values`) as an
+    Arrow array of the column's type."""
+    if isinstance(values, pa.Array):
+        return values.cast(ARROW_TYPES[column.type])
     if column.type == "timestamp":
         return pa.array(values, type=pa.int64()).cast(ARROW_TYPES["timestamp"])
     return pa.array(values, type=ARROW_TYPES[column.type])
+
+
+def column_values(column: ColumnSpec, raw: pa.Array | pa.ChunkedArray | Sequence[Any]) -> pa.Array:
+    """Raw values — a file's column, or the values of a broker's entries — as an Arrow
+    array of ``column``'s type, each read as :func:`parse` reads it (a timestamp to the
+    microsecond): by Arrow's casts where they give the same, one value at a time where
+    they cannot (mixed values, text that is not a plain number)."""
+    try:
+        if isinstance(raw, pa.ChunkedArray):
+            values = raw.combine_chunks()
+        else:
+            values = raw if isinstance(raw, pa.Array) else pa.array(raw)
+        cast = _cast(column.type, values)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
+        cast = None
+    if cast is not None:
+        return cast
+    items = raw.to_pylist() if isinstance(raw, pa.Array | pa.ChunkedArray) else raw
+    return arrow_array(column, [parse(column, v) for v in items])
+
+
+def _cast(column_type: str, values: pa.Array) -> pa.Array | None:
+    """``values`` as ``column_type`` where Arrow reads them as :func:`parse` does; None
+    where only :func:`parse` can (raises where a cast fails on a value)."""
+    if pa.types.is_null(values.type):
+        return pa.nulls(len(values), ARROW_TYPES[column_type])
+    if pa.types.is_binary(values.type) or pa.types.is_large_binary(values.type):
+        values = values.cast(pa.string())  # raises on bytes that are not UTF-8
+    kind = values.type
+    text = pa.types.is_string(kind) or pa.types.is_large_string(kind)
+    if column_type == "string":
+        return values.cast(pa.string()) if text else None
+    if column_type == "boolean":
+        if pa.types.is_boolean(kind):
+            return values
+        if pa.types.is_integer(kind):
+            return pc.equal(values, 1)
+        if text:
+            words = pc.utf8_lower(pc.utf8_trim_whitespace(values))
+            chosen = pc.is_in(words, value_set=pa.array(["true", "1"]))
+            return pc.if_else(pc.is_valid(values), chosen, pa.scalar(None, pa.bool_()))
+        return None
+    if column_type == "timestamp" and pa.types.is_timestamp(kind):
+        return values.cast(ARROW_TYPES["timestamp"], safe=False)  # naive: UTC
+    if text:
+        values = values.cast(pa.float64())  # raises where a text is not a plain number
+    elif not (pa.types.is_integer(values.type) or pa.types.is_floating(values.type)):
+        return None
+    if column_type == "long" and pa.types.is_integer(values.type):
+        return values.cast(pa.int64())
+    return _from_number(column_type, values.cast(pa.float64()))
+
+
+def _from_number(column_type: str, number: pa.Array) -> pa.Array | None:
+    """Finite float64 values as ``column_type`` (a long only where integral; a timestamp
+    from epoch seconds); the others null."""
+    finite = pc.is_finite(number)
+    if column_type == "double":
+        return pc.if_else(finite, number, pa.scalar(None, pa.float64()))
+    if column_type == "long":
+        whole = pc.and_(finite, pc.equal(pc.floor(number), number))
+        return pc.if_else(whole, number, pa.scalar(None, pa.float64())).cast(pa.int64())
+    if column_type == "timestamp":
+        micros = pc.round(pc.multiply(number, 1e6))
+        kept = pc.if_else(finite, micros, pa.scalar(None, pa.float64()))
+        return kept.cast(pa.int64()).cast(ARROW_TYPES["timestamp"])
+    return None

@@ -21,6 +21,7 @@ import bisect
 import fcntl
 import json
 import os
+from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,7 +33,7 @@ import pyarrow.json as pa_json
 import pyarrow.parquet as pq
 
 from spark_runner.engine.admission import kept_positions
-from spark_runner.engine.columns import parse
+from spark_runner.engine.columns import ARROW_TYPES, column_values
 from spark_runner.engine.feed import FeedSpec, Slice
 from spark_runner.engine.offsets import PointState
 
@@ -130,6 +131,13 @@ class Manifest:
     def total(self) -> int:
         return self._ends[-1] if self._ends else 0
 
+    def locate_all(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(file index, row in the file) of each of the global row numbers ``rows``."""
+        ends = np.asarray(self._ends, dtype=np.int64)
+        files = np.searchsorted(ends, rows, side="right")
+        starts = np.concatenate(([0], ends))[files]
+        return files, np.asarray(rows, dtype=np.int64) - starts
+
     def locate(self, row: int) -> tuple[int, int]:
         """(file index, row in the file) of global row number ``row``."""
         i = bisect.bisect_right(self._ends, row)
@@ -171,35 +179,50 @@ class FileLog:
 
     def rows(self, piece: Slice) -> dict[str, Any]:
         """The kept rows of ``piece`` as columns (``point, seq, arrival_s`` and the
-        stream's)."""
+        stream's, as Arrow arrays of their types)."""
         manifest = self._manifests[piece.point]
         manifest.refresh(0.0, discover=False)
         seqs = piece.first + kept_positions(piece.taken, piece.kept, piece.j0, piece.j1)
+        files, rows = manifest.locate_all(seqs)
         columns = self._columns[piece.point]
-        out: dict[str, list[Any]] = {c.name: [] for c in columns}
-        arrivals: list[float] = []
-        for i, rows in _by_file(manifest, seqs):
+        parts: dict[str, list[pa.Array]] = {c.name: [] for c in columns}
+        arrivals = np.empty(len(seqs), dtype=np.float64)
+        for i in np.unique(files).tolist():
+            chosen = files == i
             logged = manifest.files[i]
-            table = read_table(manifest.directory / logged.name)
-            arrivals += [logged.arrival_s] * len(rows)
+            arrivals[chosen] = logged.arrival_s
+            table = cached_table(manifest.directory / logged.name).take(pa.array(rows[chosen]))
             for c in columns:
-                values = table.column(c.name).to_pylist() if c.name in table.column_names else None
-                out[c.name] += [parse(c, values[r]) if values else None for r in rows]
+                present = c.name in table.column_names
+                parts[c.name].append(
+                    column_values(c, table.column(c.name))
+                    if present
+                    else pa.nulls(table.num_rows, ARROW_TYPES[c.type])
+                )
         return {
             "point": np.full(len(seqs), piece.point, dtype=np.int32),
             "seq": seqs.astype(np.int64),
-            "arrival_s": np.array(arrivals, dtype=np.float64),
-            **out,
-        }
+            "arrival_s": arrivals,
+            **{
+                c.name: pa.concat_arrays(parts[c.name]) if parts[c.name] else
+                pa.array([], ARROW_TYPES[c.type])
+                for c in columns
+            },
+        }  # fmt: skip
 
 
-def _by_file(manifest: Manifest, seqs: np.ndarray) -> list[tuple[int, list[int]]]:
-    """``seqs`` (ascending global row numbers) grouped by file: (file index, rows in it)."""
-    groups: list[tuple[int, list[int]]] = []
-    for seq in seqs:
-        i, r = manifest.locate(int(seq))
-        if groups and groups[-1][0] == i:
-            groups[-1][1].append(r)
-        else:
-            groups.append((i, [r]))
-    return groups
+TABLES_KEPT = 32
+"""Files a reader process keeps read: the points of one stream read the same files."""
+_TABLES: OrderedDict[Path, pa.Table] = OrderedDict()
+
+
+def cached_table(path: Path) -> pa.Table:
+    """The rows of the file at ``path``, read once per process while among the last
+    :data:`TABLES_KEPT` read (a logged file never changes: files are renamed in whole)."""
+    if path in _TABLES:
+        _TABLES.move_to_end(path)
+        return _TABLES[path]
+    table = _TABLES[path] = read_table(path)
+    while len(_TABLES) > TABLES_KEPT:
+        _TABLES.popitem(last=False)
+    return table

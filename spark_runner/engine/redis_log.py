@@ -30,7 +30,7 @@ import numpy as np
 import redis
 
 from spark_runner.engine.admission import kept_positions
-from spark_runner.engine.columns import ColumnSpec, parse
+from spark_runner.engine.columns import ColumnSpec, column_values
 from spark_runner.engine.feed import FeedSpec, Slice
 from spark_runner.engine.offsets import PointState
 from spark_runner.engine.streams import StreamSpec
@@ -127,7 +127,7 @@ class RedisLog:
             "point": np.full(len(chosen), piece.point, dtype=np.int32),
             "seq": np.array([_seq(i, f) for i, f in chosen], dtype=np.int64),
             "arrival_s": np.array([id_seconds(i) for i, _ in chosen], dtype=np.float64),
-            **{c.name: [parse(c, f.get(c.name)) for _, f in chosen] for c in columns},
+            **{c.name: column_values(c, [f.get(c.name) for _, f in chosen]) for c in columns},
         }
 
 

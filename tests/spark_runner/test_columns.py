@@ -1,11 +1,16 @@
-"""Generated column values: deterministic, distributed as declared; broker text parsed."""
+"""Generated column values: deterministic, distributed as declared; broker text and file
+columns parsed, a whole column as each value alone."""
 
 from __future__ import annotations
 
+from datetime import datetime
+from typing import Any
+
 import numpy as np
+import pyarrow as pa
 import pytest
 
-from spark_runner.engine.columns import ColumnSpec, arrow_array, generate, parse
+from spark_runner.engine.columns import ColumnSpec, arrow_array, column_values, generate, parse
 from spark_runner.scenario.columns import ZipfGen
 
 SEQS = np.arange(200_000, dtype=np.int64)
@@ -76,4 +81,34 @@ def test_normal_uniform_choice_sequence_and_arrival() -> None:
 def test_broker_text_reads_as_the_columns_type_or_null(
     column_type: str, raw: object, expected: object
 ) -> None:
-    assert parse(ColumnSpec("x", column_type, "uniform", {}), raw) == expected
+    column = ColumnSpec("x", column_type, "uniform", {})
+    assert parse(column, raw) == expected
+    assert as_python(column_values(column, [raw])) == [expected]  # a column of one
+
+
+TYPED = {
+    "long": pa.array([3, None, -7], pa.int64()),
+    "double": pa.array([0.5, float("nan"), None, 4.0, float("inf"), -2.0]),
+    "boolean": pa.array([True, None, False]),
+    "timestamp": pa.array([datetime(2027, 1, 15, 8, 0, 0, 500_000), None], pa.timestamp("ns")),
+    "string": pa.array(["k1", None, " 2.5 ", "1", "TRUE", "1e3", "4.0", "x", "1800000000.5"]),
+    "binary": pa.array([b"12", b"0.5", None]),
+    "null": pa.nulls(2),
+}
+
+
+@pytest.mark.parametrize("column_type", ["long", "double", "boolean", "timestamp", "string"])
+@pytest.mark.parametrize("raw", TYPED, ids=str)
+def test_a_whole_column_reads_as_each_of_its_values_alone(column_type: str, raw: str) -> None:
+    """Files' typed columns and brokers' texts, whichever way a column is read."""
+    column = ColumnSpec("x", column_type, "uniform", {})
+    one_by_one = [parse(column, v) for v in TYPED[raw].to_pylist()]
+    assert as_python(column_values(column, TYPED[raw])) == one_by_one
+    assert as_python(column_values(column, TYPED[raw].to_pylist())) == one_by_one
+
+
+def as_python(values: pa.Array) -> list[Any]:
+    """Values as :func:`parse` gives them (timestamps in epoch microseconds)."""
+    if pa.types.is_timestamp(values.type):
+        values = values.cast(pa.int64())
+    return list(values.to_pylist())

@@ -61,7 +61,7 @@ def read(log: FileLog, spec: FeedSpec, start: SourceOffset, end: SourceOffset) -
     pieces = [log.rows(p) for g in plan_partitions(spec, start, end, {}) for p in g]
     return {
         k: (np.concatenate([p[k] for p in pieces]) if isinstance(pieces[0][k], np.ndarray)
-            else [v for p in pieces for v in p[k]])
+            else pa.concat_arrays([p[k] for p in pieces]).to_pylist())
         for k in pieces[0]
     }  # fmt: skip
 

@@ -5,9 +5,11 @@ from __future__ import annotations
 import dataclasses
 import uuid
 from collections.abc import Iterator, Mapping
+from typing import Any
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 import pytest
 import redis
 from pyspark.sql.streaming.datasource import ReadAllAvailable
@@ -159,7 +161,8 @@ def test_entries_carry_the_streams_own_columns_as_fields_or_as_json(
             producer.step(1.0)
             client.xadd(producer.keys()["t"], {"account": "x", "amount": "1e999", "ts": "?"})
             end = next_offset(spec, log, start, ADMIT_ALL, 2_000)
-            (rows,) = [log.rows(p) for g in plan_partitions(spec, start, end, {}) for p in g]
+            (piece,) = [log.rows(p) for g in plan_partitions(spec, start, end, {}) for p in g]
+            rows = listed(piece)
             seqs = np.arange(100)
             made = stream.values_of(seqs, stream.arrival_times(seqs) + 1_800_000_000)
             assert rows["seq"][:100].tolist() == list(range(100)), payload
@@ -172,3 +175,13 @@ def test_entries_carry_the_streams_own_columns_as_fields_or_as_json(
             assert rows["seq"][100] > 2**40  # numbered by its entry id
         finally:
             client.delete(stream_key(prefix, "t"))
+
+
+def listed(columns: dict[str, Any]) -> dict[str, Any]:
+    """A piece's Arrow columns as lists (timestamps in epoch microseconds)."""
+    out = dict(columns)
+    for name, values in columns.items():
+        if isinstance(values, pa.Array):
+            as_ints = pa.types.is_timestamp(values.type)
+            out[name] = (values.cast(pa.int64()) if as_ints else values).to_pylist()
+    return out
