@@ -1015,17 +1015,35 @@ def _sheds(decision: Decision, obs: Observation) -> bool:
 def _learn_stale_margin(st: _ClassState, obs: Observation) -> None:
     """How much longer than the floor a class's way through its operators takes when it
     shares the processor (its turns wait for the other classes'): a class that shed stale
-    first and was still late adds its lateness; each period on time forgets part of it."""
+    first and was still late adds its lateness; each period on time forgets part of it.
+    A class held on the longest answer's floor is late by its mean (its longest answer
+    is past its target whatever it admits)."""
     rt = obs.response_time
-    late = rt.max_s - st.spec.delay_target_s if rt.count else 0.0
-    if obs.stale_first and late > 0.0:
+    floor = _stale_floor(st, obs)
+    answer = rt.mean_s if st.infeasible else rt.max_s
+    late = answer - st.spec.delay_target_s if rt.count else 0.0
+    if obs.stale_first and late > 0.0 and floor is not None:
         # at most half the time a tuple may wait: lateness stale first cannot cure (a
         # stall) must not make the class shed everything
-        floor = obs.floor_s if obs.floor_s is not None else 0.0
         most = STALE_MARGIN_MAX * max(0.0, st.spec.delay_target_s - floor)
         st.stale_margin = min(st.stale_margin + late, most)
     else:
         st.stale_margin *= STALE_MARGIN_DECAY
+
+
+def _stale_floor(st: _ClassState, obs: Observation) -> float | None:
+    """The least time a queued tuple's way through the operators still takes, as stale
+    first measures it: the longest answer's floor, or, for a class held on that floor
+    whose own query meets its target on average (``HOLD_FLOOR``), the mean floor (by the
+    longest answer's, past its target, it would keep nothing queued). None for a class
+    whose own query cannot meet its target on average: its queue is bounded by
+    :func:`_held_queue_rule`."""
+    if not st.infeasible:
+        return obs.floor_s if obs.floor_s is not None else 0.0
+    mean_floor = obs.feasibility_floor_s
+    if mean_floor is None or mean_floor > st.spec.delay_target_s:
+        return None
+    return mean_floor
 
 
 def _stale_rule(st: _ClassState, obs: Observation, start: bool = False) -> StaleRule | None:
@@ -1035,15 +1053,19 @@ def _stale_rule(st: _ClassState, obs: Observation, start: bool = False) -> Stale
     oldest tuples of a queue longer than the class can serve within that time at its
     capacity (``STALE_QUEUE_MARGIN`` of it, :func:`_queue_capacity`). Both are shed
     before fresh tuples that can still make it. None for a class whose manager never
-    sheds; an infeasible class's queue is bounded instead (:func:`_held_queue_rule`). At
+    sheds; the queue of a class whose own query cannot meet its target is bounded
+    instead (:func:`_held_queue_rule`), but a class held only on the longest answer's
+    floor (``HOLD_FLOOR``) answers as late as its queue is long, so it sheds stale
+    first like a feasible one (:func:`_stale_floor`). At
     a ``start`` (held at a first step) the floor and the margin, measured on the start's
     slow batches, are left out: only the tuples late whatever the floor are shed; a class
     that catches up (``ClassSpec.catch_up``) sheds none there: it serves its backlog."""
     if not st.manager.sheds or (start and st.spec.catch_up):
         return None
-    if st.infeasible:
+    floor = _stale_floor(st, obs)
+    if floor is None:
         return _held_queue_rule(st, obs)
-    floor = obs.floor_s if obs.floor_s is not None and not start else 0.0
+    floor = 0.0 if start else floor
     margin = 0.0 if start else st.stale_margin
     after = max(0.0, st.spec.delay_target_s - floor - margin)
     capacity = _queue_capacity(st, obs)

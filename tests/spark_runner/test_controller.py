@@ -274,6 +274,27 @@ def test_a_source_s_own_reading_counts_in_its_class_s_load(tmp_path: Path, repor
     assert (bronze.shed / bronze.arrived > 0.2) is reported, (bronze.shed, bronze.arrived)
 
 
+def test_a_top_class_over_the_machine_alone_sheds_its_stale_queue(tmp_path: Path) -> None:
+    """Gold's stream alone asks 1.2 s of work a second of a machine with 0.5 s of fixed
+    time a batch: its longest answer's floor (one pace and a batch) is past its 1.2 s
+    target, so it is held, but its mean floor (0.81 s) is within it. Held, it used to keep
+    a floor's worth of tuples queued (1,380) and answered at 2.2 s on average; it now sheds
+    its stale tuples as a feasible class does and answers within its target on average."""
+    rates = {"gold": 1200.0, "silver": 300.0, "bronze": 1200.0}
+    targets = {"gold": 1.2, "silver": 2.0, "bronze": 3.0}
+    plant = Plant(
+        one_map_scenario(rates, targets, cost_s=0.001),
+        tmp_path,
+        overhead_s=0.5,
+        options=ControllerOptions(warmup_s=6.0),
+    )
+    plant.run(60)
+    means = last(plant, "gold", "response_time_mean_s", 30)
+    floors = last(plant, "gold", "floor_s", 30)
+    assert max(floors) < targets["gold"], floors  # feasible on average
+    assert sum(means) / len(means) <= 1.05 * targets["gold"], means
+
+
 def test_the_decision_orders_the_classes_by_their_priority_now(overloaded: Plant) -> None:
     """The source shares unused budget in the decision's order: a live priority change
     reorders it at the next decision."""

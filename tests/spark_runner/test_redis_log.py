@@ -5,8 +5,8 @@ from __future__ import annotations
 import dataclasses
 import uuid
 from collections.abc import Iterator, Mapping
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
