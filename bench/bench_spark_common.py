@@ -26,6 +26,9 @@ ROOT = Path(__file__).resolve().parents[1]
 __all__ = ["class_table", "render_table"]
 
 CLASSES = (("c1", 6), ("c2", 3), ("c3", 1))
+WITHIN_TARGET = 0.05
+"""A class is within its target when its mean violation is at most this share of it (the
+promise as the product states it)."""
 
 
 def cost_query(stream: str, cost_s: float) -> dict[str, Any]:

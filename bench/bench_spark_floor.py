@@ -29,7 +29,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from bench.bench_spark_common import RunFailed, load_average, median, render_table, series_values
+from bench.bench_spark_common import (
+    WITHIN_TARGET,
+    RunFailed,
+    load_average,
+    median,
+    render_table,
+    series_values,
+)
 from bench.bench_spark_latency import ClassResult, fmt, plain, run_on_files
 from bench.latency_workload import FLOOR_CLASSES, WORKLOADS, scenario
 
@@ -57,7 +64,7 @@ class Row:
         return (
             t is not None
             and self.violation_s is not None
-            and self.violation_s <= 0.05 * t
+            and self.violation_s <= WITHIN_TARGET * t
             and self.p95_s is not None
             and plain_p95_s is not None
             and self.p95_s <= P95_OF_PLAIN * plain_p95_s
