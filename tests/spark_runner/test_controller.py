@@ -279,7 +279,8 @@ def test_a_top_class_over_the_machine_alone_sheds_its_stale_queue(tmp_path: Path
     time a batch: its longest answer's floor (one pace and a batch) is past its 1.2 s
     target, so it is held, but its mean floor (0.81 s) is within it. Held, it used to keep
     a floor's worth of tuples queued (1,380) and answered at 2.2 s on average; it now sheds
-    its stale tuples as a feasible class does and answers within its target on average."""
+    its stale tuples for a mean within 0.9 of its target (1.11 s). Its stream is over the
+    machine, so it sheds about two thirds either way: 65 % of its tuples, 62 % before."""
     rates = {"gold": 1200.0, "silver": 300.0, "bronze": 1200.0}
     targets = {"gold": 1.2, "silver": 2.0, "bronze": 3.0}
     plant = Plant(
@@ -292,7 +293,9 @@ def test_a_top_class_over_the_machine_alone_sheds_its_stale_queue(tmp_path: Path
     means = last(plant, "gold", "response_time_mean_s", 30)
     floors = last(plant, "gold", "floor_s", 30)
     assert max(floors) < targets["gold"], floors  # feasible on average
-    assert sum(means) / len(means) <= 1.05 * targets["gold"], means
+    assert sum(means) / len(means) <= targets["gold"], means
+    gold = plant.controller.class_summaries()["gold"]
+    assert gold.shed / gold.arrived < 0.66, (gold.shed, gold.arrived)
 
 
 def test_the_decision_orders_the_classes_by_their_priority_now(overloaded: Plant) -> None:
