@@ -111,11 +111,9 @@ def mix_capacity(probed: float, targets: Sequence[float], args: argparse.Namespa
     """What DILoS admits, in tuples/s over the overload's second half, when the classes
     offer the benchmark's mix at 1.5× ``probed``. The probe (every class far overloaded)
     is not that mix: ``absolute`` gives c1 nearly the whole engine there, and one class's
-    operators carry every batch's fixed cost over more tuples than three classes' do
-    (on 2026-11-28 a probe read 3,307 tuples/s and the DILoS run at 1.5× of it admitted
-    2,467, so its real overload was 2.01×). The run is as long as the benchmark's: the
-    JVM probably still gets faster for minutes (a 60 s run read 3,299 tuples/s, and DILoS
-    at 1.5× of that then admitted 4,378 over its 200 s run: 1.13×)."""
+    operators carry every batch's fixed cost over more tuples than three classes' do, so
+    1.5× the probe overloads the mix by more. The run is as long as the benchmark's: the
+    JVM still gets faster for minutes, and a shorter run reads a lower capacity."""
     rates = [round(f * probed) for f in LOAD]
     r = run_spark(
         configuration("dilos", rates, targets, args),

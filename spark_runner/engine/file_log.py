@@ -17,7 +17,6 @@ Redis stream's earlier entries): the run reads what arrives while it runs.
 
 from __future__ import annotations
 
-import bisect
 import fcntl
 import json
 import os
@@ -73,7 +72,7 @@ class Manifest:
         self.directory = directory
         self.path = path
         self._files: list[LoggedFile] = []
-        self._ends: list[int] = []  # cumulative rows after each file
+        self._ends = np.zeros(0, dtype=np.int64)  # cumulative rows after each file
         self._skipped: set[str] = set()
 
     @property
@@ -91,7 +90,7 @@ class Manifest:
                 document = self._discover(document, now_s)
         self._files = [LoggedFile(*entry) for entry in document["files"]]
         self._skipped = set(document["skipped"])
-        self._ends = list(np.cumsum([f.rows for f in self._files], dtype=np.int64).tolist())
+        self._ends = np.cumsum([f.rows for f in self._files], dtype=np.int64)
 
     def _read(self) -> dict[str, Any]:
         try:
@@ -129,20 +128,13 @@ class Manifest:
         return document
 
     def total(self) -> int:
-        return self._ends[-1] if self._ends else 0
+        return int(self._ends[-1]) if len(self._ends) else 0
 
-    def locate_all(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def locate(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(file index, row in the file) of each of the global row numbers ``rows``."""
-        ends = np.asarray(self._ends, dtype=np.int64)
-        files = np.searchsorted(ends, rows, side="right")
-        starts = np.concatenate(([0], ends))[files]
+        files = np.searchsorted(self._ends, rows, side="right")
+        starts = np.concatenate(([0], self._ends))[files]
         return files, np.asarray(rows, dtype=np.int64) - starts
-
-    def locate(self, row: int) -> tuple[int, int]:
-        """(file index, row in the file) of global row number ``row``."""
-        i = bisect.bisect_right(self._ends, row)
-        start = self._ends[i - 1] if i else 0
-        return i, row - start
 
 
 class FileLog:
@@ -174,8 +166,8 @@ class FileLog:
         manifest = self._manifests[point]
         if state.taken >= manifest.total():
             return now_us / 1e6
-        i, _ = manifest.locate(state.taken)
-        return manifest.files[i].arrival_s
+        files, _ = manifest.locate(np.array([state.taken]))
+        return manifest.files[int(files[0])].arrival_s
 
     def rows(self, piece: Slice) -> dict[str, Any]:
         """The kept rows of ``piece`` as columns (``point, seq, arrival_s`` and the
@@ -183,7 +175,7 @@ class FileLog:
         manifest = self._manifests[piece.point]
         manifest.refresh(0.0, discover=False)
         seqs = piece.first + kept_positions(piece.taken, piece.kept, piece.j0, piece.j1)
-        files, rows = manifest.locate_all(seqs)
+        files, rows = manifest.locate(seqs)
         columns = self._columns[piece.point]
         parts: dict[str, list[pa.Array]] = {c.name: [] for c in columns}
         arrivals = np.empty(len(seqs), dtype=np.float64)
