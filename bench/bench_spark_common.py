@@ -18,6 +18,7 @@ from typing import Any
 
 import yaml
 
+from bench.cpu_meter import TreeCpu
 from spark_runner.contract.snapshot import DEFAULT_TARGET_UTILIZATION
 from spark_runner.sim.report import class_table, render_table
 
@@ -144,6 +145,16 @@ class RunFailed(RuntimeError):
     pass
 
 
+def measured_cores(results: dict[str, Any], meter: TreeCpu) -> float | None:
+    """The cores a ``headroom run`` used over its measured time (its engine's ``origin_s``
+    is the epoch second of the scenario's time 0)."""
+    engine = results["engine"]
+    if engine.get("origin_s") is None:
+        return None
+    start = engine["origin_s"] + engine["measured_from_s"]
+    return meter.cores(start, start + results["scenario"]["duration_s"])
+
+
 def run_spark(
     doc: dict[str, Any],
     *,
@@ -175,11 +186,18 @@ def run_spark(
             cmd += ["--burn-ns", str(burn_ns)]
         cmd += extra
         started = time.monotonic()
-        result = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=False)
-        if result.returncode != 0:
-            raise RunFailed(f"exit {result.returncode}: {result.stderr[-3000:]}")
+        proc = subprocess.Popen(
+            cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        meter = TreeCpu(proc.pid)
+        meter.start()
+        _, stderr = proc.communicate()
+        meter.stop()
+        if proc.returncode != 0:
+            raise RunFailed(f"exit {proc.returncode}: {stderr[-3000:]}")
         results: dict[str, Any] = json.loads(out.read_text())
         results["wall_s"] = time.monotonic() - started
+        results["cpu_cores"] = measured_cores(results, meter)
         if results["engine"]["batches"] < 5:
             raise RunFailed(f"only {results['engine']['batches']} batches ran: {results['engine']}")
         keep = os.environ.get("BENCH_SPARK_KEEP")  # a directory: keep every results file

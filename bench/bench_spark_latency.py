@@ -56,6 +56,10 @@ the first ``--warmup`` seconds are left out on both sides (headroom's ``--warmup
 also discards what waits at its end). The table shows each round's mean and p95, the
 spread of the means over the rounds, the max over the rounds, the tuples shed, the
 measured batches and the ratios headroom / plain of the mean and p95 (mean over rounds).
+A second table gives the cores each configuration's Spark processes (driver, JVM, Python
+workers; not the feeder) used over the measured time, the rows a second its classes took
+and the CPU per row taken: on a machine both sides keep busy, what one side can take of
+what the other does is the inverse ratio of that cost.
 """
 
 from __future__ import annotations
@@ -82,6 +86,7 @@ from bench.bench_spark_common import (
     render_table,
     run_spark,
 )
+from bench.cpu_meter import TreeCpu
 from bench.latency_workload import WORKLOADS, Workload
 from spark_runner.engine.digest import RunDigest
 from spark_runner.engine.measures import ArrivalSummary, ResponseSample
@@ -115,6 +120,10 @@ class RunResult:
     classes: dict[str, ClassResult]
     notes: list[str] = field(default_factory=list)
     """Where the time went (batch durations), one line each."""
+    cores: float | None = None
+    """The cores its Spark process tree used over the measured time (not the feeder's)."""
+    rows_per_s: float | None = None
+    """Rows a second its classes took (the sum of :attr:`ClassResult.rows`)."""
 
 
 Run = Callable[[argparse.Namespace, float, Path], RunResult]
@@ -172,6 +181,8 @@ def plain(
     started = False
     with log.open("w") as sink:
         proc = subprocess.Popen(cmd, cwd=ROOT, stdout=sink, stderr=subprocess.STDOUT)
+        meter = TreeCpu(proc.pid)
+        meter.start()
         try:
             deadline = time.monotonic() + PLAIN_START_TIMEOUT_S
             while not ready.exists() and proc.poll() is None and time.monotonic() < deadline:
@@ -183,11 +194,17 @@ def plain(
                 proc.kill()
             proc.wait()
         finally:
+            meter.stop()
             if started:
                 feeder.stop()
     if proc.returncode != 0 or not out.exists():
         raise RunFailed(f"plain Spark exit {proc.returncode}: {log.read_text()[-3000:]}")
-    return plain_result(json.loads(out.read_text()), args.warmup, WORKLOADS[workload], rate)
+    doc = json.loads(out.read_text())
+    result = plain_result(doc, args.warmup, WORKLOADS[workload], rate)
+    measured_from = doc["started_s"] + args.warmup
+    result.cores = meter.cores(measured_from, measured_from + args.duration)
+    result.rows_per_s = sum(c.rows for c in result.classes.values()) / args.duration
+    return result
 
 
 @dataclass
@@ -328,6 +345,9 @@ def headroom_result(r: dict[str, Any], workload: Workload) -> RunResult:
             int(s["arrived_tuples"] - s["shed_tuples"] - s["backlog_tuples"]),
             s["mean_violation_s"],
         )
+    result.cores = r.get("cpu_cores")
+    taken = sum(c.rows for c in result.classes.values())
+    result.rows_per_s = taken / max(r["scenario"]["duration_s"], 1e-9)
     queries = len(r["engine"].get("tiers", [])) or 1
     top = [p for p in series if classes[0].name in p["classes"]]  # the top class's query
     cycles = [b["t_s"] - a["t_s"] for a, b in pairwise(top)]
@@ -442,9 +462,7 @@ def overload_checks(
     within = all(v is not None and v <= WITHIN_TARGET * classes[0].target_s for v in violations)
     known = [m for m in means if m is not None]
     ordered = len(known) == len(means) and known == sorted(known)
-    admitted = statistics.fmean(
-        sum(r.classes[c.name].rows for c in classes) / args.duration for r in runs
-    )
+    admitted = statistics.fmean(r.rows_per_s or 0.0 for r in runs)
     at_capacity = sum(workload.rates(capacity)[c.stream] for c in classes)
     return [
         f"{key}: top class {top}: mean {fmt(means[0])} s (target {classes[0].target_s:g}), "
@@ -517,6 +535,27 @@ def table(configs: list[Config], results: dict[str, list[RunResult]], workload: 
         "configuration", "class", "D s", "mean s (rounds)", "mean min–max", "p95 s (rounds)",
         "viol %D", "max s", "shed", "batches", "mean /plain", "p95 /plain",
     ]  # fmt: skip
+    return render_table(headers, rows)
+
+
+def cpu_table(configs: list[Config], results: dict[str, list[RunResult]]) -> str:
+    """The CPU each configuration's Spark processes used over the measured time, and per
+    row its classes took: on a busy machine what it can take is the cores over that."""
+    rows = []
+    for config in configs:
+        runs = results[config.key]
+        per_row = [
+            f"{1e6 * r.cores / r.rows_per_s:.2f}" if r.cores and r.rows_per_s else "-" for r in runs
+        ]
+        rows.append(
+            [
+                config.label,
+                " ".join("-" if r.cores is None else f"{r.cores:.2f}" for r in runs),
+                " ".join(f"{r.rows_per_s or 0:.0f}" for r in runs),
+                " ".join(per_row),
+            ]
+        )
+    headers = ["configuration", "cores (rounds)", "rows/s taken", "CPU µs a row taken"]
     return render_table(headers, rows)
 
 
@@ -595,6 +634,7 @@ def main() -> None:
             if r is not None:
                 results[config.key].append(r)
     print(table(configs, results, workload))
+    print(cpu_table(configs, results))
     for key in ("overload", "overload-tier"):
         for line in overload_checks(key, configs, results, capacity, args) if capacity else []:
             print(line)

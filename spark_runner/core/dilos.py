@@ -165,7 +165,7 @@ STALE_MARGIN_DECAY = 0.8
 """Each period on time keeps this share of the lateness stale first learned to allow for."""
 STALE_MARGIN_MAX = 0.5
 """The learned margin takes at most this share of the time a tuple may wait (D − floor)."""
-HELD_MEAN_SHARE = 0.9
+HELD_MEAN_SHARE = 0.85
 """A class held on the longest answer's floor learns its stale margin for a mean answer
 within this share of its target."""
 HELD_MARGIN_MAX = 0.8

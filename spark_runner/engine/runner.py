@@ -440,6 +440,7 @@ class EngineRun:
                 "source": self.settings.source,
                 "sink": self.settings.sink,
                 "wall_s": wall_s,
+                "origin_s": last.end.origin_us / 1e6 if last is not None else None,
                 "burn": self.burn,
                 "burn_repetition_ns": self.repetition_s * 1e9 if self.repetition_s else None,
                 "redis": self.settings.source == REDIS,

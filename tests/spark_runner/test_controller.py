@@ -279,7 +279,7 @@ def test_a_top_class_over_the_machine_alone_sheds_its_stale_queue(tmp_path: Path
     time a batch: its longest answer's floor (one pace and a batch) is past its 1.2 s
     target, so it is held, but its mean floor (0.81 s) is within it. Held, it used to keep
     a floor's worth of tuples queued (1,380) and answered at 2.2 s on average; it now sheds
-    its stale tuples for a mean within 0.9 of its target (1.11 s). Its stream is over the
+    its stale tuples for a mean within its target (1.11 s). Its stream is over the
     machine, so it sheds about two thirds either way: 65 % of its tuples, 62 % before."""
     rates = {"gold": 1200.0, "silver": 300.0, "bronze": 1200.0}
     targets = {"gold": 1.2, "silver": 2.0, "bronze": 3.0}
