@@ -19,7 +19,7 @@ from typing import Any
 from spark_runner.control.plane import ControlPlane, ControlResult
 from spark_runner.core.load_model import ClassLoad, LoadModel
 from spark_runner.core.observation import Observation, ResponseTimeStats
-from spark_runner.core.oracle import OracleMeter
+from spark_runner.core.oracle import MachineOracle
 
 
 @dataclass(frozen=True)
@@ -33,8 +33,6 @@ class ClassPeriod:
         outputs: its answers; ``response_sum_s`` and ``response_max_s`` their response
             times' sum and maximum, s.
         busy_s: processor time its work took, s.
-        capacity_s: processor time it could have had (its work and the time nobody
-            used), s: what the oracle may give it.
         floor_s: the least response time the engine serves it (None: unknown).
         mean_floor_s: the least mean response time it gets fully admitted (None:
             ``floor_s`` stands for it): below it the class is infeasible.
@@ -45,8 +43,6 @@ class ClassPeriod:
             where the engine measures them.
         slowdown: how much slower than its model the engine's last batches ran (≥ 1).
         stall: how much slower than its model the engine's last batch alone ran (≥ 1).
-        down_s: how long the engine was not running at the period's start, s (the first
-            period of a run whose streams flowed before it started): no capacity then.
     """
 
     arrived: int
@@ -56,7 +52,6 @@ class ClassPeriod:
     response_sum_s: float
     response_max_s: float
     busy_s: float
-    capacity_s: float
     floor_s: float | None = None
     mean_floor_s: float | None = None
     oracle_floor_s: float | None = None
@@ -66,7 +61,6 @@ class ClassPeriod:
     busy_load: float | None = None
     slowdown: float = 1.0
     stall: float = 1.0
-    down_s: float = 0.0
 
     @property
     def response_time(self) -> ResponseTimeStats:
@@ -102,12 +96,10 @@ class ClassPeriod:
 
 @dataclass(frozen=True)
 class PeriodOutcome:
-    """A step's decisions, what the managers saw, and per class the share of its offered
-    work the oracle had to shed in the period."""
+    """A step's decisions and what the managers saw."""
 
     result: ControlResult
     observations: dict[str, Observation]
-    oracle_shed_fraction: dict[str, float]
 
 
 class PeriodLoop:
@@ -118,28 +110,37 @@ class PeriodLoop:
     ) -> None:
         self.control = control
         self.load_model = load_model
-        self.oracles = {name: OracleMeter(target) for name, target in targets.items()}
+        self.oracle = MachineOracle(targets)
 
     def step(
-        self, period_s: float, classes: Mapping[str, ClassPeriod], **measured: Any
+        self,
+        period_s: float,
+        classes: Mapping[str, ClassPeriod],
+        machine_s: float,
+        down_s: float = 0.0,
+        **measured: Any,
     ) -> PeriodOutcome:
         """Feed the load model what the engine ``measured`` (``LoadModel.update``'s
-        arguments), observe every class, step the control plane, account the oracle."""
+        arguments), observe every class, step the control plane, account the oracle:
+        the classes could have had ``machine_s`` of processor time in the period, none in
+        its first ``down_s`` seconds (the engine not running yet)."""
         self.load_model.update(**measured)
         snapshot = self.load_model.snapshot()
         observations = {
             name: period.observation(snapshot[name], period_s) for name, period in classes.items()
         }
+        # the oracle shares the machine as the policy in force when the period began
+        guaranteed = self.control.guaranteed_shares()
+        priorities = self.control.priorities()
         result = self.control.step(observations)
-        oracle: dict[str, float] = {}
-        for name, period in classes.items():
-            offered = observations[name].load * period_s
-            floor = period.floor_s if period.oracle_floor_s is None else period.oracle_floor_s
-            shed = self.oracles[name].period(
-                period_s, offered, period.capacity_s, floor or 0.0, period.down_s
-            )
-            oracle[name] = shed / offered if offered > 0 else 0.0
-        return PeriodOutcome(result, observations, oracle)
+        offered = {name: obs.load * period_s for name, obs in observations.items()}
+        floors = {
+            name: (p.floor_s if p.oracle_floor_s is None else p.oracle_floor_s) or 0.0
+            for name, p in classes.items()
+        }
+        order = sorted(classes, key=lambda name: -priorities[name])
+        self.oracle.period(period_s, offered, machine_s, order, guaranteed, floors, down_s)
+        return PeriodOutcome(result, observations)
 
 
 def class_sample(

@@ -68,6 +68,11 @@ class ControlPlane(Protocol):
         lent by the classes above and goes back to them as soon as they have work."""
         ...
 
+    def guaranteed_shares(self) -> dict[str, float]:
+        """The share of the processor each class keeps whatever the classes above it
+        need: the oracle serves these first, the rest by priority."""
+        ...
+
     def step(self, observations: Mapping[str, Observation]) -> ControlResult: ...
 
 
@@ -120,6 +125,9 @@ class PerClassControl:
         strict = params.redistribution_enabled and params.policy == "strict"
         return {n: 0.0 if strict else q for n, q in self.controller.original_quotas().items()}
 
+    def guaranteed_shares(self) -> dict[str, float]:
+        return self.controller.guaranteed_shares()
+
     def step(self, observations: Mapping[str, Observation]) -> ControlResult:
         result = self.controller.step(observations)
         return ControlResult(
@@ -161,6 +169,9 @@ class CommonControl:
         return dict(self._priorities)
 
     def own_shares(self) -> dict[str, float]:
+        return dict(self._quotas)
+
+    def guaranteed_shares(self) -> dict[str, float]:
         return dict(self._quotas)
 
     def step(self, observations: Mapping[str, Observation]) -> ControlResult:

@@ -442,6 +442,16 @@ class DilosController:
     def original_quotas(self) -> dict[str, float]:
         return {n: s.original for n, s in self._classes.items()}
 
+    def guaranteed_shares(self) -> dict[str, float]:
+        """The share of the processor each class keeps whatever the classes above it
+        need: with redistribution, by the policy (``relative``: its original quota;
+        ``absolute``: its quota's floor; ``strict``: none); without, its fixed quota."""
+        if not self._params.redistribution_enabled or self._params.policy == "relative":
+            return self.original_quotas()
+        if self._params.policy == "strict":
+            return dict.fromkeys(self._classes, 0.0)
+        return {name: self._floor(name) for name in self._classes}
+
     def quota_seconds(self, period_s: float) -> dict[str, float]:
         """Time quotas ``T_k`` in seconds for a period of ``period_s``."""
         require_positive("period_s", period_s, " seconds")

@@ -1,116 +1,240 @@
-"""The oracle's loss: the least a class could have shed and still met its delay target.
+"""The oracle's loss: the least each class could have shed on the machine and still met
+its delay target, with the machine shared as the run's policy promises.
 
-One definition, used by the simulator and the Spark runner alike. Each control period
-the engine reports, per class, the work offered (its load L before shedding × T), the
-processor time the class could have had (its busy time plus the idle time), the floor
-(the least response time any tuple gets; 0 where it is not measured) and how long the
-engine was not running at the period's start (the first period of a run whose streams
-flowed before it started: no capacity then). The oracle knows every period in advance
-and serves the offered work as a fluid, oldest first: work that arrived in a period
-(taken at its middle, or, in a period longer than the time a tuple may wait, in slices
-no longer than that, each at its middle) must be served within the delay target less
-the floor; whatever is still waiting at its deadline had to be shed (so tuples already
-past their target when the engine started are shed by the oracle too). Oldest first with
-one common relative deadline is optimal for a fluid server (any admitted set must fit
-each interval's capacity, and serving in deadline order keeps the most), so what this
-sheds is the least any admission could have shed.
+One definition, used by the simulator and the Spark runner alike, and independent of how
+the run being judged shared the processor. Each control period the engine reports, per
+class, the work offered (its load L before shedding × T: arrivals times the measured cost
+per tuple) and its floor (the least response time any tuple gets; 0 where it is not
+measured); for the whole machine, the processor time the classes could have had in the
+period (never a class's own busy time, which a scheduler that starved the class would
+have shrunk with it) and how long the engine was not running at the period's start (the
+first period of a run whose streams flowed before it started: no capacity then).
 
-Periods in which the class is infeasible (floor at or above its target) are not judged:
-no admission meets the target there, so their offered work is neither counted nor shed
-(the capacity still serves what waits). A class late in a period in which it was feasible
-and whose work did not fit in time has a non-zero oracle; a class whose work always fit
-has 0 (its late periods were the controller's doing, not the load's).
+The work is a fluid. A period's work arrives evenly: it is taken in pieces at the
+period's middle (or, in a period longer than the time a tuple may wait, in slices no
+longer than that, each at its middle), each to be served from the period's start until
+its deadline, the delay target less the floor after its instant; what is not served by
+then had to be shed (so tuples already past their target when the engine started are
+shed by the oracle too). The oracle knows the whole run and serves it as a flow from the
+pieces through the time between them to the machine (:mod:`spark_runner.core.flow`), in
+phases: first each class up to the share of the processor it keeps whatever the classes
+above it need (:meth:`~spark_runner.core.dilos.DilosController.guaranteed_shares`), then
+the classes in priority order, each phase taking the most it can without taking from the
+phases before. So the top class loses the least any admission could make it lose on the
+machine, and each class below the least given that the classes above it lost no more:
+the losses are a lexicographic minimum, and a run is compared with them class by class
+from the top (a lower class can beat a per-class yardstick only by taking what a higher
+one needed).
 
-The loss is a share of the work *judged*: the offered work served in full or whose
-deadline has passed. What still waits at the end of a run (the last ``D − floor``
-seconds of a class in overload) is neither served nor shed yet; counted as offered, it
-lowered the oracle's loss by the share of the run those seconds are (on Spark, a class
-shedding three quarters of its load read 64 % instead of 72 % over 20 periods).
+Periods in which a class is infeasible (floor at or above its target) are not judged for
+it: no admission meets the target there, so its offered work is neither counted nor shed.
+The loss is a share of the work *judged*: served in full, or whose deadline has passed.
+What still waits at the end of a run (the last ``D − floor`` seconds of a class in
+overload) is neither served nor shed yet.
 """
 
 from __future__ import annotations
 
+import bisect
 import math
-from collections import deque
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from spark_runner.core.flow import FlowGraph
 from spark_runner.core.params import require_positive
 
-_TINY_S = 1e-12  # less work than this is rounding
+_TINY_S = 1e-9  # less work than this is rounding
 _MAX_SLICES = 100  # a period's work is taken in at most this many slices
 
 
+@dataclass(frozen=True)
+class _Period:
+    start: float
+    up: float  # the machine serves from here (after the engine's down time) ...
+    end: float  # ... to here
+    machine_s: float
+    order: tuple[str, ...]  # highest priority first
+    guaranteed: Mapping[str, float]
+
+    def rate(self) -> float:
+        return self.machine_s / (self.end - self.up) if self.end > self.up else 0.0
+
+
+@dataclass(frozen=True)
+class _Piece:
+    name: str
+    period: int
+    release: float
+    deadline: float
+    work: float
+
+
 @dataclass
-class OracleMeter:
-    """The oracle's loss of one class over a run (see module).
+class OracleLoss:
+    """One class's account: ``offered_s`` of work, of which ``judged_s`` decided and
+    ``shed_s`` shed, and the work shed at deadlines in each period (``shed_by_period``)."""
 
-    Attributes:
-        delay_target_s: the class's delay target D, s (> 0).
-        offered_s: work offered in the periods judged, s.
-        shed_s: work the oracle had to shed, s.
-        judged_s: of ``offered_s``, the work whose fate is decided (served in full, or its
-            deadline passed), s.
-    """
-
-    delay_target_s: float
     offered_s: float = 0.0
-    shed_s: float = 0.0
     judged_s: float = 0.0
-    _now: float = 0.0
-    _waiting: deque[list[float]] = field(default_factory=deque)  # [deadline, left, offered]
-
-    def __post_init__(self) -> None:
-        require_positive("delay_target_s", self.delay_target_s, " seconds")
+    shed_s: float = 0.0
+    shed_by_period: dict[int, float] = field(default_factory=dict)
 
     @property
     def loss_fraction(self) -> float:
         """Share of the work judged the oracle had to shed (0 without such work)."""
         return min(self.shed_s / self.judged_s, 1.0) if self.judged_s > _TINY_S else 0.0
 
+
+class MachineOracle:
+    """The oracle of a run's classes on one machine (see module)."""
+
+    def __init__(self, targets: Mapping[str, float]) -> None:
+        for name, target in targets.items():
+            require_positive(f"delay_target_s of {name}", target, " seconds")
+        self.targets = dict(targets)
+        self._periods: list[_Period] = []
+        self._pieces: list[_Piece] = []
+
+    @property
+    def periods(self) -> int:
+        return len(self._periods)
+
     def period(
         self,
         period_s: float,
-        offered_s: float,
-        capacity_s: float,
-        floor_s: float = 0.0,
+        offered_s: Mapping[str, float],
+        machine_s: float,
+        order: Sequence[str],
+        guaranteed: Mapping[str, float] | None = None,
+        floors_s: Mapping[str, float] | None = None,
         down_s: float = 0.0,
-    ) -> float:
-        """Account one period: ``offered_s`` of work arrived (evenly over the period), the
-        class could have had ``capacity_s`` of processor time (at an even rate over the
-        period after its first ``down_s`` seconds, in which the engine did not run).
-        Returns the work (s) the oracle had to shed in it: what still waited at its
-        deadline."""
+    ) -> None:
+        """Record one period: each class's ``offered_s`` arrived, the classes could have
+        had ``machine_s`` of processor time together after its first ``down_s`` seconds,
+        shared by their ``guaranteed`` shares and then in ``order`` (highest first)."""
         require_positive("period_s", period_s, " seconds")
-        start, end = self._now, self._now + period_s
-        slack = self.delay_target_s - max(floor_s, 0.0)
-        if offered_s > 0.0 and slack > 0.0:
-            self.offered_s += offered_s
-            slices = min(math.ceil(period_s / slack), _MAX_SLICES)
-            width, work = period_s / slices, offered_s / slices
-            for k in range(slices):
-                self._waiting.append([start + (k + 0.5) * width + slack, work, work])
-        up = start + min(max(down_s, 0.0), period_s)  # capacity from here to the end
-        capacity = max(capacity_s, 0.0)
-
-        def available(at: float) -> float:
-            """Processor time the class could have had from the period's start to ``at``."""
-            if at >= end:
-                return capacity
-            return capacity * (at - up) / (end - up) if at > up else 0.0
-
-        shed = used = 0.0
-        waiting: deque[list[float]] = deque()
-        for deadline, work, offered in self._waiting:  # oldest first, until its deadline
-            served = min(work, max(0.0, available(min(end, deadline)) - used))
-            used += served
-            left = work - served
-            if left > _TINY_S and deadline > end:
-                waiting.append([deadline, left, offered])
+        start = self._periods[-1].end if self._periods else 0.0
+        end = start + period_s
+        index = len(self._periods)
+        self._periods.append(
+            _Period(
+                start,
+                start + min(max(down_s, 0.0), period_s),
+                end,
+                max(machine_s, 0.0),
+                tuple(order),
+                dict(guaranteed or {}),
+            )
+        )
+        for name, target in self.targets.items():
+            slack = target - max((floors_s or {}).get(name, 0.0), 0.0)
+            offered = offered_s.get(name, 0.0)
+            if offered <= 0.0 or slack <= 0.0:
                 continue
-            self.judged_s += offered  # served in full, or shed what was left at its deadline
-            if left > _TINY_S:
-                shed += left
-        self._waiting = waiting
-        self._now = end
-        self.shed_s += shed
-        return shed
+            slices = min(math.ceil(period_s / slack), _MAX_SLICES)
+            width = period_s / slices
+            for k in range(slices):
+                deadline = start + (k + 0.5) * width + slack
+                self._pieces.append(_Piece(name, index, start, deadline, offered / slices))
+
+    def losses(self, first_period: int = 0) -> dict[str, OracleLoss]:
+        """Each class's account over the periods recorded from ``first_period`` on (the
+        work offered before it left out, as if the run had started there)."""
+        if first_period >= len(self._periods):
+            return {name: OracleLoss() for name in self.targets}
+        served = _Solver(self._periods, first_period, self._pieces).solve()
+        horizon = self._periods[-1].end
+        ends = [p.end for p in self._periods]
+        out = {name: OracleLoss() for name in self.targets}
+        for piece, got in served:
+            loss = out[piece.name]
+            loss.offered_s += piece.work
+            left = piece.work - got
+            if left <= _TINY_S * max(piece.work, 1.0):
+                loss.judged_s += piece.work
+            elif piece.deadline <= horizon:
+                loss.judged_s += piece.work
+                loss.shed_s += left
+                at = min(bisect.bisect_left(ends, piece.deadline), len(ends) - 1)
+                loss.shed_by_period[at] = loss.shed_by_period.get(at, 0.0) + left
+        return out
+
+
+def recent_shed_s(oracle: MachineOracle, periods: int = 40) -> dict[str, float]:
+    """Per class, the work the oracle shed at deadlines in the last period recorded, as it
+    reads over the last ``periods`` periods alone: a live figure, cheap to solve each
+    period (the run's totals solve the whole run)."""
+    last = oracle.periods - 1
+    losses = oracle.losses(first_period=max(0, oracle.periods - periods))
+    return {name: loss.shed_by_period.get(last, 0.0) for name, loss in losses.items()}
+
+
+class _Solver:
+    """The flow of one :meth:`MachineOracle.losses`: source → piece (its work) → each
+    stretch of time between its release and its deadline → sink (the machine's time in
+    the stretch)."""
+
+    def __init__(self, periods: Sequence[_Period], first: int, pieces: Sequence[_Piece]):
+        self.first = first
+        self.periods = periods[first:]
+        self.starts = [p.start for p in self.periods]
+        self.pieces = [p for p in pieces if p.period >= first]
+        self.graph = FlowGraph()
+        horizon = self.periods[-1].end
+        cuts = {t for p in self.periods for t in (p.start, p.up, p.end)}
+        cuts |= {p.deadline for p in self.pieces if p.deadline < horizon}
+        self.cuts = sorted(cuts)
+        stretches = list(zip(self.cuts, self.cuts[1:], strict=False))
+        self.stretch_of = [self._period_of(a) for a, _ in stretches]
+        self.stretch_s = [
+            period.rate() * max(0.0, b - max(a, period.up))
+            for (a, b), period in zip(stretches, self.stretch_of, strict=True)
+        ]
+        self.nodes = [self.graph.node() for _ in stretches]
+        self.sink_edges = [self.graph.edge(n, FlowGraph.SINK, 0.0) for n in self.nodes]
+        self.source_edges = [self._piece(p) for p in self.pieces]
+
+    def _period_of(self, t: float) -> _Period:
+        return self.periods[max(bisect.bisect_right(self.starts, t) - 1, 0)]
+
+    def _piece(self, piece: _Piece) -> int:
+        """The piece's node, linked to the stretches from its release to its deadline;
+        returns its source edge."""
+        node = self.graph.node()
+        first = bisect.bisect_left(self.cuts, piece.release)
+        last = bisect.bisect_left(self.cuts, piece.deadline)  # the stretches ending by then
+        for j in range(first, min(last, len(self.nodes))):
+            self.graph.edge(node, self.nodes[j], math.inf)
+        return self.graph.edge(FlowGraph.SOURCE, node, piece.work)
+
+    def solve(self) -> list[tuple[_Piece, float]]:
+        """Each piece and the work of it served: the guaranteed shares first, class by
+        class (each adding its share of every stretch to what the sink may take), then
+        the whole machine, one priority rank after the other."""
+        names = list(dict.fromkeys(n for p in self.periods for n in p.order))
+        reserved = [0.0] * len(self.nodes)
+        for name in names:
+            for j, e in enumerate(self.sink_edges):
+                reserved[j] += self.stretch_of[j].guaranteed.get(name, 0.0) * self.stretch_s[j]
+                self.graph.set_capacity(e, min(reserved[j], self.stretch_s[j]))
+            self.graph.augment(self._sources({name}, range(len(names) + 1)))
+        for j, e in enumerate(self.sink_edges):
+            self.graph.set_capacity(e, self.stretch_s[j])
+        for rank in range(len(names)):
+            self.graph.augment(self._sources(set(names), (rank,)))
+        return [
+            (p, self.graph.flow(e)) for p, e in zip(self.pieces, self.source_edges, strict=True)
+        ]
+
+    def _rank(self, piece: _Piece) -> int:
+        """The piece's class's place by priority in the period it arrived in."""
+        order = self.periods[piece.period - self.first].order
+        return order.index(piece.name) if piece.name in order else len(order)
+
+    def _sources(self, names: set[str], ranks: Sequence[int]) -> list[int]:
+        """The source edges of the pieces of ``names`` whose class had one of ``ranks``."""
+        return [
+            e
+            for p, e in zip(self.pieces, self.source_edges, strict=True)
+            if p.name in names and self._rank(p) in ranks
+        ]

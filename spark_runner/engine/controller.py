@@ -65,6 +65,7 @@ from spark_runner.core.dilos import StaleRule
 from spark_runner.core.elastic import ScalingParams, sized_at_start, spared_queues
 from spark_runner.core.errors import ParameterError
 from spark_runner.core.load_model import LoadModel
+from spark_runner.core.oracle import recent_shed_s
 from spark_runner.engine.costs import (
     ROW_WEIGHT_S,
     STATEFUL_ROW_WEIGHT_S,
@@ -733,6 +734,9 @@ class EngineController:
         outcome = self.loop.step(
             dt,
             periods,
+            # the processor time the classes had, whoever used it
+            machine_s=sum(period.busy_s.values()) + period.idle_s,
+            down_s=period.down_s,
             # Tuples wait in the log *before* their class sheds (the source drops its share as
             # they leave it), so the work a queue holds — what a tuple admitted now waits
             # behind, Eq. 4.1's qL — is its length times the share that will be kept. (In the
@@ -767,8 +771,10 @@ class EngineController:
         classes: dict[str, Any] = {}
         dout = self._expected_outputs()
         self.idle_s += period.idle_s
+        oracle_shed = recent_shed_s(self.loop.oracle)
         for name in self.names:
             rt = responses[name]
+            offered = outcome.observations[name].load * dt
             stats = period_stats(rt, self.targets[name])
             waiting = self._waiting(record, name)
             self._add_totals(name, period, rt, dout, warmup)
@@ -784,7 +790,16 @@ class EngineController:
                 "applied_shed_fraction": rounded(decision.shed[name]),
             }
             samples.append(
-                self._metric_sample(name, period, outcome, stats, waiting, timing.output_s, warmup)
+                self._metric_sample(
+                    name,
+                    period,
+                    outcome,
+                    stats,
+                    waiting,
+                    timing.output_s,
+                    warmup,
+                    oracle_shed[name] / offered if offered > 0 else 0.0,
+                )
             )
         self.series.append(
             self._series_entry(record, period, timing, t_s, decision, warmup, classes)
@@ -846,7 +861,6 @@ class EngineController:
                 response_sum_s=period.response[name].sum_s,
                 response_max_s=period.response[name].max_s,
                 busy_s=period.busy_s[name],
-                capacity_s=period.busy_s[name] + period.idle_s,
                 floor_s=floor,
                 mean_floor_s=mean_floor,
                 oracle_floor_s=oracle_floor,
@@ -854,7 +868,6 @@ class EngineController:
                 stale_first=name in record.decision.stale_max,
                 slowdown=self.budget.slowdown,
                 stall=self.budget.stall,
-                down_s=period.down_s,
                 idle_load=period.idle_s / dt,
                 busy_load=period.busy_s[name] / dt,
             )
@@ -870,8 +883,10 @@ class EngineController:
         waiting: int,
         t_out: float,
         warmup: bool,
+        oracle_shed_fraction: float,
     ) -> MetricSample:
-        """The class's sample of the period for the control plane."""
+        """The class's sample of the period for the control plane (``oracle_shed_fraction``:
+        of the work it was offered in the period, what the oracle shed in it)."""
         dt = period.window_s
         first, step = self.options.numbering
         result = outcome.result
@@ -902,7 +917,7 @@ class EngineController:
             headroom=_finite(headroom),
             capacity_usage=_finite(obs.load / headroom) if headroom else None,
             shed_fraction=min(max(result.shed[name], 0.0), 1.0),
-            oracle_shed_fraction=min(outcome.oracle_shed_fraction[name], 1.0),
+            oracle_shed_fraction=min(oracle_shed_fraction, 1.0),
             floor_s=obs.feasibility_floor_s,
             manager=d.kind[:20],
             manager_state=str(d.state)[:20],
@@ -975,6 +990,7 @@ class EngineController:
 
     def class_summaries(self) -> dict[str, ClassTotals]:
         """Run totals per class, with the response-time digest folded in."""
+        oracle = self.loop.oracle.losses()
         for name, tot in self.totals.items():
             dig = self.digests[name]
             tot.timed_outputs = dig.count
@@ -983,7 +999,7 @@ class EngineController:
             tot.violation_sum_s = dig.violation_sum_s
             tot.violation_max_s = dig.violation_max_s
             tot.histogram = dig.histogram.tolist()
-            tot.oracle_loss = self.loop.oracles[name].loss_fraction
+            tot.oracle_loss = oracle[name].loss_fraction
         return self.totals
 
     def backlog(self) -> tuple[dict[str, int], dict[str, float]]:

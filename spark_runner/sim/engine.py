@@ -540,7 +540,6 @@ class Simulation:
                     response_sum_s=p_rt_sum[k],
                     response_max_s=p_rt_max[k],
                     busy_s=p_cls_busy[k],
-                    capacity_s=p_cls_busy[k] + avail_s,
                     floor_s=floor_wait + floor_work[k] * executors / speed,
                     stale_shed=p_stale[k],
                     stale_first=stale[k] is not None,
@@ -552,6 +551,8 @@ class Simulation:
             outcome = loop.step(
                 dt,
                 periods,
+                # the processor time the classes had, whoever used it
+                machine_s=sum(p_cls_busy) + avail_s,
                 costs=costs,
                 selectivities=sels,
                 source_rates=rates,
@@ -934,6 +935,7 @@ class Simulation:
                 t = target_t
                 housekeeping()
         housekeeping()  # the last period's control step and arrivals
+        oracle = loop.oracle.losses()
         for k in range(K):
             tot = totals[k]
             # a last period shorter than the control period: count it, without a step
@@ -942,7 +944,7 @@ class Simulation:
             tot.outputs += p_cnt[k]
             tot.response_sum_s += p_rt_sum[k]
             tot.response_max_s = max(tot.response_max_s, p_rt_max[k])
-            tot.oracle_loss = loop.oracles[names[k]].loss_fraction
+            tot.oracle_loss = oracle[names[k]].loss_fraction
             tot.offered_outputs = offered_out[k]
             tot.lost_outputs = lost_out[k]
             tot.violation_sum_s = viol_sum[k]

@@ -24,10 +24,10 @@ Per-class summary fields (times in seconds, fractions in [0, 1]):
 - ``shed_fraction``: tuples shed over tuples arrived at the class's shedding points;
 - ``oracle_loss_fraction``: the least share of the class's offered work (its load L
   before shedding, from the load model, times time) any admission could have shed and
-  still met the delay target, given the capacity the class received in each period (its
-  busy time plus idle processor time) and the floor, over the work it served or shed
-  by the run's end (what still waits within its target then is not judged;
-  :mod:`spark_runner.core.oracle`);
+  still met the delay target on the machine (the processor time the classes had in each
+  period, whoever used it), the classes served by the policy's guarantees and then in
+  priority order, given the floor, over the work served or shed by the run's end (what
+  still waits within its target then is not judged; :mod:`spark_runner.core.oracle`);
   ``loss_vs_oracle`` = loss / oracle (``null`` when the oracle is 0);
 - ``outputs``, ``arrived_tuples``, ``shed_tuples``, ``backlog_tuples`` (queued at the end),
   ``backlog_age_s`` (age of the oldest queued tuple at the end; grows without bound when

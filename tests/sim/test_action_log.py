@@ -21,7 +21,6 @@ def period(arrived: int = 100, shed: int = 0, response_max_s: float = 1.0) -> Cl
         response_sum_s=0.5 * (arrived - shed),
         response_max_s=response_max_s,
         busy_s=0.5,
-        capacity_s=1.0,
     )
 
 
