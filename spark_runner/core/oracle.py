@@ -137,12 +137,15 @@ class MachineOracle:
                 deadline = start + (k + 0.5) * width + slack
                 self._pieces.append(_Piece(name, index, start, deadline, offered / slices))
 
-    def losses(self, first_period: int = 0) -> dict[str, OracleLoss]:
+    def losses(self, first_period: int = 0, guaranteed: bool = True) -> dict[str, OracleLoss]:
         """Each class's account over the periods recorded from ``first_period`` on (the
-        work offered before it left out, as if the run had started there)."""
+        work offered before it left out, as if the run had started there). Without the
+        ``guaranteed`` shares, the classes are served in priority order alone: the
+        lexicographic least over every way to share the machine, which no run can beat
+        from the top whatever its policy."""
         if first_period >= len(self._periods):
             return {name: OracleLoss() for name in self.targets}
-        served = _Solver(self._periods, first_period, self._pieces).solve()
+        served = _Solver(self._periods, first_period, self._pieces).solve(guaranteed)
         horizon = self._periods[-1].end
         ends = [p.end for p in self._periods]
         out = {name: OracleLoss() for name in self.targets}
@@ -207,13 +210,13 @@ class _Solver:
             self.graph.edge(node, self.nodes[j], math.inf)
         return self.graph.edge(FlowGraph.SOURCE, node, piece.work)
 
-    def solve(self) -> list[tuple[_Piece, float]]:
-        """Each piece and the work of it served: the guaranteed shares first, class by
+    def solve(self, guaranteed: bool) -> list[tuple[_Piece, float]]:
+        """Each piece and the work of it served: the ``guaranteed`` shares first, class by
         class (each adding its share of every stretch to what the sink may take), then
         the whole machine, one priority rank after the other."""
         names = list(dict.fromkeys(n for p in self.periods for n in p.order))
         reserved = [0.0] * len(self.nodes)
-        for name in names:
+        for name in names if guaranteed else ():
             for j, e in enumerate(self.sink_edges):
                 reserved[j] += self.stretch_of[j].guaranteed.get(name, 0.0) * self.stretch_s[j]
                 self.graph.set_capacity(e, min(reserved[j], self.stretch_s[j]))

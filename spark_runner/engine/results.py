@@ -43,6 +43,7 @@ def build_spark_results(
         turns=controller.batches,
         actions=list(controller.action_log.actions),
         scaling=controller.scaling_summary(),
+        oracle=controller.loop.oracle,
     )
     results = build_results(out)
     results["scenario"]["duration_s"] = duration_s - _measured_from(controller)

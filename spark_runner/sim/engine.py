@@ -66,6 +66,7 @@ from spark_runner.core.class_scheduler import priority_order
 from spark_runner.core.dilos import StaleRule
 from spark_runner.core.elastic import sized_at_start, spared_queues
 from spark_runner.core.load_model import LoadModel
+from spark_runner.core.oracle import MachineOracle
 from spark_runner.scenario.arrivals import RateSchedule, build_schedule
 from spark_runner.scenario.models import Scenario
 from spark_runner.sim.network import Network, build_network, expected_load
@@ -120,6 +121,8 @@ class SimOutput:
     turns: int
     actions: Sequence[ControlAction] = ()
     scaling: dict[str, Any] | None = None
+    oracle: MachineOracle | None = None
+    """The run's oracle (the totals' ``oracle_loss`` is its loss under the policy)."""
 
 
 def background_schedule(scenario: Scenario) -> RateSchedule:
@@ -971,6 +974,7 @@ class Simulation:
             turns=turns,
             actions=list(action_log.actions),
             scaling=scaling_summary(scaling, pool),
+            oracle=loop.oracle,
         )
 
 

@@ -1,10 +1,14 @@
 """Did a run keep the QoS promise? Judged from a simulation's per-period series.
 
-The promises (issue 12), each with the tolerance a per-period measurement needs:
+The promises, each with the tolerance a per-period measurement needs, judged under the
+run's DILoS policy (``absolute``, the product's default, ``relative`` the thesis's,
+``strict``; ``""`` for a mode with fixed quotas):
 
 - **priority order**: while a feasible class sheds (arriving tuples, or queued ones
-  stale first), no lower class uses more than its own original share of the processor
-  (under ``strict``, none is served at all), beyond one operator turn (a turn is not
+  stale first), no lower class uses more than the share it keeps whatever the classes
+  above it need (:meth:`~spark_runner.sim.workloads.Workload.guaranteed_share`: its
+  original share under ``relative`` and fixed quotas, its quota's floor under
+  ``absolute``, none under ``strict``), beyond one operator turn (a turn is not
   preempted) and a scheduler round's granularity: ``USAGE_TOLERANCE`` of the period's
   processor time, or one round where the classes had less than a round's worth of
   tolerance (stalls, background load). Processor time a lower class took while no class
@@ -15,20 +19,26 @@ The promises (issue 12), each with the tolerance a per-period measurement needs:
   before. The verdict also reports the same measure over the periods in which the class
   shed arriving tuples (``priority_excess_on_arrival``);
 - **top class**: the highest class loses at most ``TOP_LOSS_LIMIT`` of its tuples (shed on
-  arrival or stale first) over the periods in which it is feasible and its load fitted
-  its share in the period and in the periods one delay target before it (stale first drops
-  tuples that arrived up to a target earlier). Its load fits when its arrivals' load does
-  and the work it carries queued at the period's end (queue length × cost per tuple, a
-  backlog an overload left) is at most a period of its share;
-- **no idle while shedding**: no two periods in a row in which a class shed and the
-  processor was idle more than ``IDLE_TOLERANCE`` of each. One is allowed: a controller
-  learns a period was idle at its end, so it can hand that time over in the next period
-  only (a drained backlog, a lull in a higher class);
-- **recovery**: no feasible class is late (its largest response time over its target)
-  for more than ``RECOVERY_PERIODS`` periods in a row while its shedding had room left
-  (below the manager's ``max_shed``);
+  arrival or stale first) over the periods in which it is feasible and its arrivals'
+  load fitted, in the period and in the periods one delay target before it (stale first
+  drops tuples that arrived up to a target earlier), what it may have: the whole
+  processor the classes had under ``absolute`` and ``strict``, its original share under
+  ``relative`` and fixed quotas. A queue it carries excuses nothing: a top class the
+  scheduler under-served builds one;
+- **no idle while shedding**: of the periods in which a class shed, at most
+  ``IDLE_SHARE_LIMIT`` left the processor idle more than ``IDLE_TOLERANCE`` of the
+  period. A controller learns a period was idle only at its end, so it can hand that
+  time over in the next period at the earliest (a drained backlog, a lull in a higher
+  class): one such period in ten shedding periods is allowed for it;
+- **recovery**: no feasible class is late for more than ``RECOVERY_PERIODS`` periods in a
+  row while its shedding had room left (below the manager's ``max_shed``); a period with
+  tuples queued and no answer is late (a starved class answers nothing);
 - **feasibility**: every infeasible class is flagged (state ``infeasible``) and no
   feasible class is.
+
+A promise with no period to judge it in a run (no class shed, the top class never
+within what it may have) is *not judged* (None), never kept: a benchmark counts the runs
+each verdict rests on.
 
 Usage is a class's busy time over the processor time the classes had in the period (all
 their busy time plus idle time). Whether a class shed in a period is read from the tuples
@@ -42,10 +52,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from spark_runner.scenario.models import Engine
+from spark_runner.sim.engine import HIST_BINS_PER_DECADE, HIST_MIN_EXP, SimOutput
+from spark_runner.sim.results import build_results
 from spark_runner.sim.workloads import MAX_SHED, Workload
 
 WARMUP_PERIODS = 8
@@ -53,125 +65,276 @@ SHED_EPS = 0.01
 USAGE_TOLERANCE = 0.05
 TOP_LOSS_LIMIT = 0.005
 IDLE_TOLERANCE = 0.05
+IDLE_SHARE_LIMIT = 0.1
 RECOVERY_PERIODS = 10
 INFEASIBLE_STATE = "infeasible"
 PROMISES = ("priority_order", "top_class", "no_idle_while_shedding", "recovery", "feasibility")
+WHOLE_MACHINE = ("absolute", "strict")
+"""Policies under which the top class may have the whole processor."""
 
 
 @dataclass(frozen=True)
 class Verdict:
-    """How far a run was from each promise (0 or less: kept) and what was measured."""
+    """How far a run was from each promise (0 or less: kept; None: not judged)."""
 
-    priority_excess: float  # largest usage of a lower class over its share while a higher shed
-    priority_excess_on_arrival: float  # the same, where the higher class shed arrivals
-    top_loss: float | None  # the top class's loss where its promise applies (None: nowhere)
-    idle_while_shedding: float  # largest idle part of two periods in a row in which a class shed
+    priority_excess: float | None  # most a lower class used over its share while a higher shed
+    priority_excess_on_arrival: float | None  # the same, where the higher class shed arrivals
+    top_loss: float | None  # the top class's loss where its promise applies
+    idle_share: float | None  # of the shedding periods, the share with the processor idle
     longest_late_run: int  # periods in a row a feasible class was late with room to shed
     misflagged: tuple[str, ...]  # classes flagged wrongly, either way
+    judged: Mapping[str, int] = field(default_factory=dict)  # periods judged, per promise
 
     @property
-    def kept(self) -> dict[str, bool]:
+    def kept(self) -> dict[str, bool | None]:
+        """Per promise: kept, broken, or None when the run gave no period to judge it."""
         return {
-            "priority_order": self.priority_excess <= USAGE_TOLERANCE,
-            "top_class": self.top_loss is None or self.top_loss <= TOP_LOSS_LIMIT,
-            "no_idle_while_shedding": self.idle_while_shedding <= IDLE_TOLERANCE,
+            "priority_order": _within(self.priority_excess, USAGE_TOLERANCE),
+            "top_class": _within(self.top_loss, TOP_LOSS_LIMIT),
+            "no_idle_while_shedding": _within(self.idle_share, IDLE_SHARE_LIMIT),
             "recovery": self.longest_late_run <= RECOVERY_PERIODS,
             "feasibility": not self.misflagged,
         }
 
     @property
     def all_kept(self) -> bool:
-        return all(self.kept.values())
+        """Every promise judged was kept."""
+        return all(k is not False for k in self.kept.values())
+
+
+def _within(value: float | None, limit: float) -> bool | None:
+    return None if value is None else value <= limit
+
+
+@dataclass
+class _Period:
+    """What one period says, read once from its sample and the one before it."""
+
+    classes: Mapping[str, Mapping[str, Any]]
+    free: float  # the processor time the classes had: their busy time plus idle time
+    idle: float  # the idle share of the period
+    arrived: dict[str, float]
+    sheds: dict[str, bool]
+    sheds_arrivals: dict[str, bool]
+    shed_in_force: dict[str, float]
+
+
+def _period(sample: Mapping[str, Any], before: Mapping[str, Any], period_s: float) -> _Period:
+    classes = sample["classes"]
+    # a background job's share sampled at the period's end misses one that started inside it
+    free = max(1e-9, float(sample["idle_s"]) + sum(float(c["busy_s"]) for c in classes.values()))
+    arrived = {n: float(c["arrival_rate_per_s"]) * period_s for n, c in classes.items()}
+    dropped = {n: float(c["shed_count"]) for n, c in classes.items()}
+    return _Period(
+        classes=classes,
+        free=free,
+        idle=float(sample["idle_s"]) / period_s,
+        arrived=arrived,
+        sheds={n: dropped[n] > SHED_EPS * arrived[n] for n in classes},
+        sheds_arrivals={
+            n: dropped[n] - float(c["stale_shed_count"]) > SHED_EPS * arrived[n]
+            for n, c in classes.items()
+        },
+        shed_in_force={n: float(c["shed_fraction"]) for n, c in before["classes"].items()},
+    )
 
 
 def judge(workload: Workload, series: Sequence[Mapping[str, Any]], policy: str) -> Verdict:
     """The verdict on one run of ``workload`` (its ``series``, see
-    :mod:`spark_runner.sim.results`) under DILoS ``policy`` (or any other mode)."""
+    :mod:`spark_runner.sim.results`) under DILoS ``policy`` (``""``: fixed quotas)."""
     period_s = float(workload.doc["control"]["period_s"])
-    names = sorted(workload.priorities, key=lambda n: -workload.priorities[n])
-    top = names[0]
-    feasible = [n for n in names if n not in workload.infeasible]
-    targets = {c["name"]: float(c["delay_target_s"]) for c in workload.doc["classes"]}
+    periods = [
+        _period(series[p], series[p - 1], period_s)
+        for p in range(max(1, WARMUP_PERIODS), len(series))
+    ]
+    priority, on_arrival, priority_judged = _priority(workload, periods, policy)
+    top_loss, top_judged = _top_loss(workload, periods, policy, period_s)
+    shedding = [p for p in periods if any(p.sheds.values())]
+    idle = sum(p.idle > IDLE_TOLERANCE for p in shedding)
+    flagged = {n for p in periods for n, c in p.classes.items() if c["state"] == INFEASIBLE_STATE}
+    return Verdict(
+        priority_excess=priority,
+        priority_excess_on_arrival=on_arrival,
+        top_loss=top_loss,
+        idle_share=idle / len(shedding) if shedding else None,
+        longest_late_run=_longest_late_run(workload, periods),
+        misflagged=tuple(sorted(flagged.symmetric_difference(workload.infeasible))),
+        judged={
+            "priority_order": priority_judged,
+            "top_class": top_judged,
+            "no_idle_while_shedding": len(shedding),
+            "recovery": len(periods),
+            "feasibility": len(periods),
+        },
+    )
+
+
+def _priority(
+    workload: Workload, periods: Sequence[_Period], policy: str
+) -> tuple[float | None, float | None, int]:
+    """The most a lower class used beyond its guaranteed share while a feasible class
+    above it shed, and the same where it shed arrivals (None: no such period), and the
+    periods judged."""
+    names = _by_priority(workload)
     round_s = float(
         workload.doc.get("engine", {}).get(
             "scheduler_round_s", Engine.model_fields["scheduler_round_s"].default
         )
     )
-    priority_excess = on_arrival = -1.0
-    top_shed = top_arrived = 0.0
-    # stale first drops tuples up to a target after they arrived: the top class's loss in
-    # a period counts where its load fitted its share over that long before it too
-    top_window = math.ceil(targets[top] / period_s)
-    fit_run = 0
-    idle_while_shedding = 0.0
-    idle_before = 0.0  # the previous period's idle part, if a class shed in it
-    late_run = dict.fromkeys(feasible, 0)
-    longest = 0
-    flagged: set[str] = set()
-    for p in range(max(1, WARMUP_PERIODS), len(series)):
-        sample, before = series[p], series[p - 1]
-        classes, shed_in_force = sample["classes"], before["classes"]
-        # the processor time the classes had: their busy time plus idle time (a background
-        # job's share sampled at the period's end misses one that started inside it)
-        free = max(
-            1e-9, float(sample["idle_s"]) + sum(float(c["busy_s"]) for c in classes.values())
-        )
-        shed = {n: float(shed_in_force[n]["shed_fraction"]) for n in names}
-        # what each class shed in the period (its admission and stale first), of arrivals
-        arrived = {n: float(classes[n]["arrival_rate_per_s"]) * period_s for n in names}
-        dropped = {n: float(classes[n]["shed_count"]) for n in names}
-        sheds = {n: dropped[n] > SHED_EPS * arrived[n] for n in names}
-        sheds_arrivals = {
-            n: dropped[n] - float(classes[n]["stale_shed_count"]) > SHED_EPS * arrived[n]
-            for n in names
-        }
-        flagged |= {n for n in names if classes[n]["state"] == INFEASIBLE_STATE}
+    excess: float | None = None
+    on_arrival: float | None = None
+    judged = 0
+    for p in periods:
         # a scheduler round's granularity where the tolerance is less than a round
-        slack = max(0.0, round_s - USAGE_TOLERANCE * free)
-        for i, high in enumerate(names):
-            if high in workload.infeasible or not sheds[high]:
-                continue
+        slack = max(0.0, round_s - USAGE_TOLERANCE * p.free)
+        shedding = [i for i, n in enumerate(names) if n not in workload.infeasible and p.sheds[n]]
+        judged += bool(shedding)
+        for i in shedding:
+            high = names[i]
             for low in names[i + 1 :]:
-                allowed = 0.0 if policy == "strict" else workload.original_share(low)
-                # what it took while no class above it wanted the processor (nothing
-                # waiting, nothing turned away) was taken from nobody; what the scheduler
-                # gave it back while another class repaid a turn that overran its slot it
-                # had lost to that turn; a turn the class started is not preempted: one is
-                # beyond any share
-                wanted = (
-                    float(classes[low]["busy_s"])
-                    - float(classes[low]["unwanted_busy_s"])
-                    - float(classes[low]["repaid_busy_s"])
+                over = _usage(p.classes[low], slack) / p.free - workload.guaranteed_share(
+                    low, policy
                 )
-                busy = max(0.0, wanted - float(classes[low]["longest_turn_s"]) - slack)
-                priority_excess = max(priority_excess, busy / free - allowed)
-                if sheds_arrivals[high]:
-                    on_arrival = max(on_arrival, busy / free - allowed)
-        # its load fits its share when what arrives does and what it carries queued (a
-        # backlog an overload left) is at most a period of its share
-        top_load = float(classes[top]["load"])
-        rate = float(classes[top]["arrival_rate_per_s"])
-        queued_s = float(classes[top]["queue_length"]) * top_load / rate if rate > 0 else 0.0
-        share_s = workload.original_share(top) * free
-        fits = top_load * period_s <= share_s and queued_s <= share_s
+                excess = over if excess is None else max(excess, over)
+                if p.sheds_arrivals[high]:
+                    on_arrival = over if on_arrival is None else max(on_arrival, over)
+    return excess, on_arrival, judged
+
+
+def _usage(c: Mapping[str, Any], slack: float) -> float:
+    """A lower class's busy time that counts against priority order: not what it took
+    while no class above it wanted the processor (nothing waiting, nothing turned away),
+    not what the scheduler gave back while another class repaid a turn that overran its
+    slot, and not one turn it started (turns are not preempted) nor a round's slack."""
+    wanted = float(c["busy_s"]) - float(c["unwanted_busy_s"]) - float(c["repaid_busy_s"])
+    return max(0.0, wanted - float(c["longest_turn_s"]) - slack)
+
+
+def _top_loss(
+    workload: Workload, periods: Sequence[_Period], policy: str, period_s: float
+) -> tuple[float | None, int]:
+    """The top class's loss over the periods its promise applies in (None: none), and
+    their number."""
+    top = _by_priority(workload)[0]
+    if top in workload.infeasible:
+        return None, 0
+    target = next(float(c["delay_target_s"]) for c in workload.doc["classes"] if c["name"] == top)
+    window = math.ceil(target / period_s)
+    share = 1.0 if policy in WHOLE_MACHINE else workload.original_share(top)
+    fit_run = judged = 0
+    shed = arrived = 0.0
+    for p in periods:
+        fits = float(p.classes[top]["load"]) * period_s <= share * p.free
         fit_run = fit_run + 1 if fits else 0
-        if top in feasible and fit_run > top_window:
-            top_arrived += arrived[top]
-            top_shed += dropped[top]
-        idle = float(sample["idle_s"]) / period_s if any(sheds.values()) else 0.0
-        idle_while_shedding = max(idle_while_shedding, min(idle, idle_before))
-        idle_before = idle
+        if fit_run > window:
+            judged += 1
+            arrived += p.arrived[top]
+            shed += float(p.classes[top]["shed_count"])
+    return (shed / arrived if arrived > 0 else None), judged
+
+
+def _longest_late_run(workload: Workload, periods: Sequence[_Period]) -> int:
+    """The most periods in a row a feasible class was late (its largest answer over its
+    target, or tuples queued and no answer) with room left to shed."""
+    targets = {c["name"]: float(c["delay_target_s"]) for c in workload.doc["classes"]}
+    feasible = [n for n in _by_priority(workload) if n not in workload.infeasible]
+    run = dict.fromkeys(feasible, 0)
+    longest = 0
+    for p in periods:
         for n in feasible:
-            rt = classes[n]["max_response_time_s"]
-            late = rt is not None and rt > targets[n]
-            late_run[n] = late_run[n] + 1 if late and shed[n] < MAX_SHED - SHED_EPS else 0
-            longest = max(longest, late_run[n])
-    misflagged = tuple(sorted(flagged.symmetric_difference(workload.infeasible)))
-    return Verdict(
-        priority_excess=priority_excess,
-        priority_excess_on_arrival=on_arrival,
-        top_loss=top_shed / top_arrived if top_arrived > 0 else None,
-        idle_while_shedding=idle_while_shedding,
-        longest_late_run=longest,
-        misflagged=misflagged,
+            c = p.classes[n]
+            rt = c["max_response_time_s"]
+            late = rt > targets[n] if rt is not None else float(c["queue_length"]) > 0
+            room = p.shed_in_force[n] < MAX_SHED - SHED_EPS
+            run[n] = run[n] + 1 if late and room else 0
+            longest = max(longest, run[n])
+    return longest
+
+
+def _by_priority(workload: Workload) -> list[str]:
+    return sorted(workload.priorities, key=lambda n: -workload.priorities[n])
+
+
+# --- against the oracle ------------------------------------------------------------------
+
+ORACLE_EPS = 0.03
+"""How much lower than the oracle's a run's loss may read: the oracle's work arrives
+evenly over each period as a fluid, a run's in tuples, and a run's late share is read
+from its response-time histogram (bins of about 12 %)."""
+
+
+@dataclass(frozen=True)
+class OracleRow:
+    """One feasible class of a run: the share of its tuples that were not answered within
+    its target (shed, still queued past it at the end, or answered late) and the
+    oracle's loss."""
+
+    name: str
+    loss: float
+    oracle: float
+    judged_s: float  # the work the oracle judged (s): what the shares are of
+    measured: bool = True  # False: not comparable (a shared segment, see oracle_rows)
+
+
+def oracle_rows(workload: Workload, out: SimOutput) -> list[OracleRow]:
+    """Per feasible class, highest priority first (the oracle judges nothing for an
+    infeasible one), against the oracle that serves the classes in priority order alone:
+    the lexicographic least over every way to share the machine, whatever the run's
+    policy guarantees the classes below."""
+    assert out.oracle is not None
+    oracle = out.oracle.losses(guaranteed=False)
+    results = build_results(out)["classes"]
+    rows = []
+    # A class that reads a shared segment too reads two streams: its tuples cost
+    # differently by the stream they come from, so the share of its tuples lost is not
+    # the share of its work; and how the oracle accounts a segment several classes read
+    # is not settled: on such runs classes read 4 to 15 points below it (issue 44, open).
+    # Such a run's rows are reported, not measured.
+    shared = any(len({q["source"] for q in c["queries"]}) > 1 for c in workload.doc["classes"])
+    for name in _by_priority(workload):
+        if name in workload.infeasible:
+            continue
+        if shared:
+            o = oracle[name]
+            rows.append(OracleRow(name, o.loss_fraction, o.loss_fraction, o.judged_s, False))
+            continue
+        c = results[name]
+        late = late_share(out.totals[name].histogram, float(c["delay_target_s"]))
+        # of its tuples: shed, still queued at the end past its target, answered late
+        arrived = max(float(c["arrived_tuples"]), 1.0)
+        shed = float(c["shed_tuples"]) / arrived
+        queued = float(c["backlog_tuples"]) / arrived
+        if c["backlog_age_s"] <= c["delay_target_s"]:
+            queued = 0.0
+        loss = shed + queued + late * max(0.0, 1.0 - shed - queued)
+        rows.append(OracleRow(name, loss, oracle[name].loss_fraction, oracle[name].judged_s))
+    return rows
+
+
+def late_share(histogram: Sequence[float], target_s: float) -> float:
+    """The share of the answers over ``target_s`` (a bin counts as late from its centre)."""
+    total = sum(histogram)
+    if total <= 0:
+        return 0.0
+    late = sum(
+        count
+        for b, count in enumerate(histogram)
+        if 10 ** (HIST_MIN_EXP + (b + 0.5) / HIST_BINS_PER_DECADE) > target_s
     )
+    return late / total
+
+
+def first_beaten(rows: Sequence[OracleRow]) -> str | None:
+    """The first class, from the top, down to which the run's classes together lost less
+    work than the oracle's by more than ``ORACLE_EPS`` of their work; None if none. The
+    oracle serves the classes above each class as much as any sharing of the machine
+    could (its phases are a maximum flow for every such prefix), so any such class is
+    the oracle's fault, not the run's merit."""
+    run = oracle = work = 0.0
+    for row in rows:
+        run += row.loss * row.judged_s
+        oracle += row.oracle * row.judged_s
+        work += row.judged_s
+        if run < oracle - ORACLE_EPS * work:
+            return row.name
+    return None

@@ -31,8 +31,9 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
+from spark_runner.core.redistribution import quota_floor
 from spark_runner.scenario.loader import scenario_from_dict
-from spark_runner.scenario.models import Scenario
+from spark_runner.scenario.models import Control, QueryClass, Scenario
 
 PERIOD_S = 0.5
 DURATION_S = 80.0
@@ -74,6 +75,23 @@ class Workload:
     def original_share(self, name: str) -> float:
         """The class's share of the processor by priority (DILoS's q0)."""
         return self.priorities[name] / sum(self.priorities.values())
+
+    def guaranteed_share(self, name: str, policy: str) -> float:
+        """The share of the processor the class keeps while a class above it sheds, under
+        DILoS ``policy`` (``""``: a mode without redistribution, fixed quotas): its
+        original share (``relative``, fixed quotas), its quota's floor (``absolute``) or
+        none (``strict``); as :meth:`~spark_runner.core.dilos.DilosController.
+        guaranteed_shares`."""
+        if policy in ("relative", ""):
+            return self.original_share(name)
+        if policy == "strict":
+            return 0.0
+        [cls] = [c for c in self.doc["classes"] if c["name"] == name]
+        max_lend = cls.get(
+            "max_lend_fraction", QueryClass.model_fields["max_lend_fraction"].default
+        )
+        min_share = self.doc["control"].get("min_share", Control.model_fields["min_share"].default)
+        return quota_floor(self.original_share(name), max_lend, min_share)
 
 
 def random_workload(seed: int) -> Workload:
