@@ -130,7 +130,7 @@ class PeriodLoop:
             name: period.observation(snapshot[name], period_s) for name, period in classes.items()
         }
         # the oracle shares the machine as the policy in force when the period began
-        guaranteed = self.control.guaranteed_shares()
+        guaranteed = self.control.own_shares()
         priorities = self.control.priorities()
         result = self.control.step(observations)
         offered = {name: obs.load * period_s for name, obs in observations.items()}

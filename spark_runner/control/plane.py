@@ -64,13 +64,10 @@ class ControlPlane(Protocol):
         ...
 
     def own_shares(self) -> dict[str, float]:
-        """The share of the processor each class holds as its own: quota beyond it is
-        lent by the classes above and goes back to them as soon as they have work."""
-        ...
-
-    def guaranteed_shares(self) -> dict[str, float]:
         """The share of the processor each class keeps whatever the classes above it
-        need: the oracle serves these first, the rest by priority."""
+        need: quota beyond it is lent by the classes above and goes back to them as soon
+        as they have work (the simulator's scheduler), and the oracle serves these first,
+        the rest by priority."""
         ...
 
     def step(self, observations: Mapping[str, Observation]) -> ControlResult: ...
@@ -119,13 +116,10 @@ class PerClassControl:
         return self.controller.priorities
 
     def own_shares(self) -> dict[str, float]:
-        """The original shares; none under DILoS's ``strict`` policy (a class is served
-        only while no class above it has work)."""
-        params = self.controller.params
-        strict = params.redistribution_enabled and params.policy == "strict"
-        return {n: 0.0 if strict else q for n, q in self.controller.original_quotas().items()}
-
-    def guaranteed_shares(self) -> dict[str, float]:
+        """By DILoS's policy (:meth:`DilosController.guaranteed_shares`): under ``strict``
+        none (a class is served only while no class above it has work), under
+        ``absolute`` its quota's floor, under ``relative`` and fixed quotas its original
+        share."""
         return self.controller.guaranteed_shares()
 
     def step(self, observations: Mapping[str, Observation]) -> ControlResult:
@@ -169,9 +163,6 @@ class CommonControl:
         return dict(self._priorities)
 
     def own_shares(self) -> dict[str, float]:
-        return dict(self._quotas)
-
-    def guaranteed_shares(self) -> dict[str, float]:
         return dict(self._quotas)
 
     def step(self, observations: Mapping[str, Observation]) -> ControlResult:

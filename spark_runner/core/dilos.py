@@ -21,7 +21,8 @@ shedding for a target no shedding could meet):
   priority first: up to its
   own original share from any of them, beyond it (if it sheds) from lower classes only;
   under ``strict`` and ``absolute`` a shedding class takes the lower classes' whole
-  quota down to their floors (a ``reclaim`` event).
+  quota down to their floors (a ``reclaim`` event), and what a class's load needs
+  includes draining its queue within its target (``_need``).
 - **Unused time** (``_admit_unused``): processor time that stood idle last period
   (``Observation.idle_load``) and time lower classes took beyond their original share
   (``Observation.busy_load``; under ``strict`` any time they took) let the shedding
@@ -776,7 +777,9 @@ class DilosController:
         strict = self._params.policy == "strict"
         by_priority = strict or self._params.policy == "absolute"
         needs = {
-            n: observations[n].load / st.capacity_per_quota if st.capacity_per_quota > 0 else 0.0
+            n: _need(st, observations[n], by_priority) / st.capacity_per_quota
+            if st.capacity_per_quota > 0
+            else 0.0
             for n, st in self._classes.items()
         }
         higher_sheds = False
@@ -1026,6 +1029,15 @@ def _within_capacity(st: _ClassState, obs: Observation) -> bool:
 def _sheds(decision: Decision, obs: Observation) -> bool:
     """Does the class shed: by its decision, or stale first in the period just ended?"""
     return decision.shed_fraction > 0.0 or obs.stale_shed_count > 0
+
+
+def _need(st: _ClassState, obs: Observation, by_priority: bool) -> float:
+    """The processor share (s/s) a class's load needs; under ``absolute`` and ``strict``
+    also what draining its queue within its target takes: a class above lends none of
+    that back (a class served exactly its load keeps its queue, and any burst then sheds
+    stale tuples while the classes below run)."""
+    drain = obs.queued_load_s / st.spec.delay_target_s if by_priority else 0.0
+    return obs.load + drain
 
 
 def _learn_stale_margin(st: _ClassState, obs: Observation) -> None:

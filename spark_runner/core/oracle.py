@@ -18,7 +18,7 @@ then had to be shed (so tuples already past their target when the engine started
 shed by the oracle too). The oracle knows the whole run and serves it as a flow from the
 pieces through the time between them to the machine (:mod:`spark_runner.core.flow`), in
 phases: first each class up to the share of the processor it keeps whatever the classes
-above it need (:meth:`~spark_runner.core.dilos.DilosController.guaranteed_shares`), then
+above it need (:meth:`~spark_runner.control.plane.ControlPlane.own_shares`), then
 the classes in priority order, each phase taking the most it can without taking from the
 phases before. So the top class loses the least any admission could make it lose on the
 machine, and each class below the least given that the classes above it lost no more:

@@ -31,8 +31,9 @@ run's DILoS policy (``absolute``, the product's default, ``relative`` the thesis
   time over in the next period at the earliest (a drained backlog, a lull in a higher
   class): one such period in ten shedding periods is allowed for it;
 - **recovery**: no feasible class is late for more than ``RECOVERY_PERIODS`` periods in a
-  row while its shedding had room left (below the manager's ``max_shed``); a period with
-  tuples queued and no answer is late (a starved class answers nothing);
+  row while its shedding had room left (its shed fraction and the share of its arrivals
+  it shed, stale ones included, below the manager's ``max_shed``); a period with tuples
+  queued and no answer is late (a starved class answers nothing);
 - **feasibility**: every infeasible class is flagged (state ``infeasible``) and no
   feasible class is.
 
@@ -245,7 +246,10 @@ def _longest_late_run(workload: Workload, periods: Sequence[_Period]) -> int:
             c = p.classes[n]
             rt = c["max_response_time_s"]
             late = rt > targets[n] if rt is not None else float(c["queue_length"]) > 0
-            room = p.shed_in_force[n] < MAX_SHED - SHED_EPS
+            # room to shed: neither its shed fraction nor what it shed (arriving tuples and
+            # stale ones: a starved class sheds all it gets stale) is all of it
+            dropped = float(c["shed_count"]) / p.arrived[n] if p.arrived[n] > 0 else 0.0
+            room = max(p.shed_in_force[n], dropped) < MAX_SHED - SHED_EPS
             run[n] = run[n] + 1 if late and room else 0
             longest = max(longest, run[n])
     return longest
