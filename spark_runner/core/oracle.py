@@ -94,6 +94,7 @@ class MachineOracle:
         self.targets = dict(targets)
         self._periods: list[_Period] = []
         self._pieces: list[_Piece] = []
+        self._first_piece: list[int] = []  # per period, where its pieces begin
 
     @property
     def periods(self) -> int:
@@ -116,6 +117,7 @@ class MachineOracle:
         start = self._periods[-1].end if self._periods else 0.0
         end = start + period_s
         index = len(self._periods)
+        self._first_piece.append(len(self._pieces))
         self._periods.append(
             _Period(
                 start,
@@ -145,7 +147,8 @@ class MachineOracle:
         from the top whatever its policy."""
         if first_period >= len(self._periods):
             return {name: OracleLoss() for name in self.targets}
-        served = _Solver(self._periods, first_period, self._pieces).solve(guaranteed)
+        pieces = self._pieces[self._first_piece[first_period] :]
+        served = _Solver(self._periods, first_period, pieces).solve(guaranteed)
         horizon = self._periods[-1].end
         ends = [p.end for p in self._periods]
         out = {name: OracleLoss() for name in self.targets}
@@ -178,10 +181,11 @@ class _Solver:
     the stretch)."""
 
     def __init__(self, periods: Sequence[_Period], first: int, pieces: Sequence[_Piece]):
+        """``pieces``: those of the periods from ``first`` on."""
         self.first = first
         self.periods = periods[first:]
         self.starts = [p.start for p in self.periods]
-        self.pieces = [p for p in pieces if p.period >= first]
+        self.pieces = list(pieces)
         self.graph = FlowGraph()
         horizon = self.periods[-1].end
         cuts = {t for p in self.periods for t in (p.start, p.up, p.end)}
