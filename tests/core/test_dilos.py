@@ -129,7 +129,22 @@ def test_a_headroom_above_the_quota_lends_no_quota_the_load_needs() -> None:
     assert event.after["c1"] == pytest.approx(0.55 + 0.05 * 0.6)
 
 
-@pytest.mark.parametrize("policy", ["relative", "absolute", "strict"])
+def test_under_relative_the_lender_s_manager_judges_before_its_quota_comes_back() -> None:
+    """The thesis's order under its relative policy: c1's manager judges the period in
+    which its load returned against the headroom it lent (it sheds, learning what a unit
+    of quota buys), and its quota comes back after, in the same step."""
+    ctl = DilosController(specs("aurora"), DilosParams(redistribution_every=10, policy="relative"))
+    light = {"c1": 0.05, "c2": 0.05, "c3": 0.8}
+    for _ in range(10):
+        ctl.step(constant_obs(light))
+    lent = ctl.quotas()["c1"]
+    step = ctl.step(constant_obs({**light, "c1": 0.55}))
+    assert step.classes["c1"].decision.shed_fraction > 0.0
+    assert step.event is not None and step.event.reason == "reclaim"
+    assert ctl.quotas()["c1"] > lent
+
+
+@pytest.mark.parametrize("policy", ["absolute", "strict"])
 def test_lent_quota_comes_back_the_period_the_lender_needs_it(policy: str) -> None:
     """c1 lends most of its share to c3 while light; when its load returns it takes back
     what its load needs in the same period, before its manager judges it, not ten periods
