@@ -57,8 +57,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from spark_runner.scenario.models import Engine
-from spark_runner.sim.engine import HIST_BINS_PER_DECADE, HIST_MIN_EXP, SimOutput
-from spark_runner.sim.results import build_results
+from spark_runner.sim.engine import SimOutput
+from spark_runner.sim.results import bin_centre_s, build_results
 from spark_runner.sim.workloads import MAX_SHED, Workload
 
 WARMUP_PERIODS = 8
@@ -320,11 +320,7 @@ def late_share(histogram: Sequence[float], target_s: float) -> float:
     total = sum(histogram)
     if total <= 0:
         return 0.0
-    late = sum(
-        count
-        for b, count in enumerate(histogram)
-        if 10 ** (HIST_MIN_EXP + (b + 0.5) / HIST_BINS_PER_DECADE) > target_s
-    )
+    late = sum(count for b, count in enumerate(histogram) if bin_centre_s(b) > target_s)
     return late / total
 
 

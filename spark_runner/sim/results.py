@@ -80,6 +80,11 @@ CLASS_FIELDS = (
 )
 
 
+def bin_centre_s(b: int) -> float:
+    """The geometric centre of the log-binned histogram's bin ``b``, s."""
+    return float(10 ** (HIST_MIN_EXP + (b + 0.5) / HIST_BINS_PER_DECADE))
+
+
 def percentile_from_histogram(histogram: list[float], fraction: float) -> float | None:
     """The ``fraction`` quantile of a log-binned histogram (geometric bin centre), s."""
     total = sum(histogram)
@@ -90,8 +95,8 @@ def percentile_from_histogram(histogram: list[float], fraction: float) -> float 
     for b, count in enumerate(histogram):
         running += count
         if running >= goal:
-            return float(10 ** (HIST_MIN_EXP + (b + 0.5) / HIST_BINS_PER_DECADE))
-    return float(10 ** (HIST_MIN_EXP + (len(histogram) - 0.5) / HIST_BINS_PER_DECADE))
+            return bin_centre_s(b)
+    return bin_centre_s(len(histogram) - 1)
 
 
 def _class_summary(out: SimOutput, name: str, tot: ClassTotals) -> dict[str, Any]:
