@@ -36,8 +36,10 @@ shedding for a target no shedding could meet):
 - **Feasibility** (``_infeasible``): a class whose delay target is below the floor the
   engine measures (``Observation.floor_s``) is ``infeasible``; it sheds only the load
   above its capacity (its headroom, or the time it was served last period where that is
-  more), its manager does not learn, and it takes back only what its load
-  needs of its own original share, from the classes below it. Once a class above it
+  more), its manager does not learn, and it takes quota only from the classes below
+  it: under ``relative`` only what its load needs of its own original share, under
+  ``absolute`` and ``strict`` what any class takes (its tuples, late or not, come
+  before a lower class's). Once a class above it
   sheds under ``absolute`` it can sit at quota 0, and no batch then takes (or sheds) its
   tuples: it keeps queued at most what it serves within one floor, the oldest beyond
   that shed first (``_held_queue_rule``). It is flagged (its state ``infeasible``) only
@@ -615,7 +617,12 @@ class DilosController:
                 usage=usages[name],
                 headroom=self._headroom_of(st),
                 stale=(
-                    _stale_rule(st, observations[name], start=actions[name] == HOLD_UNMANAGED)
+                    _stale_rule(
+                        st,
+                        observations[name],
+                        start=actions[name] == HOLD_UNMANAGED,
+                        own_share=self._params.policy == "relative",
+                    )
                     if self._params.redistribution_enabled and actions[name] != HOLD_CATCHING_UP
                     else None
                 ),
@@ -783,8 +790,8 @@ class DilosController:
         quota only at the redistributions: a top class whose load passed its original
         share shed until the next one.) Nothing else moves: the next redistribution still
         decides the rest. Before the managers step (``decisions`` None) only what the
-        loads need moves. An infeasible class takes back only what its load needs of its
-        own original share, from lower classes.
+        loads need moves. An infeasible class takes from lower classes only, and under
+        ``relative`` only what its load needs of its own original share.
         """
         quotas = self.quotas()
         strict = self._params.policy == "strict"
@@ -810,8 +817,14 @@ class DilosController:
                 # more quota cannot make it meet its target, but its own share is its:
                 # what its load needs of it comes back from the classes below it (else
                 # the top class, held, would shed the load its lent quota no longer
-                # covers), nothing beyond it, and nothing from a class above it
-                want, sheds, first_lender = min(want, own), False, rank + 1
+                # covers), and nothing from a class above it; beyond its share it takes
+                # from the classes below only under absolute and strict: its tuples come
+                # before a lower class's even when all of them are late (on Spark a
+                # held middle class shed 15 % and queued a batch's worth while the class
+                # below it kept its quota and answered sooner)
+                first_lender = rank + 1
+                if not by_priority:
+                    want, sheds = min(want, own), False
             lenders = list(enumerate(self._order))[first_lender:]
             for position, lender in reversed(lenders):
                 if want <= _TINY and not (sheds and position > rank):
@@ -1094,7 +1107,9 @@ def _stale_floor(st: _ClassState, obs: Observation) -> float | None:
     return mean_floor
 
 
-def _stale_rule(st: _ClassState, obs: Observation, start: bool = False) -> StaleRule | None:
+def _stale_rule(
+    st: _ClassState, obs: Observation, start: bool = False, own_share: bool = True
+) -> StaleRule | None:
     """Stale first. A tuple that has waited the class's delay target less the floor (the
     least time its way through the operators still takes) and less the margin the class
     learned (:func:`_learn_stale_margin`) will be late whatever is done next; so will the
@@ -1107,7 +1122,11 @@ def _stale_rule(st: _ClassState, obs: Observation, start: bool = False) -> Stale
     first like a feasible one (:func:`_stale_floor`). At
     a ``start`` (held at a first step) the floor and the margin, measured on the start's
     slow batches, are left out: only the tuples late whatever the floor are shed; a class
-    that catches up (``ClassSpec.catch_up``) sheds none there: it serves its backlog."""
+    that catches up (``ClassSpec.catch_up``) sheds none there: it serves its backlog.
+    ``own_share``: its queue is measured against its original share too, which comes back
+    as soon as it needs it only under ``relative`` (:func:`_queue_capacity`); under
+    ``absolute`` a class below a shedding one keeps its floor, and one at quota 0 kept a
+    queue no batch served, each tuple of it late."""
     if not st.manager.sheds or (start and st.spec.catch_up):
         return None
     floor = _stale_floor(st, obs)
@@ -1116,7 +1135,7 @@ def _stale_rule(st: _ClassState, obs: Observation, start: bool = False) -> Stale
     floor = 0.0 if start else floor
     margin = 0.0 if start else st.stale_margin
     after = max(0.0, st.spec.delay_target_s - floor - margin)
-    capacity = _queue_capacity(st, obs)
+    capacity = _queue_capacity(st, obs, own_share)
     if capacity is None:
         return StaleRule(after)
     return StaleRule(after, STALE_QUEUE_MARGIN * after * capacity / obs.cost_per_tuple_s)
@@ -1129,23 +1148,28 @@ def _held_queue_rule(st: _ClassState, obs: Observation) -> StaleRule | None:
     under ``absolute`` its quota can be 0, and then no batch takes its tuples, so nothing
     sheds them (in the capacity squeeze on Spark its queue grew to 10,156 tuples, 44 s
     old, by the end). While it is served the bound did not bind there (it shed nothing
-    by it before the hog). None without a floor, a headroom or a cost per tuple."""
-    capacity = _queue_capacity(st, obs)
+    by it before the hog). Its capacity here is its headroom (its quota's, once a
+    reclaim moved it) or what it was served: a held class below a class that sheds under
+    ``absolute`` does not get its original share back, and counted, its queue grew
+    without bound at quota 0 (on Spark, 47,012 tuples in 30 s). None without a floor, a
+    headroom or a cost per tuple."""
+    capacity = _queue_capacity(st, obs, own_share=False)
     if capacity is None or obs.floor_s is None:
         return None
     return StaleRule(math.inf, STALE_QUEUE_MARGIN * obs.floor_s * capacity / obs.cost_per_tuple_s)
 
 
-def _queue_capacity(st: _ClassState, obs: Observation) -> float | None:
+def _queue_capacity(st: _ClassState, obs: Observation, own_share: bool = True) -> float | None:
     """The capacity a class's queue is measured against, s/s: the largest of its
-    manager's headroom, its original share's (a class that lent quota gets it back as
-    soon as it needs it) and what it was served last period plus the idle processor
-    (that was its to use). None without a headroom or a cost per tuple."""
+    manager's headroom, its original share's (``own_share``: a class that lent quota gets
+    it back as soon as it needs it) and what it was served last period plus the idle
+    processor (that was its to use). None without a headroom or a cost per tuple."""
     capacity = st.manager.headroom
     if capacity is None or obs.cost_per_tuple_s <= 0.0:
         return None
     received = obs.busy_load + obs.idle_load if obs.busy_load is not None else 0.0
-    return max(capacity, st.capacity_per_quota * st.original, received)
+    share = st.capacity_per_quota * st.original if own_share else 0.0
+    return max(capacity, share, received)
 
 
 def _explicit_headroom(spec: ClassSpec) -> bool:

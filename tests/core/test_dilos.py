@@ -674,11 +674,14 @@ def test_a_class_back_from_infeasible_holds_until_the_queue_it_left_is_served_or
     assert judged.action != HOLD_DRAINING and judged.state == "OT"
 
 
-def test_an_infeasible_class_takes_back_only_what_its_load_needs_of_its_own_share() -> None:
+@pytest.mark.parametrize("policy", ["relative", "absolute", "strict"])
+def test_an_infeasible_class_takes_back_what_its_load_needs_of_its_own_share(policy: str) -> None:
     """More quota cannot make an infeasible class meet its target, but its own share is
     its: held, the top class would otherwise shed the load its lent quota no longer
-    covers (seen under a CPU hog: the loads in capacity units rise)."""
-    ctl = DilosController(specs("aurora"), DilosParams(redistribution_every=10))
+    covers (seen under a CPU hog: the loads in capacity units rise). Beyond its share it
+    takes only under ``absolute`` and ``strict``, while it sheds: a late tuple of the top
+    class still comes before a lower class's."""
+    ctl = DilosController(specs("aurora"), DilosParams(policy=policy, redistribution_every=10))
     light = {"c1": 0.05, "c2": 0.05, "c3": 0.8}
     for _ in range(10):
         ctl.step(constant_obs(light))
@@ -688,12 +691,42 @@ def test_an_infeasible_class_takes_back_only_what_its_load_needs_of_its_own_shar
     obs["c1"] = Observation(period_s=T, load=0.3, floor_s=1.0)  # target 0.3 s
     step = ctl.step(obs)
     assert step.classes["c1"].decision.action in BELOW_FLOOR
-    assert step.classes["c1"].decision.shed_fraction == 0.0
+    # (under relative the managers judge before lent quota comes back)
+    assert step.classes["c1"].decision.shed_fraction == 0.0 or policy == "relative"
     assert lent["c1"] < ctl.quotas()["c1"] <= 0.6 + 1e-9
     obs["c1"] = Observation(period_s=T, load=0.9, floor_s=1.0)  # beyond its own share
     step = ctl.step(obs)
-    assert ctl.quotas()["c1"] == pytest.approx(0.6)
     assert step.classes["c1"].decision.shed_fraction > 0.0
+    if policy == "relative":
+        assert ctl.quotas()["c1"] == pytest.approx(0.6)
+    else:  # the lower classes' whole quota, down to their floors (0 here)
+        assert ctl.quotas()["c1"] == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("policy", ["absolute", "relative"])
+def test_a_class_below_a_shedding_one_queues_only_what_it_is_served(policy: str) -> None:
+    """Under ``absolute`` a shedding class takes the lower classes' quota down to their
+    floors (0 here): stale first then keeps queued only what a lower class is served,
+    not what its original share would serve (counted, a class at quota 0 kept a queue no
+    batch took, every tuple of it late). Under ``relative`` its share is its own."""
+    ctl = DilosController(specs("aurora"), DilosParams(policy=policy))
+    lower = {"period_s": T, "load": 0.3, "cost_per_tuple_s": 0.001, "floor_s": 0.01}
+    obs = {
+        "c1": Observation(period_s=T, load=2.0, cost_per_tuple_s=0.001, floor_s=0.01),
+        "c2": Observation(**lower, busy_load=0.0),
+        "c3": Observation(**lower, busy_load=0.0, queue_length=500),
+    }
+    for _ in range(3):
+        step = ctl.step(obs)
+    assert step.classes["c1"].decision.shed_fraction > 0.0
+    rule = step.classes["c3"].stale
+    assert rule is not None and rule.max_queued is not None
+    if policy == "absolute":
+        assert ctl.quotas()["c3"] == 0.0
+        assert rule.max_queued < 1.0
+    else:
+        assert ctl.quotas()["c3"] == pytest.approx(0.1)
+        assert rule.max_queued > 10.0
 
 
 def test_each_shedding_class_tells_the_engine_what_is_stale() -> None:
