@@ -1,10 +1,13 @@
 """Does the QoS promise hold on workloads nobody tuned for? Managers side by side.
 
     python -m bench.bench_robustness [--workloads 200] [--jobs 2] [--first-seed 0] [--strict]
+                                     [--shape random|turbulent]
 
 Generates ``--workloads`` random workloads (``spark_runner.sim.workloads``: 2–6 classes,
 random priorities and targets, some infeasible, constant / step / bursty / sinusoidal
-arrivals, background load, stalls, shared segments), runs each in the simulator under
+arrivals, background load, stalls, shared segments; ``--shape turbulent``: three classes
+with bursty arrivals around a sinusoid, a background job that comes and goes and stalls,
+all at once), runs each in the simulator under
 every variant (DILoS with each policy, ALoMa per class, Aurora, CTRL, no manager) and
 judges every run against the promises of ``spark_runner.sim.promises`` under its policy.
 Prints, per variant, the share of the runs that kept each promise among the runs that
@@ -12,7 +15,8 @@ judged it (a promise a run gives no period to judge is not counted as kept) and 
 runs that is; the worst case of each measure; and each variant's loss against the oracle
 (``spark_runner.core.oracle``), per feasible class, the run's share of its offered output
 not answered within target less the oracle's loss: median, p95 and worst, and the runs
-in which some class beat the oracle from the top (which would be the oracle's fault).
+in which some class beat the oracle from the top (which would be the oracle's fault),
+and the largest loss over the oracle's (classes whose oracle loses at least 1 %).
 Simulated time only; ``--jobs`` runs simulations in parallel. ``--strict`` exits with 1
 when DILoS under the default policy keeps priority order or the top-class promise in
 fewer than 100 % of the runs that judged them, every promise in fewer than 95 %, or a run
@@ -25,7 +29,7 @@ import argparse
 import statistics
 import sys
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
@@ -41,9 +45,15 @@ from spark_runner.sim.promises import (
     oracle_rows,
 )
 from spark_runner.sim.report import render_table
-from spark_runner.sim.workloads import VARIANTS, random_workload
+from spark_runner.sim.workloads import VARIANTS, Workload, random_workload, turbulent_workload
 
-Case = tuple[int, str]  # (workload seed, variant)
+SHAPES: dict[str, Callable[[int], Workload]] = {
+    "random": random_workload,
+    "turbulent": turbulent_workload,
+}
+Case = tuple[int, str, str]  # (workload seed, variant, shape)
+RATIO_FROM = 0.01
+"""The loss-over-oracle ratio is reported for classes whose oracle loses at least this."""
 STRICT_VARIANT = f"dilos-{DEFAULT_POLICY}"
 STRICT_EVERY = 0.95
 """--strict: the least share of runs keeping every promise they judged."""
@@ -56,8 +66,8 @@ class Outcome:
 
 
 def run_case(case: Case) -> Outcome:
-    seed, variant = case
-    workload = random_workload(seed)
+    seed, variant, shape = case
+    workload = SHAPES[shape](seed)
     output = simulate(workload.scenario(variant))
     verdict = judge(workload, output.series, VARIANTS[variant].get("policy", ""))
     return Outcome(verdict, oracle_rows(workload, output))
@@ -131,11 +141,17 @@ def _worst(values: Iterable[float | None], form: str) -> str:
 
 
 def oracle_table(outcomes: dict[str, list[Outcome]]) -> tuple[list[str], list[list[str]]]:
-    headers = ["variant", "classes", "median", "p95", "worst", "runs beating the oracle"]
+    headers = [
+        "variant", "classes", "median", "p95", "worst", "runs beating the oracle",
+        "worst loss / oracle",
+    ]  # fmt: skip
     rows = []
     for variant, runs in outcomes.items():
         gaps = sorted(100 * (r.loss - r.oracle) for o in runs for r in o.rows if r.measured)
         beaten = sum(first_beaten(o.rows) is not None for o in runs)
+        ratios = [
+            r.loss / r.oracle for o in runs for r in o.rows if r.measured and r.oracle >= RATIO_FROM
+        ]
         rows.append(
             [
                 variant,
@@ -144,6 +160,7 @@ def oracle_table(outcomes: dict[str, list[Outcome]]) -> tuple[list[str], list[li
                 f"{gaps[min(len(gaps) - 1, int(0.95 * len(gaps)))]:+.1f}" if gaps else "—",
                 f"{gaps[-1]:+.1f}" if gaps else "—",
                 str(beaten),
+                f"{max(ratios):.2f}" if ratios else "—",
             ]
         )
     return headers, rows
@@ -174,6 +191,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--variants", default=",".join(VARIANTS), help=f"comma-separated [{','.join(VARIANTS)}]"
     )
+    parser.add_argument("--shape", choices=sorted(SHAPES), default="random", help="[random]")
     parser.add_argument(
         "--strict", action="store_true", help=f"exit 1 when {STRICT_VARIANT} falls short"
     )
@@ -185,15 +203,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.strict and STRICT_VARIANT not in variants:
         parser.error(f"--strict judges {STRICT_VARIANT}: keep it in --variants")
     seeds = range(args.first_seed, args.first_seed + args.workloads)
-    cases = [(seed, variant) for variant in variants for seed in seeds]
+    cases = [(seed, variant, args.shape) for variant in variants for seed in seeds]
     started = time.perf_counter()
     with ProcessPoolExecutor(max_workers=max(1, args.jobs)) as pool:
         results = list(pool.map(run_case, cases, chunksize=8))
     outcomes: dict[str, list[Outcome]] = {v: [] for v in variants}
-    for (_seed, variant), outcome in zip(cases, results, strict=True):
+    for (_seed, variant, _shape), outcome in zip(cases, results, strict=True):
         outcomes[variant].append(outcome)
     print(
-        f"{args.workloads} workloads (seeds {seeds.start}–{seeds.stop - 1}), "
+        f"{args.workloads} {args.shape} workloads (seeds {seeds.start}–{seeds.stop - 1}), "
         f"{len(cases)} simulations in {time.perf_counter() - started:.0f} s\n"
     )
     print(render(outcomes))

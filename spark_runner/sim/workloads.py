@@ -163,6 +163,65 @@ def random_workload(seed: int) -> Workload:
     )
 
 
+def turbulent_workload(seed: int) -> Workload:
+    """The shape every disturbance at once: 3 feasible classes whose arrivals are bursty
+    around a sinusoid (a bounded Pareto per period whose range follows the sinusoid), a
+    total offered load of 0.8 to 2 times the processor, a background job that comes and
+    goes (two to four spells of 3 to 12 s taking 20 to 50 % of the processor) and
+    processor stalls. Deterministic like :func:`random_workload`."""
+    rng = random.Random(f"turbulent:{seed}")
+    names = ["c1", "c2", "c3"]
+    priorities = rng.sample(range(1, 10), len(names))
+    total_load = rng.uniform(0.8, 2.0)
+    parts = [rng.uniform(0.2, 1.0) for _ in names]
+    streams, classes = [], []
+    for name, priority, part in zip(names, priorities, parts, strict=True):
+        n_ops = rng.randint(1, 4)
+        costs = [rng.uniform(*FEASIBLE_PATH_S) / n_ops] * n_ops
+        rate = total_load * part / sum(parts) / sum(costs)
+        streams.append({"name": f"s_{name}", "arrival": _bursty_sinusoid(rng, rate)})
+        classes.append(
+            {
+                "name": name,
+                "priority": priority,
+                "delay_target_s": round(rng.uniform(*FEASIBLE_TARGET_S), 3),
+                "queries": [
+                    {"name": "q", "source": f"s_{name}", "operators": list(map(_operator, costs))}
+                ],
+            }
+        )
+    spells, t = [], rng.uniform(3.0, 10.0)
+    for _ in range(rng.randint(2, 4)):
+        end = min(t + rng.uniform(3.0, 12.0), DURATION_S)
+        spells.append(
+            {
+                "start_s": round(t, 3),
+                "end_s": round(end, 3),
+                "share": round(rng.uniform(0.2, 0.5), 3),
+            }
+        )
+        t = end + rng.uniform(3.0, 12.0)
+        if t >= DURATION_S - 3.0:
+            break
+    doc: dict[str, Any] = {
+        "version": 1,
+        "name": f"turbulent-{seed}",
+        "seed": seed,
+        "duration_s": DURATION_S,
+        "control": {"period_s": PERIOD_S, "redistribution_every": REDISTRIBUTION_EVERY},
+        "engine": {
+            "batch_size": BATCH_SIZE,
+            "batch_overhead_s": 0.0001,
+            "stall_rate_per_s": rng.uniform(0.1, 0.5),
+            "stall_mean_s": 0.2,
+        },
+        "streams": streams,
+        "classes": classes,
+        "background": spells,
+    }
+    return Workload(seed, doc, frozenset(), dict(zip(names, map(float, priorities), strict=True)))
+
+
 def with_manager(doc: dict[str, Any], variant: str) -> dict[str, Any]:
     """``doc`` controlled by ``variant`` (a key of :data:`VARIANTS`)."""
     setting = VARIANTS[variant]
@@ -209,6 +268,20 @@ def _arrival(rng: random.Random, rate: float) -> dict[str, Any]:
         steps.append({"at_s": round(t, 3), "rate_per_s": round(max(level, 0.0), 3)})
         t += PERIOD_S * 4
     return {"kind": "step", "steps": steps}
+
+
+def _bursty_sinusoid(rng: random.Random, rate: float) -> dict[str, Any]:
+    """Bursts (a bounded Pareto per period, as ``bursty``) whose range follows a sinusoid
+    of 10 to 30 s around ``rate``, changing every four control periods."""
+    cycle, depth = rng.uniform(10.0, 30.0), rng.uniform(0.3, 0.9)
+    ranges = []
+    for k in range(math.ceil(DURATION_S / (4 * PERIOD_S))):
+        t = 4 * PERIOD_S * k
+        level = max(rate * (1.0 + depth * math.sin(2 * math.pi * t / cycle)), 0.003)
+        ranges.append(
+            {"from_s": round(t, 3), "min_rate_per_s": level / 3, "max_rate_per_s": level * 4}
+        )
+    return {"kind": "pareto", "ranges": ranges}
 
 
 def _share_a_segment(

@@ -364,17 +364,24 @@ def test_an_infeasible_class_sheds_no_more_than_the_load_it_was_not_served() -> 
     of 0.2 it sheds the quarter it was not served, not the 60 % its headroom says."""
     late = ResponseTimeStats(mean_s=0.7, max_s=0.9, count=10)
 
-    def held(load: float) -> Decision:
+    def held(load: float, idle: float = 0.0) -> Decision:
         ctl = DilosController(specs(), DilosParams(redistribution_enabled=False))
         obs = {n: Observation(period_s=T, load=0.05, floor_s=0.01) for n in ("c1", "c2")}
         obs["c3"] = Observation(
-            period_s=T, load=load, response_time=late, floor_s=0.6, busy_load=0.15
+            period_s=T,
+            load=load,
+            response_time=late,
+            floor_s=0.6,
+            busy_load=0.15,
+            idle_load=idle,
         )
         return [ctl.step(obs).classes["c3"].decision for _ in range(FLAG_PERIODS)][-1]
 
     assert held(0.1).shed_fraction == 0.0
     assert held(0.2).shed_fraction == pytest.approx(1 - 0.15 / 0.2)
     assert held(0.2).state == "infeasible"
+    # the processor stood idle: that time was c3's to use, nothing was left unserved
+    assert held(0.2, idle=0.1).shed_fraction == 0.0
 
 
 def test_while_the_engine_catches_up_with_a_slower_machine_a_class_within_capacity_holds() -> None:
@@ -710,11 +717,21 @@ def test_a_class_below_a_shedding_one_queues_only_what_it_is_served(policy: str)
     not what its original share would serve (counted, a class at quota 0 kept a queue no
     batch took, every tuple of it late). Under ``relative`` its share is its own."""
     ctl = DilosController(specs("aurora"), DilosParams(policy=policy))
-    lower = {"period_s": T, "load": 0.3, "cost_per_tuple_s": 0.001, "floor_s": 0.01}
+
+    def lower(queue_length: float) -> Observation:
+        return Observation(
+            period_s=T,
+            load=0.3,
+            cost_per_tuple_s=0.001,
+            floor_s=0.01,
+            busy_load=0.0,
+            queue_length=queue_length,
+        )
+
     obs = {
         "c1": Observation(period_s=T, load=2.0, cost_per_tuple_s=0.001, floor_s=0.01),
-        "c2": Observation(**lower, busy_load=0.0),
-        "c3": Observation(**lower, busy_load=0.0, queue_length=500),
+        "c2": lower(0.0),
+        "c3": lower(500.0),
     }
     for _ in range(3):
         step = ctl.step(obs)

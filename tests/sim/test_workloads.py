@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
 
 import pytest
@@ -14,6 +15,7 @@ from spark_runner.sim.workloads import (
     VARIANTS,
     Workload,
     random_workload,
+    turbulent_workload,
 )
 
 SEEDS = range(60)
@@ -101,3 +103,22 @@ def test_an_infeasible_class_stays_late_with_nothing_else_running(seed: int):
         ]
         assert late and all(late) == (name in workload.infeasible), name
         assert any(late) == (name in workload.infeasible), name
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_a_turbulent_workload_has_every_disturbance_at_once(seed: int):
+    """Bursty arrivals whose range follows a sinusoid, a background job that comes and
+    goes, and stalls, in one valid, deterministic scenario of three feasible classes."""
+    workload = turbulent_workload(seed)
+    scenario = workload.scenario("dilos-absolute")
+    assert len(scenario.classes) == 3 and not workload.infeasible
+    assert turbulent_workload(seed) == workload
+    for stream in workload.doc["streams"]:
+        ranges = stream["arrival"]["ranges"]
+        assert stream["arrival"]["kind"] == "pareto" and len(ranges) > 10
+        tops = [r["max_rate_per_s"] for r in ranges]
+        assert max(tops) > 1.5 * min(tops)  # the sinusoid moves the bursts' range
+    spells = workload.doc["background"]
+    assert len(spells) >= 2
+    assert all(a["end_s"] < b["start_s"] for a, b in itertools.pairwise(spells))
+    assert workload.doc["engine"]["stall_rate_per_s"] > 0
