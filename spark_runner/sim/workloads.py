@@ -132,16 +132,7 @@ def random_workload(seed: int) -> Workload:
                 ],
             }
         )
-    doc: dict[str, Any] = {
-        "version": 1,
-        "name": f"random-{seed}",
-        "seed": seed,
-        "duration_s": DURATION_S,
-        "control": {"period_s": PERIOD_S, "redistribution_every": REDISTRIBUTION_EVERY},
-        "engine": {"batch_size": BATCH_SIZE, "batch_overhead_s": 0.0001},
-        "streams": streams,
-        "classes": classes,
-    }
+    doc = _document(f"random-{seed}", seed, streams, classes)
     if rng.random() < 0.3:
         start = rng.uniform(5.0, DURATION_S / 2)
         doc["background"] = [
@@ -203,22 +194,9 @@ def turbulent_workload(seed: int) -> Workload:
         t = end + rng.uniform(3.0, 12.0)
         if t >= DURATION_S - 3.0:
             break
-    doc: dict[str, Any] = {
-        "version": 1,
-        "name": f"turbulent-{seed}",
-        "seed": seed,
-        "duration_s": DURATION_S,
-        "control": {"period_s": PERIOD_S, "redistribution_every": REDISTRIBUTION_EVERY},
-        "engine": {
-            "batch_size": BATCH_SIZE,
-            "batch_overhead_s": 0.0001,
-            "stall_rate_per_s": rng.uniform(0.1, 0.5),
-            "stall_mean_s": 0.2,
-        },
-        "streams": streams,
-        "classes": classes,
-        "background": spells,
-    }
+    doc = _document(f"turbulent-{seed}", seed, streams, classes)
+    doc["engine"].update(stall_rate_per_s=rng.uniform(0.1, 0.5), stall_mean_s=0.2)
+    doc["background"] = spells
     return Workload(seed, doc, frozenset(), dict(zip(names, map(float, priorities), strict=True)))
 
 
@@ -233,6 +211,22 @@ def with_manager(doc: dict[str, Any], variant: str) -> dict[str, Any]:
     for cls in out["classes"]:
         cls["manager"] = {"kind": setting["manager"], "params": params}
     return out
+
+
+def _document(
+    name: str, seed: int, streams: list[dict[str, Any]], classes: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """A workload's scenario document with the settings every workload shares."""
+    return {
+        "version": 1,
+        "name": name,
+        "seed": seed,
+        "duration_s": DURATION_S,
+        "control": {"period_s": PERIOD_S, "redistribution_every": REDISTRIBUTION_EVERY},
+        "engine": {"batch_size": BATCH_SIZE, "batch_overhead_s": 0.0001},
+        "streams": streams,
+        "classes": classes,
+    }
 
 
 def _operator(cost_s: float) -> dict[str, Any]:
