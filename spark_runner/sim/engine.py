@@ -159,6 +159,13 @@ class Simulation:
         self.scenario = scenario
         self.network = build_network(scenario)
         self.load_model = LoadModel(self.network.graph, self.network.priorities)
+        # the declared costs are the model's prior, as the Spark engine pushes its cost
+        # model's before any batch: a class the scheduler never served would otherwise
+        # read no load, and its manager neither shed nor bounded its queue
+        self.load_model.update(
+            costs={n.op_id: n.cost_s for n in self.network.nodes},
+            selectivities={n.op_id: n.selectivity for n in self.network.nodes},
+        )
         self.control: ControlPlane = make_control_plane(scenario, self.load_model)
         self.rng = random.Random(scenario.seed)
         self.schedules = {
