@@ -800,10 +800,7 @@ class DilosController:
         strict = self._params.policy == "strict"
         by_priority = strict or self._params.policy == "absolute"
         needs = {
-            n: _need(st, observations[n], by_priority) / st.capacity_per_quota
-            if st.capacity_per_quota > 0
-            else 0.0
-            for n, st in self._classes.items()
+            n: _need_in_quota(st, observations[n], by_priority) for n, st in self._classes.items()
         }
         higher_sheds = False
         for rank, name in enumerate(self._order):
@@ -1067,6 +1064,13 @@ def _need(st: _ClassState, obs: Observation, by_priority: bool) -> float:
     stale tuples while the classes below run)."""
     drain = obs.queued_load_s / st.spec.delay_target_s if by_priority else 0.0
     return obs.load + drain
+
+
+def _need_in_quota(st: _ClassState, obs: Observation, by_priority: bool) -> float:
+    """What the class's load needs (:func:`_need`) in quota units (0 while a unit of
+    quota buys nothing known)."""
+    rho = st.capacity_per_quota
+    return _need(st, obs, by_priority) / rho if rho > 0 else 0.0
 
 
 def _learn_stale_margin(st: _ClassState, obs: Observation) -> None:

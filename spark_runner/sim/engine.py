@@ -69,7 +69,7 @@ from spark_runner.core.load_model import LoadModel
 from spark_runner.core.oracle import MachineOracle
 from spark_runner.scenario.arrivals import RateSchedule, build_schedule
 from spark_runner.scenario.models import Scenario
-from spark_runner.sim.network import Network, build_network, expected_load
+from spark_runner.sim.network import Network, build_network, declare_statistics, expected_load
 
 ADMIT_DEPTH_S = 0.25  # a shedding point's bucket holds this many seconds of its admit rate
 PATIENCE = 0.5  # a class wants lent quota back once tuples waited this share of their limit
@@ -162,10 +162,7 @@ class Simulation:
         # the declared costs are the model's prior, as the Spark engine pushes its cost
         # model's before any batch: a class the scheduler never served would otherwise
         # read no load, and its manager neither shed nor bounded its queue
-        self.load_model.update(
-            costs={n.op_id: n.cost_s for n in self.network.nodes},
-            selectivities={n.op_id: n.selectivity for n in self.network.nodes},
-        )
+        declare_statistics(self.load_model, self.network)
         self.control: ControlPlane = make_control_plane(scenario, self.load_model)
         self.rng = random.Random(scenario.seed)
         self.schedules = {

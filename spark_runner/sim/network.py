@@ -117,14 +117,22 @@ def expected_load(network: Network, rates: Mapping[str, float]) -> float:
     and selectivities for ``rates`` (tuples/s per stream), nothing shed (Eq. 3.1): the
     expected load ESJ's initial size reads."""
     model = LoadModel(network.graph)
+    declare_statistics(model, network)
     model.update(
-        costs={n.op_id: n.cost_s for n in network.nodes},
-        selectivities={n.op_id: n.selectivity for n in network.nodes},
         source_rates={
             n.op_id: rates.get(n.stream, 0.0) for n in network.nodes if n.stream is not None
         },
     )
     return model.total_load()
+
+
+def declare_statistics(model: LoadModel, network: Network) -> None:
+    """Give ``model`` the network's declared operator costs and selectivities: its prior,
+    before anything is measured."""
+    model.update(
+        costs={n.op_id: n.cost_s for n in network.nodes},
+        selectivities={n.op_id: n.selectivity for n in network.nodes},
+    )
 
 
 def build_network(scenario: Scenario) -> Network:
