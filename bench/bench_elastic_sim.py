@@ -27,9 +27,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from bench.common import print_table
+from spark_runner.control.results import build_results, scaling_actions
 from spark_runner.scenario.loader import scenario_from_dict
 from spark_runner.sim.engine import simulate
-from spark_runner.sim.results import build_results, scaling_actions
 
 COST_S = 0.001
 OPS = 3

@@ -24,8 +24,8 @@ from typing import Any
 
 from bench.bench_elastic_sim import step_report, step_streams
 from bench.bench_spark_common import load_average, run_spark
+from spark_runner.control.results import scaling_actions
 from spark_runner.engine.cluster import StandaloneCluster
-from spark_runner.sim.results import scaling_actions
 
 CLASSES = (("gold", 6, 6.0, 0.3), ("bronze", 1, 8.0, 0.7))
 HIGH_FROM_S = 60.0

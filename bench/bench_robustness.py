@@ -33,6 +33,7 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
+from spark_runner.control.report import render_table
 from spark_runner.core.redistribution import DEFAULT_POLICY
 from spark_runner.sim import simulate
 from spark_runner.sim.promises import (
@@ -44,7 +45,6 @@ from spark_runner.sim.promises import (
     judge,
     oracle_rows,
 )
-from spark_runner.sim.report import render_table
 from spark_runner.sim.workloads import VARIANTS, Workload, random_workload, turbulent_workload
 
 SHAPES: dict[str, Callable[[int], Workload]] = {

@@ -13,9 +13,9 @@ import argparse
 import time
 from pathlib import Path
 
+from spark_runner.control.report import render_table
 from spark_runner.scenario import load_scenario
 from spark_runner.sim import simulate
-from spark_runner.sim.report import render_table
 
 ROOT = Path(__file__).resolve().parents[1]
 

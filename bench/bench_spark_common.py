@@ -20,7 +20,7 @@ import yaml
 
 from bench.cpu_meter import TreeCpu
 from spark_runner.contract.snapshot import DEFAULT_TARGET_UTILIZATION
-from spark_runner.sim.report import class_table, render_table
+from spark_runner.control.report import class_table, render_table
 
 ROOT = Path(__file__).resolve().parents[1]
 

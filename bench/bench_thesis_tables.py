@@ -21,9 +21,9 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
+from spark_runner.control.report import render_table
 from spark_runner.scenario import load_scenario
 from spark_runner.sim import run_scenario
-from spark_runner.sim.report import render_table
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -18,8 +18,12 @@ from spark_runner.contract.snapshot import (
     DEFAULT_TARGET_UTILIZATION,
     DEFAULT_WATERMARK_S,
     QUERY_LAYOUT_HELP,
+    ClassSnapshot,
+    EngineSettings,
+    JobSnapshot,
 )
-from spark_runner.sim.results import scaling_actions
+from spark_runner.control.results import scaling_actions
+from spark_runner.scenario.models import Scenario
 
 EXIT_TOO_FEW_PERIODS = 7
 """``headroom run`` measured too few control periods to judge (results still written)."""
@@ -106,9 +110,10 @@ def simulate(
     ),
 ) -> None:
     """Simulate SCENARIO and print the per-class table (response time, violation, loss)."""
+    from spark_runner.control.report import class_table, run_header
+    from spark_runner.control.results import write_results
     from spark_runner.scenario import ScenarioError, load_scenario
-    from spark_runner.sim import run_scenario, write_results
-    from spark_runner.sim.report import class_table, run_header
+    from spark_runner.sim import run_scenario
 
     try:
         loaded = load_scenario(scenario, overrides or ())
@@ -219,8 +224,8 @@ def run(
     """Run SCENARIO on Spark (or the simulator) and print the per-class table."""
     import tempfile
 
+    from spark_runner.control.report import class_table
     from spark_runner.scenario import ScenarioError, load_scenario
-    from spark_runner.sim.report import class_table, run_header
 
     try:
         loaded = load_scenario(scenario, overrides or ())
@@ -228,21 +233,12 @@ def run(
         typer.echo(str(exc), err=True)
         raise typer.Exit(code=2) from None
     if engine == "sim":
-        from spark_runner.sim import run_scenario, write_results
-
-        results = run_scenario(loaded)
-        typer.echo(run_header(results))
-        typer.echo(class_table(results))
-        if out is not None:
-            out.parent.mkdir(parents=True, exist_ok=True)
-            write_results(results, out)
-            typer.echo(f"results: {out}")
+        _run_simulated(loaded, out)
         return
     if engine != "spark":
         typer.echo(f"--engine must be spark or sim, got {engine!r}", err=True)
         raise typer.Exit(code=2)
     _check_run_master(master)
-    from spark_runner.contract.snapshot import ClassSnapshot, EngineSettings, JobSnapshot
     from spark_runner.engine.results import measurement_problem
     from spark_runner.job.main import configure_logging, results_of
     from spark_runner.job.main import run as run_job
@@ -270,20 +266,13 @@ def run(
         except ValueError as exc:
             typer.echo(f"invalid option: {exc}", err=True)
             raise typer.Exit(code=2) from None
-        snapshot = JobSnapshot(
-            job_id=0,
-            api_url="",
-            spark_master=master,
-            control_period_s=loaded.control.period_s,
-            checkpoint_dir=str(checkpoint or Path(tmp) / "checkpoint"),
+        snapshot = _run_snapshot(
+            loaded,
+            settings,
+            master=master,
+            checkpoint=checkpoint or Path(tmp) / "checkpoint",
             duration_s=(duration or loaded.duration_s) + warmup,
-            classes=tuple(
-                ClassSnapshot(name=c.name, priority=c.priority, delay_target_s=c.delay_target_s)
-                for c in loaded.classes
-            ),
-            scenario=loaded.model_dump(mode="json"),
-            engine=settings,
-            results_path=str(results_path),
+            results_path=results_path,
         )
         configure_logging(log_level)
         started = time.perf_counter()
@@ -303,6 +292,48 @@ def run(
     if problem is not None:
         typer.echo(f"error: {problem}", err=True)
         raise typer.Exit(code=EXIT_TOO_FEW_PERIODS)
+
+
+def _run_simulated(loaded: Scenario, out: Path | None) -> None:
+    """``headroom run --engine sim``: simulate, print the table, write the results."""
+    from spark_runner.control.report import class_table, run_header
+    from spark_runner.control.results import write_results
+    from spark_runner.sim import run_scenario
+
+    results = run_scenario(loaded)
+    typer.echo(run_header(results))
+    typer.echo(class_table(results))
+    if out is not None:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        write_results(results, out)
+        typer.echo(f"results: {out}")
+
+
+def _run_snapshot(
+    loaded: Scenario,
+    settings: EngineSettings,
+    *,
+    master: str,
+    checkpoint: Path,
+    duration_s: float,
+    results_path: Path,
+) -> JobSnapshot:
+    """The job snapshot of ``headroom run`` on Spark: the scenario, no API behind it."""
+    return JobSnapshot(
+        job_id=0,
+        api_url="",
+        spark_master=master,
+        control_period_s=loaded.control.period_s,
+        checkpoint_dir=str(checkpoint),
+        duration_s=duration_s,
+        classes=tuple(
+            ClassSnapshot(name=c.name, priority=c.priority, delay_target_s=c.delay_target_s)
+            for c in loaded.classes
+        ),
+        scenario=loaded.model_dump(mode="json"),
+        engine=settings,
+        results_path=str(results_path),
+    )
 
 
 def _check_run_master(master: str) -> None:

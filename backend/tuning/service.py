@@ -34,7 +34,7 @@ from backend.tuning.schemas import (
 from spark_runner.contract.control import CLASS_FIELDS, LiveConfig
 from spark_runner.contract.samples import MetricSample
 from spark_runner.contract.snapshot import JobSnapshot
-from spark_runner.job.derive import derived_scenario
+from spark_runner.scenario.derive import derived_scenario
 from spark_runner.sim.whatif import REPLAY_MAX_S
 
 

@@ -6,4 +6,8 @@
   model's update, the observations, the control plane's step and the oracle's account
   out — the same for the simulator and the Spark runner.
 - :mod:`live`: a new live configuration applied to a running control plane.
+- the run vocabulary both engines share: :mod:`network` (a scenario's operator network
+  and the core's graph of it), :mod:`background` (the background jobs' processor share),
+  :mod:`run` (per-class totals and a run's output), :mod:`results` (the results
+  document) and :mod:`report` (its text tables).
 """

@@ -2,7 +2,7 @@
 
 The simulator models a background job as a share of the processor taken away; here it is
 real: one process per core, each busy for ``share`` of every 10 ms slice while the
-schedule says so (:func:`spark_runner.sim.engine.background_schedule`, the simulator's
+schedule says so (:func:`spark_runner.control.background.background_schedule`, the simulator's
 schedule). Overlapping jobs add up (capped at 0.99), as in the simulator.
 """
 
@@ -13,9 +13,9 @@ import os
 import time
 from multiprocessing.process import BaseProcess
 
+from spark_runner.control.background import background_schedule
 from spark_runner.scenario.arrivals import RateSchedule
 from spark_runner.scenario.models import Scenario
-from spark_runner.sim.engine import background_schedule
 
 SLICE_S = 0.01
 

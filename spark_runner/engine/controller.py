@@ -50,8 +50,10 @@ from spark_runner.contract.control import LiveConfig
 from spark_runner.contract.samples import INT32_MAX, MetricSample
 from spark_runner.contract.snapshot import DEFAULT_TARGET_UTILIZATION
 from spark_runner.control.actions import ActionLog, Managed
+from spark_runner.control.background import background_schedule
 from spark_runner.control.elastic import PoolControl, scaling_changes, scaling_summary
 from spark_runner.control.live import apply_live_config
+from spark_runner.control.network import build_network, expected_load
 from spark_runner.control.period import (
     ClassPeriod,
     PeriodLoop,
@@ -60,6 +62,7 @@ from spark_runner.control.period import (
     rounded,
 )
 from spark_runner.control.plane import make_control_plane
+from spark_runner.control.run import ClassTotals
 from spark_runner.core.class_scheduler import priority_order
 from spark_runner.core.dilos import StaleRule
 from spark_runner.core.elastic import ScalingParams, sized_at_start, spared_queues
@@ -85,8 +88,6 @@ from spark_runner.engine.pacing import (
 )
 from spark_runner.scenario.compose import scenario_live_config
 from spark_runner.scenario.models import MapOp, Scenario, WindowAggregateOp
-from spark_runner.sim.engine import ClassTotals, background_schedule
-from spark_runner.sim.network import build_network, expected_load
 
 log = logging.getLogger(__name__)
 
@@ -729,7 +730,6 @@ class EngineController:
         self._push_costs()
         shed_in_force = {n: record.decision.shed.get(n, 0.0) for n in self.names}
         warmup = self.warming_up(record)
-        responses = {name: period.response[name] for name in self.names}
         periods = self._class_periods(record, period, warmup)
         outcome = self.loop.step(
             dt,
@@ -767,13 +767,33 @@ class EngineController:
         )
         if result.redistributed:
             self.redistributions.append({"t_s": rounded(t_s), **result.details})
+        self.idle_s += period.idle_s
+        samples, classes = self._record_classes(
+            record, period, timing, outcome, periods, decision, warmup
+        )
+        self.series.append(
+            self._series_entry(record, period, timing, t_s, decision, warmup, classes)
+        )
+        return StepOutcome(decision, samples, result.redistributed, actions)
+
+    def _record_classes(
+        self,
+        record: BatchRecord,
+        period: _Period,
+        timing: BatchTiming,
+        outcome: PeriodOutcome,
+        periods: Mapping[str, ClassPeriod],
+        decision: Decision,
+        warmup: bool,
+    ) -> tuple[list[MetricSample], dict[str, Any]]:
+        """The period's metric sample and results entry of every class; its totals."""
+        dt = period.window_s
         samples: list[MetricSample] = []
         classes: dict[str, Any] = {}
         dout = self._expected_outputs()
-        self.idle_s += period.idle_s
         oracle_shed = recent_shed_s(self.loop.oracle)
         for name in self.names:
-            rt = responses[name]
+            rt = period.response[name]
             offered = outcome.observations[name].load * dt
             stats = period_stats(rt, self.targets[name])
             waiting = self._waiting(record, name)
@@ -801,10 +821,7 @@ class EngineController:
                     oracle_shed[name] / offered if offered > 0 else 0.0,
                 )
             )
-        self.series.append(
-            self._series_entry(record, period, timing, t_s, decision, warmup, classes)
-        )
-        return StepOutcome(decision, samples, result.redistributed, actions)
+        return samples, classes
 
     def _series_entry(
         self,

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from spark_runner.control.results import percentile_from_histogram
+from spark_runner.control.run import HIST_BINS, HIST_BINS_PER_DECADE, HIST_MIN_EXP
 from spark_runner.engine.measures import ResponseSample
-from spark_runner.sim.engine import HIST_BINS, HIST_BINS_PER_DECADE, HIST_MIN_EXP
-from spark_runner.sim.results import percentile_from_histogram
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """The scenario's operator network as the Spark engine runs it (no Spark import).
 
-The network is the simulator's (:func:`spark_runner.sim.network.build_network`): the same
+The network is the simulator's (:func:`spark_runner.control.network.build_network`): the same
 operator ids, the same source operator per (class, stream) pair — a *point*, where the
 class's tuples enter and where it sheds —, the same shared segments owned by the
 highest-priority class that reads them (the core's :class:`SharingPlan`). This module adds
@@ -23,6 +23,7 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from spark_runner.control.network import build_network
 from spark_runner.core.operator_graph import OperatorGraph
 from spark_runner.core.sharing import SharingPlan
 from spark_runner.engine.columns import ColumnSpec
@@ -37,7 +38,6 @@ from spark_runner.scenario.models import (
     WindowJoinOp,
     right_input,
 )
-from spark_runner.sim.network import build_network
 
 STATEFUL_KINDS = ("window_aggregate", "window_join")
 

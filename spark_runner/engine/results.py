@@ -1,9 +1,9 @@
 """The results document of a Spark run: the simulator's format, so both engines compare.
 
 :func:`build_spark_results` shapes the controller's run totals and series into the
-simulator's :class:`~spark_runner.sim.engine.SimOutput` and renders it with
-:func:`spark_runner.sim.results.build_results` — same fields, same table
-(:mod:`spark_runner.sim.report`). Spark-specific facts go under ``"engine"``:
+simulator's :class:`~spark_runner.control.run.RunOutput` and renders it with
+:func:`spark_runner.control.results.build_results` — same fields, same table
+(:mod:`spark_runner.control.report`). Spark-specific facts go under ``"engine"``:
 master, batches, the measured cost model (every operator's declared and measured weight
 per tuple), the burn calibration, warm-up, wall time.
 Series samples carry a few more fields than the simulator's (``admitted``, ``shed``,
@@ -17,10 +17,10 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from spark_runner.control.network import build_network
+from spark_runner.control.results import build_results
+from spark_runner.control.run import RunOutput
 from spark_runner.engine.controller import EngineController
-from spark_runner.sim.engine import SimOutput
-from spark_runner.sim.network import build_network
-from spark_runner.sim.results import build_results
 
 
 def build_spark_results(
@@ -29,7 +29,7 @@ def build_spark_results(
     """The results document (``format: headroom-sim-results``) of a finished run."""
     plan = controller.plan
     backlog, ages = controller.backlog()
-    out = SimOutput(
+    out = RunOutput(
         scenario=plan.scenario,
         network=build_network(plan.scenario),
         class_order=plan.class_names,

@@ -18,6 +18,7 @@ from pyspark.sql.streaming.query import StreamingQuery
 
 from spark_runner.contract.control import LiveConfig
 from spark_runner.contract.snapshot import QueryLayout
+from spark_runner.control.run import ClassTotals
 from spark_runner.engine.network import NetworkPlan, compile_network
 from spark_runner.engine.runner import ActionSink, EngineRun, HandlerError, RunSettings, SampleSink
 from spark_runner.engine.tiers import (
@@ -30,7 +31,6 @@ from spark_runner.engine.tiers import (
     tier_scenario,
     tier_sink_path,
 )
-from spark_runner.sim.engine import ClassTotals
 
 log = logging.getLogger(__name__)
 

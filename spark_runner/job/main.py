@@ -1,8 +1,8 @@
 """``python -m spark_runner.job --config PATH``: run one streaming job until told to stop.
 
 The job reads only its ``JobSnapshot`` file. It runs the snapshot's scenario (or, without
-one, a scenario derived from its classes: see ``derive``) on the Spark engine
-(``spark_runner.engine``) with the QoS controller in the loop, until SIGTERM/SIGINT or
+one, a scenario derived from its classes: ``spark_runner.scenario.derive``) on the Spark
+engine (``spark_runner.engine``) with the QoS controller in the loop, until SIGTERM/SIGINT or
 until ``duration_s`` has passed since the query started; then it stops after the batch in
 progress, writes the results document (``results_path``), delivers the metrics it still
 holds and stops Spark.
@@ -139,7 +139,7 @@ def prepare(snapshot: JobSnapshot) -> Prepared:
     Raises ``ScenarioError`` or ``ParameterError`` naming what is wrong.
     """
     from spark_runner.engine.network import compile_network
-    from spark_runner.job.derive import derived_scenario
+    from spark_runner.scenario.derive import derived_scenario
     from spark_runner.scenario.loader import scenario_from_dict
 
     if snapshot.scenario is not None:
@@ -477,7 +477,7 @@ def _write_results(run: Any, snapshot: JobSnapshot, wall_s: float) -> str | None
     """Write the results document; returns a failure message or None."""
     if snapshot.results_path is None:
         return None
-    from spark_runner.sim.results import write_results
+    from spark_runner.control.results import write_results
 
     path = Path(snapshot.results_path)
     try:

@@ -56,9 +56,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from spark_runner.control.results import bin_centre_s, build_results
+from spark_runner.control.run import RunOutput
 from spark_runner.scenario.models import Engine
-from spark_runner.sim.engine import SimOutput
-from spark_runner.sim.results import bin_centre_s, build_results
 from spark_runner.sim.workloads import MAX_SHED, Workload
 
 WARMUP_PERIODS = 8
@@ -142,7 +142,7 @@ def _period(sample: Mapping[str, Any], before: Mapping[str, Any], period_s: floa
 
 def judge(workload: Workload, series: Sequence[Mapping[str, Any]], policy: str) -> Verdict:
     """The verdict on one run of ``workload`` (its ``series``, see
-    :mod:`spark_runner.sim.results`) under DILoS ``policy`` (``""``: fixed quotas)."""
+    :mod:`spark_runner.control.results`) under DILoS ``policy`` (``""``: fixed quotas)."""
     period_s = float(workload.doc["control"]["period_s"])
     periods = [
         _period(series[p], series[p - 1], period_s)
@@ -280,7 +280,7 @@ class OracleRow:
     measured: bool = True  # False: not comparable (a shared segment, see oracle_rows)
 
 
-def oracle_rows(workload: Workload, out: SimOutput) -> list[OracleRow]:
+def oracle_rows(workload: Workload, out: RunOutput) -> list[OracleRow]:
     """Per feasible class, highest priority first (the oracle judges nothing for an
     infeasible one), against the oracle that serves the classes in priority order alone:
     the lexicographic least over every way to share the machine, whatever the run's

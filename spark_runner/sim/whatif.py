@@ -30,13 +30,13 @@ from typing import Any
 
 from spark_runner.contract.control import LiveConfig
 from spark_runner.control.live import apply_live_config
+from spark_runner.control.network import build_network
+from spark_runner.control.results import build_results
 from spark_runner.core.errors import ParameterError
 from spark_runner.scenario.compose import scenario_live_config
 from spark_runner.scenario.loader import scenario_from_dict
 from spark_runner.scenario.models import MAX_COST_PER_TUPLE_S, Scenario, operator_cost
 from spark_runner.sim.engine import Simulation
-from spark_runner.sim.network import build_network
-from spark_runner.sim.results import build_results
 
 REPLAY_MAX_S = 120.0
 """How far back the replay looks (the newest samples of the job)."""

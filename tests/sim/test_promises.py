@@ -9,8 +9,9 @@ from hypothesis import example, given, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 
+from spark_runner.control.results import build_results
 from spark_runner.core.dilos import FLAG_PERIODS
-from spark_runner.sim import build_results, simulate
+from spark_runner.sim import simulate
 from spark_runner.sim.promises import (
     RECOVERY_PERIODS,
     TOP_LOSS_LIMIT,

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from spark_runner.control.results import build_results, scaling_actions
 from spark_runner.scenario.loader import scenario_from_dict
 from spark_runner.sim.engine import simulate
-from spark_runner.sim.results import build_results, scaling_actions
 
 
 def steps(low: float, high: float) -> dict[str, Any]:

@@ -12,15 +12,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from spark_runner.sim import build_results, simulate
-from spark_runner.sim.engine import SimOutput
-from spark_runner.sim.results import CLASS_FIELDS, write_results
+from spark_runner.control.results import CLASS_FIELDS, build_results, write_results
+from spark_runner.control.run import RunOutput
+from spark_runner.sim import simulate
 from tests.sim.simkit import Build, chain, one_class, two_classes
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def busy_share(out: SimOutput, name: str, t0: float = 2.0) -> float:
+def busy_share(out: RunOutput, name: str, t0: float = 2.0) -> float:
     samples = [s for s in out.series if s["t_s"] > t0]
     busy = sum(float(s["classes"][name]["busy_s"]) for s in samples)
     return busy / (len(samples) * out.scenario.control.period_s)
@@ -91,7 +91,7 @@ def test_bigger_batches_cost_less_per_tuple(build: Build) -> None:
     light = simulate(build(one_class(rate=50, ops=3, cost_s=0.0002), "control.mode=none"))
     heavy = simulate(build(one_class(rate=2500, ops=3, cost_s=0.0002), "control.mode=none"))
 
-    def cost_per_tuple(out: SimOutput) -> float:
+    def cost_per_tuple(out: RunOutput) -> float:
         s = out.series[-1]["classes"]["c"]
         return float(s["load"]) / float(s["arrival_rate_per_s"])
 
@@ -191,7 +191,7 @@ def test_background_load_takes_processor_but_not_measured_cost(build: Build) -> 
     hidden = simulate(build(doc, "control.mode=none"))
     visible = simulate(build(doc, "control.mode=none", "engine.background_cost_visible=true"))
 
-    def window(out: SimOutput, key: str, t0: float, t1: float) -> float:
+    def window(out: RunOutput, key: str, t0: float, t1: float) -> float:
         vals = [float(s["classes"]["c"][key]) for s in out.series if t0 < s["t_s"] <= t1]
         return sum(vals) / len(vals)
 
@@ -356,7 +356,7 @@ def test_the_engine_reads_no_clock() -> None:
 
 
 def test_percentile_from_histogram() -> None:
-    from spark_runner.sim.results import percentile_from_histogram
+    from spark_runner.control.results import percentile_from_histogram
 
     hist = [0.0] * 220
     hist[100] = 95.0  # 10^(−6 + 100.5/20) ≈ 0.107 s

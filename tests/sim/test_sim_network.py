@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
+from spark_runner.control.network import build_network
 from spark_runner.control.plane import merge_observations
 from spark_runner.core.observation import Observation, ResponseTimeStats
 from spark_runner.scenario import load_scenario
 from spark_runner.scenario.arrivals import read_trace
 from spark_runner.sim import run_scenario
-from spark_runner.sim.network import build_network
 from spark_runner.sim.tracegen import bursty_trace
 from tests.sim.simkit import Build, chain, one_class, two_classes
 

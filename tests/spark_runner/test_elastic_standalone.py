@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
+from spark_runner.control.results import scaling_actions
 from spark_runner.engine.cluster import StandaloneCluster
-from spark_runner.sim.results import scaling_actions
 
 pytestmark = [pytest.mark.spark, pytest.mark.timing, pytest.mark.timeout(480)]
 

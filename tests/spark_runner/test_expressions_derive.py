@@ -13,8 +13,8 @@ from spark_runner.core.errors import ParameterError
 from spark_runner.engine.expressions import burn_amounts, burn_sql, checked_sql, edge_shed_sql
 from spark_runner.engine.jvm_burn import burn_jar
 from spark_runner.engine.network import compile_network
-from spark_runner.job.derive import derived_scenario
 from spark_runner.scenario import Scenario
+from spark_runner.scenario.derive import derived_scenario
 from spark_runner.scenario.loader import scenario_from_dict
 from spark_runner.scenario.models import FilterOp, MapOp
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from spark_runner.control.network import build_network
 from spark_runner.engine.network import (
     LEFT,
     RIGHT,
@@ -11,7 +12,6 @@ from spark_runner.engine.network import (
     compile_network,
 )
 from spark_runner.scenario import Scenario, parse_scenario
-from spark_runner.sim.network import build_network
 
 from .conftest import TWO_CLASSES
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from spark_runner.control.results import dumps_results
 from spark_runner.engine.results import MIN_MEASURED_PERIODS, measurement_problem
-from spark_runner.sim.results import dumps_results
 
 
 def results(periods: int, *, ended: bool = True, measured_from_s: float = 10.0) -> dict[str, Any]:

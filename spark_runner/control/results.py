@@ -45,11 +45,11 @@ from pathlib import Path
 from typing import Any
 
 from spark_runner.contract.actions import SCALING_KINDS
-from spark_runner.sim.engine import (
+from spark_runner.control.run import (
     HIST_BINS_PER_DECADE,
     HIST_MIN_EXP,
     ClassTotals,
-    SimOutput,
+    RunOutput,
 )
 
 RESULTS_FORMAT = "headroom-sim-results"
@@ -99,7 +99,7 @@ def percentile_from_histogram(histogram: list[float], fraction: float) -> float 
     return bin_centre_s(len(histogram) - 1)
 
 
-def _class_summary(out: SimOutput, name: str, tot: ClassTotals) -> dict[str, Any]:
+def _class_summary(out: RunOutput, name: str, tot: ClassTotals) -> dict[str, Any]:
     qc = out.scenario.query_class(name)
     has = tot.timed > 0
     loss = tot.lost_outputs / tot.offered_outputs if tot.offered_outputs > 0 else 0.0
@@ -145,7 +145,7 @@ def _class_summary(out: SimOutput, name: str, tot: ClassTotals) -> dict[str, Any
     }
 
 
-def build_results(out: SimOutput) -> dict[str, Any]:
+def build_results(out: RunOutput) -> dict[str, Any]:
     """The results document of a run (see module docstring)."""
     sc = out.scenario
     classes = {name: _class_summary(out, name, out.totals[name]) for name in out.class_order}
