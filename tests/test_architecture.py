@@ -3,6 +3,7 @@ environment."""
 
 from __future__ import annotations
 
+import ast
 import re
 import subprocess
 import sys
@@ -81,3 +82,107 @@ def test_only_settings_reads_the_environment() -> None:
         if reader.search(path.read_text())
     ]
     assert offenders == []
+
+
+PRODUCT = ("backend", "frontend", "spark_runner", "headroom")
+
+
+def _imports(path: Path) -> set[str]:
+    """The modules ``path`` imports, anywhere in it (a function's imports too)."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.add(node.module)
+            names.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return names
+
+
+def _modules(package: str) -> list[Path]:
+    return sorted((ROOT / package.replace(".", "/")).rglob("*.py"))
+
+
+@pytest.mark.parametrize(
+    ("importer", "imported"),
+    [("spark_runner.engine", "spark_runner.sim"), ("spark_runner.sim", "spark_runner.engine")],
+)
+def test_the_two_engines_do_not_import_each_other(importer: str, imported: str) -> None:
+    """The simulator and the Spark engine stand side by side on spark_runner.control,
+    which holds the vocabulary they share (network, totals, results, background)."""
+    offenders = [
+        f"{path.relative_to(ROOT)}: {name}"
+        for path in _modules(importer)
+        for name in sorted(_imports(path))
+        if name == imported or name.startswith(imported + ".")
+    ]
+    assert offenders == []
+
+
+# What the backend and the dashboard may use of spark_runner: the messages (contract), the
+# scenario format and the pure core for validation, one launch entry and one what-if entry.
+SERVICE_MAY_IMPORT = (
+    "spark_runner.contract",
+    "spark_runner.scenario",
+    "spark_runner.core",
+    "spark_runner.job.launch",
+    "spark_runner.sim.whatif",
+)
+
+
+@pytest.mark.parametrize("package", ["backend", "frontend"])
+def test_the_services_use_only_the_public_parts_of_spark_runner(package: str) -> None:
+    offenders = [
+        f"{path.relative_to(ROOT)}: {name}"
+        for path in _modules(package)
+        for name in sorted(_imports(path))
+        if name.startswith("spark_runner.")
+        and not any(name == m or name.startswith(m + ".") for m in SERVICE_MAY_IMPORT)
+    ]
+    assert offenders == []
+
+
+MAX_FUNCTION_LINES = 80
+# Declarations read top to bottom, not logic: a page's component tree.
+DECLARATIVE = {
+    "frontend/pages/history.py:layout",
+    "frontend/pages/jobs.py:_start_form",
+    "frontend/pages/live.py:_tuning_form",
+}
+
+
+def _own_lines(node: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
+    """A function's lines after its docstring, less those of the functions nested in it
+    (each is a function a reader holds on its own)."""
+    body = node.body
+    start = node.lineno
+    first = body[0]
+    if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+        start = first.end_lineno or start
+    nested = sum(
+        (inner.end_lineno or inner.lineno) - inner.lineno + 1
+        for inner in ast.walk(node)
+        if inner is not node
+        and isinstance(inner, ast.FunctionDef | ast.AsyncFunctionDef)
+        and not any(
+            outer is not node
+            and outer is not inner
+            and isinstance(outer, ast.FunctionDef | ast.AsyncFunctionDef)
+            and inner in ast.walk(outer)
+            for outer in ast.walk(node)
+        )
+    )
+    return (node.end_lineno or node.lineno) - start - nested
+
+
+def test_no_logic_function_is_longer_than_a_reader_can_hold() -> None:
+    long = {
+        f"{path.relative_to(ROOT)}:{node.name}": lines
+        for package in PRODUCT
+        for path in _modules(package)
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        and (lines := _own_lines(node)) > MAX_FUNCTION_LINES
+    }
+    assert {k: v for k, v in long.items() if k not in DECLARATIVE} == {}
+    assert set(long) >= DECLARATIVE, "an exemption no longer needed: remove it"

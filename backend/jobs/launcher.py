@@ -4,15 +4,13 @@ Every job runs as its own process-group leader (``start_new_session``), so the S
 JVM it spawns belongs to the same group and can be cleaned up with the group even when
 the Python driver dies first.
 
-Two launch modes (``Settings.launch_mode``), one command builder (:func:`job_command`):
+Two launch modes (``Settings.launch_mode``, built by ``spark_runner.job.launch``):
 
-- ``python``: the leader is the Python driver, ``python -m spark_runner.job``, whose
-  session launches its JVM.
-- ``spark-submit``: the leader is spark-submit's JVM, started with the job's Spark
-  properties (``spark_runner.job.sparkconf``), and the Python driver is its child
-  (``spark_runner/job/submit_entry.py``), which records its pid in ``driver.pid``. The JVM
-  exits with the driver's exit code, so the leader's code is the job's in both modes;
-  a stop request goes to the driver, never to the JVM.
+- ``python``: the leader is the Python driver, whose session launches its JVM.
+- ``spark-submit``: the leader is spark-submit's JVM and the Python driver is its child,
+  which records its pid (``driver_pid_file``). The JVM exits with the driver's exit
+  code, so the leader's code is the job's in both modes; a stop request goes to the
+  driver, never to the JVM.
 """
 
 from __future__ import annotations
@@ -31,12 +29,7 @@ from backend.jobs.environment import job_environment
 from backend.processes import PROC, all_stats, is_running
 from backend.settings import Settings
 from spark_runner.contract.snapshot import EXIT_CODE_FILE, BurnJar, JobSnapshot
-from spark_runner.engine.jvm_burn import burn_jar
-from spark_runner.job.sparkconf import package_root, pyspark_home, spark_properties
-from spark_runner.job.submit_entry import DRIVER_PID_FILE, ENTRY_FILE
-
-# Given by --master and --name rather than --conf.
-_SUBMIT_FLAGS = {"spark.master": "--master", "spark.app.name": "--name"}
+from spark_runner.job.launch import build_burn_jar, driver_pid_file, job_argv, job_variables
 
 
 @dataclass(frozen=True)
@@ -63,26 +56,15 @@ def job_command(
     puts it on the driver's class path, which must be set before the JVM starts. Python
     workers (and the driver, in spark-submit mode) run ``settings.job_python``.
     """
-    python = settings.job_python
-    # The driver, the data source's planner process on the JVM side and the Python
-    # workers must import spark_runner, installed or not (python mode: from the job dir).
-    env = {
-        "PYSPARK_PYTHON": python,
-        "PYSPARK_DRIVER_PYTHON": python,
-        "PYTHONPATH": str(package_root()),
-    }
-    config = str(config_path)
-    if settings.launch_mode == "python":
-        argv: tuple[str, ...] = (python, "-m", "spark_runner.job", "--config", config)
-        return JobCommand(argv=argv, cwd=config_path.parent, env=env)
-    properties = spark_properties(snapshot, python=python, jar=jar)
-    args = [settings.spark_submit, "--deploy-mode", "client"]
-    for key, flag in _SUBMIT_FLAGS.items():
-        args += [flag, properties.pop(key)]
-    for key, value in sorted(properties.items()):
-        args += ["--conf", f"{key}={value}"]
-    args += [str(ENTRY_FILE), "--config", config]
-    return JobCommand(argv=tuple(args), cwd=config_path.parent, env=env)
+    argv = job_argv(
+        settings.launch_mode,
+        snapshot,
+        config_path,
+        python=settings.job_python,
+        spark_submit=settings.spark_submit,
+        jar=jar,
+    )
+    return JobCommand(argv=argv, cwd=config_path.parent, env=job_variables(settings.job_python))
 
 
 def prepare_launch(settings: Settings, snapshot: JobSnapshot, config_path: Path) -> JobCommand:
@@ -103,8 +85,7 @@ def prepare_launch(settings: Settings, snapshot: JobSnapshot, config_path: Path)
 def service_burn_jar(settings: Settings) -> BurnJar | None:
     """The burn UDF's jar in the service's cache (built or rebuilt if needed); None without
     a JDK or pyspark."""
-    home = pyspark_home()
-    return burn_jar(home / "jars", settings.cache_dir) if home is not None else None
+    return build_burn_jar(settings.cache_dir)
 
 
 def start_job_process(command: JobCommand, log_path: Path) -> int:
@@ -150,7 +131,7 @@ def request_stop(pid: int, job_dir: Path) -> None:
 
 def _recorded_driver(job_dir: Path) -> int | None:
     try:
-        return int((job_dir / DRIVER_PID_FILE).read_text().strip())
+        return int(driver_pid_file(job_dir).read_text().strip())
     except (OSError, ValueError):
         return None
 
@@ -211,8 +192,8 @@ def make_job_dir(job_dir: Path) -> None:
 
 def forget_previous_run(job_dir: Path) -> None:
     """Remove what an earlier process in ``job_dir`` recorded (exit code, driver pid)."""
-    for name in (EXIT_CODE_FILE, DRIVER_PID_FILE):
-        (job_dir / name).unlink(missing_ok=True)
+    for path in (job_dir / EXIT_CODE_FILE, driver_pid_file(job_dir)):
+        path.unlink(missing_ok=True)
 
 
 def _recorded_exit_code(job_dir: Path) -> int | None:

@@ -35,6 +35,7 @@ from frontend.api import (
     ApiError,
     Job,
     JobConfig,
+    LiveConfig,
     MetricSample,
     MetricsQuery,
 )
@@ -399,6 +400,20 @@ def render_summary(
 ) -> Component:
     """Status line, then per class the newest sample's QoS against the class's target."""
     live = in_force(config) if config is not None and config.get("job_id") == job["id"] else None
+    parts: list[Component] = [_status_line(job, latest, live)]
+    if job["status"] == "failed":
+        parts.append(
+            dbc.Alert(f"Failed: {job['failure_reason'] or 'no reason given'}", color="danger")
+        )
+    parts.append(_class_table(job, latest, live))
+    return html.Div(parts)
+
+
+def _status_line(
+    job: Job, latest: Mapping[str, MetricSample], live: LiveConfig | None
+) -> Component:
+    """The job's id, status and policy badges, and when it started, stopped and last
+    reported."""
     facts = [f"on {job['spark_master']}"]
     if job["started_at"]:
         facts.append(f"started {format_timestamp(job['started_at'])} UTC")
@@ -418,7 +433,7 @@ def render_summary(
             badges.append(
                 dbc.Badge("recommend only: sheds nothing", color="info", class_name="ms-1")
             )
-    header = html.Div(
+    return html.Div(
         [
             html.Span(f"Job {job['id']} ", className="fw-bold me-1"),
             *badges,
@@ -427,11 +442,28 @@ def render_summary(
         className="mb-2",
         id="live-status",
     )
-    parts: list[Component] = [header]
-    if job["status"] == "failed":
-        parts.append(
-            dbc.Alert(f"Failed: {job['failure_reason'] or 'no reason given'}", color="danger")
-        )
+
+
+SUMMARY_HEADS = (
+    "Class",
+    "Priority",
+    "Target (s)",
+    "Floor (s)",
+    "Mean (s)",
+    "p95 (s)",
+    "",
+    "Manager state",
+    "Shed",
+    "Usage u",
+    "Headroom (s/s)",
+    "Input (rows/s)",
+)
+
+
+def _class_table(
+    job: Job, latest: Mapping[str, MetricSample], live: LiveConfig | None
+) -> Component:
+    """Per class, its settings in force and its newest sample's QoS."""
     rows = []
     for cls in job["classes"]:
         name = cls["name"]
@@ -458,29 +490,13 @@ def render_summary(
                 id=f"live-row-{name}",
             )
         )
-    heads = (
-        "Class",
-        "Priority",
-        "Target (s)",
-        "Floor (s)",
-        "Mean (s)",
-        "p95 (s)",
-        "",
-        "Manager state",
-        "Shed",
-        "Usage u",
-        "Headroom (s/s)",
-        "Input (rows/s)",
+    table: Component = dbc.Table(
+        [html.Thead(html.Tr([html.Th(text) for text in SUMMARY_HEADS])), html.Tbody(rows)],
+        size="sm",
+        class_name="w-auto mb-0",
+        id="live-summary-table",
     )
-    parts.append(
-        dbc.Table(
-            [html.Thead(html.Tr([html.Th(text) for text in heads])), html.Tbody(rows)],
-            size="sm",
-            class_name="w-auto mb-0",
-            id="live-summary-table",
-        )
-    )
-    return html.Div(parts)
+    return table
 
 
 def _target_badge(sample: MetricSample | None, target_s: float) -> Component | str:

@@ -1,6 +1,6 @@
 """The file ``spark-submit`` runs as the job's Python application:
 ``spark-submit --master M --deploy-mode client ... spark_runner/job/submit_entry.py --config PATH``
-(the command line is built by ``backend.jobs.launcher``).
+(the command line is built by ``spark_runner.job.launch``).
 
 It runs ``spark_runner.job.main`` attached to the JVM spark-submit started, after writing
 this process's pid to ``driver.pid`` beside the config file. The launcher's process is

@@ -254,9 +254,54 @@ class AlomaManager(LoadManager[AlomaParams]):
         self._periods += 1
         self._since_drain = min(self._since_drain + 1, _NEVER)
         shed = self._shed
-        period = obs.period_s
-        target = p.delay_target_s
         load = obs.load * (1.0 - shed)  # admitted load under the shed in force
+        service, raised = self._served(obs, load)
+        stats = obs.response_time
+        if not stats.has_output:
+            self._k_less = self._k_more = 0
+            if obs.load <= 0.0:
+                return self._finish(obs, 0.0, LoadState.NORMAL, action="idle")
+            return self._finish(obs, shed, self._monitor.last_state, action="hold_no_output")
+
+        rt = stats.max_s if p.response_statistic == "max" else stats.mean_s
+        reading = self._monitor.observe(
+            rt, p.delay_target_s, p.above_margin, p.below_margin, obs.period_s
+        )
+        over = reading.state is LoadState.OT or reading.rising_over
+        k_over = self._k_more + 1 if over else 0
+        actions: list[str] = []
+        capacity = self._measured(service, raised, over, actions)
+        # outputs that arrived before the last drain cannot show its effect
+        stale = over and rt > self._since_drain * obs.period_s
+        capacity, shed, probe_less = self._ladder(
+            load, capacity, reading, over=over, stale=stale, k_over=k_over, actions=actions
+        )
+        capacity, shed, probe_less = self._recover(
+            obs, rt, capacity, shed, probe_less, over=over, actions=actions
+        )
+        capacity = max(capacity, MIN_HEADROOM)
+        if over and obs.load > 0.0 and not obs.stale_first:
+            shed = self._drain(obs, capacity, shed, stale, actions)
+
+        self._k_more = k_over
+        if over or not self._shed > 0.0:
+            self._k_less = 0
+        elif probe_less:
+            self._k_less += 1
+        self._capacity = capacity
+        return self._finish(
+            obs,
+            shed,
+            reading.state,
+            action="+".join(actions) or "hold",
+            reading=reading,
+            service=raised,
+        )
+
+    def _served(self, obs: Observation, load: float) -> tuple[float | None, float | None]:
+        """The work the class did in the period, (as its capacity when it was saturated,
+        as a floor of it when saturated or keeping up; None otherwise)."""
+        period = obs.period_s
         # work shed from the queue as stale left it without being served
         dropped_s = obs.stale_shed_count * obs.cost_per_tuple_s
         queued_after_s = obs.queued_load_s + dropped_s
@@ -267,26 +312,14 @@ class AlomaManager(LoadManager[AlomaParams]):
         grown_s = queued_after_s - self._queued_s
         # the work it did; saturated, the processor time it got is its capacity
         done = obs.busy_load if obs.busy_load is not None else load - grown_s / period
-        service = done if saturated else None
-        raised = done if saturated or kept_up else None
         self._queued_s = obs.queued_load_s
-        stats = obs.response_time
-        if not stats.has_output:
-            self._k_less = self._k_more = 0
-            if obs.load <= 0.0:
-                return self._finish(obs, 0.0, LoadState.NORMAL, action="idle")
-            return self._finish(obs, shed, self._monitor.last_state, action="hold_no_output")
+        return (done if saturated else None), (done if saturated or kept_up else None)
 
-        rt = stats.max_s if p.response_statistic == "max" else stats.mean_s
-        reading = self._monitor.observe(rt, target, p.above_margin, p.below_margin, period)
-        state = reading.state
-        over = state is LoadState.OT or reading.rising_over
-        k_over = self._k_more + 1 if over else 0
-        shedding = shed > 0.0
+    def _measured(
+        self, service: float | None, raised: float | None, over: bool, actions: list[str]
+    ) -> float:
+        """L_C after what the period measured."""
         capacity = self._capacity
-        actions: list[str] = []
-        probe_less = False
-
         if service is not None and over and service < capacity:
             # saturated and late: the measured capacity is L_C, by at most a bounded step
             # (one slow period, a stall, is not the class's capacity)
@@ -297,14 +330,29 @@ class AlomaManager(LoadManager[AlomaParams]):
             # step (one fast period is not the class's capacity either)
             capacity = min(raised, capacity * MAX_CAPACITY_FACTOR)
             actions.append("increase_capacity_measured")
-        # outputs that arrived before the last drain cannot show its effect
-        stale = over and rt > self._since_drain * period
+        return capacity
 
+    def _ladder(
+        self,
+        load: float,
+        capacity: float,
+        reading: MonitorReading,
+        *,
+        over: bool,
+        stale: bool,
+        k_over: int,
+        actions: list[str],
+    ) -> tuple[float, float, bool]:
+        """Algorithm 1's cases on the admitted load against L_C: (L_C, shed, whether the
+        class probes shedding less)."""
+        shed = self._shed
+        shedding = shed > 0.0
         below = shedding and reading.significantly_below
+        probe_less = False
         if stale:
             actions.append("wait_for_drain")
         elif load > capacity * (1.0 + _EPS):
-            if state is LoadState.NORMAL and not over:
+            if reading.state is LoadState.NORMAL and not over:
                 capacity = capacity_step(load, capacity)
                 actions.append("increase_capacity")
                 if below:  # completion: a pinned load never shows L > L_C on its own
@@ -333,38 +381,49 @@ class AlomaManager(LoadManager[AlomaParams]):
                     probe_less = True
                     shed = by_probe
                     actions[-1] = "probe_shed_less"
-        drained = obs.queued_load_s <= capacity * period and obs.load > 0.0
-        floor = min(obs.floor_s or 0.0, target)  # admission controls only rt above it
-        if shedding and not over and drained and rt - floor < p.recovery_below * (target - floor):
-            # far below the target and shedding: L_C is far too low (a stall or a burst
-            # measured as capacity): grow it geometrically while the queue keeps draining
+        return capacity, shed, probe_less
+
+    def _recover(
+        self,
+        obs: Observation,
+        rt: float,
+        capacity: float,
+        shed: float,
+        probe_less: bool,
+        *,
+        over: bool,
+        actions: list[str],
+    ) -> tuple[float, float, bool]:
+        """Far below the target while shedding, L_C is far too low (a stall or a burst
+        measured as capacity): grow it geometrically while the queue keeps draining."""
+        p = self._params
+        drained = obs.queued_load_s <= capacity * obs.period_s and obs.load > 0.0
+        floor = min(obs.floor_s or 0.0, p.delay_target_s)  # admission controls only rt above it
+        far_below = rt - floor < p.recovery_below * (p.delay_target_s - floor)
+        if self._shed > 0.0 and not over and drained and far_below:
             capacity = max(capacity, min(capacity * p.recovery_growth, obs.load))
             shed = min(shed, max(0.0, 1.0 - capacity / obs.load))
             probe_less = False
             actions.append("recover_capacity")
-        capacity = max(capacity, MIN_HEADROOM)
+        return capacity, shed, probe_less
 
-        if over and obs.load > 0.0 and not obs.stale_first:
-            # a tuple admitted now waits behind qL: shed the work beyond drain_target × D
-            # (where the engine sheds stale tuples first, it drains the backlog itself)
-            excess = obs.queued_load_s - p.drain_target * target * capacity
-            if excess > 0.0 or stale:
-                admit = max(0.0, capacity - max(excess, 0.0) / period)
-                by_backlog = max(0.0, 1.0 - admit / obs.load)
-                if excess > 0.0 and by_backlog > shed:
-                    self._since_drain = 0
-                    actions.append("shed_backlog")
-                shed = by_backlog if stale else max(shed, by_backlog)
-
-        self._k_more = k_over
-        if over or not shedding:
-            self._k_less = 0
-        elif probe_less:
-            self._k_less += 1
-        self._capacity = capacity
-        return self._finish(
-            obs, shed, state, action="+".join(actions) or "hold", reading=reading, service=raised
+    def _drain(
+        self, obs: Observation, capacity: float, shed: float, stale: bool, actions: list[str]
+    ) -> float:
+        """Late: a tuple admitted now waits behind qL, so shed the work beyond
+        drain_target × D (where the engine sheds stale tuples first, it drains the
+        backlog itself and this does not apply)."""
+        excess = (
+            obs.queued_load_s - self._params.drain_target * self._params.delay_target_s * capacity
         )
+        if excess > 0.0 or stale:
+            admit = max(0.0, capacity - max(excess, 0.0) / obs.period_s)
+            by_backlog = max(0.0, 1.0 - admit / obs.load)
+            if excess > 0.0 and by_backlog > shed:
+                self._since_drain = 0
+                actions.append("shed_backlog")
+            shed = by_backlog if stale else max(shed, by_backlog)
+        return shed
 
     def _finish(
         self,
