@@ -49,7 +49,7 @@ file's modification time, which headroom's files source takes as the arrival). P
 Spark measures it per batch and query with an ``observe`` on the query's input (count,
 sum, min, max and 50 quantiles of ``ts``) read from the progress; headroom measures it
 the same way inside its engine (``docs/spark-runner.md``). Both sides merge the batches
-alike (:class:`spark_runner.engine.digest.RunDigest`): the mean (weighted by rows) and
+alike (:class:`spark_runner.engine.measure.digest.RunDigest`): the mean (weighted by rows) and
 max are exact, p95 comes from the merged quantiles binned in the simulator's log
 histogram (about 12 % resolution, each bin's geometric centre). Batches that started in
 the first ``--warmup`` seconds are left out on both sides (headroom's ``--warmup``, which
@@ -88,8 +88,8 @@ from bench.bench_spark_common import (
 )
 from bench.cpu_meter import TreeCpu
 from bench.latency_workload import WORKLOADS, Workload
-from spark_runner.engine.digest import RunDigest
-from spark_runner.engine.measures import ArrivalSummary, ResponseSample
+from spark_runner.engine.measure.digest import RunDigest
+from spark_runner.engine.measure.measures import ArrivalSummary, ResponseSample
 
 OVERLOAD = 1.5
 PLAIN_START_TIMEOUT_S = 300.0

@@ -9,7 +9,7 @@ calibrated CPU map (``--cost`` s per tuple) → project: the case reported in th
 
 - ``fixed``: batches start one control period apart (``--fixed-pace``), as before;
 - ``paced``: the tightest target among the loaded classes sets the pace
-  (``engine/pacing.py``).
+  (``engine/control/pacing.py``).
 
 Per class: response time (mean, p95, max), loss, oracle loss; per run: the pace (median
 time between two batches' commits) and the batch cycle. Checks for ``paced``: the mean

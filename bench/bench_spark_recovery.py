@@ -10,7 +10,7 @@ stops cleanly after a last stretch. Per restart: seconds from the new process's 
 its first committed batch (the replayed batch, if the kill caught one in flight, comes
 first) and to the first new output directory. Then every window's newest result and
 every join match in the sink are compared with what the offset log says was admitted
-(:mod:`spark_runner.engine.replay`): windows missing, windows with a wrong count (a batch
+(:mod:`spark_runner.engine.sources.replay`): windows missing, windows with a wrong count (a batch
 counted twice would show here), matches missing and matches written twice.
 """
 
@@ -34,7 +34,7 @@ import yaml
 
 from backend.processes import running_descendants
 from bench.bench_spark_common import ROOT, load_average, render_table
-from spark_runner.engine.replay import admitted_tuples, join_matches
+from spark_runner.engine.sources.replay import admitted_tuples, join_matches
 
 WINDOW_S, JOIN_S, JOIN_KEYS = 4.0, 2.0, 3
 

@@ -50,8 +50,9 @@ def network_doc(network: str, rates: tuple[float, ...]) -> dict[str, Any]:
 
 def top_alone(doc: dict[str, Any]) -> dict[str, Any]:
     """``doc`` as its top tier's query runs it alone: the top class, the streams and
-    segments it reads, no background load (:func:`spark_runner.engine.tiers.tier_scenario`)."""
-    from spark_runner.engine.tiers import tier_classes, tier_scenario
+    segments it reads, no background load
+    (:func:`spark_runner.engine.dataflow.tiers.tier_scenario`)."""
+    from spark_runner.engine.dataflow.tiers import tier_classes, tier_scenario
     from spark_runner.scenario.loader import scenario_from_dict
 
     scenario = scenario_from_dict(doc)

@@ -11,7 +11,7 @@ reads its class's stream ``DIR/<stream>/`` through its own CSV file source
 join's other side ``<stream>_r`` through another), runs its statement through
 ``spark.sql`` over its own temporary views, and writes to the ``noop`` sink in the update
 mode with its own checkpoint, on the default trigger (batches back to back). A workload
-with calibrated maps gets the job's burn UDF (:mod:`spark_runner.engine.jvm_burn`) on the
+with calibrated maps gets the job's burn UDF (:mod:`spark_runner.engine.dataflow.jvm_burn`) on the
 class path. The session is :func:`bench.plain_spark.session` (the RocksDB state store,
 the job's shuffle partitions, no batch without data, AQE and the UI off) with the session
 time zone UTC (the rows' ``ts`` are UTC); Spark's default checkpoint file manager unless
@@ -23,7 +23,7 @@ headroom's engine has, to tell what one query for every class costs from the res
 Each query's input (a join's: its first side) carries an ``observe``, named
 ``<class>/<k>`` for the class's k-th statement, of its rows' ``ts`` (seconds after
 ``origin_s``): count, sum, min, max and the quantiles headroom's engine reports
-(:data:`spark_runner.engine.measures.QUANTILE_LEVELS`). The progress of every batch of
+(:data:`spark_runner.engine.measure.measures.QUANTILE_LEVELS`). The progress of every batch of
 every query (start, durations, input rows, those metrics) goes to ``--out``, with
 ``started_s`` (the queries' start) and ``origin_s``. ``--ready`` is created once the
 queries run (the benchmark starts its feeder then).
@@ -45,9 +45,9 @@ from pyspark.sql.types import BooleanType
 
 from bench.latency_workload import WORKLOADS, Workload
 from bench.plain_spark import session, stream
-from spark_runner.engine.dataflow import QUANTILE_ACCURACY
-from spark_runner.engine.jvm_burn import CLASS_NAME, UDF_NAME, burn_jar
-from spark_runner.engine.measures import QUANTILE_LEVELS
+from spark_runner.engine.dataflow.jvm_burn import CLASS_NAME, UDF_NAME, burn_jar
+from spark_runner.engine.dataflow.operators import QUANTILE_ACCURACY
+from spark_runner.engine.measure.measures import QUANTILE_LEVELS
 from spark_runner.job.sparkconf import CHECKPOINT_PROPERTIES, LOCAL_BURN_CACHE, pyspark_home
 
 POLL_S = 2.0

@@ -410,8 +410,8 @@ def produce(
     """Replay SCENARIO's streams into Redis Streams in real time (for --source redis)."""
     import redis as redis_lib
 
-    from spark_runner.engine.network import stream_specs
-    from spark_runner.engine.redis_log import Producer
+    from spark_runner.engine.dataflow.network import stream_specs
+    from spark_runner.engine.sources.redis_log import Producer
     from spark_runner.scenario import ScenarioError, load_scenario
 
     try:

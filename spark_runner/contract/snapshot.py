@@ -16,7 +16,7 @@ from spark_runner.contract.masters import DEFAULT_MASTER
 
 
 class BurnJar(BaseModel):
-    """A built burn jar (``spark_runner.engine.jvm_burn``) and the SHA-256 of its bytes
+    """A built burn jar (``spark_runner.engine.dataflow.jvm_burn``) and the SHA-256 of its bytes
     when it was built (hex)."""
 
     model_config = ConfigDict(frozen=True)
@@ -56,7 +56,7 @@ others."""
 
 QueryLayout = Literal["one", "tier"]
 """How a job's classes map to streaming queries: ``one`` query for every class, or a query
-per priority tier (``spark_runner/engine/tiers.py``)."""
+per priority tier (``spark_runner/engine/dataflow/tiers.py``)."""
 QUERY_LAYOUT_HELP = (
     "one: every class in one streaming query; tier: a streaming query per priority tier "
     "(levels sharing a segment together), Spark's FAIR scheduler giving a free task slot "

@@ -20,7 +20,7 @@ from typing import Any
 from spark_runner.control.network import build_network
 from spark_runner.control.results import build_results
 from spark_runner.control.run import RunOutput
-from spark_runner.engine.controller import EngineController
+from spark_runner.engine.control.controller import EngineController
 
 
 def build_spark_results(

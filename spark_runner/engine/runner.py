@@ -37,32 +37,32 @@ from spark_runner.contract.actions import ControlAction
 from spark_runner.contract.control import LiveConfig
 from spark_runner.contract.samples import MetricSample
 from spark_runner.contract.snapshot import DEFAULT_WATERMARK_S
-from spark_runner.engine.background import BackgroundLoad
-from spark_runner.engine.calibration import measure_repetition_s
-from spark_runner.engine.controller import (
+from spark_runner.engine.control.background import BackgroundLoad
+from spark_runner.engine.control.controller import (
     BatchTiming,
     ControllerOptions,
     EngineController,
 )
-from spark_runner.engine.dataflow import Dataflow, build_dataflow
-from spark_runner.engine.executors import ExecutorPool
-from spark_runner.engine.expressions import burn_amounts, burn_sql
-from spark_runner.engine.feed import GENERATOR, REDIS, FeedPoint, FeedSpec, plan_partitions
-from spark_runner.engine.jvm_burn import CLASS_NAME, UDF_NAME, burn_udf_sql
-from spark_runner.engine.measures import read_measures
-from spark_runner.engine.network import NetworkPlan, stream_specs
-from spark_runner.engine.offsets import (
+from spark_runner.engine.control.executors import ExecutorPool
+from spark_runner.engine.dataflow.expressions import burn_amounts, burn_sql
+from spark_runner.engine.dataflow.jvm_burn import CLASS_NAME, UDF_NAME, burn_udf_sql
+from spark_runner.engine.dataflow.network import NetworkPlan, stream_specs
+from spark_runner.engine.dataflow.operators import Dataflow, build_dataflow
+from spark_runner.engine.dataflow.sink import check_sink, sink_writer
+from spark_runner.engine.measure.calibration import measure_repetition_s
+from spark_runner.engine.measure.measures import read_measures
+from spark_runner.engine.measure.task_times import BatchTaskTimes, TaskTimes
+from spark_runner.engine.results import build_spark_results
+from spark_runner.engine.sources.feed import GENERATOR, REDIS, FeedPoint, FeedSpec, plan_partitions
+from spark_runner.engine.sources.offsets import (
     BatchRecord,
     SourceOffset,
     read_decision,
     read_offset_log,
     write_decision,
 )
-from spark_runner.engine.redis_log import stream_key
-from spark_runner.engine.results import build_spark_results
-from spark_runner.engine.sink import check_sink, sink_writer
-from spark_runner.engine.source import OPTION_POINT, OPTION_SPEC, SOURCE_NAME, FeedSource
-from spark_runner.engine.task_times import BatchTaskTimes, TaskTimes
+from spark_runner.engine.sources.redis_log import stream_key
+from spark_runner.engine.sources.source import OPTION_POINT, OPTION_SPEC, SOURCE_NAME, FeedSource
 from spark_runner.scenario.models import MapOp
 
 log = logging.getLogger(__name__)

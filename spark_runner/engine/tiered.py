@@ -19,9 +19,8 @@ from pyspark.sql.streaming.query import StreamingQuery
 from spark_runner.contract.control import LiveConfig
 from spark_runner.contract.snapshot import QueryLayout
 from spark_runner.control.run import ClassTotals
-from spark_runner.engine.network import NetworkPlan, compile_network
-from spark_runner.engine.runner import ActionSink, EngineRun, HandlerError, RunSettings, SampleSink
-from spark_runner.engine.tiers import (
+from spark_runner.engine.dataflow.network import NetworkPlan, compile_network
+from spark_runner.engine.dataflow.tiers import (
     POOL_PREFIX,
     check_tiers,
     merge_results,
@@ -31,6 +30,7 @@ from spark_runner.engine.tiers import (
     tier_scenario,
     tier_sink_path,
 )
+from spark_runner.engine.runner import ActionSink, EngineRun, HandlerError, RunSettings, SampleSink
 
 log = logging.getLogger(__name__)
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Literal
 
 from spark_runner.contract.snapshot import BurnJar, JobSnapshot
-from spark_runner.engine.jvm_burn import burn_jar
+from spark_runner.engine.dataflow.jvm_burn import burn_jar
 from spark_runner.job.sparkconf import package_root, pyspark_home, spark_properties
 from spark_runner.job.submit_entry import DRIVER_PID_FILE, ENTRY_FILE
 

@@ -43,7 +43,7 @@ from pydantic import ValidationError
 from spark_runner.contract.control import LiveConfig
 from spark_runner.contract.snapshot import EXIT_CODE_FILE, JobSnapshot
 from spark_runner.core.errors import ParameterError
-from spark_runner.engine.network import NetworkPlan
+from spark_runner.engine.dataflow.network import NetworkPlan
 from spark_runner.job.lifecycle import (
     BatchGate,
     GateClosedError,
@@ -138,7 +138,7 @@ def prepare(snapshot: JobSnapshot) -> Prepared:
 
     Raises ``ScenarioError`` or ``ParameterError`` naming what is wrong.
     """
-    from spark_runner.engine.network import compile_network
+    from spark_runner.engine.dataflow.network import compile_network
     from spark_runner.scenario.derive import derived_scenario
     from spark_runner.scenario.loader import scenario_from_dict
 
@@ -276,7 +276,7 @@ def _run_query(
     reporter: MetricsReporter | None,
     actions: ActionsReporter | None,
 ) -> int:
-    from spark_runner.engine.sink import SinkError
+    from spark_runner.engine.dataflow.sink import SinkError
     from spark_runner.engine.tiered import JobRuns
     from spark_runner.job.control_client import ControlPoller
 
@@ -341,7 +341,7 @@ def _run_query(
 
 def _run_settings(snapshot: JobSnapshot) -> RunSettings:
     """The engine's run settings of ``snapshot``'s job."""
-    from spark_runner.engine.controller import ControllerOptions
+    from spark_runner.engine.control.controller import ControllerOptions
     from spark_runner.engine.runner import RunSettings
 
     engine = snapshot.engine
@@ -430,7 +430,7 @@ def _busy(status: dict[str, Any]) -> bool:
 class TriggerEnds:
     """``busy()`` for a stop: quiet only just after a trigger ended (seen busy, then not).
 
-    The trigger asks the sources every 50 ms (``engine/pacing.py``), also while the run is
+    The trigger asks the sources every 50 ms (``engine/control/pacing.py``), also while the run is
     held; a stop that lands as a trigger starts to call them makes their runners print
     tracebacks. Right after one ends, the next is most of a tick away. A trigger too short
     for the polls to see counts as not seen; after ``fallback_s`` of quiet any quiet

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import spark_runner
 from spark_runner.contract.snapshot import PRIVATE_UMASK, JobSnapshot
-from spark_runner.engine.jvm_burn import burn_jar, file_sha256
-from spark_runner.engine.pacing import TICK_S
+from spark_runner.engine.control.pacing import TICK_S
+from spark_runner.engine.dataflow.jvm_burn import burn_jar, file_sha256
 from spark_runner.scenario.models import ElasticSpec
 
 log = logging.getLogger(__name__)
@@ -122,7 +122,7 @@ def spark_properties(snapshot: JobSnapshot, *, python: str, jar: Path | None) ->
         # without it recovers with it.
         "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled": "true",
         # No batch without data: the trigger asks every few ms whether a batch is due (see
-        # engine/pacing.py), and a watermark that moved would otherwise start a no-data
+        # engine/control/pacing.py), and a watermark that moved would otherwise start a no-data
         # batch (a whole batch cycle) after every batch only to evict state, which the
         # next batch does anyway (outputs are updates, none waits for the watermark).
         "spark.sql.streaming.noDataMicroBatches.enabled": "false",
@@ -143,7 +143,7 @@ def spark_properties(snapshot: JobSnapshot, *, python: str, jar: Path | None) ->
         properties["spark.driver.extraClassPath"] = str(jar)
         properties["spark.executor.extraClassPath"] = str(jar)
     if snapshot.engine.queries == "tier":
-        # the tiers' pools (engine/tiers.py) are added when the queries start
+        # the tiers' pools (engine/dataflow/tiers.py) are added when the queries start
         properties["spark.scheduler.mode"] = "FAIR"
     properties.update(elastic_properties(snapshot))
     return properties
@@ -152,7 +152,7 @@ def spark_properties(snapshot: JobSnapshot, *, python: str, jar: Path | None) ->
 def elastic_properties(snapshot: JobSnapshot) -> dict[str, str]:
     """An elastic job on a standalone cluster: executors of its cores, at most its
     maximum of them (the master's cap), and Spark's own dynamic allocation off (the job
-    resizes its pool itself, :mod:`spark_runner.engine.executors`)."""
+    resizes its pool itself, :mod:`spark_runner.engine.control.executors`)."""
     control = (snapshot.scenario or {}).get("control") or {}
     spec = control.get("elastic") if isinstance(control, dict) else None
     if spec is None or not snapshot.spark_master.startswith("spark://"):

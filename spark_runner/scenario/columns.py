@@ -27,7 +27,7 @@ A stream without ``columns`` has the two of every earlier scenario: ``key`` (lon
 over ``0 .. keys-1``) and ``value`` (double, uniform in [0, 1)). Without ``event_time`` a
 window's event time is the arrival instant.
 
-No Spark, no numpy: the engine draws the values (``engine/columns.py``).
+No Spark, no numpy: the engine draws the values (``engine/sources/columns.py``).
 """
 
 from __future__ import annotations
@@ -72,7 +72,7 @@ else the arrival instant."""
 READ_COLUMN = "read_s"
 """A source row's share of the time its source took to produce it: the seconds a batch of
 rows took in the reader on its first row, 0 on the others (the engine's cost model counts
-it, :mod:`spark_runner.engine.source`)."""
+it, :mod:`spark_runner.engine.sources.source`)."""
 ROW_COLUMNS = frozenset({"point", "seq", "arrival_s", READ_COLUMN, EVENT_TIME})
 """The engine's own columns of every row the Spark engine reads (besides ``shed_<n>``)."""
 SQL_ENGINE_COLUMNS = frozenset({"arrival_s", EVENT_TIME})

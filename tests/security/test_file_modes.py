@@ -28,7 +28,7 @@ from backend.files import PRIVATE_UMASK
 from backend.jobs import launcher
 from backend.settings import Settings
 from spark_runner.contract.snapshot import BurnJar, ClassSnapshot, JobSnapshot
-from spark_runner.engine.jvm_burn import burn_jar, file_sha256
+from spark_runner.engine.dataflow.jvm_burn import burn_jar, file_sha256
 from spark_runner.job.sparkconf import pyspark_home, verified_burn_jar
 from tests.e2e.conftest import free_port
 from tests.stand_in import stand_in_python
@@ -197,7 +197,7 @@ from pathlib import Path
 from pyspark import SparkConf
 from pyspark.sql import SparkSession
 from spark_runner.contract.snapshot import ClassSnapshot, JobSnapshot
-from spark_runner.engine.sink import FILE_SINKS, FileBatches, check_sink
+from spark_runner.engine.dataflow.sink import FILE_SINKS, FileBatches, check_sink
 from spark_runner.job.sparkconf import spark_properties
 
 root, rows = Path(sys.argv[1]), sys.argv[2]

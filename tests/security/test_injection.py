@@ -18,7 +18,7 @@ import pytest
 import yaml
 from fastapi.testclient import TestClient
 
-from spark_runner.engine.expressions import checked_sql
+from spark_runner.engine.dataflow.expressions import checked_sql
 from spark_runner.scenario.errors import ScenarioError
 from spark_runner.scenario.loader import scenario_from_dict
 from spark_runner.scenario.models import FilterOp, MapOp

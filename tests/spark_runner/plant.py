@@ -18,13 +18,15 @@ from pathlib import Path
 import numpy as np
 
 from spark_runner.contract.control import LiveConfig
-from spark_runner.engine.controller import (
+from spark_runner.engine.control.controller import (
     BatchTiming,
     ControllerOptions,
     EngineController,
     StepOutcome,
 )
-from spark_runner.engine.feed import (
+from spark_runner.engine.dataflow.network import compile_network, stream_specs
+from spark_runner.engine.measure.measures import ArrivalSummary, BatchMeasures, NodeCounts
+from spark_runner.engine.sources.feed import (
     FeedPoint,
     FeedSpec,
     GeneratedLog,
@@ -32,9 +34,7 @@ from spark_runner.engine.feed import (
     next_offset,
     plan_partitions,
 )
-from spark_runner.engine.measures import ArrivalSummary, BatchMeasures, NodeCounts
-from spark_runner.engine.network import compile_network, stream_specs
-from spark_runner.engine.offsets import BatchRecord, Decision, SourceOffset
+from spark_runner.engine.sources.offsets import BatchRecord, Decision, SourceOffset
 from spark_runner.scenario import Scenario, parse_scenario
 from spark_runner.scenario.models import MapOp
 

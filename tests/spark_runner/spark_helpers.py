@@ -14,11 +14,11 @@ from pyspark.sql import SparkSession
 
 from spark_runner.contract.control import LiveConfig
 from spark_runner.contract.samples import MetricSample
-from spark_runner.engine.background import hog
-from spark_runner.engine.controller import ControllerOptions
-from spark_runner.engine.network import NetworkPlan, compile_network
-from spark_runner.engine.replay import admitted_tuples
+from spark_runner.engine.control.background import hog
+from spark_runner.engine.control.controller import ControllerOptions
+from spark_runner.engine.dataflow.network import NetworkPlan, compile_network
 from spark_runner.engine.runner import EngineRun, RunSettings
+from spark_runner.engine.sources.replay import admitted_tuples
 from spark_runner.job.lifecycle import BatchGate, close_gate_when_quiet
 from spark_runner.scenario import Scenario
 from tests.waiting import wait_until
@@ -102,7 +102,7 @@ def admitted(
 @contextmanager
 def cpu_hog(share: float) -> Iterator[None]:
     """A background job taking ``share`` of every core while the block runs (the engine's
-    own hog, :func:`spark_runner.engine.background.hog`, started by the test)."""
+    own hog, :func:`spark_runner.engine.control.background.hog`, started by the test)."""
     ctx = multiprocessing.get_context("spawn")
     processes = [
         ctx.Process(target=hog, args=(0.0, (0.0,), (share,), float("inf")), daemon=True)

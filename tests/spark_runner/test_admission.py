@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from spark_runner.engine.admission import (
+from spark_runner.engine.control.admission import (
     EdgeDemand,
     PointDemand,
     admit,

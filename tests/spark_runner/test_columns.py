@@ -10,7 +10,13 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from spark_runner.engine.columns import ColumnSpec, arrow_array, column_values, generate, parse
+from spark_runner.engine.sources.columns import (
+    ColumnSpec,
+    arrow_array,
+    column_values,
+    generate,
+    parse,
+)
 from spark_runner.scenario.columns import ZipfGen
 
 SEQS = np.arange(200_000, dtype=np.int64)

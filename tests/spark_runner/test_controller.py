@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from spark_runner.engine.controller import ControllerOptions, EngineController
-from spark_runner.engine.network import compile_network
+from spark_runner.engine.control.controller import ControllerOptions, EngineController
+from spark_runner.engine.dataflow.network import compile_network
 from spark_runner.scenario import parse_scenario
 from spark_runner.scenario.compose import scenario_live_config
 

@@ -8,10 +8,10 @@ import random
 import numpy as np
 import pytest
 
-from spark_runner.engine.costs import BatchBudget, BranchScales
-from spark_runner.engine.digest import RunDigest, period_stats
-from spark_runner.engine.measures import ArrivalSummary, ResponseSample
-from spark_runner.engine.task_times import Branch, BranchLayout
+from spark_runner.engine.measure.costs import BatchBudget, BranchScales
+from spark_runner.engine.measure.digest import RunDigest, period_stats
+from spark_runner.engine.measure.measures import ArrivalSummary, ResponseSample
+from spark_runner.engine.measure.task_times import Branch, BranchLayout
 
 
 def cycle(work: float, overhead: float, alpha: float, rng: random.Random) -> float:

@@ -19,8 +19,8 @@ import numpy as np
 import pytest
 from pyspark.sql import SparkSession
 
-from spark_runner.engine.controller import ControllerOptions
-from spark_runner.engine.replay import join_matches
+from spark_runner.engine.control.controller import ControllerOptions
+from spark_runner.engine.sources.replay import join_matches
 from spark_runner.scenario import parse_scenario
 from tests.waiting import wait_until
 

@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[2]
 TAU0, TAU3 = 0.35, 0.95
 # τ0 0.35, not 0.2: after the load falls u reads well under 0.35 on two executors only
 # once a window query's fixed CPU per batch is learnt apart from its per-tuple cost
-# (docs/spark-runner.md, Elastic capacity).
+# (docs/spark-runner.md, "Elastic capacity").
 # The overload (50 + 300 tuples/s) reads u near 2 on one executor and under 1 on two:
 # the executor added must cover it, on a slower machine too, or gold answers at its
 # target to the end and sheds. Gold's rate stays low: its two queries cost twice
@@ -33,8 +33,7 @@ TAU0, TAU3 = 0.35, 0.95
 # tens of seconds, and the added executor must still serve several periods before the
 # load falls.
 # The window query's CPU per batch is printed, not asserted: one contended batch can
-# make the fit's intercept negative, and it then stays 0 (docs/spark-runner.md,
-# Measured costs: a step with contention).
+# make the fit's intercept negative, and it then stays 0.
 # Between the overload and the low load, 35 + 240 tuples/s reads u between τ0 and τ3 on
 # two executors with a margin on both sides: a lower load fell below τ0 and released the
 # executor early, a higher one read near τ3.

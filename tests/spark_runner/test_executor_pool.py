@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from pyspark.sql import SparkSession
 
-from spark_runner.engine.executors import LOCAL_REASON, ExecutorPool
+from spark_runner.engine.control.executors import LOCAL_REASON, ExecutorPool
 
 pytestmark = [pytest.mark.spark]
 

@@ -10,9 +10,14 @@ import pytest
 from spark_runner.contract.control import ClassControl, LiveConfig
 from spark_runner.contract.snapshot import ClassSnapshot, JobSnapshot
 from spark_runner.core.errors import ParameterError
-from spark_runner.engine.expressions import burn_amounts, burn_sql, checked_sql, edge_shed_sql
-from spark_runner.engine.jvm_burn import burn_jar
-from spark_runner.engine.network import compile_network
+from spark_runner.engine.dataflow.expressions import (
+    burn_amounts,
+    burn_sql,
+    checked_sql,
+    edge_shed_sql,
+)
+from spark_runner.engine.dataflow.jvm_burn import burn_jar
+from spark_runner.engine.dataflow.network import compile_network
 from spark_runner.scenario import Scenario
 from spark_runner.scenario.derive import derived_scenario
 from spark_runner.scenario.loader import scenario_from_dict

@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 from pyspark.sql.streaming.datasource import ReadAllAvailable
 
-from spark_runner.engine.feed import (
+from spark_runner.engine.dataflow.network import compile_network, stream_specs
+from spark_runner.engine.sources.feed import (
     FeedPoint,
     FeedSpec,
     GeneratedLog,
@@ -22,8 +23,7 @@ from spark_runner.engine.feed import (
     next_offset,
     plan_partitions,
 )
-from spark_runner.engine.network import compile_network, stream_specs
-from spark_runner.engine.offsets import (
+from spark_runner.engine.sources.offsets import (
     ADMIT_ALL,
     BatchRecord,
     Decision,
@@ -32,7 +32,7 @@ from spark_runner.engine.offsets import (
     read_offset_log,
     write_decision,
 )
-from spark_runner.engine.source import FeedPartition, FeedReader, due
+from spark_runner.engine.sources.source import FeedPartition, FeedReader, due
 from spark_runner.scenario import Scenario
 from spark_runner.scenario.columns import READ_COLUMN
 
@@ -358,7 +358,7 @@ def test_the_sources_of_one_trigger_plan_one_batch_however_far_apart_they_are_as
     start = {**initial, "t_us": start_us}
     write_decision(spec.decision_path, Decision(version=1, pace_s=0.5))
     clock = iter(range(start_us + S // 2 - 70_000, start_us + S, 30_000))
-    monkeypatch.setattr("spark_runner.engine.source.now_us", lambda: next(clock))
+    monkeypatch.setattr("spark_runner.engine.sources.source.now_us", lambda: next(clock))
     triggers: list[list[dict[str, object]]] = []
     while not triggers or triggers[-1][0] == start:
         triggers.append([r.latestOffset(start, ReadAllAvailable()) for r in readers])
@@ -389,7 +389,7 @@ def test_an_offset_log_entry_whose_sources_disagree_is_reported(
     lines = [json.dumps(o.to_json()) for o in (first, later, later)]
     (tmp_path / "offsets" / "3").write_text("v1\n{}\n" + "\n".join(lines))
     (tmp_path / "offsets" / "4").write_text("v1\n{}\n" + "\n".join(lines[1:]))
-    with caplog.at_level("WARNING", logger="spark_runner.engine.offsets"):
+    with caplog.at_level("WARNING", logger="spark_runner.engine.sources.offsets"):
         assert read_offset_log(tmp_path, 4) == later
         assert not caplog.records  # every source agrees
         assert read_offset_log(tmp_path, 3) == first
@@ -401,7 +401,7 @@ def test_a_stopped_reader_leaves_no_traceback_of_the_closed_connection() -> None
     fails on it (end of file, then a broken pipe reporting that) after stopping the
     reader. What follows the reader's stop prints nothing on the job's log."""
     runner = (
-        "from spark_runner.engine.source import FeedReader\n"
+        "from spark_runner.engine.sources.source import FeedReader\n"
         "FeedReader.stop(None)  # the runner stops the reader, then:\n"
         "raise EOFError\n"
     )

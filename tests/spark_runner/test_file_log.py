@@ -12,17 +12,17 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from spark_runner.engine.columns import ColumnSpec
-from spark_runner.engine.feed import (
+from spark_runner.engine.sources.columns import ColumnSpec
+from spark_runner.engine.sources.feed import (
     FeedPoint,
     FeedSpec,
     initial_offset,
     next_offset,
     plan_partitions,
 )
-from spark_runner.engine.file_log import FileLog
-from spark_runner.engine.offsets import ADMIT_ALL, Decision, SourceOffset
-from spark_runner.engine.streams import StreamSpec
+from spark_runner.engine.sources.file_log import FileLog
+from spark_runner.engine.sources.offsets import ADMIT_ALL, Decision, SourceOffset
+from spark_runner.engine.sources.streams import StreamSpec
 
 S = 1_000_000
 T0 = 1_800_000_000.0

@@ -9,7 +9,7 @@ from spark_runner.control.live import apply_live_config
 from spark_runner.control.plane import PerClassControl, make_control_plane
 from spark_runner.core.errors import ParameterError
 from spark_runner.core.load_model import LoadModel
-from spark_runner.engine.network import compile_network
+from spark_runner.engine.dataflow.network import compile_network
 from spark_runner.scenario import Scenario, parse_scenario
 from spark_runner.scenario.compose import scenario_live_config
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from spark_runner.control.network import build_network
-from spark_runner.engine.network import (
+from spark_runner.engine.dataflow.network import (
     LEFT,
     RIGHT,
     EngineScenarioError,

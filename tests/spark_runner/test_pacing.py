@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from spark_runner.engine.controller import ControllerOptions
-from spark_runner.engine.pacing import (
+from spark_runner.engine.control.controller import ControllerOptions
+from spark_runner.engine.control.pacing import (
     CUT_MARGIN,
     LEAST_WORK_SHARE,
     MEAN_SHARE,

@@ -28,8 +28,8 @@ import pyarrow.dataset as ds
 import pytest
 
 from backend.processes import is_running, running_descendants
-from spark_runner.engine.network import compile_network
-from spark_runner.engine.replay import join_matches
+from spark_runner.engine.dataflow.network import compile_network
+from spark_runner.engine.sources.replay import join_matches
 from spark_runner.scenario import parse_scenario
 from tests.waiting import wait_until
 

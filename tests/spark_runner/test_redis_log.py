@@ -14,19 +14,19 @@ import pytest
 import redis
 from pyspark.sql.streaming.datasource import ReadAllAvailable
 
-from spark_runner.engine.columns import ColumnSpec
-from spark_runner.engine.feed import (
+from spark_runner.engine.dataflow.network import stream_specs
+from spark_runner.engine.sources.columns import ColumnSpec
+from spark_runner.engine.sources.feed import (
     FeedPoint,
     FeedSpec,
     initial_offset,
     next_offset,
     plan_partitions,
 )
-from spark_runner.engine.network import stream_specs
-from spark_runner.engine.offsets import ADMIT_ALL, Decision, SourceOffset
-from spark_runner.engine.redis_log import Producer, RedisLog, stream_key
-from spark_runner.engine.source import FeedPartition, FeedReader
-from spark_runner.engine.streams import StreamSpec
+from spark_runner.engine.sources.offsets import ADMIT_ALL, Decision, SourceOffset
+from spark_runner.engine.sources.redis_log import Producer, RedisLog, stream_key
+from spark_runner.engine.sources.source import FeedPartition, FeedReader
+from spark_runner.engine.sources.streams import StreamSpec
 from spark_runner.scenario import Scenario
 
 pytestmark = pytest.mark.services

@@ -13,7 +13,7 @@ from typing import cast
 import pytest
 import redis
 
-from spark_runner.engine.sink import (
+from spark_runner.engine.dataflow.sink import (
     SinkError,
     batch_marker,
     check_sink,

@@ -22,10 +22,10 @@ import pytest
 import redis
 from pyspark.sql import SparkSession
 
-from spark_runner.engine.controller import ControllerOptions
-from spark_runner.engine.network import stream_specs
-from spark_runner.engine.redis_log import Producer, id_seconds, stream_key
-from spark_runner.engine.sink import batch_marker
+from spark_runner.engine.control.controller import ControllerOptions
+from spark_runner.engine.dataflow.network import stream_specs
+from spark_runner.engine.dataflow.sink import batch_marker
+from spark_runner.engine.sources.redis_log import Producer, id_seconds, stream_key
 from spark_runner.scenario import parse_scenario
 from spark_runner.scenario.compose import scenario_live_config
 from tests.waiting import wait_until

@@ -17,7 +17,7 @@ from pyspark.sql import SparkSession
 
 from spark_runner.contract.samples import MetricSample
 from spark_runner.core.dilos import FLAG_PERIODS
-from spark_runner.engine.controller import ControllerOptions
+from spark_runner.engine.control.controller import ControllerOptions
 from spark_runner.scenario import parse_scenario
 
 from .conftest import SHARED_EXPENSIVE_LOWER
@@ -134,8 +134,7 @@ def test_an_expensive_lower_branch_behind_a_shared_segment_is_shed_by_its_class(
     over these 20 periods, and below it over longer runs. The oracle lets a
     queue grow to D less the floor before it sheds, a one-time buffer of about 11 points
     over 20 periods; a class after a shared segment cannot hold one, since Spark cannot
-    keep the owner's tuples on its edge for a later batch. The same scenario over 60 and
-    120 s: docs/spark-runner.md.)"""
+    keep the owner's tuples on its edge for a later batch.)"""
     scenario = parse_scenario(SHARED_EXPENSIVE_LOWER)
     run = Run(spark, scenario, tmp_path, options=ControllerOptions(warmup_s=6.0))
     try:
@@ -144,7 +143,7 @@ def test_an_expensive_lower_branch_behind_a_shared_segment_is_shed_by_its_class(
         run.stop()
     gold, bronze = run.of("gold"), run.of("bronze")
     report = summary(run, ["gold", "bronze"])
-    print(f"\n{report}")  # the figures docs/spark-runner.md reports (pytest -s shows them)
+    print(f"\n{report}")  # the figures docs/measurements.md reports (pytest -s shows them)
     assert loss(gold) == 0.0, report
     assert loss(bronze) > 0.2, report
     assert latency_gap_s(gold, bronze) <= LATENCY_SLACK_S, report
@@ -223,7 +222,7 @@ def hog_run(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> Ho
         latency_gap_s(run.of(higher), run.of(lower))
         for higher, lower in (("gold", "silver"), ("silver", "bronze"))
     ]
-    # the figures docs/spark-runner.md reports (pytest -s shows them)
+    # the figures docs/measurements.md reports (pytest -s shows them)
     print(f"\n{summary(run, list(HOG_RATES))}\nlatency gaps {gaps[0]:.2f} s, {gaps[1]:.2f} s")
     return HogRun(run, hog_from, hog_to)
 
@@ -234,7 +233,7 @@ def test_every_class_loaded_with_a_cpu_hog_and_an_infeasible_class(hog_run: HogR
     feasible classes are back within target within 10 periods of the hog's start and of
     its end. (Silver's loss against its oracle is reported, not asserted: its oracle,
     which knows when the hog starts, loses nothing here, and silver's small loss around
-    the hog's start cannot be a ratio to 0. docs/spark-runner.md has the runs.)"""
+    the hog's start cannot be a ratio to 0.)"""
     run = hog_run.run
     gold, silver, bronze = run.of("gold"), run.of("silver"), run.of("bronze")
     report = summary(run, list(HOG_RATES))

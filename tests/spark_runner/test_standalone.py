@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from spark_runner.engine.cluster import ClusterError, StandaloneCluster
-from spark_runner.engine.executors import master_status
+from spark_runner.engine.control.executors import master_status
 from tests.leftovers import command_lines
 
 pytestmark = [pytest.mark.spark, pytest.mark.timeout(180)]

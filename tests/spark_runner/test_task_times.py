@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from pyspark.sql import SparkSession
 
-from spark_runner.engine.controller import ControllerOptions
+from spark_runner.engine.control.controller import ControllerOptions
 from spark_runner.scenario import parse_scenario
 from spark_runner.scenario.models import MapOp
 

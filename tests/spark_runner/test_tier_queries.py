@@ -18,8 +18,8 @@ from pathlib import Path
 import pyarrow.dataset as ds
 import pytest
 
-from spark_runner.engine.network import compile_network
-from spark_runner.engine.tiers import tier_classes, tier_scenario
+from spark_runner.engine.dataflow.network import compile_network
+from spark_runner.engine.dataflow.tiers import tier_classes, tier_scenario
 from spark_runner.scenario import parse_scenario
 
 from .spark_helpers import admitted

@@ -6,8 +6,8 @@ import pytest
 
 from spark_runner.contract.control import ClassControl, LiveConfig
 from spark_runner.core.errors import ParameterError
-from spark_runner.engine.network import compile_network
-from spark_runner.engine.tiers import (
+from spark_runner.engine.dataflow.network import compile_network
+from spark_runner.engine.dataflow.tiers import (
     check_tiers,
     merge_results,
     pool_shares,

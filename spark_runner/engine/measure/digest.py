@@ -16,7 +16,7 @@ import numpy as np
 
 from spark_runner.control.results import percentile_from_histogram
 from spark_runner.control.run import HIST_BINS, HIST_BINS_PER_DECADE, HIST_MIN_EXP
-from spark_runner.engine.measures import ResponseSample
+from spark_runner.engine.measure.measures import ResponseSample
 
 
 @dataclass(frozen=True)

@@ -29,11 +29,11 @@ from typing import Any
 import numpy as np
 import redis
 
-from spark_runner.engine.admission import kept_positions
-from spark_runner.engine.columns import ColumnSpec, column_values
-from spark_runner.engine.feed import FeedSpec, Slice
-from spark_runner.engine.offsets import PointState
-from spark_runner.engine.streams import StreamSpec
+from spark_runner.engine.control.admission import kept_positions
+from spark_runner.engine.sources.columns import ColumnSpec, column_values
+from spark_runner.engine.sources.feed import FeedSpec, Slice
+from spark_runner.engine.sources.offsets import PointState
+from spark_runner.engine.sources.streams import StreamSpec
 
 DEFAULT_PREFIX = "headroom"
 
@@ -77,7 +77,8 @@ def _seq(entry_id: str, fields: Mapping[str, Any]) -> int:
 
 
 class RedisLog:
-    """Points reading Redis streams (the :class:`~spark_runner.engine.feed.Log` protocol)."""
+    """Points reading Redis streams (the :class:`~spark_runner.engine.sources.feed.Log`
+    protocol)."""
 
     def __init__(self, spec: FeedSpec, client: redis.Redis | None = None) -> None:
         self._spec = spec

@@ -69,23 +69,23 @@ from spark_runner.core.elastic import ScalingParams, sized_at_start, spared_queu
 from spark_runner.core.errors import ParameterError
 from spark_runner.core.load_model import LoadModel
 from spark_runner.core.oracle import recent_shed_s
-from spark_runner.engine.costs import (
-    ROW_WEIGHT_S,
-    STATEFUL_ROW_WEIGHT_S,
-    BatchBudget,
-    BranchScales,
-)
-from spark_runner.engine.digest import PeriodStats, RunDigest, period_stats
-from spark_runner.engine.measures import BatchMeasures, NodeCounts, ResponseSample
-from spark_runner.engine.network import NetworkPlan, stream_specs
-from spark_runner.engine.offsets import BatchRecord, Decision
-from spark_runner.engine.pacing import (
+from spark_runner.engine.control.pacing import (
     MIN_WORK_SHARE,
     bare_floor_s,
     floor_s,
     mean_floor_s,
     pace_s,
 )
+from spark_runner.engine.dataflow.network import NetworkPlan, stream_specs
+from spark_runner.engine.measure.costs import (
+    ROW_WEIGHT_S,
+    STATEFUL_ROW_WEIGHT_S,
+    BatchBudget,
+    BranchScales,
+)
+from spark_runner.engine.measure.digest import PeriodStats, RunDigest, period_stats
+from spark_runner.engine.measure.measures import BatchMeasures, NodeCounts, ResponseSample
+from spark_runner.engine.sources.offsets import BatchRecord, Decision
 from spark_runner.scenario.compose import scenario_live_config
 from spark_runner.scenario.models import MapOp, Scenario, WindowAggregateOp
 
@@ -106,7 +106,7 @@ class ControllerOptions:
     burn: maps burn their calibrated CPU cost (their weight includes it) [True].
     parallelism: task slots a batch runs on [2].
     measured_costs: operator weights follow the executor time Spark measured per query
-        branch (:class:`~spark_runner.engine.costs.BranchScales`); otherwise they stay
+        branch (:class:`~spark_runner.engine.measure.costs.BranchScales`); otherwise they stay
         the declared priors [True].
     numbering: the number of the run's first control period and first control action,
         and the step to the next, ``(first, step)``: a job's queries (one per tier)
@@ -385,7 +385,7 @@ class EngineController:
 
     def pool_state(self, serving: int, free: int) -> None:
         """The executors serving now and how many more the cluster could start (the
-        runner's :class:`~spark_runner.engine.executors.ExecutorPool`)."""
+        runner's :class:`~spark_runner.engine.control.executors.ExecutorPool`)."""
         if self.scaling is None:
             return
         with self._step_lock:

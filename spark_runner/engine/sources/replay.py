@@ -15,8 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
-from spark_runner.engine.feed import FeedSpec, GeneratedLog, plan_partitions
-from spark_runner.engine.offsets import SourceOffset, read_offset_log
+from spark_runner.engine.sources.feed import FeedSpec, GeneratedLog, plan_partitions
+from spark_runner.engine.sources.offsets import SourceOffset, read_offset_log
 
 
 def admitted_tuples(checkpoint: str | Path, last_batch: int) -> list[dict[str, np.ndarray]]:

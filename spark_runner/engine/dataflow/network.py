@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from spark_runner.control.network import build_network
 from spark_runner.core.operator_graph import OperatorGraph
 from spark_runner.core.sharing import SharingPlan
-from spark_runner.engine.columns import ColumnSpec
-from spark_runner.engine.streams import StreamSpec
+from spark_runner.engine.sources.columns import ColumnSpec
+from spark_runner.engine.sources.streams import StreamSpec
 from spark_runner.scenario.arrivals import build_schedule
 from spark_runner.scenario.errors import Issue, ScenarioError
 from spark_runner.scenario.models import (

@@ -31,10 +31,10 @@ import pyarrow.csv as pa_csv
 import pyarrow.json as pa_json
 import pyarrow.parquet as pq
 
-from spark_runner.engine.admission import kept_positions
-from spark_runner.engine.columns import ARROW_TYPES, column_values
-from spark_runner.engine.feed import FeedSpec, Slice
-from spark_runner.engine.offsets import PointState
+from spark_runner.engine.control.admission import kept_positions
+from spark_runner.engine.sources.columns import ARROW_TYPES, column_values
+from spark_runner.engine.sources.feed import FeedSpec, Slice
+from spark_runner.engine.sources.offsets import PointState
 
 FILE_FORMATS = {".json": "json", ".jsonl": "json", ".csv": "csv", ".parquet": "parquet"}
 """File name endings the log reads, and their format."""
@@ -138,7 +138,7 @@ class Manifest:
 
 
 class FileLog:
-    """Points reading directories of files (the :class:`~spark_runner.engine.feed.Log`
+    """Points reading directories of files (the :class:`~spark_runner.engine.sources.feed.Log`
     protocol); ``work_dir`` holds the manifests."""
 
     def __init__(self, spec: FeedSpec, work_dir: Path) -> None:

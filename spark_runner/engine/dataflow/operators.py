@@ -44,9 +44,9 @@ from dataclasses import dataclass
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from spark_runner.engine.expressions import checked_sql, edge_shed_sql
-from spark_runner.engine.measures import QUANTILE_LEVELS, Use
-from spark_runner.engine.network import LEFT, RIGHT, NetworkPlan, PlanNode
+from spark_runner.engine.dataflow.expressions import checked_sql, edge_shed_sql
+from spark_runner.engine.dataflow.network import LEFT, RIGHT, NetworkPlan, PlanNode
+from spark_runner.engine.measure.measures import QUANTILE_LEVELS, Use
 from spark_runner.scenario.columns import (
     CLASS_COLUMN,
     EVENT_TIME,

@@ -59,8 +59,8 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
-from spark_runner.engine.columns import ColumnSpec, arrow_array, shed_column
-from spark_runner.engine.feed import (
+from spark_runner.engine.sources.columns import ColumnSpec, arrow_array, shed_column
+from spark_runner.engine.sources.feed import (
     FILES,
     REDIS,
     FeedSpec,
@@ -72,7 +72,7 @@ from spark_runner.engine.feed import (
     origin_at,
     plan_partitions,
 )
-from spark_runner.engine.offsets import ADMIT_ALL, Decision, SourceOffset, read_decision
+from spark_runner.engine.sources.offsets import ADMIT_ALL, Decision, SourceOffset, read_decision
 from spark_runner.scenario.columns import READ_COLUMN
 
 SOURCE_NAME = "headroom_feed"
@@ -161,11 +161,11 @@ class FeedReader(DataSourceStreamReader):
         """The log of a run whose scenario time 0 is ``origin_us`` (from the offsets)."""
         if origin_us not in self._logs:
             if self.spec.kind == REDIS:
-                from spark_runner.engine.redis_log import RedisLog
+                from spark_runner.engine.sources.redis_log import RedisLog
 
                 self._logs[origin_us] = RedisLog(self.spec)
             elif self.spec.kind == FILES:
-                from spark_runner.engine.file_log import FileLog
+                from spark_runner.engine.sources.file_log import FileLog
 
                 self._logs[origin_us] = FileLog(self.spec, Path(self.spec.decision_path).parent)
             else:

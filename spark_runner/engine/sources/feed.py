@@ -22,15 +22,15 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from spark_runner.engine.admission import (
+from spark_runner.engine.control.admission import (
     EdgeDemand,
     PointAdmission,
     PointDemand,
     admit,
     kept_positions,
 )
-from spark_runner.engine.offsets import Decision, PointState, SourceOffset
-from spark_runner.engine.streams import StreamSpec
+from spark_runner.engine.sources.offsets import Decision, PointState, SourceOffset
+from spark_runner.engine.sources.streams import StreamSpec
 
 GENERATOR = "generator"
 REDIS = "redis"

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from spark_runner.engine.columns import ColumnSpec, generate
+from spark_runner.engine.sources.columns import ColumnSpec, generate
 
 
 @dataclass(frozen=True)

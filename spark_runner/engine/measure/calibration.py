@@ -8,7 +8,7 @@ import time
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
-from spark_runner.engine.expressions import burn_sql
+from spark_runner.engine.dataflow.expressions import burn_sql
 
 log = logging.getLogger(__name__)
 

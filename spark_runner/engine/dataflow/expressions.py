@@ -18,8 +18,8 @@
 
 from __future__ import annotations
 
-from spark_runner.engine.columns import shed_column
-from spark_runner.engine.network import NetworkPlan
+from spark_runner.engine.dataflow.network import NetworkPlan
+from spark_runner.engine.sources.columns import shed_column
 from spark_runner.scenario.models import FilterOp, MapOp
 from spark_runner.scenario.predicates import parse_predicate
 from spark_runner.scenario.sql_allowlist import check_expression

@@ -1,0 +1,2 @@
+"""The controller on the driver and what it steers: admission, pace, executors, the
+background hog."""
