@@ -11,8 +11,8 @@ utilization: ``measure_capacity``), then DILoS on the benchmark's own mix at 1.5
 probe's reading for a whole run: what it admits over the second half is the capacity
 (the probe's mix is not the runs'; here the mix read 3–6 % below the probe). Then c1–c3
 are offered ``--load`` of it (0.3 / 0.3 / 0.4 of that) and c4 5 % more. Meant to fit
-every class before the hog, it does not always: held, c3 lost 0.2–51 % there in five
-runs here, as the engine's speed varies from run to run (docs/spark-runner.md). At
+every class before the hog, it does not always (a held c3 may lose tuples there), as
+the engine's speed varies from run to run. At
 ``--hog-at`` seconds of measured time a background job (one busy process per core,
 ``--share`` of each) takes the machine to a quarter until the end. Two DILoS runs side
 by side: the infeasible class *held* (it sheds only its load above its capacity, the

@@ -52,9 +52,7 @@ DEFAULT_POLICY: Final = "absolute"
 """The product's promise: high classes lose nothing while low classes absorb the overload.
 
 The thesis's ``relative`` keeps every class at least its original share, so a top class
-whose own load passes its share sheds while the classes below keep theirs (on Spark, at
-about twice the machine's capacity, the top class lost 7 % and 29 % of its tuples under
-``relative`` in two runs: docs/spark-runner.md)."""
+whose own load passes its share sheds while the classes below keep theirs."""
 _EPS = 1e-12
 
 
