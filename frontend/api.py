@@ -471,10 +471,12 @@ class JobConfig(TypedDict):
     pending_versions: list[int]
     config: LiveConfig  # the newest (= latest["config"])
     versions: list[ConfigVersion]
-    # The newest version, and the one the job runs now (None until it acknowledges its
-    # launch configuration).
+    # The newest version; the newest the job acknowledged (None until it acknowledges its
+    # launch configuration); what it runs now (that, or the launch configuration).
     latest: ConfigAtVersion
     applied: ConfigAtVersion | None
+    in_force: ConfigAtVersion
+    thresholds: dict[str, float]  # the job's usage thresholds in force (tau0..tau3)
 
 
 class ClassSummary(TypedDict):

@@ -1,4 +1,5 @@
-"""The live view's charts: pure functions of metric samples, built whole or extended.
+"""Charts of metric samples, built whole or extended: every chart of the live page and
+the history page's response-time percentiles; pure functions of the samples.
 
 Each chart is a ``Chart``: a list of per-class ``Series`` (a value read from a sample)
 and what to draw around them (delay-target bands, a reference line, a manager-state

@@ -14,7 +14,6 @@ from backend.jobs import lookup as jobs
 from backend.metrics.service import reporting_job
 from backend.tuning import service as tuning
 from spark_runner.contract.actions import ActionKind, ControlAction
-from spark_runner.core.elastic import job_thresholds
 
 _COLUMNS = tuple(ControlAction.model_fields)
 _REPLACED = tuple(c for c in _COLUMNS if c != "seq")
@@ -77,5 +76,4 @@ def actions_of(
 
 def thresholds_of(session: Session, job_id: int) -> dict[str, float]:
     """The job's thresholds now: the lowest of its classes' in its latest configuration."""
-    config = tuning.latest_config(session, job_id)
-    return job_thresholds(c.spec(n).thresholds for n, c in config.classes.items())
+    return tuning.latest_config(session, job_id).usage_thresholds()

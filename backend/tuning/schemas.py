@@ -87,8 +87,16 @@ class JobConfigRead(BaseModel):
         description="The newest version: what the job runs once it applies it."
     )
     applied: ConfigAtVersion | None = Field(
-        description="The newest version the job has acknowledged: what it runs now; None "
-        "until it acknowledges its launch configuration (version 0)."
+        description="The newest version the job has acknowledged; None until it "
+        "acknowledges its launch configuration (version 0)."
+    )
+    thresholds: dict[str, float] = Field(
+        description="The job's usage thresholds tau0..tau3 in force: the lowest of its "
+        "classes' in ``in_force``."
+    )
+    in_force: ConfigAtVersion = Field(
+        description="What the job runs now: the newest version it acknowledged, or its "
+        "launch configuration (version 0) until it acknowledges one."
     )
     versions: list[VersionRead]
 

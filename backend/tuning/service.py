@@ -179,6 +179,7 @@ def describe(session: Session, job_id: int) -> JobConfigRead:
     latest = _at_version(versions[-1])
     applied_rows = [v for v in versions if v.applied_at is not None]
     applied = _at_version(applied_rows[-1]) if applied_rows else None
+    in_force = applied if applied is not None else _at_version(versions[0])
     return JobConfigRead(
         job_id=job_id,
         latest_version=latest.version,
@@ -187,6 +188,8 @@ def describe(session: Session, job_id: int) -> JobConfigRead:
         config=latest.config,
         latest=latest,
         applied=applied,
+        in_force=in_force,
+        thresholds=in_force.config.usage_thresholds(),
         versions=[VersionRead.model_validate(v) for v in versions],
     )
 

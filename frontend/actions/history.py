@@ -35,8 +35,8 @@ from frontend.api import (
 from frontend.components import error_alert, format_number, format_timestamp, status_badge
 from frontend.figures import epoch_to_utc
 from frontend.history_figures import compare_figure, qod_figure, qos_figure
-from frontend.live_figures import HISTORY_RESPONSE_TIME, ChartContext, build_chart, plan_chart
 from frontend.managers import delay_band
+from frontend.sample_charts import HISTORY_RESPONSE_TIME, ChartContext, build_chart, plan_chart
 
 Span = tuple[float, float]  # first and last sample time of a run, epoch seconds
 SERIES_POINTS = 300  # about this many points per class in the percentile chart

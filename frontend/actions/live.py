@@ -41,7 +41,8 @@ from frontend.api import (
 )
 from frontend.components import error_alert, format_number, format_timestamp, status_badge
 from frontend.figures import epoch_to_utc
-from frontend.live_figures import (
+from frontend.managers import delay_band
+from frontend.sample_charts import (
     LIVE_CHARTS,
     STATE_COLORS,
     Band,
@@ -53,9 +54,6 @@ from frontend.live_figures import (
     plan_chart,
     shed_share,
 )
-from frontend.managers import delay_band
-from spark_runner.core.elastic import job_thresholds
-from spark_runner.core.thresholds import Thresholds
 
 Figure = dict[str, Any]  # a plain Plotly figure: {"data": [...], "layout": {...}}
 LIVE_WINDOW_S = 120.0
@@ -80,7 +78,7 @@ class LiveCursor(TypedDict):
     """What the page remembers between refreshes (kept in a ``dcc.Store``).
 
     ``job`` is the job as last read (every ``JOB_REFRESH_TICKS`` refreshes), ``plans``
-    the traces of each chart (see ``frontend.live_figures``), ``context`` the classes and
+    the traces of each chart (see ``frontend.sample_charts``), ``context`` the classes and
     bands they were drawn with, ``last_seq`` the newest ``seq`` seen per class,
     ``latest`` the newest sample per class (for the summary), and ``shown`` the times
     ``t`` of the samples this refresh put on screen (the page records when).
@@ -194,21 +192,13 @@ def class_bands(job: Job, config: JobConfig | None) -> dict[str, Band]:
     return {cls["name"]: delay_band(cls["delay_target_s"], None, {}) for cls in job["classes"]}
 
 
-def job_thresholds_of(config: JobConfig | None) -> dict[str, float]:
-    """The job's usage thresholds in force: the lowest of its classes' (the core's rule)."""
-    if config is None:
-        return {}
-    classes = in_force(config)["classes"].values()
-    return job_thresholds(Thresholds(c["tau0"], c["tau1"], c["tau2"], c["tau3"]) for c in classes)
-
-
 def chart_context(job: Job, config: JobConfig | None) -> ChartContext:
     same = config is not None and config.get("job_id") == job["id"]
     return ChartContext(
         classes=tuple(cls["name"] for cls in job["classes"]),
         bands=class_bands(job, config),
         uirevision=job["id"],
-        thresholds=job_thresholds_of(config if same else None),
+        thresholds=dict(config["thresholds"]) if same and config is not None else {},
     )
 
 

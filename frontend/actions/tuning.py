@@ -19,7 +19,7 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any
 
 import dash_bootstrap_components as dbc
 import httpx
@@ -448,42 +448,9 @@ def render_changes(changes: Sequence[tuple[str, str, str]]) -> Component:
 
 
 def in_force(config: JobConfig) -> LiveConfig:
-    """The configuration the job runs with: the API's ``applied`` one. Before the job
-    acknowledged any version it runs its launch configuration (version 0), which the API
-    does not repeat: the newest one with the changes of every later version taken back
-    (their ``old`` values)."""
-    if config["applied"] is not None:
-        return copy.deepcopy(config["applied"]["config"])
-    live: LiveConfig = copy.deepcopy(config["config"])
-    applied = 0
-    names = sorted(live["classes"], key=len, reverse=True)  # "a.b" before "a"
-    for version in sorted(config["versions"], key=lambda v: v["version"], reverse=True):
-        if version["version"] <= applied:
-            break
-        for change in version["changes"]:
-            _set_path(live, names, change["path"], change["old"])
-    return live
-
-
-def _set_path(live: LiveConfig, names: Sequence[str], path: str, value: Any) -> None:
-    target: dict[str, Any] = cast(dict[str, Any], live)
-    rest = path
-    if path.startswith("classes."):
-        name = next((n for n in names if path.startswith(f"classes.{n}.")), None)
-        if name is None:
-            return
-        target = cast(dict[str, Any], live["classes"][name])
-        rest = path.removeprefix(f"classes.{name}.")
-    *parents, last = rest.split(".")
-    for key in parents:
-        child = target.get(key)
-        if not isinstance(child, dict):
-            return
-        target = child
-    if value is None and parents:
-        target.pop(last, None)  # a parameter the older version did not set
-    else:
-        target[last] = value
+    """The configuration the job runs with (the API's ``in_force``: the newest version it
+    acknowledged, or its launch configuration until it acknowledges one)."""
+    return copy.deepcopy(config["in_force"]["config"])
 
 
 def pending_versions(config: JobConfig) -> list[int]:

@@ -131,14 +131,17 @@ class LiveConfig(BaseModel):
                 ) from None
         self.scaling_params()
 
+    def usage_thresholds(self) -> dict[str, float]:
+        """The job's usage thresholds τ0..τ3: the lowest of its classes' (the core's rule)."""
+        return job_thresholds(c.spec(n).thresholds for n, c in self.classes.items())
+
     def scaling_params(self) -> ScalingParams | None:
         """The job's elasticity settings with its thresholds (the lowest of its classes');
         None when it does not scale. Raises ``ParameterError`` (``elastic.<name>``)."""
         if self.elastic is None:
             return None
-        thresholds = job_thresholds(c.spec(n).thresholds for n, c in self.classes.items())
         try:
-            return build_params(ScalingParams, {**self.elastic, **thresholds})
+            return build_params(ScalingParams, {**self.elastic, **self.usage_thresholds()})
         except ParameterError as error:
             raise ParameterError(f"elastic.{error.field}", error.value, error.rule) from None
 

@@ -176,21 +176,27 @@ def test_config_shows_the_latest_and_the_applied_content(client: TestClient, job
     assert launched["applied"] is None  # the job has not acknowledged version 0 yet
     assert launched["latest"]["version"] == 0 and launched["latest"]["applied_at"] is None
     assert launched["latest"]["config"] == launched["config"]
+    assert launched["in_force"] == launched["latest"]  # it runs its launch configuration
 
-    client.post(f"/api/v1/jobs/{job_id}/control/ack", json={"version": 0}, headers=job_auth)
+    client.patch(f"/api/v1/jobs/{job_id}/config", json={"classes": {"ads": {"tau2": 0.75}}})
+    unacknowledged = client.get(f"/api/v1/jobs/{job_id}/config").json()
+    assert unacknowledged["in_force"]["version"] == 0  # until it acknowledges one
+
+    client.post(f"/api/v1/jobs/{job_id}/control/ack", json={"version": 1}, headers=job_auth)
     client.patch(f"/api/v1/jobs/{job_id}/config", json={"classes": {"ads": {"tau2": 0.7}}})
     pending = client.get(f"/api/v1/jobs/{job_id}/config").json()
     latest, applied = pending["latest"], pending["applied"]
-    assert (latest["version"], applied["version"]) == (1, 0)
+    assert (latest["version"], applied["version"]) == (2, 1)
+    assert pending["in_force"] == applied
     assert latest["config"]["classes"]["ads"]["tau2"] == 0.7  # what the job will run
-    assert applied["config"]["classes"]["ads"]["tau2"] == 0.8  # what it runs now
+    assert applied["config"]["classes"]["ads"]["tau2"] == 0.75  # what it runs now
     assert latest["created_by"] == "ops" and latest["applied_at"] is None
     assert applied["applied_at"] is not None and applied["created_at"] <= latest["created_at"]
-    assert pending["pending_versions"] == [1] and pending["applied_version"] == 0
+    assert pending["pending_versions"] == [2] and pending["applied_version"] == 1
 
-    client.post(f"/api/v1/jobs/{job_id}/control/ack", json={"version": 1}, headers=job_auth)
+    client.post(f"/api/v1/jobs/{job_id}/control/ack", json={"version": 2}, headers=job_auth)
     done = client.get(f"/api/v1/jobs/{job_id}/config").json()
-    assert done["applied"]["version"] == 1 and done["applied"]["config"] == done["config"]
+    assert done["applied"]["version"] == 2 and done["applied"]["config"] == done["config"]
 
 
 def store_overloaded_samples(

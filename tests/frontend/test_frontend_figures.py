@@ -14,7 +14,7 @@ from plotly.io.json import to_json_plotly
 from frontend.api import ClassSummary, MetricSample
 from frontend.figures import class_colors, class_order, epoch_to_iso, epoch_to_utc
 from frontend.history_figures import compare_figure, qod_figure, qos_figure, target_ratio
-from frontend.live_figures import (
+from frontend.sample_charts import (
     EXECUTORS,
     HISTORY_RESPONSE_TIME,
     JOB_USAGE,

@@ -3,7 +3,6 @@ rules (what the live tuning panel does)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import cast
 
 import pytest
@@ -284,42 +283,3 @@ def test_in_force_takes_back_what_the_job_has_not_applied(api, real_api, job, co
     real_api.ack(job["id"], 2)
     final = stored(api, job["id"])
     assert in_force(final) == final["config"]
-
-
-def test_in_force_finds_classes_whose_names_have_dots():
-    config = cast(
-        JobConfig,  # only the fields in_force reads
-        {
-            "job_id": 1,
-            "latest_version": 1,
-            "applied_version": None,
-            "pending_versions": [0, 1],
-            "config": {
-                "version": 1,
-                "recommend_only": False,
-                "policy": "relative",
-                "redistribution_every": 10,
-                "redistribution_enabled": True,
-                "classes": {"a": {"tau2": 0.9}, "a.b": {"tau2": 0.7}},
-            },
-            "versions": [
-                {
-                    "version": 0,
-                    "changes": [],
-                    "created_by": None,
-                    "created_at": "",
-                    "applied_at": None,
-                },
-                {
-                    "version": 1,
-                    "changes": [{"path": "classes.a.b.tau2", "old": 0.8, "new": 0.7}],
-                    "created_by": None,
-                    "created_at": "",
-                    "applied_at": None,
-                },
-            ],
-            "applied": None,  # the job has not acknowledged even its launch configuration
-        },
-    )
-    classes: Mapping[str, object] = in_force(config)["classes"]
-    assert classes == {"a": {"tau2": 0.9}, "a.b": {"tau2": 0.8}}
