@@ -5,11 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sqlalchemy import Insert, select
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
-from backend.actions.models import ControlActionRow
+from backend.actions.repository import ActionRepository
 from backend.jobs import lookup as jobs
 from backend.metrics.service import reporting_job
 from backend.tuning import service as tuning
@@ -36,22 +34,7 @@ def ingest(session: Session, job_id: int, actions: Sequence[ControlAction], now_
     rows = [{"job_id": job_id, **a.model_dump(mode="json")} for a in actions]
     # the newest post of an action wins, in the order the batch lists them
     latest = {row["seq"]: row for row in rows}
-    session.execute(_upsert(session), list(latest.values()))
-
-
-def _upsert(session: Session) -> Insert:
-    dialect = session.get_bind().dialect.name
-    if dialect == "postgresql":
-        pg = postgresql.insert(ControlActionRow)
-        return pg.on_conflict_do_update(
-            index_elements=["job_id", "seq"], set_={c: pg.excluded[c] for c in _REPLACED}
-        )
-    if dialect == "sqlite":
-        lite = sqlite.insert(ControlActionRow)
-        return lite.on_conflict_do_update(
-            index_elements=["job_id", "seq"], set_={c: lite.excluded[c] for c in _REPLACED}
-        )
-    raise NotImplementedError(f"action ingest does not support the {dialect} dialect")
+    ActionRepository(session).upsert_many(list(latest.values()), _REPLACED)
 
 
 def actions_of(
@@ -64,12 +47,9 @@ def actions_of(
 ) -> tuple[list[ControlAction], bool]:
     """The newest ``limit`` actions (oldest first) and whether older ones were left out."""
     jobs.get_job(session, job_id)
-    stmt = select(ControlActionRow).where(ControlActionRow.job_id == job_id)
-    if kind is not None:
-        stmt = stmt.where(ControlActionRow.kind == kind)
-    if class_name is not None:
-        stmt = stmt.where(ControlActionRow.class_name == class_name)
-    rows = session.scalars(stmt.order_by(ControlActionRow.seq.desc()).limit(limit + 1)).all()
+    rows = ActionRepository(session).newest(
+        job_id, kind=kind, class_name=class_name, limit=limit + 1
+    )
     kept = [ControlAction.model_validate({c: getattr(r, c) for c in _COLUMNS}) for r in rows]
     return kept[:limit][::-1], len(kept) > limit
 

@@ -1,0 +1,50 @@
+"""Reading and writing a job's control actions."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import Insert, select
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.orm import Session
+
+from backend.actions.models import ControlActionRow
+
+
+class ActionRepository:
+    def __init__(self, session: Session) -> None:
+        self.session = session
+
+    def upsert_many(self, rows: Sequence[dict[str, Any]], replaced: Sequence[str]) -> None:
+        """Store ``rows``; a row already stored (same job and seq) gets the ``replaced``
+        columns of the new one."""
+        if rows:
+            self.session.execute(self._upsert(replaced), list(rows))
+
+    def _upsert(self, replaced: Sequence[str]) -> Insert:
+        dialect = self.session.get_bind().dialect.name
+        if dialect == "postgresql":
+            pg = postgresql.insert(ControlActionRow)
+            return pg.on_conflict_do_update(
+                index_elements=["job_id", "seq"], set_={c: pg.excluded[c] for c in replaced}
+            )
+        if dialect == "sqlite":
+            lite = sqlite.insert(ControlActionRow)
+            return lite.on_conflict_do_update(
+                index_elements=["job_id", "seq"], set_={c: lite.excluded[c] for c in replaced}
+            )
+        raise NotImplementedError(f"action ingest does not support the {dialect} dialect")
+
+    def newest(
+        self, job_id: int, *, kind: str | None, class_name: str | None, limit: int
+    ) -> Sequence[ControlActionRow]:
+        """The job's newest ``limit`` actions, newest first, of ``kind`` and ``class_name``
+        where given."""
+        stmt = select(ControlActionRow).where(ControlActionRow.job_id == job_id)
+        if kind is not None:
+            stmt = stmt.where(ControlActionRow.kind == kind)
+        if class_name is not None:
+            stmt = stmt.where(ControlActionRow.class_name == class_name)
+        order = stmt.order_by(ControlActionRow.seq.desc()).limit(limit)
+        return self.session.scalars(order).all()
