@@ -110,28 +110,7 @@ def simulate(
     ),
 ) -> None:
     """Simulate SCENARIO and print the per-class table (response time, violation, loss)."""
-    from spark_runner.control.report import class_table, run_header
-    from spark_runner.control.results import write_results
-    from spark_runner.scenario import ScenarioError, load_scenario
-    from spark_runner.sim import run_scenario
-
-    try:
-        loaded = load_scenario(scenario, overrides or ())
-    except ScenarioError as exc:
-        typer.echo(str(exc), err=True)
-        raise typer.Exit(code=2) from None
-    started = time.perf_counter()
-    results = run_scenario(loaded)
-    wall_s = time.perf_counter() - started
-    typer.echo(run_header(results))
-    typer.echo(class_table(results))
-    for line in action_lines(results):
-        typer.echo(line)
-    typer.echo(f"simulated {loaded.duration_s:g} s in {wall_s:.2f} s of wall time")
-    if out is not None:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        write_results(results, out)
-        typer.echo(f"results: {out}")
+    results = _run_simulated(_load(scenario, overrides), out)
     if plot is not None:
         from spark_runner.sim.plot import PlotUnavailable, plot_results
 
@@ -225,13 +204,8 @@ def run(
     import tempfile
 
     from spark_runner.control.report import class_table
-    from spark_runner.scenario import ScenarioError, load_scenario
 
-    try:
-        loaded = load_scenario(scenario, overrides or ())
-    except ScenarioError as exc:
-        typer.echo(str(exc), err=True)
-        raise typer.Exit(code=2) from None
+    loaded = _load(scenario, overrides)
     if engine == "sim":
         _run_simulated(loaded, out)
         return
@@ -294,19 +268,36 @@ def run(
         raise typer.Exit(code=EXIT_TOO_FEW_PERIODS)
 
 
-def _run_simulated(loaded: Scenario, out: Path | None) -> None:
-    """``headroom run --engine sim``: simulate, print the table, write the results."""
+def _load(scenario: Path, overrides: list[str] | None) -> Scenario:
+    """The validated scenario; its problems on stderr and exit code 2."""
+    from spark_runner.scenario import ScenarioError, load_scenario
+
+    try:
+        return load_scenario(scenario, overrides or ())
+    except ScenarioError as exc:
+        typer.echo(str(exc), err=True)
+        raise typer.Exit(code=2) from None
+
+
+def _run_simulated(loaded: Scenario, out: Path | None) -> dict[str, Any]:
+    """Simulate, print the table and the control actions, write the results."""
     from spark_runner.control.report import class_table, run_header
     from spark_runner.control.results import write_results
     from spark_runner.sim import run_scenario
 
+    started = time.perf_counter()
     results = run_scenario(loaded)
+    wall_s = time.perf_counter() - started
     typer.echo(run_header(results))
     typer.echo(class_table(results))
+    for line in action_lines(results):
+        typer.echo(line)
+    typer.echo(f"simulated {loaded.duration_s:g} s in {wall_s:.2f} s of wall time")
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
         write_results(results, out)
         typer.echo(f"results: {out}")
+    return results
 
 
 def _run_snapshot(
