@@ -5,9 +5,10 @@ from typing import Any
 
 from sqlalchemy import JSON, Boolean, Float, String
 from sqlalchemy.orm import Mapped, mapped_column
-from sqlalchemy.sql.expression import false
+from sqlalchemy.sql.expression import false, true
 
 from backend.db import Base, UTCDateTime, utcnow
+from spark_runner.core.class_settings import default_of
 
 
 class QueryClass(Base):
@@ -23,10 +24,24 @@ class QueryClass(Base):
     tau1: Mapped[float] = mapped_column(Float)
     tau2: Mapped[float] = mapped_column(Float)
     tau3: Mapped[float] = mapped_column(Float)
-    manager: Mapped[str] = mapped_column(String(20), default="aloma", server_default="aloma")
+    manager: Mapped[str] = mapped_column(
+        String(20), default=default_of("manager"), server_default=default_of("manager")
+    )
     manager_params: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict, server_default="{}")
-    reserve_fraction: Mapped[float] = mapped_column(Float, default=0.05, server_default="0.05")
-    max_lend_fraction: Mapped[float] = mapped_column(Float, default=1.0, server_default="1.0")
-    catch_up: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    reserve_fraction: Mapped[float] = mapped_column(
+        Float,
+        default=default_of("reserve_fraction"),
+        server_default=str(default_of("reserve_fraction")),
+    )
+    max_lend_fraction: Mapped[float] = mapped_column(
+        Float,
+        default=default_of("max_lend_fraction"),
+        server_default=str(default_of("max_lend_fraction")),
+    )
+    catch_up: Mapped[bool] = mapped_column(
+        Boolean,
+        default=default_of("catch_up"),
+        server_default=true() if default_of("catch_up") else false(),
+    )
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, onupdate=utcnow)

@@ -5,7 +5,13 @@ from fastapi import APIRouter, status
 from backend.api.auth import OperatorDep, ViewerDep
 from backend.api.deps import IdPath, SessionDep
 from backend.classes import service
-from backend.classes.schemas import QueryClassCreate, QueryClassRead, QueryClassUpdate
+from backend.classes.schemas import (
+    ClassSettingRead,
+    QueryClassCreate,
+    QueryClassRead,
+    QueryClassUpdate,
+)
+from spark_runner.core.class_settings import CLASS_SETTINGS
 
 router = APIRouter(prefix="/classes", tags=["query classes"])
 
@@ -18,6 +24,13 @@ def list_classes(session: SessionDep, _user: ViewerDep) -> list[QueryClassRead]:
 @router.post("", response_model=QueryClassRead, status_code=status.HTTP_201_CREATED)
 def create_class(session: SessionDep, _user: OperatorDep, body: QueryClassCreate) -> QueryClassRead:
     return QueryClassRead.model_validate(service.create_class(session, body))
+
+
+@router.get("/settings", response_model=list[ClassSettingRead])
+def list_class_settings(_user: ViewerDep) -> list[ClassSettingRead]:
+    """Every setting of a query class: type, default, bounds, unit, meaning, and whether a
+    running job takes a change to it (the rules class creation and live tuning enforce)."""
+    return [ClassSettingRead.of(setting) for setting in CLASS_SETTINGS]
 
 
 @router.get("/{class_id}", response_model=QueryClassRead)

@@ -4,24 +4,20 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Any, Self
+from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from backend.api.body_limits import KIB
-from spark_runner.contract.control import CLASS_FIELDS, ClassControl
+from spark_runner.contract.control import ClassControl
+from spark_runner.contract.settings import setting_field
+from spark_runner.core.class_settings import SETTING_NAMES, ClassSetting, default_of
 from spark_runner.core.managers.registry import MANAGER_KINDS
 from spark_runner.core.params import ParamValue
-from spark_runner.core.thresholds import Thresholds
 from spark_runner.scenario.models import (
-    MAX_DELAY_TARGET_S,
-    MAX_PRIORITY,
-    MIN_DELAY_TARGET_S,
     NAME_MAX_LENGTH,
     NAME_PATTERN,
 )
-
-_DEFAULT = Thresholds()
 
 
 class QueryClassCreate(BaseModel):
@@ -43,54 +39,19 @@ class QueryClassCreate(BaseModel):
     )
 
     name: str = Field(min_length=1, max_length=NAME_MAX_LENGTH, pattern=NAME_PATTERN)
-    priority: float = Field(gt=0, le=MAX_PRIORITY, description="Larger means more important.")
-    delay_target_s: float = Field(
-        ge=MIN_DELAY_TARGET_S,
-        le=MAX_DELAY_TARGET_S,
-        description="Worst-case response time, s (the scenario format's bounds).",
+    priority: float = setting_field("priority", bounded=True)
+    delay_target_s: float = setting_field("delay_target_s", bounded=True)
+    tau0: float = setting_field("tau0")
+    tau1: float = setting_field("tau1")
+    tau2: float = setting_field("tau2")
+    tau3: float = setting_field("tau3")
+    manager: str = setting_field(
+        "manager", max_length=20, description=f"Load manager: {', '.join(MANAGER_KINDS)}."
     )
-    tau0: float = Field(
-        default=_DEFAULT.tau0,
-        description="An elastic job (scenario control.elastic) releases executors once its "
-        "usage has stayed at or below the lowest tau0 of its classes for its hold time.",
-    )
-    tau1: float = Field(
-        default=_DEFAULT.tau1,
-        description="An elastic job resizes its pool, in one step, to bring its usage to the "
-        "lowest tau1 of its classes.",
-    )
-    tau2: float = Field(
-        default=_DEFAULT.tau2,
-        description="The linear manager sheds above this usage; while an elastic job adds "
-        "executors it sheds only the load above the lowest tau2 of its classes.",
-    )
-    tau3: float = Field(
-        default=_DEFAULT.tau3,
-        description="An elastic job adds executors once its usage has stayed at or above the "
-        "lowest tau3 of its classes for its hold time.",
-    )
-    manager: str = Field(
-        default="aloma",
-        max_length=20,
-        description=f"Load manager: {', '.join(MANAGER_KINDS)}.",
-    )
-    manager_params: dict[str, ParamValue] = Field(
-        default_factory=dict,
-        max_length=50,
-        description="The manager's parameters; spec defaults for the rest.",
-    )
-    reserve_fraction: float = Field(
-        default=0.05, description="Share of its original quota a lending class keeps spare."
-    )
-    max_lend_fraction: float = Field(
-        default=1.0, description="Largest share of its original quota the class may lend."
-    )
-    catch_up: bool = Field(
-        default=False,
-        description="At start, serve the backlog already in the log (Redis, files) instead "
-        "of shedding first what is already past the target (a class whose every tuple "
-        "matters more than its latency, e.g. billing).",
-    )
+    manager_params: dict[str, ParamValue] = setting_field("manager_params", max_length=50)
+    reserve_fraction: float = setting_field("reserve_fraction")
+    max_lend_fraction: float = setting_field("max_lend_fraction")
+    catch_up: bool = setting_field("catch_up")
 
     @model_validator(mode="after")
     def _core_rules(self) -> Self:
@@ -111,17 +72,19 @@ class ClassChange(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    priority: float | None = Field(default=None, gt=0, le=MAX_PRIORITY)
-    delay_target_s: float | None = Field(default=None, ge=MIN_DELAY_TARGET_S, le=MAX_DELAY_TARGET_S)
-    tau0: float | None = None
-    tau1: float | None = None
-    tau2: float | None = None
-    tau3: float | None = None
-    manager: str | None = Field(default=None, max_length=20)
-    manager_params: dict[str, ParamValue] | None = Field(default=None, max_length=50)
-    reserve_fraction: float | None = None
-    max_lend_fraction: float | None = None
-    catch_up: bool | None = None
+    priority: float | None = setting_field("priority", optional=True, bounded=True)
+    delay_target_s: float | None = setting_field("delay_target_s", optional=True, bounded=True)
+    tau0: float | None = setting_field("tau0", optional=True)
+    tau1: float | None = setting_field("tau1", optional=True)
+    tau2: float | None = setting_field("tau2", optional=True)
+    tau3: float | None = setting_field("tau3", optional=True)
+    manager: str | None = setting_field("manager", optional=True, max_length=20)
+    manager_params: dict[str, ParamValue] | None = setting_field(
+        "manager_params", optional=True, max_length=50
+    )
+    reserve_fraction: float | None = setting_field("reserve_fraction", optional=True)
+    max_lend_fraction: float | None = setting_field("max_lend_fraction", optional=True)
+    catch_up: bool | None = setting_field("catch_up", optional=True)
 
 
 class QueryClassUpdate(ClassChange):
@@ -154,4 +117,50 @@ class QueryClassRead(BaseModel):
 
 def control_of(values: Mapping[str, Any]) -> ClassControl:
     """The live-control view of a class's stored or requested values."""
-    return ClassControl(**{field: values[field] for field in CLASS_FIELDS})
+    return ClassControl(**{field: values[field] for field in SETTING_NAMES})
+
+
+class ClassSettingRead(BaseModel):
+    """One setting of a query class, as it is declared once for every layer
+    (``spark_runner.core.class_settings``)."""
+
+    name: str
+    type: Literal["float", "bool", "str", "object"]
+    label: str
+    description: str
+    unit: str = Field(description="e.g. s; empty for a ratio or a name.")
+    required: bool = Field(description="A new class must give it (no default).")
+    default: Any = Field(description="What a new class gets when it gives none.")
+    rule: str = Field(description="The bounds, worded as a 422 for a value outside states them.")
+    minimum: float | None = Field(description="Smallest allowed value (inclusive).")
+    exclusive_minimum: float | None = Field(description="Values must be greater than this.")
+    maximum: float | None = Field(description="Largest allowed value (inclusive).")
+    exclusive_maximum: float | None = Field(description="Values must be less than this.")
+    live: bool = Field(description="A running job takes a change to it (live tuning).")
+
+    @classmethod
+    def of(cls, setting: ClassSetting) -> ClassSettingRead:
+        low, high = setting.minimum, setting.maximum
+        return cls(
+            name=setting.name,
+            type=_TYPE_NAMES[setting.type],
+            label=setting.label,
+            description=setting.description,
+            unit=setting.unit,
+            required=setting.required,
+            default=default_of(setting.name),
+            rule=setting.rule,
+            minimum=None if setting.above else low,
+            exclusive_minimum=low if setting.above else None,
+            maximum=None if setting.below else high,
+            exclusive_maximum=high if setting.below else None,
+            live=setting.live,
+        )
+
+
+_TYPE_NAMES: dict[type, Literal["float", "bool", "str", "object"]] = {
+    float: "float",
+    bool: "bool",
+    str: "str",
+    dict: "object",
+}

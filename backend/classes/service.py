@@ -12,7 +12,8 @@ from backend.classes.schemas import QueryClassCreate, QueryClassUpdate, control_
 from backend.errors import Conflict, NotFound
 from backend.queries.repository import QueryRepository
 from backend.tuning import service as tuning
-from spark_runner.contract.control import CLASS_FIELDS, ClassControl
+from spark_runner.contract.control import ClassControl
+from spark_runner.core.class_settings import SETTING_NAMES
 
 
 def list_classes(session: Session) -> Sequence[QueryClass]:
@@ -41,7 +42,7 @@ def update_class(
     repo = QueryClassRepository(session)
     query_class = get_class(session, class_id)
     changes = data.model_dump(exclude_unset=True, exclude_none=True)
-    merged = {field: changes.get(field, getattr(query_class, field)) for field in CLASS_FIELDS}
+    merged = {field: changes.get(field, getattr(query_class, field)) for field in SETTING_NAMES}
     control_of(merged).spec(changes.get("name", query_class.name))
     new_name = changes.get("name")
     if new_name is not None and new_name != query_class.name:
@@ -58,7 +59,7 @@ def update_class(
 
 def class_control(query_class: QueryClass) -> ClassControl:
     """The live-control view of a stored class."""
-    return control_of({field: getattr(query_class, field) for field in CLASS_FIELDS})
+    return control_of({field: getattr(query_class, field) for field in SETTING_NAMES})
 
 
 def delete_class(session: Session, class_id: int) -> None:

@@ -31,9 +31,10 @@ from backend.tuning.schemas import (
     VersionRead,
     WhatIfRead,
 )
-from spark_runner.contract.control import CLASS_FIELDS, LiveConfig
+from spark_runner.contract.control import LiveConfig
 from spark_runner.contract.samples import MetricSample
 from spark_runner.contract.snapshot import JobSnapshot
+from spark_runner.core.class_settings import SETTING_NAMES
 from spark_runner.scenario.derive import derived_scenario
 from spark_runner.sim.whatif import REPLAY_MAX_S
 
@@ -98,7 +99,7 @@ def propagate_class_change(
     session: Session, class_name: str, changes: dict[str, Any], created_by: str | None
 ) -> list[int]:
     """A class's live fields changed: give every live job running it a new version."""
-    live_fields = {k: v for k, v in changes.items() if k in CLASS_FIELDS}
+    live_fields = {k: v for k, v in changes.items() if k in SETTING_NAMES}
     if not live_fields:
         return []
     touched: list[int] = []

@@ -36,15 +36,11 @@ from frontend.components import (
     success_alert,
 )
 from frontend.managers import format_params, parse_params
+from spark_runner.core.class_settings import CLASS_SETTINGS, SETTINGS
 
-TAU_FIELDS: tuple[str, ...] = ("tau0", "tau1", "tau2", "tau3")
-MANAGER_FIELDS: tuple[str, ...] = (
-    "manager",
-    "manager_params",
-    "reserve_fraction",
-    "max_lend_fraction",
-)
-CLASS_FIELDS: tuple[str, ...] = ("name", "priority", "delay_target_s", *TAU_FIELDS, *MANAGER_FIELDS)
+EDIT_FIELDS: tuple[str, ...] = tuple(s.name for s in CLASS_SETTINGS if s.type is not bool)
+"""The edit dialog's fields that take an invalid mark and a message."""
+CLASS_FIELDS: tuple[str, ...] = ("name", *EDIT_FIELDS)
 """The create form's fields that take an invalid mark and a message."""
 FORM_FIELDS: tuple[str, ...] = (*CLASS_FIELDS, *FLAG_FIELDS)
 """Every field of the create form (its check boxes too)."""
@@ -55,21 +51,9 @@ MISSING_MESSAGES: dict[str, str] = {
 }
 DELETE_BUTTON_TYPE = "class-delete"
 EDIT_BUTTON_TYPE = "class-edit"
-EDIT_FIELDS: tuple[str, ...] = (
-    "priority",
-    "delay_target_s",
-    *TAU_FIELDS,
-    "manager",
-    "manager_params",
-    "reserve_fraction",
-    "max_lend_fraction",
-)
-"""The edit dialog's fields that take an invalid mark and a message."""
 EDIT_FORM_FIELDS: tuple[str, ...] = (*EDIT_FIELDS, *FLAG_FIELDS)
 """Every field of the edit dialog (its check boxes too)."""
-EDIT_NUMBER_FIELDS: tuple[str, ...] = tuple(
-    f for f in EDIT_FIELDS if f not in ("manager", "manager_params")
-)
+EDIT_NUMBER_FIELDS: tuple[str, ...] = tuple(s.name for s in CLASS_SETTINGS if s.type is float)
 
 
 @dataclass(frozen=True)
@@ -112,7 +96,7 @@ def build_create_body(values: Mapping[str, Any]) -> tuple[QueryClassCreate, dict
         "priority": _number(values.get("priority")),
         "delay_target_s": _number(values.get("delay_target_s")),
     }
-    for key in (*TAU_FIELDS, "reserve_fraction", "max_lend_fraction"):
+    for key in (n for n in EDIT_NUMBER_FIELDS if not SETTINGS[n].required):
         value = _number(values.get(key))
         if value is not None:
             body[key] = value

@@ -41,6 +41,7 @@ from frontend.api import (
 )
 from frontend.components import error_alert, format_number, format_timestamp, success_alert
 from frontend.managers import format_params, parse_params
+from spark_runner.core.class_settings import CLASS_SETTINGS
 
 CLASS_FIELDS: tuple[str, ...] = (
     "delay_target_s",
@@ -53,7 +54,7 @@ CLASS_FIELDS: tuple[str, ...] = (
     "manager_params",
 )
 NUMBER_FIELDS: tuple[str, ...] = ("delay_target_s", "priority", "tau0", "tau1", "tau2", "tau3")
-FLAG_FIELDS: tuple[str, ...] = ("catch_up",)
+FLAG_FIELDS: tuple[str, ...] = tuple(s.name for s in CLASS_SETTINGS if s.type is bool)
 """A class's yes/no settings (check boxes: they take no invalid mark or feedback)."""
 JOB_FIELDS: tuple[str, ...] = ("recommend_only", "policy", "redistribution_every")
 ELASTIC_FIELDS: tuple[str, ...] = ("hold_out_s", "hold_in_s", "max_executors")

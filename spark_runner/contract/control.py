@@ -13,6 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from spark_runner.contract.settings import setting_field
 from spark_runner.core.dilos import ClassSpec, DilosParams
 from spark_runner.core.elastic import ScalingParams, job_thresholds
 from spark_runner.core.errors import ParameterError
@@ -21,19 +22,6 @@ from spark_runner.core.params import ParamValue, build_params, params_as_dict
 from spark_runner.core.redistribution import DEFAULT_POLICY
 from spark_runner.core.thresholds import TAUS, Thresholds
 
-CLASS_FIELDS = (
-    "priority",
-    "delay_target_s",
-    "tau0",
-    "tau1",
-    "tau2",
-    "tau3",
-    "manager",
-    "manager_params",
-    "reserve_fraction",
-    "max_lend_fraction",
-    "catch_up",
-)
 JOB_FIELDS = ("recommend_only", "policy", "redistribution_every", "redistribution_enabled")
 LIVE_ELASTIC = (
     "hold_out_s",
@@ -55,17 +43,17 @@ class ClassControl(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    priority: float
-    delay_target_s: float
-    tau0: float = 0.2
-    tau1: float = 0.4
-    tau2: float = 0.8
-    tau3: float = 0.95
-    manager: str = "aloma"
-    manager_params: dict[str, ParamValue] = Field(default_factory=dict)
-    reserve_fraction: float = 0.05
-    max_lend_fraction: float = 1.0
-    catch_up: bool = False
+    priority: float = setting_field("priority")
+    delay_target_s: float = setting_field("delay_target_s")
+    tau0: float = setting_field("tau0")
+    tau1: float = setting_field("tau1")
+    tau2: float = setting_field("tau2")
+    tau3: float = setting_field("tau3")
+    manager: str = setting_field("manager")
+    manager_params: dict[str, ParamValue] = setting_field("manager_params")
+    reserve_fraction: float = setting_field("reserve_fraction")
+    max_lend_fraction: float = setting_field("max_lend_fraction")
+    catch_up: bool = setting_field("catch_up")
 
     def spec(self, name: str) -> ClassSpec:
         """The core's class specification; raises ``ParameterError`` on any broken rule."""

@@ -15,20 +15,12 @@ from typing import Any
 
 from spark_runner.contract.control import LiveConfig
 from spark_runner.control.plane import CommonControl, ControlPlane, PerClassControl
+from spark_runner.core.class_settings import MANAGER_SETTINGS, SETTING_NAMES
 from spark_runner.core.errors import ParameterError
 
 JOB_FIELDS = ("policy", "redistribution_every", "redistribution_enabled")
-SPEC_FIELDS = (
-    "priority",
-    "delay_target_s",
-    "reserve_fraction",
-    "max_lend_fraction",
-    "catch_up",
-    "tau0",
-    "tau1",
-    "tau2",
-    "tau3",
-)
+SPEC_FIELDS = tuple(n for n in SETTING_NAMES if n not in MANAGER_SETTINGS)
+"""The class settings ``update_class`` takes (the manager's are replaced or pushed apart)."""
 
 
 def apply_live_config(control: ControlPlane, old: LiveConfig, new: LiveConfig) -> list[str]:

@@ -22,12 +22,12 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from spark_runner.core.class_scheduler import original_shares
-from spark_runner.core.dilos import ClassSpec, DilosController, DilosParams, StaleRule
+from spark_runner.core.dilos import DilosController, DilosParams, StaleRule
 from spark_runner.core.load_model import LoadModel
 from spark_runner.core.managers.base import LoadManager
 from spark_runner.core.managers.registry import make_manager
 from spark_runner.core.observation import Decision, Observation, ResponseTimeStats
-from spark_runner.core.thresholds import Thresholds
+from spark_runner.scenario.compose import class_control
 from spark_runner.scenario.models import Scenario
 
 
@@ -78,28 +78,11 @@ class PerClassControl:
 
     def __init__(self, scenario: Scenario, load_model: LoadModel) -> None:
         mode = scenario.control.mode
-        specs = []
-        for qc in scenario.classes:
-            kind = "none" if mode == "none" else qc.manager.kind
-            class_params = {} if mode == "none" else dict(qc.manager.params)
-            specs.append(
-                ClassSpec(
-                    name=qc.name,
-                    priority=qc.priority,
-                    delay_target_s=qc.delay_target_s,
-                    manager_kind=kind,
-                    manager_params=class_params,
-                    reserve_fraction=qc.reserve_fraction,
-                    max_lend_fraction=qc.max_lend_fraction,
-                    catch_up=qc.catch_up,
-                    thresholds=Thresholds(
-                        qc.thresholds.tau0,
-                        qc.thresholds.tau1,
-                        qc.thresholds.tau2,
-                        qc.thresholds.tau3,
-                    ),
-                )
-            )
+        # mode none: every class is managed by no manager (it never sheds)
+        unmanaged = {"manager": "none", "manager_params": {}} if mode == "none" else {}
+        specs = [
+            class_control(qc).model_copy(update=unmanaged).spec(qc.name) for qc in scenario.classes
+        ]
         params = DilosParams(
             redistribution_every=scenario.control.redistribution_every,
             policy=scenario.control.policy,

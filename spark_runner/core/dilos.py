@@ -134,6 +134,7 @@ from types import MappingProxyType
 from typing import Any
 
 from spark_runner.core.class_scheduler import original_shares, priority_order
+from spark_runner.core.class_settings import MANAGER_SETTINGS, SETTING_NAMES, SETTINGS, default_of
 from spark_runner.core.errors import ParameterError
 from spark_runner.core.load_model import LoadModel
 from spark_runner.core.managers.base import MIN_HEADROOM, LoadManager
@@ -145,7 +146,6 @@ from spark_runner.core.params import (
     param_names,
     require_at_least,
     require_choice,
-    require_in_closed,
     require_in_half_open,
     require_positive,
 )
@@ -221,21 +221,19 @@ class ClassSpec:
     name: str
     priority: float
     delay_target_s: float
-    manager_kind: str = "aloma"
+    manager_kind: str = default_of("manager")
     manager_params: Mapping[str, ParamValue] = field(default_factory=dict)
-    reserve_fraction: float = 0.05
-    max_lend_fraction: float = 1.0
+    reserve_fraction: float = default_of("reserve_fraction")
+    max_lend_fraction: float = default_of("max_lend_fraction")
     thresholds: Thresholds = field(default_factory=Thresholds)
-    catch_up: bool = False
+    catch_up: bool = default_of("catch_up")
 
     def __post_init__(self) -> None:
         if not self.name:
             raise ParameterError("name", self.name, "a class needs a non-empty name")
         validate_class_parameters(self.priority, self.delay_target_s)
-        require_in_half_open("reserve_fraction", self.reserve_fraction, 0.0, 1.0)
-        require_in_closed("max_lend_fraction", self.max_lend_fraction, 0.0, 1.0)
-        if not isinstance(self.catch_up, bool):
-            raise ParameterError("catch_up", self.catch_up, "must be true or false")
+        for name in ("reserve_fraction", "max_lend_fraction", "catch_up"):
+            SETTINGS[name].check(getattr(self, name))
         manager_params(self.manager_kind, self.manager_parameters())  # validates
 
     def manager_parameters(self) -> dict[str, ParamValue]:
@@ -908,13 +906,7 @@ class DilosController:
         Everything is validated before anything is applied.
         """
         st = self._state(name)
-        spec_fields = {
-            "priority",
-            "delay_target_s",
-            "reserve_fraction",
-            "max_lend_fraction",
-            "catch_up",
-        }
+        spec_fields = set(SETTING_NAMES) - set(_THRESHOLD_KEYS) - set(MANAGER_SETTINGS)
         spec_changes: dict[str, Any] = {k: v for k, v in changes.items() if k in spec_fields}
         tau_changes = {k: v for k, v in changes.items() if k in _THRESHOLD_KEYS}
         manager_keys = set(param_names(st.manager.params_type))

@@ -45,6 +45,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Final
 
+from spark_runner.core.class_settings import default_of
 from spark_runner.core.errors import ParameterError
 
 POLICIES = ("relative", "absolute", "strict")
@@ -66,8 +67,10 @@ class ClassShare:
         quota: current quota q_k (>= 0).
         original: original share q0_k (>= 0).
         need: quota that would process the class's whole load unshed, n_k (>= 0).
-        reserve: fraction of the original share a supplier keeps spare [0.05].
-        max_lend: largest fraction of its original share the class may lend [1].
+        reserve: fraction of the original share a supplier keeps spare (the class's
+            ``reserve_fraction``).
+        max_lend: largest fraction of its original share the class may lend (its
+            ``max_lend_fraction``).
     """
 
     name: str
@@ -75,8 +78,8 @@ class ClassShare:
     quota: float
     original: float
     need: float
-    reserve: float = 0.05
-    max_lend: float = 1.0
+    reserve: float = default_of("reserve_fraction")
+    max_lend: float = default_of("max_lend_fraction")
 
     def __post_init__(self) -> None:
         for field_name in ("quota", "original", "need"):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from spark_runner.core.class_settings import default_of
 from spark_runner.core.errors import ParameterError
 
 THRESHOLD_RULE = "thresholds must satisfy 0 < tau0 < tau1 < tau2 < tau3 <= 1"
@@ -20,10 +21,10 @@ TAUS = ("tau0", "tau1", "tau2", "tau3")
 class Thresholds:
     """Ordered utilisation thresholds, each a fraction of capacity in (0, 1]."""
 
-    tau0: float = 0.2
-    tau1: float = 0.4
-    tau2: float = 0.8
-    tau3: float = 0.95
+    tau0: float = default_of("tau0")
+    tau1: float = default_of("tau1")
+    tau2: float = default_of("tau2")
+    tau3: float = default_of("tau3")
 
     def __post_init__(self) -> None:
         validate_thresholds(self.tau0, self.tau1, self.tau2, self.tau3)

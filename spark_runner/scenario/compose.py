@@ -20,8 +20,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from spark_runner.contract.control import ClassControl, LiveConfig, elastic_settings
+from spark_runner.core.class_settings import SETTING_NAMES
 from spark_runner.core.params import ParamValue
-from spark_runner.scenario.models import FORMAT_VERSION, Scenario
+from spark_runner.core.thresholds import TAUS
+from spark_runner.scenario.models import FORMAT_VERSION, QueryClass, Scenario
 from spark_runner.scenario.sql_allowlist import query_shape
 
 QUERY_PREFIX = "query:"
@@ -75,26 +77,39 @@ def generated_query(class_name: str, selectivity: float = DEFAULT_SELECTIVITY) -
     )
 
 
+_SCENARIO_PATHS: dict[str, tuple[str, ...]] = {
+    **{tau: ("thresholds", tau) for tau in TAUS},
+    "manager": ("manager", "kind"),
+    "manager_params": ("manager", "params"),
+}
+"""Where the scenario format keeps a class setting (the others at the class's top level)."""
+
+
 def scenario_class(
     name: str, control: ClassControl, queries: list[dict[str, Any]]
 ) -> dict[str, Any]:
     """The scenario class of the control plane's class ``name`` running ``queries``."""
-    return {
-        "name": name,
-        "priority": control.priority,
-        "delay_target_s": control.delay_target_s,
-        "manager": {"kind": control.manager, "params": dict(control.manager_params)},
-        "reserve_fraction": control.reserve_fraction,
-        "max_lend_fraction": control.max_lend_fraction,
-        "catch_up": control.catch_up,
-        "thresholds": {
-            "tau0": control.tau0,
-            "tau1": control.tau1,
-            "tau2": control.tau2,
-            "tau3": control.tau3,
-        },
-        "queries": queries,
-    }
+    doc: dict[str, Any] = {"name": name}
+    for setting in SETTING_NAMES:
+        *parents, key = _SCENARIO_PATHS.get(setting, (setting,))
+        target = doc
+        for parent in parents:
+            target = target.setdefault(parent, {})
+        value = getattr(control, setting)
+        target[key] = dict(value) if isinstance(value, Mapping) else value
+    doc["queries"] = queries
+    return doc
+
+
+def class_control(query_class: QueryClass) -> ClassControl:
+    """The live settings of a scenario class (the inverse of :func:`scenario_class`)."""
+    values: dict[str, Any] = {}
+    for setting in SETTING_NAMES:
+        value: Any = query_class
+        for key in _SCENARIO_PATHS.get(setting, (setting,)):
+            value = getattr(value, key)
+        values[setting] = dict(value) if isinstance(value, Mapping) else value
+    return ClassControl(**values)
 
 
 def compose(
@@ -184,22 +199,7 @@ def scenario_live_config(scenario: Scenario) -> LiveConfig:
         policy=control.policy,
         redistribution_every=control.redistribution_every,
         redistribution_enabled=control.mode == "dilos",
-        classes={
-            c.name: ClassControl(
-                priority=c.priority,
-                delay_target_s=c.delay_target_s,
-                tau0=c.thresholds.tau0,
-                tau1=c.thresholds.tau1,
-                tau2=c.thresholds.tau2,
-                tau3=c.thresholds.tau3,
-                manager=c.manager.kind,
-                manager_params=dict(c.manager.params),
-                reserve_fraction=c.reserve_fraction,
-                max_lend_fraction=c.max_lend_fraction,
-                catch_up=c.catch_up,
-            )
-            for c in scenario.classes
-        },
+        classes={c.name: class_control(c) for c in scenario.classes},
         elastic=_elastic_settings(scenario),
     )
 

@@ -30,11 +30,13 @@ from pydantic import (
     model_validator,
 )
 
+from spark_runner.contract.settings import setting_field
+from spark_runner.core.class_settings import MAX_DELAY_TARGET_S, MIN_DELAY_TARGET_S
 from spark_runner.core.elastic import ScalingParams, job_thresholds
 from spark_runner.core.errors import ParameterError
 from spark_runner.core.params import build_params
 from spark_runner.core.redistribution import DEFAULT_POLICY
-from spark_runner.core.thresholds import Thresholds
+from spark_runner.core.thresholds import Thresholds, validate_thresholds
 from spark_runner.scenario.columns import (
     MAX_COLUMNS,
     SQL_ENGINE_COLUMNS,
@@ -92,12 +94,6 @@ MIN_PERIOD_S = 0.01
 """Shortest control period or rate-drawing period, s (a Spark micro-batch takes longer)."""
 MAX_PERIOD_S = 3_600.0
 """Longest control period or rate-drawing period, s."""
-MIN_DELAY_TARGET_S = 0.001
-"""Smallest delay target, s (one millisecond)."""
-MAX_DELAY_TARGET_S = 86_400.0
-"""Largest delay target, s (one day)."""
-MAX_PRIORITY = 1e6
-"""Largest class priority."""
 MAX_RATE_PER_S = 1_000_000.0
 """Most tuples per second of one stream (a generated one, or a rate drawn or stepped to)."""
 MIN_WINDOW_S = 0.001
@@ -530,23 +526,24 @@ class ManagerSpec(_Model):
     parameters (validated by the core's ``make_manager``; the delay target comes from the
     class)."""
 
-    kind: str = "aloma"
+    kind: str = setting_field("manager")
     params: dict[str, ParamScalar] = Field(default_factory=dict)
 
 
 class ThresholdsSpec(_Model):
     """Utilisation thresholds ``0 < tau0 < tau1 < tau2 < tau3 <= 1`` (spec §5)."""
 
-    tau0: float = 0.2
-    tau1: float = 0.4
-    tau2: float = 0.8
-    tau3: float = 0.95
+    tau0: float = setting_field("tau0")
+    tau1: float = setting_field("tau1")
+    tau2: float = setting_field("tau2")
+    tau3: float = setting_field("tau3")
 
     @model_validator(mode="after")
     def _ordered(self) -> ThresholdsSpec:
-        values = (self.tau0, self.tau1, self.tau2, self.tau3)
-        if not (0 < values[0] < values[1] < values[2] < values[3] <= 1):
-            raise ValueError(f"must satisfy 0 < tau0 < tau1 < tau2 < tau3 <= 1, got {values}")
+        try:
+            validate_thresholds(self.tau0, self.tau1, self.tau2, self.tau3)
+        except ParameterError as error:
+            raise ValueError(f"{error.field}={error.value!r}: {error.rule}") from None
         return self
 
 
@@ -554,14 +551,12 @@ class QueryClass(_Model):
     """A query class: its priority, delay target, load manager and queries."""
 
     name: Name
-    priority: float = Field(
-        gt=0, le=MAX_PRIORITY, allow_inf_nan=False, description="larger = more important"
-    )
-    delay_target_s: float = Field(ge=MIN_DELAY_TARGET_S, le=MAX_DELAY_TARGET_S, allow_inf_nan=False)
+    priority: float = setting_field("priority", bounded=True, allow_inf_nan=False)
+    delay_target_s: float = setting_field("delay_target_s", bounded=True, allow_inf_nan=False)
     manager: ManagerSpec = ManagerSpec()
-    reserve_fraction: float = Field(default=0.05, ge=0, lt=1)
-    max_lend_fraction: float = Field(default=1.0, ge=0, le=1)
-    catch_up: bool = False
+    reserve_fraction: float = setting_field("reserve_fraction", bounded=True)
+    max_lend_fraction: float = setting_field("max_lend_fraction", bounded=True)
+    catch_up: bool = setting_field("catch_up")
     thresholds: ThresholdsSpec = ThresholdsSpec()
     queries: list[Query] = Field(min_length=1)
     description: str = ""

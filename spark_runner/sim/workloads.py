@@ -31,9 +31,10 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
+from spark_runner.core.class_settings import default_of
 from spark_runner.core.redistribution import quota_floor
 from spark_runner.scenario.loader import scenario_from_dict
-from spark_runner.scenario.models import Control, QueryClass, Scenario
+from spark_runner.scenario.models import Control, Scenario
 
 PERIOD_S = 0.5
 DURATION_S = 80.0
@@ -87,9 +88,7 @@ class Workload:
         if policy == "strict":
             return 0.0
         [cls] = [c for c in self.doc["classes"] if c["name"] == name]
-        max_lend = cls.get(
-            "max_lend_fraction", QueryClass.model_fields["max_lend_fraction"].default
-        )
+        max_lend = cls.get("max_lend_fraction", default_of("max_lend_fraction"))
         min_share = self.doc["control"].get("min_share", Control.model_fields["min_share"].default)
         return quota_floor(self.original_share(name), max_lend, min_share)
 

@@ -38,6 +38,39 @@ def test_create_list_get_update_delete(client: TestClient) -> None:
     assert client.get("/api/v1/classes").json() == []
 
 
+def test_the_class_settings_are_listed_as_declared_and_a_new_class_gets_their_defaults(
+    client: TestClient,
+) -> None:
+    listed = client.get("/api/v1/classes/settings")
+    assert listed.status_code == 200, listed.text
+    settings = {s["name"]: s for s in listed.json()}
+    assert list(settings) == [
+        "priority",
+        "delay_target_s",
+        "tau0",
+        "tau1",
+        "tau2",
+        "tau3",
+        "manager",
+        "manager_params",
+        "reserve_fraction",
+        "max_lend_fraction",
+        "catch_up",
+    ]
+    priority, reserve = settings["priority"], settings["reserve_fraction"]
+    assert priority["required"] and priority["exclusive_minimum"] == 0.0
+    assert priority["rule"] == "must be within (0, 1e+06]"
+    assert (reserve["default"], reserve["minimum"], reserve["exclusive_maximum"]) == (0.05, 0, 1)
+    assert settings["delay_target_s"]["unit"] == "s" and settings["catch_up"]["type"] == "bool"
+    created = client.post("/api/v1/classes", json=VALID).json()
+    for name, setting in settings.items():
+        if not setting["required"]:
+            assert created[name] == setting["default"], name
+    out_of_bounds = client.post("/api/v1/classes", json={**VALID, "reserve_fraction": 1.0})
+    assert out_of_bounds.status_code == 422
+    assert reserve["rule"] in out_of_bounds.text
+
+
 @pytest.mark.parametrize(
     ("change", "field", "words"),
     [

@@ -169,6 +169,7 @@ ROUTES: dict[tuple[str, str], Route] = {
     ("POST", API + "/classes"): Route(
         Access.OPERATOR, 201, at(API + "/classes", json={**CLASS, "name": "ads"})
     ),
+    ("GET", API + "/classes/settings"): Route(Access.VIEWER, 200, at(API + "/classes/settings")),
     ("GET", API + "/classes/{class_id}"): Route(
         Access.VIEWER, 200, at(API + "/classes/{class_id}")
     ),
