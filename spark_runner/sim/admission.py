@@ -108,10 +108,12 @@ class Admission:
         waited at a class's shedding points (queued or deferred) past its rule's age,
         and the oldest of queues longer than its rule's limit (each queue its
         proportional part). A class without a rule drops what it deferred."""
-        qn, kdn = self.work.qn, self.work.kdn
-        for k in self.topo.classes:
+        work, counters = self.work, self.counters
+        qn, kq, dn, kdn = work.qn, work.kq, work.dn, work.kdn
+        queues, deferred = work.queues, work.deferred
+        lost_out, dout_items = self.accounts.lost_out, self.topo.dout_items
+        for k, points in enumerate(self.topo.shed_points):
             rule = self.stale[k]
-            points = self.topo.shed_points[k]
             queued = sum(qn[j] for j in points) if rule is not None else 0
             if not queued and not kdn[k]:
                 continue
@@ -120,28 +122,23 @@ class Admission:
                 over = queued - rule.max_queued
             limit = now - rule.after_s if rule is not None else math.inf
             for j in points:
-                self._drop_stale(k, j, limit, int(over * qn[j] / queued) if over > 0 else 0)
-
-    def _drop_stale(self, k: int, j: int, limit: float, excess: int) -> None:
-        """At class ``k``'s shedding point ``j``: drop what arrived before ``limit`` (and at
-        least the ``excess`` oldest queued)."""
-        work = self.work
-        dropped = 0
-        if work.qn[j]:
-            d = drop_oldest(work.queues[j], limit, excess)
-            work.qn[j] -= d
-            work.kq[k] -= d
-            dropped += d
-        if work.dn[j]:
-            d = drop_oldest(work.deferred[j], limit, 0)
-            work.dn[j] -= d
-            work.kdn[k] -= d
-            dropped += d
-        if dropped:
-            self.counters.shed[k] += dropped
-            self.counters.stale[k] += dropped
-            for kk, f in self.topo.dout_items[j]:
-                self.accounts.lost_out[kk] += dropped * f
+                dropped = 0
+                if qn[j]:
+                    excess = int(over * qn[j] / queued) if over > 0 else 0
+                    d = drop_oldest(queues[j], limit, excess)
+                    qn[j] -= d
+                    kq[k] -= d
+                    dropped += d
+                if dn[j]:
+                    d = drop_oldest(deferred[j], limit, 0)
+                    dn[j] -= d
+                    kdn[k] -= d
+                    dropped += d
+                if dropped:
+                    counters.shed[k] += dropped
+                    counters.stale[k] += dropped
+                    for kk, f in dout_items[j]:
+                        lost_out[kk] += dropped * f
 
     def plan(
         self, shed: Mapping[str, float], rules: Mapping[str, StaleRule | None], dt: float, at: float
