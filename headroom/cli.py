@@ -203,8 +203,6 @@ def run(
     """Run SCENARIO on Spark (or the simulator) and print the per-class table."""
     import tempfile
 
-    from spark_runner.control.report import class_table
-
     loaded = _load(scenario, overrides)
     if engine == "sim":
         _run_simulated(loaded, out)
@@ -255,10 +253,7 @@ def run(
         if code != 0:
             raise typer.Exit(code=code)
         results = results_of(results_path)
-    typer.echo(spark_header(results))
-    typer.echo(class_table(results))
-    for line in action_lines(results):
-        typer.echo(line)
+    _echo_run(spark_header(results), results)
     typer.echo(f"ran {wall_s:.1f} s of wall time on {master}")
     if out is not None:
         typer.echo(f"results: {out}")
@@ -266,6 +261,16 @@ def run(
     if problem is not None:
         typer.echo(f"error: {problem}", err=True)
         raise typer.Exit(code=EXIT_TOO_FEW_PERIODS)
+
+
+def _echo_run(header: str, results: dict[str, Any]) -> None:
+    """A run's header, per-class table and control actions."""
+    from spark_runner.control.report import class_table
+
+    typer.echo(header)
+    typer.echo(class_table(results))
+    for line in action_lines(results):
+        typer.echo(line)
 
 
 def _load(scenario: Path, overrides: list[str] | None) -> Scenario:
@@ -281,17 +286,14 @@ def _load(scenario: Path, overrides: list[str] | None) -> Scenario:
 
 def _run_simulated(loaded: Scenario, out: Path | None) -> dict[str, Any]:
     """Simulate, print the table and the control actions, write the results."""
-    from spark_runner.control.report import class_table, run_header
+    from spark_runner.control.report import run_header
     from spark_runner.control.results import write_results
     from spark_runner.sim import run_scenario
 
     started = time.perf_counter()
     results = run_scenario(loaded)
     wall_s = time.perf_counter() - started
-    typer.echo(run_header(results))
-    typer.echo(class_table(results))
-    for line in action_lines(results):
-        typer.echo(line)
+    _echo_run(run_header(results), results)
     typer.echo(f"simulated {loaded.duration_s:g} s in {wall_s:.2f} s of wall time")
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)

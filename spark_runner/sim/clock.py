@@ -32,7 +32,6 @@ class Clock:
         self.next_stall = (
             self.stall_rng.expovariate(self.stall_rate) if self.stall_rate > 0 else math.inf
         )
-        self.stalled_s = 0.0
 
     def stall(self, t: float) -> float:
         """The time after the stalls due by ``t`` (the processor is taken away: time
@@ -40,7 +39,6 @@ class Clock:
         while self.next_stall <= t:
             stall = self.stall_rng.expovariate(1.0 / self.stall_mean)
             t += stall
-            self.stalled_s += stall
             self.next_stall += stall + self.stall_rng.expovariate(self.stall_rate)
         return t
 

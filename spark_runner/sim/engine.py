@@ -143,7 +143,7 @@ class Simulation:
             scenario=sc,
             network=self.network,
             class_order=topo.names,
-            totals=_close_totals(counters, accounts, loop, topo.names),
+            totals=_close_totals(step, accounts, loop, topo.names),
             series=step.series,
             redistributions=step.redistributions,
             backlog=backlog,
@@ -211,18 +211,13 @@ class _Housekeeping:
 
 
 def _close_totals(
-    counters: PeriodCounters, accounts: RunAccounts, loop: PeriodLoop, names: tuple[str, ...]
+    step: PeriodStep, accounts: RunAccounts, loop: PeriodLoop, names: tuple[str, ...]
 ) -> dict[str, ClassTotals]:
     """The run's totals per class, with a last period shorter than the control period
     counted (without a step) and the oracle's loss under the policy."""
+    step.add_totals()
     oracle = loop.oracle.losses()
-    c = counters
     for k, tot in enumerate(accounts.totals):
-        tot.arrived += c.arrived[k]
-        tot.shed += c.shed[k]
-        tot.outputs += c.outputs[k]
-        tot.response_sum_s += c.rt_sum[k]
-        tot.response_max_s = max(tot.response_max_s, c.rt_max[k])
         tot.oracle_loss = oracle[names[k]].loss_fraction
         tot.offered_outputs = accounts.offered_out[k]
         tot.lost_outputs = accounts.lost_out[k]

@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from spark_runner.control.actions import ActionLog, Managed
@@ -55,7 +56,7 @@ class PeriodStep:
     def __call__(self, at: float, dt: float) -> None:
         periods = self._class_periods(dt)
         outcome = self._measure_and_decide(dt, periods)
-        self._add_totals()
+        self.add_totals()
         shed = self._scale(at, outcome)
         self.action_log.observe(
             at,
@@ -114,7 +115,9 @@ class PeriodStep:
             },
         )
 
-    def _add_totals(self) -> None:
+    def add_totals(self) -> None:
+        """Add the period's counts to the run's totals (a last period shorter than the
+        control period is added this way too, without a step)."""
         c = self.counters
         for k, tot in enumerate(self.admission.accounts.totals):
             tot.arrived += c.arrived[k]
@@ -145,7 +148,7 @@ class PeriodStep:
         if pool is not None:
             if pool.target < clock.executors:  # released at once
                 clock.resize(pool.target)
-            elif pool.target > clock.executors and clock.ready_at == float("inf"):
+            elif pool.target > clock.executors and math.isinf(clock.ready_at):
                 clock.ready_at = at + self.engine.executor_startup_s
         self.admission.plan(shed, spared_queues(result.shed, shed, result.stale), dt, at)
         self.scheduler.set_quotas(result.quotas)

@@ -76,13 +76,8 @@ class PeriodCounters:
 
     def __post_init__(self) -> None:
         n, k = self.nodes, self.classes
-        self.busy, self.n_in, self.n_out, self.src, self.point = (
-            [0.0] * n,
-            [0] * n,
-            [0] * n,
-            [0] * n,
-            [0] * n,
-        )
+        self.busy = [0.0] * n
+        self.n_in, self.n_out, self.src, self.point = [0] * n, [0] * n, [0] * n, [0] * n
         self.arrived, self.shed, self.stale, self.outputs = [0] * k, [0] * k, [0] * k, [0] * k
         self.rt_sum, self.rt_max, self.class_busy = [0.0] * k, [0.0] * k, [0.0] * k
         self.free, self.repaid, self.turn_max = [0.0] * k, [0.0] * k, [0.0] * k
