@@ -12,6 +12,7 @@ from backend.cli import users_app
 from headroom.api_client import Api, forget_credentials, save_credentials
 from spark_runner.contract.actions import ControlAction, action_line
 from spark_runner.contract.snapshot import QUERY_LAYOUT_HELP
+from spark_runner.core.class_settings import SETTING_NAMES
 
 auth_app = typer.Typer(help="Log in and out.", no_args_is_help=True)
 classes_app = typer.Typer(help="Query classes.", no_args_is_help=True)
@@ -69,8 +70,10 @@ def logout() -> None:
 @classes_app.command("list")
 def list_classes() -> None:
     rows = Api().call("GET", "/classes")
-    columns = ["id", "name", "priority", "delay_target_s", "tau0", "tau1", "tau2", "tau3"]
-    _table(rows, [*columns, "manager", "catch_up"])
+    _table(rows, ["id", "name", *(n for n in SETTING_NAMES if n != "manager_params")])
+
+
+_SET_HELP = f"any other class setting, field=value: {', '.join(SETTING_NAMES)}"
 
 
 @classes_app.command("create")
@@ -88,6 +91,7 @@ def create_class(
         help="At start, serve the backlog already in the log instead of shedding first "
         "what is already past the target (a class whose every tuple matters, e.g. billing).",
     ),
+    set_: list[str] = typer.Option([], "--set", help=_SET_HELP),
 ) -> None:
     body = {
         "name": name,
@@ -96,6 +100,7 @@ def create_class(
         "manager": manager,
         **dict(zip(("tau0", "tau1", "tau2", "tau3"), tau, strict=True)),
         "catch_up": catch_up,
+        **_assignments(set_),
     }
     _json(Api().call("POST", "/classes", json=body))
 

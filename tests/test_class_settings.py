@@ -46,13 +46,11 @@ def test_the_dashboard_types_have_exactly_the_declared_settings(typed: type) -> 
 
 def test_the_table_has_a_column_per_setting_and_defaults_as_declared() -> None:
     """(The API always writes every setting; a column default serves rows written before
-    the setting existed, so only some columns have one.)"""
+    the setting existed.)"""
     columns = QueryClassRow.__table__.columns
     assert _settings_of(columns.keys()) == set(SETTING_NAMES)
-    defaulted = [s for s in CLASS_SETTINGS if columns[s.name].default is not None]
-    assert {s.name for s in defaulted} >= {"reserve_fraction", "max_lend_fraction", "catch_up"}
-    for setting in defaulted:
-        if setting.type is not dict:
+    for setting in CLASS_SETTINGS:
+        if not setting.required and setting.type is not dict:
             assert columns[setting.name].default.arg == setting.default, setting.name
 
 
@@ -60,7 +58,7 @@ def test_the_table_has_a_column_per_setting_and_defaults_as_declared() -> None:
     "made",
     [
         ClassControl(priority=3.0, delay_target_s=1.5),
-        QueryClassCreate(name="c", priority=3.0, delay_target_s=1.5),
+        QueryClassCreate.model_validate({"name": "c", "priority": 3.0, "delay_target_s": 1.5}),
     ],
     ids=lambda m: type(m).__name__,
 )
@@ -70,29 +68,41 @@ def test_every_class_model_defaults_a_setting_as_declared(made: BaseModel) -> No
             assert getattr(made, setting.name) == default_of(setting.name), setting.name
 
 
-def test_the_core_defaults_a_class_as_declared() -> None:
+def _spec_value(spec: ClassSpec, name: str) -> Any:
+    if name in TAUS:
+        return getattr(spec.thresholds, name)
+    if name == "manager":
+        return spec.manager_kind
+    return getattr(spec, name)
+
+
+def test_the_core_defaults_a_class_as_declared_and_reads_every_setting() -> None:
     spec = ClassSpec(name="c", priority=3.0, delay_target_s=1.5)
-    values: dict[str, Any] = {
-        **{tau: getattr(spec.thresholds, tau) for tau in TAUS},
-        "manager": spec.manager_kind,
-        "manager_params": dict(spec.manager_params),
-        "reserve_fraction": spec.reserve_fraction,
-        "max_lend_fraction": spec.max_lend_fraction,
-        "catch_up": spec.catch_up,
+    assert {s.name: _spec_value(spec, s.name) for s in CLASS_SETTINGS if not s.required} == {
+        s.name: default_of(s.name) for s in CLASS_SETTINGS if not s.required
     }
-    assert values == {s.name: default_of(s.name) for s in CLASS_SETTINGS if not s.required}
+    control = ClassControl.model_validate(EVERY_SETTING_CHANGED)
+    spec = control.spec("c")
+    assert {s.name: _spec_value(spec, s.name) for s in CLASS_SETTINGS} == control.model_dump()
+
+
+EVERY_SETTING_CHANGED: dict[str, Any] = {
+    "priority": 3.0,
+    "delay_target_s": 1.5,
+    "tau0": 0.1,
+    "manager": "ctrl",
+    "manager_params": {"max_shed": 0.5},
+    "reserve_fraction": 0.1,
+    "max_lend_fraction": 0.5,
+    "catch_up": True,
+}
+"""A class with every setting off its default but τ1..τ3 (their order binds them)."""
 
 
 def test_the_scenario_format_carries_every_setting_both_ways() -> None:
-    control = ClassControl(
-        priority=3.0,
-        delay_target_s=1.5,
-        tau0=0.1,
-        manager_params={"max_shed": 0.5},
-        reserve_fraction=0.1,
-        max_lend_fraction=0.5,
-        catch_up=True,
-    )
+    control = ClassControl.model_validate(EVERY_SETTING_CHANGED)
+    changed = {s.name for s in CLASS_SETTINGS if getattr(control, s.name) != default_of(s.name)}
+    assert changed == set(SETTING_NAMES) - {"tau1", "tau2", "tau3"}
     doc = yaml.safe_load((ROOT / "scenarios" / "demo.yaml").read_text())
     doc["classes"][0] = scenario_class("c", control, doc["classes"][0]["queries"])
     loaded = scenario_from_dict(doc).classes[0]

@@ -4,15 +4,17 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import JSON, Boolean, Float, String
-from sqlalchemy.orm import Mapped, mapped_column
+from sqlalchemy.orm import Mapped, MappedColumn, mapped_column
 from sqlalchemy.sql.expression import false, true
+from sqlalchemy.types import TypeEngine
 
 from backend.db import Base, UTCDateTime, utcnow
-from spark_runner.core.class_settings import default_of
+from spark_runner.core.class_settings import CLASS_SETTINGS, ClassSetting
 
 
 class QueryClass(Base):
-    """A group of continuous queries sharing a priority and a delay target."""
+    """A group of continuous queries sharing a priority and a delay target: a column per
+    class setting (:func:`_setting_column`; those code reads by name are declared)."""
 
     __tablename__ = "query_classes"
 
@@ -20,28 +22,29 @@ class QueryClass(Base):
     name: Mapped[str] = mapped_column(String(100), unique=True)
     priority: Mapped[float] = mapped_column(Float)
     delay_target_s: Mapped[float] = mapped_column(Float)
-    tau0: Mapped[float] = mapped_column(Float)
-    tau1: Mapped[float] = mapped_column(Float)
-    tau2: Mapped[float] = mapped_column(Float)
-    tau3: Mapped[float] = mapped_column(Float)
-    manager: Mapped[str] = mapped_column(
-        String(20), default=default_of("manager"), server_default=default_of("manager")
-    )
-    manager_params: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict, server_default="{}")
-    reserve_fraction: Mapped[float] = mapped_column(
-        Float,
-        default=default_of("reserve_fraction"),
-        server_default=str(default_of("reserve_fraction")),
-    )
-    max_lend_fraction: Mapped[float] = mapped_column(
-        Float,
-        default=default_of("max_lend_fraction"),
-        server_default=str(default_of("max_lend_fraction")),
-    )
-    catch_up: Mapped[bool] = mapped_column(
-        Boolean,
-        default=default_of("catch_up"),
-        server_default=true() if default_of("catch_up") else false(),
-    )
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, onupdate=utcnow)
+
+
+def _setting_column(setting: ClassSetting) -> MappedColumn[Any]:
+    """The column of a class setting, its declared default for rows written before the
+    setting existed (the API always writes every setting)."""
+    if setting.type is dict:
+        return mapped_column(JSON, nullable=False, default=dict, server_default="{}")
+    column_type: dict[type, TypeEngine[Any]] = {
+        float: Float(),
+        bool: Boolean(),
+        str: String(setting.max_length),
+    }
+    if setting.required:
+        return mapped_column(column_type[setting.type], nullable=False)
+    default = setting.default
+    server = (true() if default else false()) if setting.type is bool else str(default)
+    return mapped_column(
+        column_type[setting.type], nullable=False, default=default, server_default=server
+    )
+
+
+for _setting in CLASS_SETTINGS:
+    if _setting.name not in QueryClass.__table__.columns:
+        setattr(QueryClass, _setting.name, _setting_column(_setting))

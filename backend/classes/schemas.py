@@ -10,16 +10,18 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from backend.api.body_limits import KIB
 from spark_runner.contract.control import ClassControl
-from spark_runner.contract.settings import setting_field
+from spark_runner.contract.settings import with_class_settings
 from spark_runner.core.class_settings import SETTING_NAMES, ClassSetting, default_of
-from spark_runner.core.managers.registry import MANAGER_KINDS
-from spark_runner.core.params import ParamValue
 from spark_runner.scenario.models import (
     NAME_MAX_LENGTH,
     NAME_PATTERN,
 )
 
+_BOUNDED = ("priority", "delay_target_s")
+"""The settings the API bounds in its schema (the core's rules judge the others)."""
 
+
+@with_class_settings(bounded=_BOUNDED)
 class QueryClassCreate(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
@@ -39,19 +41,6 @@ class QueryClassCreate(BaseModel):
     )
 
     name: str = Field(min_length=1, max_length=NAME_MAX_LENGTH, pattern=NAME_PATTERN)
-    priority: float = setting_field("priority", bounded=True)
-    delay_target_s: float = setting_field("delay_target_s", bounded=True)
-    tau0: float = setting_field("tau0")
-    tau1: float = setting_field("tau1")
-    tau2: float = setting_field("tau2")
-    tau3: float = setting_field("tau3")
-    manager: str = setting_field(
-        "manager", max_length=20, description=f"Load manager: {', '.join(MANAGER_KINDS)}."
-    )
-    manager_params: dict[str, ParamValue] = setting_field("manager_params", max_length=50)
-    reserve_fraction: float = setting_field("reserve_fraction")
-    max_lend_fraction: float = setting_field("max_lend_fraction")
-    catch_up: bool = setting_field("catch_up")
 
     @model_validator(mode="after")
     def _core_rules(self) -> Self:
@@ -65,26 +54,14 @@ at its widest (24 characters), every parameter of the manager with the most set,
 and the manager at their maximum lengths with every character escaped, is 1.7 KB."""
 
 
+@with_class_settings(optional=True, bounded=_BOUNDED)
 class ClassChange(BaseModel):
     """The live-tunable fields of a class, all optional: what is left out keeps its value.
+    A field per class setting (``with_class_settings``).
 
     Used for class updates and, per class, for live changes of a running job."""
 
     model_config = ConfigDict(extra="forbid")
-
-    priority: float | None = setting_field("priority", optional=True, bounded=True)
-    delay_target_s: float | None = setting_field("delay_target_s", optional=True, bounded=True)
-    tau0: float | None = setting_field("tau0", optional=True)
-    tau1: float | None = setting_field("tau1", optional=True)
-    tau2: float | None = setting_field("tau2", optional=True)
-    tau3: float | None = setting_field("tau3", optional=True)
-    manager: str | None = setting_field("manager", optional=True, max_length=20)
-    manager_params: dict[str, ParamValue] | None = setting_field(
-        "manager_params", optional=True, max_length=50
-    )
-    reserve_fraction: float | None = setting_field("reserve_fraction", optional=True)
-    max_lend_fraction: float | None = setting_field("max_lend_fraction", optional=True)
-    catch_up: bool | None = setting_field("catch_up", optional=True)
 
 
 class QueryClassUpdate(ClassChange):
@@ -95,22 +72,14 @@ class QueryClassUpdate(ClassChange):
     )
 
 
+@with_class_settings(read=True)
 class QueryClassRead(BaseModel):
+    """A stored class: its name, stamps and a field per class setting."""
+
     model_config = ConfigDict(from_attributes=True)
 
     id: int
     name: str
-    priority: float
-    delay_target_s: float
-    tau0: float
-    tau1: float
-    tau2: float
-    tau3: float
-    manager: str
-    manager_params: dict[str, ParamValue]
-    reserve_fraction: float
-    max_lend_fraction: float
-    catch_up: bool
     created_at: datetime
     updated_at: datetime
 
@@ -136,6 +105,9 @@ class ClassSettingRead(BaseModel):
     exclusive_minimum: float | None = Field(description="Values must be greater than this.")
     maximum: float | None = Field(description="Largest allowed value (inclusive).")
     exclusive_maximum: float | None = Field(description="Values must be less than this.")
+    max_length: int | None = Field(
+        description="Most characters of a string, or entries of an object (None: no limit)."
+    )
     live: bool = Field(description="A running job takes a change to it (live tuning).")
 
     @classmethod
@@ -154,6 +126,7 @@ class ClassSettingRead(BaseModel):
             exclusive_minimum=low if setting.above else None,
             maximum=None if setting.below else high,
             exclusive_maximum=high if setting.below else None,
+            max_length=setting.max_length,
             live=setting.live,
         )
 

@@ -13,14 +13,14 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from spark_runner.contract.settings import setting_field
+from spark_runner.contract.settings import setting_field, with_class_settings
 from spark_runner.core.dilos import ClassSpec, DilosParams
 from spark_runner.core.elastic import ScalingParams, job_thresholds
 from spark_runner.core.errors import ParameterError
 from spark_runner.core.managers.registry import manager_params
 from spark_runner.core.params import ParamValue, build_params, params_as_dict
 from spark_runner.core.redistribution import DEFAULT_POLICY
-from spark_runner.core.thresholds import TAUS, Thresholds
+from spark_runner.core.thresholds import TAUS
 
 JOB_FIELDS = ("recommend_only", "policy", "redistribution_every", "redistribution_enabled")
 LIVE_ELASTIC = (
@@ -38,22 +38,17 @@ PER_CLASS = "is set per class (the job takes the lowest of its classes')"
 """Why a threshold is no elasticity setting."""
 
 
+@with_class_settings()
 class ClassControl(BaseModel):
-    """Live-tunable parameters of one class (spec defaults where not given)."""
+    """Live-tunable parameters of one class (spec defaults where not given): a field per
+    class setting (:func:`~spark_runner.contract.settings.with_class_settings`)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     priority: float = setting_field("priority")
     delay_target_s: float = setting_field("delay_target_s")
-    tau0: float = setting_field("tau0")
-    tau1: float = setting_field("tau1")
-    tau2: float = setting_field("tau2")
-    tau3: float = setting_field("tau3")
     manager: str = setting_field("manager")
     manager_params: dict[str, ParamValue] = setting_field("manager_params")
-    reserve_fraction: float = setting_field("reserve_fraction")
-    max_lend_fraction: float = setting_field("max_lend_fraction")
-    catch_up: bool = setting_field("catch_up")
 
     def spec(self, name: str) -> ClassSpec:
         """The core's class specification; raises ``ParameterError`` on any broken rule."""
@@ -66,17 +61,7 @@ class ClassControl(BaseModel):
             if error.field == "delay_target_s":
                 field = "delay_target_s"
             raise ParameterError(field, error.value, error.rule) from None
-        return ClassSpec(
-            name=name,
-            priority=self.priority,
-            delay_target_s=self.delay_target_s,
-            manager_kind=self.manager,
-            manager_params=dict(self.manager_params),
-            reserve_fraction=self.reserve_fraction,
-            max_lend_fraction=self.max_lend_fraction,
-            catch_up=self.catch_up,
-            thresholds=Thresholds(self.tau0, self.tau1, self.tau2, self.tau3),
-        )
+        return ClassSpec.of_settings(name, self.model_dump())
 
 
 class LiveConfig(BaseModel):

@@ -52,6 +52,8 @@ class ClassSetting:
     """The minimum is exclusive (value > minimum)."""
     below: bool = False
     """The maximum is exclusive (value < maximum)."""
+    max_length: int | None = None
+    """Most characters of a string, or entries of a mapping."""
     unit: str = ""
     live: bool = True
     """A running job takes a change to it at its next control period."""
@@ -83,6 +85,13 @@ class ClassSetting:
                 raise ParameterError(self.name, value, "must be true or false")
             return
         if self.type is not float:
+            if self.max_length is not None and len(value) > self.max_length:
+                raise ParameterError(
+                    self.name,
+                    value,
+                    f"must have at most {self.max_length} "
+                    + ("characters" if self.type is str else "entries"),
+                )
             return
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise ParameterError(self.name, value, "must be a number")
@@ -149,13 +158,21 @@ CLASS_SETTINGS: tuple[ClassSetting, ...] = (
         "An elastic job adds executors once its usage has stayed at or above the lowest "
         "tau3 of its classes for its hold time.",
     ),
-    ClassSetting("manager", str, "Load manager", "The class's load manager.", default="aloma"),
+    ClassSetting(
+        "manager",
+        str,
+        "Load manager",
+        "The class's load manager: one of the kinds the manager catalogue lists.",
+        default="aloma",
+        max_length=20,
+    ),
     ClassSetting(
         "manager_params",
         dict,
         "Manager parameters",
         "The manager's parameters; spec defaults for the rest.",
         default=MappingProxyType({}),
+        max_length=50,
     ),
     ClassSetting(
         "reserve_fraction",

@@ -117,10 +117,11 @@ unless the class's ``manager_params`` set a headroom explicitly, which is then t
 own capacity in s/s.
 
 Live changes between steps: :meth:`DilosController.update` (controller parameters) and
-:meth:`DilosController.update_class` (priority, delay target, reserve, lending cap,
-catching up at start, thresholds, manager parameters) — validated as a whole before
-anything changes. A priority change resets every quota to the new original shares (and
-headrooms by Eq. 6.1) and moves shared-segment ownership when a load model is attached.
+:meth:`DilosController.update_class` (every class setting: priority, delay target,
+reserve, lending cap, catching up at start, thresholds, manager parameters) — validated
+as a whole before anything changes. A priority change resets every quota to the new
+original shares (and headrooms by Eq. 6.1) and moves shared-segment ownership when a
+load model is attached.
 """
 
 from __future__ import annotations
@@ -198,6 +199,13 @@ FLAG_PERIODS = 5
 periods in a row: a claim about the query, not about a batch the JVM's start or a pause
 made slow."""
 _THRESHOLD_KEYS = ("tau0", "tau1", "tau2", "tau3")
+_OWN_SETTINGS = tuple(
+    n
+    for n in SETTING_NAMES
+    if n not in (*MANAGER_SETTINGS, *_THRESHOLD_KEYS, "priority", "delay_target_s")
+)
+"""The settings a :class:`ClassSpec` keeps under their own names and checks itself (the
+manager's and the thresholds' check their own; priority and target have one rule)."""
 
 
 @dataclass(frozen=True)
@@ -232,9 +240,27 @@ class ClassSpec:
         if not self.name:
             raise ParameterError("name", self.name, "a class needs a non-empty name")
         validate_class_parameters(self.priority, self.delay_target_s)
-        for name in ("reserve_fraction", "max_lend_fraction", "catch_up"):
+        for name in _OWN_SETTINGS:
             SETTINGS[name].check(getattr(self, name))
         manager_params(self.manager_kind, self.manager_parameters())  # validates
+
+    @classmethod
+    def of_settings(cls, name: str, settings: Mapping[str, Any]) -> ClassSpec:
+        """The spec of class ``name`` from its settings under their declared names
+        (:mod:`spark_runner.core.class_settings`): the manager's as ``manager_kind`` and
+        ``manager_params``, τ0..τ3 as ``thresholds``, every other under its own name
+        (the declared default for one left out)."""
+        values = {key: value for key, value in settings.items() if key in SETTINGS}
+        taus = {tau: values.pop(tau) for tau in _THRESHOLD_KEYS if tau in values}
+        kind = values.pop("manager", default_of("manager"))
+        params = dict(values.pop("manager_params", {}))
+        return cls(
+            name=name,
+            manager_kind=kind,
+            manager_params=params,
+            thresholds=Thresholds(**taus),
+            **values,
+        )
 
     def manager_parameters(self) -> dict[str, ParamValue]:
         """The manager's parameters with the class's delay target (and τ for "linear")."""
@@ -900,9 +926,8 @@ class DilosController:
     def update_class(self, name: str, **changes: ParamValue) -> None:
         """Change one class between steps.
 
-        Accepts ``priority``, ``delay_target_s``, ``reserve_fraction``,
-        ``max_lend_fraction``, ``catch_up``, ``tau0``..``tau3`` and any parameter of the
-        class's manager.
+        Accepts every class setting (:mod:`spark_runner.core.class_settings`) but the
+        manager's kind and parameters, and any parameter of the class's manager.
         Everything is validated before anything is applied.
         """
         st = self._state(name)

@@ -30,13 +30,17 @@ from pydantic import (
     model_validator,
 )
 
-from spark_runner.contract.settings import setting_field
-from spark_runner.core.class_settings import MAX_DELAY_TARGET_S, MIN_DELAY_TARGET_S
+from spark_runner.contract.settings import setting_field, with_class_settings
+from spark_runner.core.class_settings import (
+    MANAGER_SETTINGS,
+    MAX_DELAY_TARGET_S,
+    MIN_DELAY_TARGET_S,
+)
 from spark_runner.core.elastic import ScalingParams, job_thresholds
 from spark_runner.core.errors import ParameterError
 from spark_runner.core.params import build_params
 from spark_runner.core.redistribution import DEFAULT_POLICY
-from spark_runner.core.thresholds import Thresholds, validate_thresholds
+from spark_runner.core.thresholds import TAUS, Thresholds, validate_thresholds
 from spark_runner.scenario.columns import (
     MAX_COLUMNS,
     SQL_ENGINE_COLUMNS,
@@ -547,16 +551,15 @@ class ThresholdsSpec(_Model):
         return self
 
 
+@with_class_settings(bounded=True, skip=(*TAUS, *MANAGER_SETTINGS))
 class QueryClass(_Model):
-    """A query class: its priority, delay target, load manager and queries."""
+    """A query class: its priority, delay target, load manager, thresholds, queries and
+    a field per other class setting (``with_class_settings``)."""
 
     name: Name
     priority: float = setting_field("priority", bounded=True, allow_inf_nan=False)
     delay_target_s: float = setting_field("delay_target_s", bounded=True, allow_inf_nan=False)
     manager: ManagerSpec = ManagerSpec()
-    reserve_fraction: float = setting_field("reserve_fraction", bounded=True)
-    max_lend_fraction: float = setting_field("max_lend_fraction", bounded=True)
-    catch_up: bool = setting_field("catch_up")
     thresholds: ThresholdsSpec = ThresholdsSpec()
     queries: list[Query] = Field(min_length=1)
     description: str = ""

@@ -19,7 +19,9 @@ def config(**priorities: float) -> LiveConfig:
         policy="strict",
         redistribution_every=7,
         classes={
-            name: ClassControl(priority=p, delay_target_s=2.0, tau1=0.5, manager="aurora")
+            name: ClassControl.model_validate(
+                {"priority": p, "delay_target_s": 2.0, "tau1": 0.5, "manager": "aurora"}
+            )
             for name, p in priorities.items()
         },
     )
@@ -76,5 +78,5 @@ def test_a_class_composed_and_read_back_keeps_its_live_parameters() -> None:
     queries = {name: [generated_query(name)] for name in live.classes}
     document = compose(live, queries, rate_per_s=10.0, period_s=0.5, duration_s=30)
     scenario = scenario_from_dict(document)
-    assert [c.catch_up for c in scenario.classes] == [True, False]
+    assert [c.model_dump()["catch_up"] for c in scenario.classes] == [True, False]
     assert scenario_live_config(scenario).classes == live.classes

@@ -54,7 +54,8 @@ def test_catching_up_at_start_is_read_from_the_scenario_and_changes_live() -> No
     )
     plane = control(billing)
     live = scenario_live_config(billing)
-    assert live.classes["bronze"].catch_up and not live.classes["gold"].catch_up
+    assert live.classes["bronze"].model_dump()["catch_up"]
+    assert not live.classes["gold"].model_dump()["catch_up"]
     assert plane.controller.spec("bronze").catch_up
     changes = apply_live_config(plane, live, changed(live, "bronze", catch_up=False))
     assert not plane.controller.spec("bronze").catch_up and changes == ["bronze.catch_up=False"]
