@@ -95,6 +95,7 @@ EVERY_SETTING_CHANGED: dict[str, Any] = {
     "reserve_fraction": 0.1,
     "max_lend_fraction": 0.5,
     "catch_up": True,
+    "max_shed_fraction": 0.25,
 }
 """A class with every setting off its default but τ1..τ3 (their order binds them)."""
 

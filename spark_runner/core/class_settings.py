@@ -202,6 +202,19 @@ CLASS_SETTINGS: tuple[ClassSetting, ...] = (
         "than its latency, e.g. billing).",
         default=False,
     ),
+    ClassSetting(
+        "max_shed_fraction",
+        float,
+        "Max shed fraction",
+        "Largest share of its arrivals the class sheds in a control period, whatever its "
+        "manager decides (1: no cap). Below 1 it also keeps the tuples already past its "
+        "target and answers them late: for a class that would rather answer late than "
+        "lose more (audit, billing), at the cost of its latency and the classes below's "
+        "capacity.",
+        default=1.0,
+        minimum=0.0,
+        maximum=1.0,
+    ),
 )
 SETTINGS: Mapping[str, ClassSetting] = MappingProxyType({s.name: s for s in CLASS_SETTINGS})
 SETTING_NAMES: tuple[str, ...] = tuple(s.name for s in CLASS_SETTINGS)

@@ -102,6 +102,11 @@ shedding for a target no shedding could meet):
   catching up instead: that holds only a class within its unlearned capacity, and a
   class over it would step and shed its backlog stale first. While held it still sheds
   the arriving load above its capacity (its headroom, or the time it was served).
+- **A cap on shedding** (``ClassSpec.max_shed_fraction``, ``_capped``): a class that
+  would rather answer late than lose more sheds at most that share of its arrivals,
+  whatever its manager decides, and below 1 keeps its late tuples (no stale first). Its
+  manager still sees the overload, so the class reclaims capacity from the classes below
+  as any shedding class does; what it does not shed it answers late.
 
 Capacity per unit of quota: ``ρ_k = min(H_k / q_k, system_headroom)`` (s/s per unit
 quota), taken from the manager after every step (kept from before if the quota is 0): a
@@ -118,10 +123,10 @@ own capacity in s/s.
 
 Live changes between steps: :meth:`DilosController.update` (controller parameters) and
 :meth:`DilosController.update_class` (every class setting: priority, delay target,
-reserve, lending cap, catching up at start, thresholds, manager parameters) — validated
-as a whole before anything changes. A priority change resets every quota to the new
-original shares (and headrooms by Eq. 6.1) and moves shared-segment ownership when a
-load model is attached.
+reserve, lending cap, catching up at start, shedding cap, thresholds, manager
+parameters) — validated as a whole before anything changes. A priority change resets
+every quota to the new original shares (and headrooms by Eq. 6.1) and moves
+shared-segment ownership when a load model is attached.
 """
 
 from __future__ import annotations
@@ -224,6 +229,8 @@ class ClassSpec:
         catch_up: at start, serve the backlog already in the log instead of shedding
             first what is already past the target (a class whose every tuple matters
             more than its latency, e.g. billing; see the module docstring) [False].
+        max_shed_fraction: largest share of its arrivals it sheds in a period, whatever
+            its manager decides; below 1 it keeps its late tuples too [1].
     """
 
     name: str
@@ -235,6 +242,7 @@ class ClassSpec:
     max_lend_fraction: float = default_of("max_lend_fraction")
     thresholds: Thresholds = field(default_factory=Thresholds)
     catch_up: bool = default_of("catch_up")
+    max_shed_fraction: float = default_of("max_shed_fraction")
 
     def __post_init__(self) -> None:
         if not self.name:
@@ -629,12 +637,13 @@ class DilosController:
         actions: Mapping[str, str],
         usages: Mapping[str, float],
     ) -> dict[str, ClassStep]:
-        """Each class's step: its decision, quota, usage, headroom and stale rule."""
+        """Each class's step: its decision (within its shedding cap), quota, usage,
+        headroom and stale rule."""
         period_s = next(iter(observations.values())).period_s
         return {
             name: ClassStep(
                 name=name,
-                decision=decisions[name],
+                decision=_capped(decisions[name], st.spec.max_shed_fraction),
                 quota=st.quota,
                 quota_s=st.quota * period_s,
                 original_share=st.original,
@@ -647,7 +656,9 @@ class DilosController:
                         start=actions[name] == HOLD_UNMANAGED,
                         own_share=self._params.policy == "relative",
                     )
-                    if self._params.redistribution_enabled and actions[name] != HOLD_CATCHING_UP
+                    if self._params.redistribution_enabled
+                    and actions[name] != HOLD_CATCHING_UP
+                    and st.spec.max_shed_fraction >= 1.0
                     else None
                 ),
             )
@@ -1129,6 +1140,21 @@ def _stale_floor(st: _ClassState, obs: Observation) -> float | None:
     if mean_floor is None or mean_floor > st.spec.delay_target_s:
         return None
     return mean_floor
+
+
+def _capped(decision: Decision, cap: float) -> Decision:
+    """The decision shedding at most ``cap`` of the class's arrivals
+    (``ClassSpec.max_shed_fraction``); what its manager asked for stays in its details
+    (``uncapped_shed``). The manager keeps its own view: the class then answers late,
+    which it chose over losing more, and reclaims capacity as any late class does."""
+    if decision.shed_fraction <= cap:
+        return decision
+    return dataclasses.replace(
+        decision,
+        shed_fraction=cap,
+        admitted_load=decision.load * (1.0 - cap),
+        details={**decision.details, "uncapped_shed": decision.shed_fraction},
+    )
 
 
 def _stale_rule(

@@ -56,6 +56,7 @@ def test_the_class_settings_are_listed_as_declared_and_a_new_class_gets_their_de
         "reserve_fraction",
         "max_lend_fraction",
         "catch_up",
+        "max_shed_fraction",
     ]
     priority, reserve = settings["priority"], settings["reserve_fraction"]
     assert priority["required"] and priority["exclusive_minimum"] == 0.0
@@ -85,6 +86,8 @@ def test_the_class_settings_are_listed_as_declared_and_a_new_class_gets_their_de
         ({"name": ""}, "name", "at least 1 character"),
         ({"name": "bad name!"}, "name", "match pattern"),
         ({"catch_up": "sometimes"}, "catch_up", "valid boolean"),
+        ({"max_shed_fraction": 1.5}, "max_shed_fraction", "must be within [0, 1]"),
+        ({"max_shed_fraction": -0.1}, "max_shed_fraction", "must be within [0, 1]"),
     ],
 )
 def test_invalid_input_names_field_value_rule_and_stores_nothing(

@@ -162,6 +162,7 @@ def test_each_revision_steps_down_and_up_keeping_its_data(fresh_url: str, engine
     [
         ("0012", "metric_samples", "warmup", False),
         ("0013", "query_classes", "catch_up", False),
+        ("0014", "query_classes", "max_shed_fraction", 1.0),
     ],
 )
 def test_rows_stored_before_a_column_read_their_old_behaviour(
@@ -170,7 +171,8 @@ def test_rows_stored_before_a_column_read_their_old_behaviour(
     """0012 adds ``warmup`` to ``metric_samples``: a sample stored before it was not
     marked, so it reads as an ordinary period (false), not as a gap (null). 0013 adds
     ``catch_up`` to ``query_classes``: a class stored before it keeps shedding a start's
-    stale backlog first (false)."""
+    stale backlog first (false). 0014 adds ``max_shed_fraction``: a class stored before
+    it keeps shedding as its manager decides (1, no cap)."""
     config = alembic_config(fresh_url)
     command.upgrade(config, f"{int(revision) - 1:04d}")
     insert_rows(engine)

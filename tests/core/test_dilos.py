@@ -923,3 +923,32 @@ def test_an_infeasible_class_takes_nothing_back_from_a_class_above_it() -> None:
     step = ctl.step(obs)
     assert step.classes["c2"].decision.action in BELOW_FLOOR
     assert ctl.quotas()["c1"] == pytest.approx(lent["c1"])
+
+
+def test_a_class_capped_on_shedding_sheds_at_most_its_cap_and_keeps_its_late_tuples() -> None:
+    """``max_shed_fraction``: the class's step sheds at most the cap whatever its manager
+    asks (kept in the details), and below 1 it has no stale-first rule; a live change
+    lifts the cap at the next step, and a cap outside [0, 1] is refused by name."""
+    late = ResponseTimeStats(mean_s=0.6, max_s=0.9, count=100)
+
+    def c3_step(ctl: DilosController) -> ClassStep:
+        obs = {
+            n: Observation(period_s=T, load=2.0 if n == "c3" else 0.1, response_time=late)
+            for n in PRIORITIES
+        }
+        return ctl.step(obs).classes["c3"]
+
+    free = DilosController(specs())
+    capped = DilosController(
+        [*specs()[:2], ClassSpec("c3", 1.0, TARGETS["c3"], max_shed_fraction=0.2)]
+    )
+    for _ in range(UNMANAGED_STEPS + 3):
+        asked, step = c3_step(free), c3_step(capped)
+    assert asked.decision.shed_fraction > 0.5 and asked.stale is not None
+    assert step.decision.shed_fraction == 0.2 and step.stale is None
+    assert step.decision.details["uncapped_shed"] > 0.5
+    assert step.decision.admitted_load == pytest.approx(step.decision.load * 0.8)
+    capped.update_class("c3", max_shed_fraction=1.0)
+    assert c3_step(capped).decision.shed_fraction > 0.5
+    with pytest.raises(ParameterError, match="max_shed_fraction"):
+        capped.update_class("c3", max_shed_fraction=1.5)

@@ -133,9 +133,9 @@ def test_cli_round_trip(api_only: Stack, tmp_path: Path) -> None:
     assert '"catch_up": false' in created.stdout
     billing = cli(api_only, "classes", "create", "billing", "--priority", "3",
                   "--delay-target-s", "5", "--catch-up",
-                  "--set", "reserve_fraction=0.2")  # fmt: skip
+                  "--set", "max_shed_fraction=0.2")  # fmt: skip
     assert billing.returncode == 0 and '"catch_up": true' in billing.stdout, billing.stderr
-    assert '"reserve_fraction": 0.2' in billing.stdout
+    assert '"max_shed_fraction": 0.2' in billing.stdout
     served = cli(api_only, "classes", "update", "2", "--set", "catch_up=false")
     assert served.returncode == 0 and '"catch_up": false' in served.stdout, served.stderr
     assert cli(api_only, "classes", "delete", "2").returncode == 0

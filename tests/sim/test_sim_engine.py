@@ -486,3 +486,19 @@ def test_the_oracle_sheds_what_exceeds_the_capacity_and_no_manager_beats_it(
     assert result["loss_fraction"] >= result["oracle_loss_fraction"] - 0.02
     light = build_results(simulate(build(one_class(rate=100, mode="dilos"))))["classes"]["c"]
     assert light["oracle_loss_fraction"] == 0.0
+
+
+def test_a_class_capped_on_shedding_answers_late_rather_than_lose_more(build: Build) -> None:
+    """``max_shed_fraction``: under overload the low class (1.2 s/s of work on the 0.6 s/s
+    the high class leaves) sheds half its tuples uncapped; capped at 0.1 it sheds at most
+    that, keeps its late tuples and answers late, and the high class is untouched."""
+    doc = two_classes(rate_hi=200, rate_lo=600, prio_hi=9, prio_lo=1, mode="dilos")
+    results = {}
+    for cap in (1.0, 0.1):
+        out = simulate(build(doc, "duration_s=30", f"classes[1].max_shed_fraction={cap}"))
+        results[cap] = build_results(out)["classes"]
+    free, capped = results[1.0], results[0.1]
+    assert free["lo"]["shed_fraction"] > 0.4
+    assert 0.05 < capped["lo"]["shed_fraction"] <= 0.1
+    assert capped["lo"]["mean_response_time_s"] > 10 * free["lo"]["mean_response_time_s"]
+    assert capped["hi"] == free["hi"]
