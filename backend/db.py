@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from datetime import UTC, datetime
 from typing import Any
 
@@ -124,9 +124,8 @@ def _discard_after_commit(session: Session, _previous_transaction: Any) -> None:
 
 
 @contextmanager
-def session_scope(factory: sessionmaker[Session]) -> Iterator[Session]:
-    """One unit of work outside a request (tasks, CLI): commit on success, else roll back."""
-    session = factory()
+def unit_of_work(session: Session) -> Iterator[Session]:
+    """``session`` as one unit of work: commit on success, else roll back; closed after."""
     try:
         yield session
         session.commit()
@@ -135,3 +134,8 @@ def session_scope(factory: sessionmaker[Session]) -> Iterator[Session]:
         raise
     finally:
         session.close()
+
+
+def session_scope(factory: sessionmaker[Session]) -> AbstractContextManager[Session]:
+    """One unit of work outside a request (tasks, CLI): commit on success, else roll back."""
+    return unit_of_work(factory())

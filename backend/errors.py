@@ -44,6 +44,18 @@ class Conflict(DomainError):
     status_code = 409
 
 
+class Unauthorized(DomainError):
+    """401: no credentials, or credentials that name nobody (a person or a job)."""
+
+    status_code = 401
+
+
+class Forbidden(DomainError):
+    """403: the caller is known, and its role is too low for the route."""
+
+    status_code = 403
+
+
 def parameter_error_detail(error: ParameterError, location: str = "body") -> dict[str, Any]:
     """A core ``ParameterError`` in FastAPI's 422 item shape: loc, msg, type, input."""
     value = _echo(error.field, error.value)

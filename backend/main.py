@@ -22,6 +22,7 @@ from backend.db import make_engine, make_session_factory
 from backend.elastic import routes as elastic
 from backend.errors import install_error_handlers
 from backend.history import routes as history
+from backend.hooks import Hooks
 from backend.jobs import routes as jobs
 from backend.managers import routes as managers
 from backend.metrics import routes as metrics
@@ -71,6 +72,7 @@ def create_app(settings: Settings | None = None, dispatcher: Dispatcher | None =
     app.state.engine = make_engine(settings.sqlalchemy_url)
     app.state.session_factory = make_session_factory(app.state.engine)
     app.state.dispatcher = dispatcher or _celery_dispatcher()
+    app.state.hooks = Hooks()  # what a change in one domain sets off in those built on it
     # Outermost last: request metrics → unhandled errors → CORS → body guard → SQLite
     # write gate → routes. The guard bounds and reads a body before a writer queues for
     # SQLite's lock, and its 413s and 422s carry CORS headers like every other answer; an

@@ -186,3 +186,38 @@ def test_no_logic_function_is_longer_than_a_reader_can_hold() -> None:
     }
     assert {k: v for k, v in long.items() if k not in DECLARATIVE} == {}
     assert set(long) >= DECLARATIVE, "an exemption no longer needed: remove it"
+
+
+def _backend_domains() -> list[str]:
+    """The backend's domains: its folders (``api``, the HTTP plumbing, among them)."""
+    return sorted(
+        path.name for path in (ROOT / "backend").iterdir() if (path / "__init__.py").is_file()
+    )
+
+
+def _domain_imports() -> dict[str, set[str]]:
+    """Each backend domain's imports of the other domains, at module or function level."""
+    domains = _backend_domains()
+    found: dict[str, set[str]] = {domain: set() for domain in domains}
+    for domain in domains:
+        for path in _modules(f"backend.{domain}"):
+            for name in _imports(path):
+                parts = name.split(".")
+                if len(parts) > 2 and parts[0] == "backend" and parts[1] in found:
+                    found[domain].add(parts[1])
+        found[domain].discard(domain)
+    return found
+
+
+def test_no_two_backend_domains_import_each_other() -> None:
+    """A domain reads those below it and never those above: what a lower one must tell
+    an upper one (a class change reaching live jobs) goes through ``backend.hooks``."""
+    imports = _domain_imports()
+    assert len(imports) >= 10
+    mutual = sorted(
+        f"backend/{a} <-> backend/{b}"
+        for a, imported in imports.items()
+        for b in imported
+        if a < b and a in imports[b]
+    )
+    assert mutual == []

@@ -9,9 +9,10 @@ from fastapi import APIRouter, Query, status
 from pydantic import BaseModel, Field
 
 from backend.actions import service
-from backend.api.auth import JobCallerDep, ViewerDep
 from backend.api.body_limits import ENVELOPE_BYTES, KIB, ParsedBodyRoute
 from backend.api.deps import IdPath, SessionDep
+from backend.jobs.access import JobCallerDep
+from backend.users.access import ViewerDep
 from spark_runner.contract.actions import (
     MAX_BATCH_ACTIONS,
     ActionBatch,

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from sqlalchemy.orm import Session
 
 from backend.actions.repository import ActionRepository
-from backend.jobs import lookup as jobs
+from backend.jobs.repository import JobRepository
 from backend.metrics.service import reporting_job
 from backend.tuning import service as tuning
 from spark_runner.contract.actions import ActionKind, ControlAction
@@ -46,7 +46,7 @@ def actions_of(
     limit: int,
 ) -> tuple[list[ControlAction], bool]:
     """The newest ``limit`` actions (oldest first) and whether older ones were left out."""
-    jobs.get_job(session, job_id)
+    JobRepository(session).require(job_id)
     rows = ActionRepository(session).newest(
         job_id, kind=kind, class_name=class_name, limit=limit + 1
     )

@@ -19,9 +19,8 @@ from fastapi import Depends, Path, Request
 from sqlalchemy.orm import Session
 
 from backend.api.sqlite_gate import writes
-from backend.db import mark_read_only
+from backend.db import mark_read_only, unit_of_work
 from backend.settings import Settings
-from backend.tuning.previews import Previews
 
 
 def get_session(request: Request) -> Iterator[Session]:
@@ -34,14 +33,8 @@ def get_session(request: Request) -> Iterator[Session]:
     session: Session = request.app.state.session_factory()
     if not writes(request.method, request.scope["path"]):
         mark_read_only(session)
-    try:
+    with unit_of_work(session):
         yield session
-        session.commit()
-    except BaseException:
-        session.rollback()
-        raise
-    finally:
-        session.close()
 
 
 async def get_read_sessions(request: Request) -> Callable[[], AbstractContextManager[Session]]:
@@ -68,9 +61,14 @@ async def get_write_gate(request: Request) -> AbstractAsyncContextManager[Any]:
     return lock if lock is not None else nullcontext()
 
 
-async def get_app_settings(request: Request) -> Settings:
-    settings: Settings = request.app.state.settings
-    return settings
+def from_app_state(name: str) -> Any:
+    """A dependency on what the application holds as ``app.state.<name>`` (set up once in
+    ``backend.main``): its settings, its dispatcher, a process-wide pool or bound."""
+
+    async def _get(request: Request) -> Any:
+        return getattr(request.app.state, name)
+
+    return Depends(_get)
 
 
 class Dispatcher(Protocol):
@@ -81,23 +79,12 @@ class Dispatcher(Protocol):
     def stop(self, job_id: int) -> None: ...
 
 
-async def get_dispatcher(request: Request) -> Dispatcher:
-    dispatcher: Dispatcher = request.app.state.dispatcher
-    return dispatcher
-
-
-async def get_previews(request: Request) -> Previews:
-    previews: Previews = request.app.state.previews
-    return previews
-
-
 SessionDep = Annotated[Session, Depends(get_session, scope="function")]
 ReadSessionsDep = Annotated[
     Callable[[], AbstractContextManager[Session]], Depends(get_read_sessions)
 ]
-SettingsDep = Annotated[Settings, Depends(get_app_settings)]
-DispatcherDep = Annotated[Dispatcher, Depends(get_dispatcher)]
-PreviewsDep = Annotated[Previews, Depends(get_previews)]
+SettingsDep = Annotated[Settings, from_app_state("settings")]
+DispatcherDep = Annotated[Dispatcher, from_app_state("dispatcher")]
 WriteGateDep = Annotated[AbstractAsyncContextManager[Any], Depends(get_write_gate)]
 
 # Ids are 32-bit integers in every supported database; larger values are a 422, not a 500.

@@ -9,6 +9,7 @@ from typing import Any, Literal, Self
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from backend.api.body_limits import KIB
+from backend.api.schemas import request_config
 from spark_runner.contract.control import ClassControl
 from spark_runner.contract.settings import with_class_settings
 from spark_runner.core.class_settings import SETTING_NAMES, ClassSetting, default_of
@@ -23,21 +24,16 @@ _BOUNDED = ("priority", "delay_target_s")
 
 @with_class_settings(bounded=_BOUNDED)
 class QueryClassCreate(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-        json_schema_extra={
-            "examples": [
-                {
-                    "name": "fraud",
-                    "priority": 6,
-                    "delay_target_s": 1.5,
-                    "tau0": 0.2,
-                    "tau1": 0.4,
-                    "tau2": 0.8,
-                    "tau3": 0.95,
-                }
-            ]
-        },
+    model_config = request_config(
+        {
+            "name": "fraud",
+            "priority": 6,
+            "delay_target_s": 1.5,
+            "tau0": 0.2,
+            "tau1": 0.4,
+            "tau2": 0.8,
+            "tau3": 0.95,
+        }
     )
 
     name: str = Field(min_length=1, max_length=NAME_MAX_LENGTH, pattern=NAME_PATTERN)

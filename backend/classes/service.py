@@ -1,30 +1,34 @@
-"""Query-class use cases. Services flush; the caller's unit of work commits."""
+"""Query-class use cases. Services flush; the caller's unit of work commits.
+
+The queries of a class and the live jobs running it are built on classes (they import
+this domain, never the other way): what a deletion or a change must respect or reach
+there comes in as ``ClassHooks`` (``backend.hooks``, handed to the routes by
+``backend.main``)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from typing import Any, Protocol
 
 from sqlalchemy.orm import Session
 
 from backend.classes.models import QueryClass
 from backend.classes.repository import QueryClassRepository
 from backend.classes.schemas import QueryClassCreate, QueryClassUpdate, control_of
-from backend.errors import Conflict, NotFound
-from backend.queries.repository import QueryRepository
-from backend.tuning import service as tuning
+from backend.errors import Conflict
 from spark_runner.contract.control import ClassControl
 from spark_runner.core.class_settings import SETTING_NAMES
 
 
-def list_classes(session: Session) -> Sequence[QueryClass]:
-    return QueryClassRepository(session).list_all()
+class ClassHooks(Protocol):
+    def check_class_delete(self, session: Session, query_class: QueryClass) -> None:
+        """Refuse (409) a deletion that would take away what queries of other classes
+        read (the class's queries go with it)."""
 
-
-def get_class(session: Session, class_id: int) -> QueryClass:
-    query_class = QueryClassRepository(session).get(class_id)
-    if query_class is None:
-        raise NotFound(f"query class {class_id} does not exist")
-    return query_class
+    def class_changed(
+        self, session: Session, stored_name: str, changes: dict[str, Any], changed_by: str | None
+    ) -> None:
+        """A stored change of the class named ``stored_name``: its live fields reach
+        every live job running it (a new, audited configuration version per job)."""
 
 
 def create_class(session: Session, data: QueryClassCreate) -> QueryClass:
@@ -35,12 +39,15 @@ def create_class(session: Session, data: QueryClassCreate) -> QueryClass:
 
 
 def update_class(
-    session: Session, class_id: int, data: QueryClassUpdate, changed_by: str | None = None
+    session: Session,
+    class_id: int,
+    data: QueryClassUpdate,
+    hooks: ClassHooks,
+    changed_by: str | None = None,
 ) -> QueryClass:
-    """Change a class; its live fields also reach every live job running it (a new,
-    audited configuration version per job)."""
+    """Change a class; its live fields also reach every live job running it."""
     repo = QueryClassRepository(session)
-    query_class = get_class(session, class_id)
+    query_class = repo.require(class_id)
     changes = data.model_dump(exclude_unset=True, exclude_none=True)
     merged = {field: changes.get(field, getattr(query_class, field)) for field in SETTING_NAMES}
     control_of(merged).spec(changes.get("name", query_class.name))
@@ -53,7 +60,7 @@ def update_class(
     for field, value in changes.items():
         setattr(query_class, field, value)
     session.flush()
-    tuning.propagate_class_change(session, stored_name, changes, changed_by)
+    hooks.class_changed(session, stored_name, changes, changed_by)
     return query_class
 
 
@@ -62,22 +69,9 @@ def class_control(query_class: QueryClass) -> ClassControl:
     return control_of({field: getattr(query_class, field) for field in SETTING_NAMES})
 
 
-def delete_class(session: Session, class_id: int) -> None:
-    """Delete a class and its queries; refused (409) while queries of other classes read
-    one of its shared queries, which would go with it."""
+def delete_class(session: Session, class_id: int, hooks: ClassHooks) -> None:
+    """Delete a class and its queries, unless ``hooks`` refuse it."""
     repo = QueryClassRepository(session)
-    query_class = get_class(session, class_id)
-    queries = QueryRepository(session)
-    read = sorted(
-        f"{reader.name!r} of class {get_class(session, reader.class_id).name!r} reads "
-        f"shared query {shared.name!r}"
-        for shared in queries.for_classes([class_id])
-        for reader in queries.output_readers(shared)
-        if reader.class_id != class_id
-    )
-    if read:
-        raise Conflict(
-            f"class {query_class.name!r} owns shared queries that other classes read "
-            f"(query {'; query '.join(read)}); delete or change those queries first"
-        )
+    query_class = repo.require(class_id)
+    hooks.check_class_delete(session, query_class)
     repo.delete(query_class)

@@ -5,8 +5,8 @@ from __future__ import annotations
 from fastapi import APIRouter
 from pydantic import BaseModel, Field
 
-from backend.api.auth import ViewerDep
 from backend.managers.schemas import ManagerParamRead
+from backend.users.access import ViewerDep
 from spark_runner.contract.control import LIVE_ELASTIC
 from spark_runner.core.elastic import ScalingParams
 from spark_runner.core.managers.catalogue import describe_params

@@ -4,10 +4,10 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
-from backend.api.auth import ViewerDep
 from backend.api.deps import IdPath, SessionDep
 from backend.history import service
 from backend.history.schemas import CompareQuery, RunComparison, RunRange, RunSummary
+from backend.users.access import ViewerDep
 
 router = APIRouter(tags=["history"])
 

@@ -1,45 +1,35 @@
 from __future__ import annotations
 
-from typing import Self
+from typing import Any, Self
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, Field, model_validator
 
 from backend.history.summary import ClassSummary
 from backend.jobs.schemas import JobRead
+from backend.metrics.schemas import EpochRange
 from spark_runner.contract.samples import INT32_MAX
 from spark_runner.core.errors import ParameterError
 
 MAX_OFFSET_S = 10 * 365 * 86_400.0
 
 
-class RunRange(BaseModel):
+def _offset(rule: str) -> Any:
+    """An optional offset from the run's first sample, in seconds."""
+    return Field(
+        default=None,
+        ge=0,
+        le=MAX_OFFSET_S,
+        allow_inf_nan=False,
+        description=f"Seconds after the run's first sample: only samples with {rule}.",
+    )
+
+
+class RunRange(EpochRange):
     """Part of a run: absolute times (``since``/``until``, epoch seconds) or offsets from
     the run's first sample (``since_s``/``until_s``), not both; nothing: the whole run."""
 
-    model_config = ConfigDict(extra="forbid")
-
-    since: float | None = Field(
-        default=None, allow_inf_nan=False, description="Only samples with t > since (epoch s)."
-    )
-    until: float | None = Field(
-        default=None, allow_inf_nan=False, description="Only samples with t <= until (epoch s)."
-    )
-    since_s: float | None = Field(
-        default=None,
-        ge=0,
-        le=MAX_OFFSET_S,
-        allow_inf_nan=False,
-        description="Seconds after the run's first sample: only samples with "
-        "t − t_first >= since_s (0 includes the first sample).",
-    )
-    until_s: float | None = Field(
-        default=None,
-        ge=0,
-        le=MAX_OFFSET_S,
-        allow_inf_nan=False,
-        description="Seconds after the run's first sample: only samples with "
-        "t − t_first <= until_s.",
-    )
+    since_s: float | None = _offset("t − t_first >= since_s (0 includes the first sample)")
+    until_s: float | None = _offset("t − t_first <= until_s")
 
     @model_validator(mode="after")
     def _one_kind_and_ordered(self) -> Self:

@@ -4,7 +4,7 @@ from sqlalchemy.orm import Session
 
 from backend.history.schemas import RunComparison, RunRange, RunSummary
 from backend.history.summary import summarize
-from backend.jobs import lookup as jobs
+from backend.jobs.repository import JobRepository
 from backend.jobs.schemas import JobRead
 from backend.metrics.repository import MetricRepository
 from spark_runner.contract.samples import MetricSample
@@ -14,7 +14,7 @@ MAX_SUMMARY_ROWS = 2_000_000
 
 def run_summary(session: Session, job_id: int, window: RunRange | None = None) -> RunSummary:
     """Per-class QoS and QoD of one run, over ``window`` (the whole run by default)."""
-    job = jobs.get_job(session, job_id)
+    job = JobRepository(session).require(job_id)
     repo = MetricRepository(session)
     window = window or RunRange()
     first_t = repo.oldest_t(job_id)

@@ -1,28 +1,28 @@
+"""Reading and writing jobs: what the jobs' own use cases need, and what the domains
+built on jobs (metrics, history, actions, live tuning) read of them."""
+
 from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
 
 from sqlalchemy import select
-from sqlalchemy.orm import Session
 
 from backend.jobs.models import Job
+from backend.jobs.states import TERMINAL, JobStatus
+from backend.repository import Repository
 
 
-class JobRepository:
-    def __init__(self, session: Session) -> None:
-        self.session = session
+class JobRepository(Repository[Job]):
+    model = Job
+    noun = "job"
 
     def list_all(self, limit: int = 200) -> Sequence[Job]:
         return self.session.scalars(select(Job).order_by(Job.id.desc()).limit(limit)).all()
 
-    def get(self, job_id: int, *, for_update: bool = False) -> Job | None:
-        if for_update:
-            stmt = select(Job).where(Job.id == job_id).with_for_update()
-            return self.session.scalars(stmt).first()
-        return self.session.get(Job, job_id)
-
-    def ids_with_status(self, statuses: Sequence[str]) -> list[int]:
+    def live_ids(self) -> list[int]:
+        """The jobs not yet stopped or failed, oldest first."""
+        statuses = [s.value for s in JobStatus if s not in TERMINAL]
         stmt = select(Job.id).where(Job.status.in_(statuses)).order_by(Job.id)
         return list(self.session.scalars(stmt).all())
 
@@ -32,8 +32,3 @@ class JobRepository:
 
     def by_idempotency_key(self, key: str) -> Job | None:
         return self.session.scalars(select(Job).where(Job.idempotency_key == key)).first()
-
-    def add(self, job: Job) -> Job:
-        self.session.add(job)
-        self.session.flush()
-        return job

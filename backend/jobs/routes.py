@@ -4,12 +4,15 @@ from typing import Annotated
 
 from fastapi import APIRouter, Header, Query, Response, status
 
-from backend.api.auth import OperatorDep, ViewerDep
-from backend.api.deps import DispatcherDep, IdPath, SessionDep, SettingsDep
-from backend.jobs import lookup, service
+from backend.api.deps import DispatcherDep, IdPath, SessionDep, SettingsDep, from_app_state
+from backend.jobs import service
+from backend.jobs.repository import JobRepository
 from backend.jobs.schemas import JobCreate, JobLog, JobRead
+from backend.users.access import OperatorDep, ViewerDep
 
 router = APIRouter(prefix="/jobs", tags=["jobs"])
+
+LaunchConfigsDep = Annotated[service.LaunchConfigs, from_app_state("hooks")]
 
 
 @router.get("", response_model=list[JobRead])
@@ -22,6 +25,7 @@ def create_job(
     session: SessionDep,
     settings: SettingsDep,
     dispatcher: DispatcherDep,
+    configs: LaunchConfigsDep,
     user: OperatorDep,
     body: JobCreate,
     response: Response,
@@ -39,6 +43,7 @@ def create_job(
         settings,
         body,
         dispatcher.launch,
+        configs,
         created_by=user.username,
         idempotency_key=idempotency_key,
     )
@@ -49,7 +54,7 @@ def create_job(
 
 @router.get("/{job_id}", response_model=JobRead)
 def get_job(session: SessionDep, _user: ViewerDep, job_id: IdPath) -> JobRead:
-    return JobRead.model_validate(lookup.get_job(session, job_id))
+    return JobRead.model_validate(JobRepository(session).require(job_id))
 
 
 @router.post("/{job_id}/stop", response_model=JobRead, status_code=status.HTTP_202_ACCEPTED)
@@ -64,10 +69,13 @@ def restart_job(
     session: SessionDep,
     settings: SettingsDep,
     dispatcher: DispatcherDep,
+    configs: LaunchConfigsDep,
     user: OperatorDep,
     job_id: IdPath,
 ) -> JobRead:
-    job = service.restart(session, settings, job_id, dispatcher.launch, created_by=user.username)
+    job = service.restart(
+        session, settings, job_id, dispatcher.launch, configs, created_by=user.username
+    )
     return JobRead.model_validate(job)
 
 
@@ -78,4 +86,5 @@ def job_log(
     job_id: IdPath,
     lines: Annotated[int, Query(ge=1, le=5000)] = 200,
 ) -> JobLog:
-    return JobLog(job_id=job_id, lines=service.read_log(lookup.get_job(session, job_id), lines))
+    job = JobRepository(session).require(job_id)
+    return JobLog(job_id=job_id, lines=service.read_log(job, lines))

@@ -6,6 +6,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from backend.api.schemas import request_config
 from backend.jobs.states import JobStatus
 from spark_runner.contract.control import LiveConfig
 from spark_runner.contract.samples import INT32_MAX
@@ -25,12 +26,7 @@ MAX_JOB_CLASSES = 1_000
 
 
 class JobCreate(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-        json_schema_extra={
-            "examples": [{"class_ids": [1, 2], "duration_s": 120, "rate_per_s": 200}]
-        },
-    )
+    model_config = request_config({"class_ids": [1, 2], "duration_s": 120, "rate_per_s": 200})
 
     scenario_id: int | None = Field(
         default=None,

@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
@@ -21,15 +21,13 @@ from backend.classes.repository import QueryClassRepository
 from backend.db import after_commit, utcnow
 from backend.errors import Conflict, FieldErrors
 from backend.jobs import launcher
-from backend.jobs.lookup import get_job
 from backend.jobs.models import Job
 from backend.jobs.repository import JobRepository
 from backend.jobs.schemas import JobCreate
 from backend.jobs.states import TERMINAL, JobStatus
 from backend.queries import service as queries
-from backend.scenarios import service as scenarios
+from backend.scenarios.repository import ScenarioRepository
 from backend.settings import Settings
-from backend.tuning import service as tuning
 from backend.users import security
 from spark_runner.contract import masters
 from spark_runner.contract.control import ClassControl, LiveConfig, elastic_settings
@@ -52,6 +50,19 @@ LOG_TAIL_LINES = 40
 Enqueue = Callable[[int], None]
 
 
+class LaunchConfigs(Protocol):
+    """Where each run's live configuration is versioned: live tuning
+    (``backend.tuning``), which reads jobs and so is handed in (``backend.hooks``) rather
+    than imported. A new run records its launch configuration as version 0; a restart
+    starts from the newest version of the run it repeats."""
+
+    def record_initial(
+        self, session: Session, job: Job, config: LiveConfig, created_by: str | None
+    ) -> None: ...
+
+    def latest_config(self, session: Session, job_id: int) -> LiveConfig: ...
+
+
 def list_jobs(session: Session) -> Sequence[Job]:
     return JobRepository(session).list_all()
 
@@ -72,6 +83,7 @@ def create_job(
     settings: Settings,
     data: JobCreate,
     enqueue_launch: Enqueue,
+    configs: LaunchConfigs,
     *,
     created_by: str | None = None,
     idempotency_key: str | None = None,
@@ -91,7 +103,7 @@ def create_job(
     check_master(settings, master)
     _check_streams_redis(settings, data)
     if data.scenario_id is not None:
-        document = scenarios.get_scenario(session, data.scenario_id).document
+        document = ScenarioRepository(session).require(data.scenario_id).document
         plan = _plan_from_scenario(document, data)
     else:
         plan = _plan_from_classes(session, settings, data)
@@ -130,7 +142,7 @@ def create_job(
     )
     control = plan.control
     job.config = snapshot.model_dump(mode="json", exclude={"ingest_token"})
-    tuning.record_initial(session, job, control, created_by)
+    configs.record_initial(session, job, control, created_by)
     session.flush()
     job_id = job.id
     after_commit(session, lambda: enqueue_launch(job_id))
@@ -302,11 +314,12 @@ def restart(
     settings: Settings,
     job_id: int,
     enqueue_launch: Enqueue,
+    configs: LaunchConfigs,
     *,
     created_by: str | None = None,
 ) -> Job:
     """A new run with the same frozen configuration; the old run and its history stay."""
-    old = get_job(session, job_id)
+    old = JobRepository(session).require(job_id)
     if old.state not in TERMINAL:
         raise Conflict(
             f"status={old.status!r}: only a stopped or failed job can be restarted; stop it first"
@@ -324,7 +337,7 @@ def restart(
             created_by=created_by,
         )
     )
-    control = tuning.latest_config(session, old.id).model_copy(update={"version": 0})
+    control = configs.latest_config(session, old.id).model_copy(update={"version": 0})
     snapshot = JobSnapshot.model_validate(old.config).model_copy(
         update={
             "job_id": new.id,
@@ -333,7 +346,7 @@ def restart(
         }
     )
     new.config = snapshot.model_dump(mode="json", exclude={"ingest_token"})
-    tuning.record_initial(session, new, control, created_by)
+    configs.record_initial(session, new, control, created_by)
     session.flush()
     new_id = new.id
     after_commit(session, lambda: enqueue_launch(new_id))
@@ -342,7 +355,7 @@ def restart(
 
 def request_stop(session: Session, job_id: int, enqueue_stop: Enqueue) -> Job:
     """Mark the job stopping; the signal is sent by a task after commit."""
-    job = get_job(session, job_id, for_update=True)
+    job = JobRepository(session).require(job_id, for_update=True)
     if job.state in (JobStatus.STOPPING, *TERMINAL):
         return job  # Stopping twice is not an error: the first request is in flight.
     job.move_to(JobStatus.STOPPING)
@@ -358,7 +371,7 @@ def launch(session: Session, settings: Settings, job_id: int) -> bool:
     Idempotent: a job that is no longer pending (a redelivered task, or a stop that came
     first) is left alone.
     """
-    job = get_job(session, job_id, for_update=True)
+    job = JobRepository(session).require(job_id, for_update=True)
     if job.state is not JobStatus.PENDING:
         return job.state not in TERMINAL
     try:
@@ -390,7 +403,7 @@ def launch(session: Session, settings: Settings, job_id: int) -> bool:
 
 
 def send_stop(session: Session, settings: Settings, job_id: int) -> None:
-    job = get_job(session, job_id)
+    job = JobRepository(session).require(job_id)
     if job.pid is not None and job.state is JobStatus.STOPPING:
         launcher.request_stop(job.pid, job_dir(settings, job.id))
 
@@ -401,7 +414,7 @@ def watch(
     """Reconcile the recorded status with the process. Returns whether to keep watching.
 
     ``now``: the wall clock the stop's grace periods are measured on (injectable)."""
-    job = get_job(session, job_id, for_update=True)
+    job = JobRepository(session).require(job_id, for_update=True)
     if job.state in TERMINAL:
         return False
     if job.pid is None:

@@ -8,39 +8,35 @@ even if the worker restarted in between.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+from sqlalchemy.orm import Session
+
 from backend.db import session_scope
 from backend.jobs import service, watchdog
 from backend.jobs.watchdog import TRANSIENT
-from backend.settings import get_settings
+from backend.settings import Settings, get_settings
 from backend.worker import celery_app, worker_session_factory
 
+RETRIED = {"autoretry_for": TRANSIENT, "retry_backoff": True, "max_retries": 5}
+"""A task on one job is retried, backing off, while the database is out of reach."""
 
-@celery_app.task(
-    name="jobs.launch",
-    autoretry_for=TRANSIENT,
-    retry_backoff=True,
-    max_retries=5,
-    soft_time_limit=60,
-    time_limit=90,
-)
+
+@celery_app.task(name="jobs.launch", soft_time_limit=60, time_limit=90, **RETRIED)
 def launch_job(job_id: int) -> None:
-    settings = get_settings()
-    with session_scope(worker_session_factory()) as session:
-        service.launch(session, settings, job_id)
+    _on_job(service.launch, job_id)
 
 
-@celery_app.task(
-    name="jobs.stop",
-    autoretry_for=TRANSIENT,
-    retry_backoff=True,
-    max_retries=5,
-    soft_time_limit=30,
-    time_limit=60,
-)
+@celery_app.task(name="jobs.stop", soft_time_limit=30, time_limit=60, **RETRIED)
 def stop_job(job_id: int) -> None:
+    _on_job(service.send_stop, job_id)
+
+
+def _on_job(work: Callable[[Session, Settings, int], object], job_id: int) -> None:
+    """``work`` on one job in a unit of work of its own."""
     settings = get_settings()
     with session_scope(worker_session_factory()) as session:
-        service.send_stop(session, settings, job_id)
+        work(session, settings, job_id)
 
 
 @celery_app.task(name="jobs.sweep", soft_time_limit=30, time_limit=60)

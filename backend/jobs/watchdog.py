@@ -18,7 +18,8 @@ from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
 from backend.db import session_scope, utcnow
-from backend.jobs import lookup, service
+from backend.jobs import service
+from backend.jobs.repository import JobRepository
 from backend.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -43,7 +44,7 @@ def sweep(
         with session_scope(factory) as session:
             service.launch(session, settings, job_id)
     with session_scope(factory) as session:
-        live = lookup.live_job_ids(session)
+        live = JobRepository(session).live_ids()
     still_live = 0
     for job_id in live:
         try:

@@ -2,9 +2,9 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from backend.api.auth import ViewerDep
 from backend.managers import service
 from backend.managers.schemas import ManagerRead
+from backend.users.access import ViewerDep
 
 router = APIRouter(prefix="/managers", tags=["load managers"])
 

@@ -7,15 +7,16 @@ from collections.abc import AsyncIterable, Callable, Iterable, Iterator
 from contextlib import ExitStack
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Query, Request, Response, status
+from fastapi import APIRouter, Query, Request, Response, status
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import StreamingResponse
 from starlette.types import Receive, Scope, Send
 
-from backend.api.auth import JobCallerDep, TokenDep, ViewerDep
+from backend.api.auth import TokenDep
 from backend.api.body_limits import ParsedBodyRoute
-from backend.api.deps import IdPath, ReadSessionsDep, SessionDep
+from backend.api.deps import IdPath, ReadSessionsDep, SessionDep, from_app_state
 from backend.bell import TOKENS_KEY, bell, metrics_key
+from backend.jobs.access import JobCallerDep
 from backend.metrics import service
 from backend.metrics.live import LiveReaders, MetricStream
 from backend.metrics.schemas import (
@@ -27,19 +28,13 @@ from backend.metrics.schemas import (
     MetricSeries,
     SeriesPoll,
 )
+from backend.users.access import ViewerDep
 from spark_runner.contract.samples import MetricSample
 
 router = APIRouter(prefix="/jobs/{job_id}/metrics", tags=["metrics"], route_class=ParsedBodyRoute)
 
 TRUNCATED_HEADER = "X-Headroom-Truncated"
-
-
-async def get_live_readers(request: Request) -> LiveReaders:
-    readers: LiveReaders = request.app.state.live_readers
-    return readers
-
-
-LiveReadersDep = Annotated[LiveReaders, Depends(get_live_readers)]
+LiveReadersDep = Annotated[LiveReaders, from_app_state("live_readers")]
 
 
 @router.post(

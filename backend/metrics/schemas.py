@@ -23,8 +23,8 @@ WINDOW_RULES = (
 )
 
 
-class SeriesQuery(BaseModel):
-    """A time window over a job's samples."""
+class EpochRange(BaseModel):
+    """The samples between two epoch times, each optional: a job's or a run's."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -34,6 +34,11 @@ class SeriesQuery(BaseModel):
     until: float | None = Field(
         default=None, allow_inf_nan=False, description="Only samples with t <= until (epoch s)."
     )
+
+
+class SeriesQuery(EpochRange):
+    """A time window over a job's samples."""
+
     last_s: float | None = Field(
         default=None,
         gt=0,

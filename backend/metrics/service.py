@@ -12,9 +12,9 @@ from sqlalchemy.orm import Session
 from backend.bell import bell, metrics_key
 from backend.db import after_commit
 from backend.errors import Conflict, FieldErrors
-from backend.jobs import lookup
 from backend.jobs import service as jobs
 from backend.jobs.models import Job
+from backend.jobs.repository import JobRepository
 from backend.jobs.states import TERMINAL, JobStatus
 from backend.metrics.downsample import downsample_stream, newest_buckets, oldest_buckets, take
 from backend.metrics.models import MetricSampleRow
@@ -63,7 +63,7 @@ def reporting_job(
     """The job whose report (samples or actions) this is, once every time in it lies
     within the run (:func:`_check_times`) and every class named (``(path, name)``) is one
     of the job's."""
-    job = lookup.get_job(session, job_id)
+    job = JobRepository(session).require(job_id)
     _check_times(times, job.created_at.timestamp(), now_s)
     known = {c["name"] for c in job.config.get("classes", [])}
     for path, name in classes:
@@ -95,7 +95,7 @@ def _check_times(times: Iterable[tuple[str, float]], created_s: float, now_s: fl
 
 
 def require_job(session: Session, job_id: int) -> None:
-    lookup.get_job(session, job_id)
+    JobRepository(session).require(job_id)
 
 
 @dataclass(frozen=True)
@@ -206,6 +206,6 @@ def stream_batch(
     arrival order (by id), at most ``STREAM_PAGE_ROWS``. Read in that order, so when the
     status is terminal the rows hold every sample the job stored after ``after_id``
     (its ingest token ends with it), up to the page's size."""
-    job = lookup.get_job(session, job_id)
+    job = JobRepository(session).require(job_id)
     rows = MetricRepository(session).query(job_id, after_id=after_id, limit=STREAM_PAGE_ROWS)
     return job.state, rows

@@ -3,16 +3,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from sqlalchemy import select
-from sqlalchemy.orm import Session
 
 from backend.queries.models import ContinuousQuery
 from backend.queries.schemas import query_part
+from backend.repository import Repository
 from spark_runner.scenario.compose import QUERY_PREFIX, inputs_of
 
 
-class QueryRepository:
-    def __init__(self, session: Session) -> None:
-        self.session = session
+class QueryRepository(Repository[ContinuousQuery]):
+    model = ContinuousQuery
+    noun = "query"
 
     def list_all(self) -> Sequence[ContinuousQuery]:
         stmt = select(ContinuousQuery).order_by(ContinuousQuery.class_id, ContinuousQuery.id)
@@ -46,15 +46,3 @@ class QueryRepository:
         if named is None or named.id != query.id:
             return []
         return [q for q in self.reading(QUERY_PREFIX + query.name) if q.id != query.id]
-
-    def get(self, query_id: int) -> ContinuousQuery | None:
-        return self.session.get(ContinuousQuery, query_id)
-
-    def add(self, query: ContinuousQuery) -> ContinuousQuery:
-        self.session.add(query)
-        self.session.flush()
-        return query
-
-    def delete(self, query: ContinuousQuery) -> None:
-        self.session.delete(query)
-        self.session.flush()

@@ -2,11 +2,11 @@ from __future__ import annotations
 
 from fastapi import APIRouter, status
 
-from backend.api.auth import OperatorDep, ViewerDep
 from backend.api.body_limits import ParsedBodyRoute
 from backend.api.deps import IdPath, SessionDep
 from backend.queries import service
 from backend.queries.schemas import QUERY_BODY_BYTES, QueryRead, QuerySpec
+from backend.users.access import OperatorDep, ViewerDep
 
 router = APIRouter(
     prefix="/classes/{class_id}/queries",

@@ -6,6 +6,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from backend.api.body_limits import ENVELOPE_BYTES, json_text_bytes
+from backend.api.schemas import request_config
 from backend.queries.models import ContinuousQuery
 from spark_runner.scenario.compose import QueryPart
 from spark_runner.scenario.models import NAME_MAX_LENGTH, NAME_PATTERN
@@ -20,24 +21,19 @@ escaped."""
 
 
 class QuerySpec(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-        json_schema_extra={
-            "examples": [
+    model_config = request_config(
+        {
+            "name": "big-trades",
+            "source": "trades",
+            "operators": [
+                {"kind": "filter", "predicate": "value > 0.9"},
                 {
-                    "name": "big-trades",
-                    "source": "trades",
-                    "operators": [
-                        {"kind": "filter", "predicate": "value > 0.9"},
-                        {
-                            "kind": "window_aggregate",
-                            "window": {"type": "tumbling", "size_s": 5},
-                            "function": "count",
-                        },
-                    ],
-                }
-            ]
-        },
+                    "kind": "window_aggregate",
+                    "window": {"type": "tumbling", "size_s": 5},
+                    "function": "count",
+                },
+            ],
+        }
     )
 
     name: str = Field(min_length=1, max_length=NAME_MAX_LENGTH, pattern=NAME_PATTERN)

@@ -4,18 +4,19 @@ inside a scenario composed around it, so what is stored also runs."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy.orm import Session
 
 from backend.classes import service as classes
 from backend.classes.models import QueryClass
+from backend.classes.repository import QueryClassRepository
 from backend.errors import Conflict, FieldErrors, NotFound
 from backend.queries.models import ContinuousQuery
 from backend.queries.repository import QueryRepository
 from backend.queries.schemas import QuerySpec, query_part
 from backend.streams.repository import StreamRepository
+from backend.streams.schemas import TypeChange
 from spark_runner.contract.control import LiveConfig
 from spark_runner.scenario.columns import RIGHT_SUFFIX
 from spark_runner.scenario.compose import QUERY_PREFIX, QueryPart, compose
@@ -112,16 +113,6 @@ def dependents(session: Session, source: str) -> list[ContinuousQuery]:
     return list(found.values())
 
 
-@dataclass(frozen=True)
-class TypeChange:
-    """A declared column's type as a change of its stream would change it."""
-
-    path: str
-    """Where in the request, e.g. ``columns[1].type``."""
-    old: str
-    new: str
-
-
 def check_readers(
     session: Session,
     source: str,
@@ -142,7 +133,7 @@ def check_readers(
     what = f"stream {name!r}" if name == source else f"shared query {name!r}"
     broken: list[tuple[str, str]] = []
     for query in dependents(session, source):
-        query_class = classes.get_class(session, query.class_id)
+        query_class = QueryClassRepository(session).require(query.class_id)
         who = f"query {query.name!r} of class {query_class.name!r}"
         spec = QuerySpec.model_validate(query, from_attributes=True)
         try:
@@ -184,7 +175,7 @@ def _columns_read(scenario: Scenario, *, shared: bool) -> frozenset[str]:
 
 
 def list_queries(session: Session, class_id: int) -> Sequence[ContinuousQuery]:
-    classes.get_class(session, class_id)
+    QueryClassRepository(session).require(class_id)
     return QueryRepository(session).for_classes([class_id])
 
 
@@ -200,7 +191,7 @@ def save(
 ) -> ContinuousQuery:
     """Store ``spec``. A change of a shared query that other queries read is checked
     against them: they keep reading it (no rename, no unsharing), and still pass."""
-    query_class = classes.get_class(session, class_id)
+    query_class = QueryClassRepository(session).require(class_id)
     siblings = QueryRepository(session).for_classes([class_id])
     if any(q.name == spec.name and q.id != query_id for q in siblings):
         raise Conflict(f"name={spec.name!r} is taken in class {query_class.name!r}")
@@ -247,10 +238,30 @@ def delete(session: Session, class_id: int, query_id: int) -> None:
 
 def _names(session: Session, queries: Sequence[ContinuousQuery]) -> str:
     """``queries 'a' of class 'x', 'b' of class 'y'``, sorted."""
-    named = sorted(
-        f"{q.name!r} of class {classes.get_class(session, q.class_id).name!r}" for q in queries
-    )
+    named = sorted(f"{q.name!r} of class {_quoted_class_name(session, q)}" for q in queries)
     return ("query " if len(named) == 1 else "queries ") + ", ".join(named)
+
+
+def _quoted_class_name(session: Session, query: ContinuousQuery) -> str:
+    return repr(QueryClassRepository(session).require(query.class_id).name)
+
+
+def check_class_delete(session: Session, query_class: QueryClass) -> None:
+    """``Conflict`` while queries of other classes read one of the shared queries of
+    ``query_class``, which a deletion of the class would take with it."""
+    queries = QueryRepository(session)
+    read = sorted(
+        f"{reader.name!r} of class {_quoted_class_name(session, reader)} reads "
+        f"shared query {shared.name!r}"
+        for shared in queries.for_classes([query_class.id])
+        for reader in queries.output_readers(shared)
+        if reader.class_id != query_class.id
+    )
+    if read:
+        raise Conflict(
+            f"class {query_class.name!r} owns shared queries that other classes read "
+            f"(query {'; query '.join(read)}); delete or change those queries first"
+        )
 
 
 def scenario_for(

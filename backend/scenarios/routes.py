@@ -2,23 +2,24 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Response, status
 
-from backend.api.auth import OperatorDep, ViewerDep
 from backend.api.body_limits import ParsedBodyRoute
 from backend.api.deps import IdPath, SessionDep
 from backend.scenarios import service
+from backend.scenarios.repository import ScenarioRepository
 from backend.scenarios.schemas import (
     SCENARIO_BODY_BYTES,
     ScenarioRead,
     ScenarioSummary,
     ScenarioUpload,
 )
+from backend.users.access import OperatorDep, ViewerDep
 
 router = APIRouter(prefix="/scenarios", tags=["scenarios"], route_class=ParsedBodyRoute)
 
 
 @router.get("", response_model=list[ScenarioSummary])
 def list_scenarios(session: SessionDep, _user: ViewerDep) -> list[ScenarioSummary]:
-    return [ScenarioSummary.model_validate(s) for s in service.list_scenarios(session)]
+    return [ScenarioSummary.model_validate(s) for s in ScenarioRepository(session).list_all()]
 
 
 @router.post(
@@ -34,7 +35,7 @@ def import_scenario(session: SessionDep, user: OperatorDep, body: ScenarioUpload
 
 @router.get("/{scenario_id}", response_model=ScenarioRead)
 def get_scenario(session: SessionDep, _user: ViewerDep, scenario_id: IdPath) -> ScenarioRead:
-    return ScenarioRead.model_validate(service.get_scenario(session, scenario_id))
+    return ScenarioRead.model_validate(ScenarioRepository(session).require(scenario_id))
 
 
 @router.put("/{scenario_id}", response_model=ScenarioRead, max_body_size=SCENARIO_BODY_BYTES)
@@ -51,7 +52,7 @@ def replace_scenario(
     responses={200: {"content": {"application/yaml": {}}, "description": "The YAML as stored."}},
 )
 def export_scenario(session: SessionDep, _user: ViewerDep, scenario_id: IdPath) -> Response:
-    scenario = service.get_scenario(session, scenario_id)
+    scenario = ScenarioRepository(session).require(scenario_id)
     return Response(
         scenario.yaml_text,
         media_type="application/yaml",

@@ -6,6 +6,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from backend.api.body_limits import ENVELOPE_BYTES, json_text_bytes
+from backend.api.schemas import request_config
 
 EXAMPLE = """version: 1
 name: two-classes
@@ -30,7 +31,7 @@ every character escaped."""
 
 
 class ScenarioUpload(BaseModel):
-    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{"yaml": EXAMPLE}]})
+    model_config = request_config({"yaml": EXAMPLE})
 
     yaml: str = Field(
         min_length=1, max_length=MAX_SCENARIO_CHARS, description="The scenario document."

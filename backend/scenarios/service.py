@@ -3,12 +3,11 @@ simulator and the Spark runner apply), so what is stored always runs."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy.orm import Session
 
-from backend.errors import Conflict, NotFound
+from backend.errors import Conflict
 from backend.scenarios.models import StoredScenario
 from backend.scenarios.repository import ScenarioRepository
 from spark_runner.scenario.loader import parse_scenario_document
@@ -23,17 +22,6 @@ def validate(text: str) -> dict[str, Any]:
     return document
 
 
-def list_scenarios(session: Session) -> Sequence[StoredScenario]:
-    return ScenarioRepository(session).list_all()
-
-
-def get_scenario(session: Session, scenario_id: int) -> StoredScenario:
-    scenario = ScenarioRepository(session).get(scenario_id)
-    if scenario is None:
-        raise NotFound(f"scenario {scenario_id} does not exist")
-    return scenario
-
-
 def store(
     session: Session, text: str, created_by: str | None, replace_id: int | None = None
 ) -> StoredScenario:
@@ -44,7 +32,7 @@ def store(
     if other is not None and other.id != replace_id:
         raise Conflict(f"name={name!r} is taken by scenario {other.id}: names must be unique")
     if replace_id is not None:
-        scenario = get_scenario(session, replace_id)
+        scenario = repo.require(replace_id)
     else:
         scenario = StoredScenario(created_by=created_by)
     scenario.name = name
@@ -58,4 +46,5 @@ def store(
 
 
 def delete(session: Session, scenario_id: int) -> None:
-    ScenarioRepository(session).delete(get_scenario(session, scenario_id))
+    repo = ScenarioRepository(session)
+    repo.delete(repo.require(scenario_id))

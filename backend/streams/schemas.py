@@ -1,10 +1,12 @@
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from backend.api.schemas import request_config
 from backend.scenarios.schemas import SCENARIO_BODY_BYTES
 from spark_runner.core.errors import ParameterError
 from spark_runner.scenario.columns import MAX_COLUMNS, ColumnName, StreamColumn
@@ -19,25 +21,20 @@ million characters, more than any scenario holds)."""
 
 
 class StreamSpec(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-        json_schema_extra={
-            "examples": [
+    model_config = request_config(
+        {
+            "name": "trades",
+            "columns": [
+                {"name": "account", "type": "long", "generator": {"kind": "zipf", "n": 50}},
+                {"name": "amount", "type": "double"},
                 {
-                    "name": "trades",
-                    "columns": [
-                        {"name": "account", "type": "long", "generator": {"kind": "zipf", "n": 50}},
-                        {"name": "amount", "type": "double"},
-                        {
-                            "name": "ts",
-                            "type": "timestamp",
-                            "generator": {"kind": "arrival", "lag_max_s": 1},
-                        },
-                    ],
-                    "event_time": "ts",
-                }
-            ]
-        },
+                    "name": "ts",
+                    "type": "timestamp",
+                    "generator": {"kind": "arrival", "lag_max_s": 1},
+                },
+            ],
+            "event_time": "ts",
+        }
     )
 
     name: str = Field(min_length=1, max_length=NAME_MAX_LENGTH, pattern=NAME_PATTERN)
@@ -71,3 +68,13 @@ class StreamRead(StreamSpec):
     id: int
     created_at: datetime
     updated_at: datetime
+
+
+@dataclass(frozen=True)
+class TypeChange:
+    """A declared column's type as a change of its stream would change it."""
+
+    path: str
+    """Where in the request, e.g. ``columns[1].type``."""
+    old: str
+    new: str

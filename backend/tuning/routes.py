@@ -6,12 +6,13 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Response, status
 from fastapi.concurrency import run_in_threadpool
 
-from backend.api.auth import JobCallerDep, OperatorDep, ViewerDep
 from backend.api.body_limits import ParsedBodyRoute
-from backend.api.deps import IdPath, PreviewsDep, ReadSessionsDep, SessionDep
+from backend.api.deps import IdPath, ReadSessionsDep, SessionDep, from_app_state
 from backend.api.sqlite_gate import PREVIEW_PATH
 from backend.bell import bell, config_key
+from backend.jobs.access import JobCallerDep
 from backend.tuning import service
+from backend.tuning.previews import Previews
 from backend.tuning.schemas import (
     CONFIG_BODY_BYTES,
     Ack,
@@ -20,12 +21,15 @@ from backend.tuning.schemas import (
     JobConfigRead,
     WhatIfRead,
 )
+from backend.users.access import OperatorDep, ViewerDep
 
 router = APIRouter(prefix="/jobs/{job_id}", tags=["live tuning"], route_class=ParsedBodyRoute)
 
 RECHECK_S = 0.1
 """A long poll wakes when this process stores a version (the bell) and re-reads at least
 this often, for versions stored by another API process."""
+
+PreviewsDep = Annotated[Previews, from_app_state("previews")]
 
 
 @router.get("/config", response_model=JobConfigRead)

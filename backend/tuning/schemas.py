@@ -6,6 +6,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from backend.api.body_limits import ENVELOPE_BYTES
+from backend.api.schemas import request_config
 from backend.classes.schemas import MAX_CLASS_CHANGE_JSON_BYTES, ClassChange
 from backend.jobs.schemas import MAX_JOB_CLASSES
 from spark_runner.contract.control import LIVE_ELASTIC, LiveConfig
@@ -19,14 +20,8 @@ change of every class of the largest job, each at its widest."""
 class ConfigChange(BaseModel):
     """A PATCH of a running job's live configuration (same shape as the config, partial)."""
 
-    model_config = ConfigDict(
-        extra="forbid",
-        json_schema_extra={
-            "examples": [
-                {"classes": {"ads": {"delay_target_s": 3.0, "tau2": 0.7}}},
-                {"recommend_only": True},
-            ]
-        },
+    model_config = request_config(
+        {"classes": {"ads": {"delay_target_s": 3.0, "tau2": 0.7}}}, {"recommend_only": True}
     )
 
     recommend_only: bool | None = None

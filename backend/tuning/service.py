@@ -15,8 +15,8 @@ from sqlalchemy.orm import Session
 from backend.bell import bell, config_key
 from backend.db import after_commit, utcnow
 from backend.errors import Conflict, NotFound
-from backend.jobs import lookup as jobs
 from backend.jobs.models import Job
+from backend.jobs.repository import JobRepository
 from backend.jobs.states import TERMINAL
 from backend.metrics.repository import MetricRepository
 from backend.metrics.schemas import MAX_LIMIT
@@ -72,7 +72,7 @@ def propose(
     session: Session, job_id: int, changes: dict[str, Any], created_by: str | None
 ) -> ConfigVersion:
     """Store ``changes`` as the next version of a live job's configuration."""
-    job = jobs.get_job(session, job_id, for_update=True)
+    job = JobRepository(session).require(job_id, for_update=True)
     if job.state in TERMINAL:
         raise Conflict(f"status={job.status!r}: a stopped or failed job takes no new configuration")
     current = latest_config(session, job_id)
@@ -103,7 +103,7 @@ def propagate_class_change(
     if not live_fields:
         return []
     touched: list[int] = []
-    for job_id in jobs.live_job_ids(session):
+    for job_id in JobRepository(session).live_ids():
         current = latest_config(session, job_id)
         if class_name in current.classes:
             try:
@@ -140,7 +140,7 @@ async def preview(
 def _replay_of(session: Session, job_id: int, changes: dict[str, Any]) -> Replay:
     """The replay's inputs: the job's scenario, its newest samples, the configuration in
     force and the change applied to it (refused here, 422, when it breaks a rule)."""
-    job = jobs.get_job(session, job_id)
+    job = JobRepository(session).require(job_id)
     current = latest_config(session, job_id)
     proposed = current.merged(changes, current.version + 1)
     proposed.validate_rules()
@@ -173,7 +173,7 @@ def acknowledge(session: Session, job_id: int, version: int) -> int:
 
 
 def describe(session: Session, job_id: int) -> JobConfigRead:
-    jobs.get_job(session, job_id)
+    JobRepository(session).require(job_id)
     versions = ConfigVersionRepository(session).for_job(job_id)
     if not versions:
         raise NotFound(f"job {job_id} has no configuration")

@@ -27,7 +27,7 @@ import anyio
 import anyio.to_thread
 from sqlalchemy.orm import Session
 
-from backend.errors import DomainError
+from backend.errors import DomainError, Unauthorized
 from backend.settings import Settings
 from backend.users import security, service
 from backend.users.models import fold_username
@@ -79,7 +79,7 @@ class Logins:
         write_gate: WriteGate,
         ttl: timedelta,
     ) -> TokenResponse:
-        """A token for ``username``, or ``TooManyLogins`` / ``service.Unauthorized``
+        """A token for ``username``, or ``TooManyLogins`` / ``Unauthorized``
         (the same answer for an unknown username and a wrong password). The username
         matches regardless of case, so its failures are counted under its folded form:
         ``Ops``, ``OPS`` and ``ops`` are one account and share one failure window."""
@@ -100,7 +100,7 @@ class Logins:
         finally:
             self.throttle.finish(account, client, outcome)
         if checked is None or outcome != "right":
-            raise service.Unauthorized("username or password is wrong")
+            raise Unauthorized("username or password is wrong")
         async with write_gate:
             return await anyio.to_thread.run_sync(_issue_and_commit, session, checked, ttl)
 

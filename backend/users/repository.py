@@ -1,37 +1,25 @@
 from __future__ import annotations
 
-from collections.abc import Sequence
 from datetime import datetime
 
 from sqlalchemy import delete, func, select
-from sqlalchemy.orm import Session
 
+from backend.repository import Repository
 from backend.users.models import ApiToken, Role, User, fold_username
 
 
-class UserRepository:
-    def __init__(self, session: Session) -> None:
-        self.session = session
-
-    def list_all(self) -> Sequence[User]:
-        return self.session.scalars(select(User).order_by(User.id)).all()
+class UserRepository(Repository[User]):
+    model = User
+    noun = "user"
 
     def count(self) -> int:
         return int(self.session.scalar(select(func.count()).select_from(User)) or 0)
-
-    def get(self, user_id: int) -> User | None:
-        return self.session.get(User, user_id)
 
     def by_username(self, username: str) -> User | None:
         """The user whose name is ``username`` regardless of case (they are unique so)."""
         folded = fold_username(username)
         stmt = select(User).where(func.lower(User.username) == folded)
         return self.session.scalars(stmt).first()
-
-    def add(self, user: User) -> User:
-        self.session.add(user)
-        self.session.flush()
-        return user
 
     def add_token(self, token: ApiToken) -> ApiToken:
         self.session.add(token)

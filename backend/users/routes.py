@@ -3,12 +3,21 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Request, status
+from fastapi import APIRouter, Request, status
 
-from backend.api.auth import AdminDep, TokenDep, ViewerDep
-from backend.api.deps import IdPath, ReadSessionsDep, SessionDep, SettingsDep, WriteGateDep
+from backend.api.auth import TokenDep
+from backend.api.deps import (
+    IdPath,
+    ReadSessionsDep,
+    SessionDep,
+    SettingsDep,
+    WriteGateDep,
+    from_app_state,
+)
 from backend.users import service
+from backend.users.access import AdminDep, ViewerDep
 from backend.users.login import Logins
+from backend.users.repository import UserRepository
 from backend.users.schemas import LoginRequest, TokenResponse, UserCreate, UserRead, UserUpdate
 
 auth_router = APIRouter(prefix="/auth", tags=["auth"])
@@ -17,13 +26,7 @@ users_router = APIRouter(prefix="/users", tags=["users"])
 LOGIN_PATH = "/auth/login"
 """Under the API prefix; the SQLite write gate lets it through (it gates its own write)."""
 
-
-async def get_logins(request: Request) -> Logins:
-    logins: Logins = request.app.state.logins
-    return logins
-
-
-LoginsDep = Annotated[Logins, Depends(get_logins)]
+LoginsDep = Annotated[Logins, from_app_state("logins")]
 
 
 @auth_router.post(
@@ -66,7 +69,7 @@ def me(user: ViewerDep) -> UserRead:
 
 @users_router.get("", response_model=list[UserRead])
 def list_users(session: SessionDep, _admin: AdminDep) -> list[UserRead]:
-    return [UserRead.model_validate(u) for u in service.list_users(session)]
+    return [UserRead.model_validate(u) for u in UserRepository(session).list_all()]
 
 
 @users_router.post(

@@ -5,6 +5,7 @@ from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
+from backend.api.schemas import request_config
 from backend.users.models import Role
 from backend.users.passwords import MIN_LENGTH, check_not_common
 
@@ -12,9 +13,7 @@ USERNAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.@-]*$"
 
 
 class LoginRequest(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid", json_schema_extra={"examples": [{"username": "ops", "password": "…"}]}
-    )
+    model_config = request_config({"username": "ops", "password": "…"})
 
     username: str = Field(min_length=1, max_length=100)
     password: str = Field(min_length=1, max_length=1000)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -11,17 +10,13 @@ from sqlalchemy.orm import Session
 
 from backend.bell import TOKENS_KEY, bell
 from backend.db import after_commit, utcnow
-from backend.errors import Conflict, DomainError, NotFound
+from backend.errors import Conflict, Unauthorized
 from backend.users import security
 from backend.users.models import ApiToken, Role, User
 from backend.users.repository import UserRepository
 from backend.users.schemas import TokenResponse, UserCreate, UserUpdate
 
 REVOKED_TOKEN = "the token is unknown, expired or revoked"
-
-
-class Unauthorized(DomainError):
-    status_code = 401
 
 
 def create_user(session: Session, data: UserCreate) -> User:
@@ -51,22 +46,11 @@ def _check_free(repo: UserRepository, username: str) -> None:
     )
 
 
-def list_users(session: Session) -> Sequence[User]:
-    return UserRepository(session).list_all()
-
-
-def get_user(session: Session, user_id: int) -> User:
-    user = UserRepository(session).get(user_id)
-    if user is None:
-        raise NotFound(f"user {user_id} does not exist")
-    return user
-
-
 def update_user(session: Session, user_id: int, data: UserUpdate) -> User:
     """Change a user. A new password or a deactivation revokes every token the user holds
     (so a reactivation does not revive them); the last active admin keeps its role."""
     repo = UserRepository(session)
-    user = get_user(session, user_id)
+    user = repo.require(user_id)
     _keep_an_admin(repo, user, data)
     if data.password is not None:
         user.password_hash = security.hash_password(data.password)

@@ -17,7 +17,9 @@ from sqlalchemy.orm import Session, sessionmaker
 from backend.classes.models import QueryClass
 from backend.classes.repository import QueryClassRepository
 from backend.db import make_engine, make_session_factory, session_scope, utcnow
-from backend.jobs import launcher, lookup, service
+from backend.hooks import Hooks
+from backend.jobs import launcher, service
+from backend.jobs.repository import JobRepository
 from backend.jobs.schemas import JobCreate
 from backend.jobs.states import JobStatus
 from backend.jobs.watchdog import LAUNCH_GRACE, sweep
@@ -78,14 +80,14 @@ def create_job_whose_launch_message_is_lost(
 ) -> tuple[int, datetime]:
     with session_scope(factory) as session:
         job, _ = service.create_job(
-            session, settings, JobCreate(rate_per_s=10), enqueue_launch=lambda _id: None
+            session, settings, JobCreate(rate_per_s=10), lambda _id: None, Hooks()
         )
         return job.id, job.created_at
 
 
 def job_state(factory: sessionmaker[Session], job_id: int) -> tuple[JobStatus, int | None]:
     with session_scope(factory) as session:
-        job = lookup.get_job(session, job_id)
+        job = JobRepository(session).require(job_id)
         return job.state, job.pid
 
 
