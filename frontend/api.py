@@ -1,8 +1,10 @@
 """Thin typed HTTP client for the headroom API (``/api/v1``).
 
 The dashboard never opens the database: everything it shows comes through this client.
-Response shapes are ``TypedDict``s that mirror the JSON of the API contract one to one;
-times are epoch seconds (``t``) or ISO-8601 strings (``*_at``), durations are seconds.
+Request and response bodies are the ``TypedDict``s of ``frontend.api_types``, generated
+from the API's OpenAPI schema (``scripts/api_types.py``; a test fails when they drift),
+re-exported here under the dashboard's names; times are epoch seconds (``t``) or
+ISO-8601 strings (``*_at``), durations are seconds.
 
 Every failure surfaces as :class:`ApiError`, which carries the HTTP status (``None`` when
 no response arrived: refused, timed out) and the parsed ``detail`` of the error body, so
@@ -18,9 +20,11 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 from types import TracebackType
-from typing import Any, Literal, NotRequired, Self, TypedDict, cast
+from typing import Any, Self, TypedDict, cast
 
 import httpx
+
+from frontend import api_types as schema
 
 API_PREFIX = "/api/v1"
 DEFAULT_TIMEOUT_S = 3.0
@@ -33,348 +37,48 @@ PREVIEW_TIMEOUT_S = 20.0
 LOGIN_PATH = "/auth/login"
 TRUNCATED_HEADER = "x-headroom-truncated"
 
-JobStatus = Literal["pending", "starting", "running", "stopping", "stopped", "failed"]
-JobSource = Literal["generator", "redis"]  # where a job's streams come from
-JobSink = Literal["none", "parquet", "json", "redis"]  # where its output rows go
-ColumnType = Literal["long", "double", "string", "boolean", "timestamp"]
-Role = Literal["viewer", "operator", "admin"]
+Role = schema.Role
 ROLES: tuple[Role, ...] = ("viewer", "operator", "admin")  # least to most privileged
-ACTIVE_JOB_STATUSES: frozenset[str] = frozenset({"pending", "starting", "running"})
-TERMINAL_JOB_STATUSES: frozenset[str] = frozenset({"stopped", "failed"})
+ACTIVE_JOB_STATUSES: frozenset[schema.JobStatus] = frozenset({"pending", "starting", "running"})
+TERMINAL_JOB_STATUSES: frozenset[schema.JobStatus] = frozenset({"stopped", "failed"})
 
+# The API's bodies under the names the dashboard uses (frontend.api_types, generated from
+# the API's OpenAPI schema, has them under the schema's names).
+QueryClass = schema.QueryClassRead
+QueryClassCreate = schema.QueryClassCreate
+ContinuousQuery = schema.QueryRead
+Stream = schema.StreamRead
+StreamColumn = schema.StreamColumn
+StreamCreate = schema.StreamSpec
+Job = schema.JobRead
+JobCreate = schema.JobCreate
+ScenarioSummary = schema.ScenarioSummary
+Manager = schema.ManagerRead
+ManagerParam = schema.ManagerParamRead
+LoginResult = schema.TokenResponse
+User = schema.UserRead
+UserCreate = schema.UserCreate
+UserUpdate = schema.UserUpdate
+MetricSample = schema.MetricSample
+ActionLog = schema.ActionLogRead
+ClassConfig = schema.ClassControl
+LiveConfig = schema.LiveConfig
+ConfigVersion = schema.VersionRead
+JobConfig = schema.JobConfigRead
+ClassPrediction = schema.ClassPrediction
+ClassSummary = schema.ClassSummary
+RunSummary = schema.RunSummary
 
-class Health(TypedDict):
-    status: str
-    database: str
-
+# What follows is the client's own: no body of the API has these shapes.
 
 ParamValue = float | int | str | bool
-"""A manager parameter value, as the API stores it."""
-
-
-class QueryClass(TypedDict):
-    id: int
-    name: str
-    priority: float
-    delay_target_s: float
-    tau0: float
-    tau1: float
-    tau2: float
-    tau3: float
-    manager: str
-    manager_params: dict[str, ParamValue]
-    reserve_fraction: float
-    max_lend_fraction: float
-    catch_up: bool
-    created_at: str
-    updated_at: str
-
-
-class QueryClassCreate(TypedDict):
-    name: str | None
-    priority: float | None
-    delay_target_s: float | None
-    tau0: NotRequired[float]
-    tau1: NotRequired[float]
-    tau2: NotRequired[float]
-    tau3: NotRequired[float]
-    manager: NotRequired[str]
-    manager_params: NotRequired[dict[str, ParamValue]]
-    reserve_fraction: NotRequired[float]
-    max_lend_fraction: NotRequired[float]
-    catch_up: NotRequired[bool]
-
-
-class QuerySpecBody(TypedDict):
-    """``POST``/``PUT /classes/{id}/queries``: a continuous query in the scenario format's
-    operator vocabulary (docs/scenario-format.md); the API validates every operator."""
-
-    name: str
-    source: str  # a stream, or query:<name> to read a shared query's output
-    operators: list[dict[str, Any]]
-    shared: NotRequired[bool]
-
-
-class ContinuousQuery(QuerySpecBody):
-    id: int
-    class_id: int
-    created_at: str
-    updated_at: str
-
-
-class StreamColumn(TypedDict):
-    """One column of a declared stream (docs/scenario-format.md, ``streams[].columns``)."""
-
-    name: str
-    type: ColumnType
-    generator: dict[str, Any]  # how a generated stream draws it: {"kind", ...}
-
-
-class StreamCreate(TypedDict):
-    """``POST /streams``: ``columns`` go as the user wrote them; the API judges them."""
-
-    name: str
-    columns: Any
-    event_time: NotRequired[str]
-    description: NotRequired[str]
-
-
-class Stream(TypedDict):
-    """A declared stream: the columns its tuples carry, which queries reading it are
-    checked against."""
-
-    id: int
-    name: str
-    columns: list[StreamColumn]
-    event_time: str | None  # the timestamp column windows use; None: the arrival instant
-    description: str
-    created_at: str
-    updated_at: str
-
-
-class JobCreate(TypedDict, total=False):
-    """``POST /jobs``: everything is optional; the API fills its defaults.
-
-    The workload is either the chosen classes, each fed a generated stream at
-    ``rate_per_s``, or a stored scenario (``scenario_id``: its classes, queries and
-    workload), in which case the API ignores ``class_ids`` and ``rate_per_s``.
-    """
-
-    scenario_id: int
-    class_ids: list[int]
-    duration_s: float | None
-    rate_per_s: float
-    spark_master: str
-    manager: str  # overrides every class's own manager
-    recommend_only: bool
-    policy: str
-    redistribution_every: int
-    source: JobSource  # generator (default), or each stream's Redis stream
-    sink: JobSink  # none (default), files under the job's directory, or a Redis stream
-    queries: str  # one (default): every class in one streaming query; tier: one per tier
-
-
-class ScenarioSummary(TypedDict):
-    """A stored scenario as ``GET /scenarios`` lists it (without its document)."""
-
-    id: int
-    name: str
-    description: str
-    updated_at: str
-
-
-class JobClass(TypedDict):
-    """The frozen snapshot of a class a job was launched with."""
-
-    name: str
-    priority: float
-    delay_target_s: float
-    rate_per_s: float | None  # generated arrivals/s (0: a scenario's workload)
-    manager: str | None  # the load manager it was launched with
-
-
-class JobEngine(TypedDict, total=False):
-    """How the Spark engine ran the job: its snapshot's engine settings as stored (a
-    newer engine may add settings; an older snapshot may lack some)."""
-
-    source: str | None  # generator or redis
-    redis_url: str | None  # without its password
-    redis_prefix: str | None
-    sink: str | None
-    sink_path: str | None
-    target_utilization: float | None
-    warmup_s: float | None
-    plain: bool | None
-    queries: str | None  # one, or tier (a query per priority tier)
-    burn: bool | None
-    burn_repetition_ns: float | None
-    partitions: int | None
-
-
-class JobLaunch(TypedDict):
-    """The options a job was started with, from its immutable snapshot."""
-
-    scenario_id: int | None  # the stored scenario it ran; None: the registered classes
-    scenario_name: str | None
-    rate_per_s: float | None  # generated rate per class; None: the scenario's workload
-    duration_s: float | None  # None: until stopped
-    manager: str | None  # the one manager asked for every class; None: each class's own
-    mode: Literal["dilos", "per_class"]
-    recommend_only: bool
-    policy: str
-    redistribution_every: int
-    engine: JobEngine
-
-
-class Job(TypedDict):
-    id: int
-    status: JobStatus
-    spark_master: str
-    restart_of: int | None  # the job this run restarted
-    created_by: str | None  # username that started it
-    pid: int | None
-    exit_code: int | None
-    failure_reason: str | None  # the reason, then "--- log tail ---" and the last lines
-    created_at: str
-    started_at: str | None
-    stop_requested_at: str | None
-    stopped_at: str | None
-    control_period_s: float
-    classes: list[JobClass]
-    launch: JobLaunch
-
-
-class ManagerParam(TypedDict):
-    """One parameter of a load manager (``GET /managers``), as the core validates it."""
-
-    name: str
-    type: Literal["float", "int", "bool", "str"]
-    default: ParamValue
-    description: str
-    unit: str | None  # e.g. "s/s"
-    rules: list[str]  # each worded as the API's 422 states it, e.g. "must be > 0 s/s"
-    minimum: float | None  # inclusive bounds; None: unbounded
-    exclusive_minimum: float | None
-    maximum: float | None
-    exclusive_maximum: float | None
-    choices: list[str] | None  # the allowed values of a text parameter
-
-
-class Manager(TypedDict):
-    """A selectable load manager (``GET /managers``)."""
-
-    kind: str  # what a class's ``manager`` takes
-    label: str
-    summary: str
-    default: bool  # the manager a new class gets when it names none
-    parameters: list[ManagerParam]  # what ``manager_params`` takes (not the delay target)
-
-
-class JobLog(TypedDict):
-    job_id: int
-    lines: list[str]
-
-
-class LoginResult(TypedDict):
-    access_token: str
-    token_type: str
-    expires_at: str | None
-    username: str
-    role: Role
-
-
-class User(TypedDict):
-    id: int
-    username: str
-    role: Role
-    active: bool
-    created_at: str
-
-
-class UserCreate(TypedDict):
-    username: str
-    password: str
-    role: Role
-
-
-class UserUpdate(TypedDict, total=False):
-    password: str
-    role: Role
-    active: bool
-
-
-class MetricSample(TypedDict):
-    """One control period of one class: counts over ``period_s``, rates per second.
-
-    The first nine fields are always set; the others are what the controller knows (a
-    job may report ``None`` for any of them). Fractions are within [0, 1]; ``load`` and
-    ``headroom`` are in seconds of work per second (s/s); ``capacity_usage`` is load /
-    headroom.
-    """
-
-    class_name: str
-    seq: int
-    t: float
-    period_s: float
-    arrived_count: int
-    output_count: int
-    arrival_rate: float
-    response_time_mean_s: float | None  # None: nothing was output in the period
-    response_time_max_s: float | None
-    response_time_p50_s: float | None
-    response_time_p95_s: float | None
-    response_time_p99_s: float | None
-    violation_mean_s: float | None
-    violation_max_s: float | None
-    admitted_count: int | None
-    shed_count: int | None
-    waiting_count: int | None
-    load: float | None
-    capacity_share: float | None
-    headroom: float | None
-    capacity_usage: float | None
-    shed_fraction: float | None
-    oracle_shed_fraction: float | None
-    floor_s: float | None  # None: the engine does not measure it
-    manager: str | None
-    manager_state: str | None  # normal, UT, OT, overloaded or infeasible
-    redistributed: bool | None
-    config_version: int | None
-    # A warm-up period: its tuples waited through the job's first Spark batch, so its
-    # response times measure Spark's start, not lateness.
-    warmup: bool | None
-    executors: int | None  # elastic jobs: the pool serving, the size asked, the job's u
-    executors_requested: int | None
-    job_usage: float | None
-
-
-class JobMetrics(TypedDict):
-    job_id: int
-    samples: list[MetricSample]
-    # More results matched than ``limit``: with last_s the oldest were left out, else
-    # the newest.
-    truncated: bool
-
-
-class ActionVerdict(TypedDict):
-    """Violation (s) and loss over the periods before a control action and after it."""
-
-    outcome: Literal["improved", "unchanged", "worse"]
-    periods: int
-    violation_before_s: float
-    violation_after_s: float
-    loss_before: float
-    loss_after: float
-
-
-class ControlAction(TypedDict):
-    """One control action of a job (``GET /jobs/{id}/actions``)."""
-
-    seq: int
-    at_s: float  # epoch s
-    kind: Literal["scale_out", "scale_in", "shed_more", "shed_less"]
-    class_name: str | None  # shedding only
-    usage: float
-    threshold: float | None  # scaling only: the τ crossed, and for how long
-    held_s: float | None
-    manager_state: str | None
-    executors_before: int | None  # None: not elastic
-    executors_after: int | None
-    shed_before: float
-    shed_after: float
-    verdict: ActionVerdict | None  # None until it is in
-
-
-class ActionLog(TypedDict):
-    job_id: int
-    thresholds: dict[str, float]  # the job's tau0..tau3
-    actions: list[ControlAction]  # oldest first
-    truncated: bool
+"""A manager parameter value, as the API stores it (the schema spells it out inline)."""
 
 
 class MetricsQuery(TypedDict, total=False):
     """Parameters of ``GET /jobs/{id}/metrics`` (and its CSV export); epoch seconds.
 
+    Query parameters, not a body: the schema lists them per route, not as a type.
     The window selects samples, ``step_s`` merges them into buckets, then ``limit`` keeps
     at most that many results: the newest with ``last_s``, else the oldest. The CSV export
     without ``limit`` streams every sample of the window.
@@ -390,126 +94,10 @@ class MetricsQuery(TypedDict, total=False):
     newer_than: float
 
 
-class ClassConfig(TypedDict):
-    """The live-tunable settings of one class of a running job."""
-
-    priority: float
-    delay_target_s: float
-    tau0: float
-    tau1: float
-    tau2: float
-    tau3: float
-    manager: str
-    manager_params: dict[str, ParamValue]
-    reserve_fraction: float
-    max_lend_fraction: float
-    catch_up: bool
-
-
-class LiveConfig(TypedDict):
-    version: int
-    recommend_only: bool
-    policy: str
-    redistribution_every: int
-    redistribution_enabled: bool
-    classes: dict[str, ClassConfig]
-    elastic: dict[str, float | int | str] | None  # None: the job does not scale
-
-
-class ConfigChangeRecord(TypedDict):
-    path: str  # e.g. "classes.ads.tau2"
-    old: Any
-    new: Any
-
-
-class ConfigVersion(TypedDict):
-    version: int
-    changes: list[ConfigChangeRecord]
-    created_by: str | None
-    created_at: str
-    applied_at: str | None  # None: the job has not acknowledged it yet
-
-
-class ConfigAtVersion(TypedDict):
-    """One version's whole configuration and when the job applied it."""
-
-    version: int
-    config: LiveConfig
-    created_by: str | None
-    created_at: str
-    applied_at: str | None  # None: not acknowledged yet
-
-
-class ClassPrediction(TypedDict):
-    """One class over the replayed window (None: no output, or nothing arrived)."""
-
-    mean_violation_s: float | None
-    loss_fraction: float | None
-    mean_response_time_s: float | None
-
-
-class ClassPreview(TypedDict):
-    measured: ClassPrediction
-    current: ClassPrediction
-    proposed: ClassPrediction
-
-
-class ConfigPreview(TypedDict):
-    """``POST /jobs/{id}/config/preview``: measured, and predicted before and after."""
-
-    job_id: int
-    window_s: float
-    classes: dict[str, ClassPreview]
-
-
-class JobConfig(TypedDict):
-    """``GET /jobs/{id}/config``: the newest configuration and its audit trail."""
-
-    job_id: int
-    latest_version: int
-    applied_version: int | None
-    pending_versions: list[int]
-    config: LiveConfig  # the newest (= latest["config"])
-    versions: list[ConfigVersion]
-    # The newest version; the newest the job acknowledged (None until it acknowledges its
-    # launch configuration); what it runs now (that, or the launch configuration).
-    latest: ConfigAtVersion
-    applied: ConfigAtVersion | None
-    in_force: ConfigAtVersion
-    thresholds: dict[str, float]  # the job's usage thresholds in force (tau0..tau3)
-
-
-class ClassSummary(TypedDict):
-    """QoS and QoD of one class over a run (or a time range of it)."""
-
-    class_name: str
-    delay_target_s: float | None
-    periods: int
-    warmup_periods: int  # of ``periods``; left out of the response times and violations
-    arrived: int
-    output: int
-    shed: int | None
-    mean_response_time_s: float | None
-    p95_response_time_s: float | None
-    max_response_time_s: float | None
-    mean_violation_s: float | None
-    max_violation_s: float | None
-    late_period_fraction: float | None
-    loss_fraction: float | None
-    shed_fraction_mean: float | None
-    oracle_loss_fraction: float | None
-    oracle_gap: float | None
-
-
-class RunSummary(TypedDict):
-    job: Job
-    classes: list[ClassSummary]
-    first_sample_t: float | None  # origin of since_s/until_s (epoch s)
-
-
 class RunRange(TypedDict, total=False):
     """Part of a run: epoch seconds (``since`` exclusive, ``until``) or seconds after the
-    run's first sample (``since_s``, ``until_s``, both inclusive), not both."""
+    run's first sample (``since_s``, ``until_s``, both inclusive), not both. Query
+    parameters of ``/jobs/{id}/summary`` and ``/runs/compare``, not a body."""
 
     since: float
     until: float
@@ -517,12 +105,10 @@ class RunRange(TypedDict, total=False):
     until_s: float
 
 
-class RunComparison(TypedDict):
-    a: RunSummary
-    b: RunSummary
-
-
 class CsvExport(TypedDict):
+    """``GET /jobs/{id}/metrics/export`` as the client hands it on: the CSV text and what
+    the response's headers say of it (the schema has no JSON body for it)."""
+
     filename: str
     content: str
     truncated: bool  # only with a limit: rows were left out (X-Headroom-Truncated)
@@ -656,8 +242,8 @@ class ApiClient:
 
     # -- endpoints -------------------------------------------------------------------
 
-    def health(self) -> Health:
-        return cast(Health, self._request("GET", "/health"))
+    def health(self) -> schema.Health:
+        return cast(schema.Health, self._request("GET", "/health"))
 
     def login(self, username: str, password: str) -> LoginResult:
         body = {"username": username, "password": password}
@@ -758,19 +344,21 @@ class ApiClient:
         """A new run of a stopped or failed job (409 otherwise); returns the NEW job."""
         return cast(Job, self._request("POST", f"/jobs/{job_id}/restart"))
 
-    def job_log(self, job_id: int, lines: int = 200) -> JobLog:
+    def job_log(self, job_id: int, lines: int = 200) -> schema.JobLog:
         params = {"lines": str(lines)}
-        return cast(JobLog, self._request("GET", f"/jobs/{job_id}/log", params=params))
+        return cast(schema.JobLog, self._request("GET", f"/jobs/{job_id}/log", params=params))
 
     def job_metrics(
         self, job_id: int, since: float | None = None, query: MetricsQuery | None = None
-    ) -> JobMetrics:
+    ) -> schema.MetricSeries:
         """Samples oldest first: after ``since`` and within ``query`` (``last_s``, ...)."""
         values: dict[str, Any] = dict(query or {})
         if since is not None:
             values["since"] = since
         params = _query_params(values)
-        return cast(JobMetrics, self._request("GET", f"/jobs/{job_id}/metrics", params=params))
+        return cast(
+            schema.MetricSeries, self._request("GET", f"/jobs/{job_id}/metrics", params=params)
+        )
 
     def job_actions(self, job_id: int, limit: int = 50) -> ActionLog:
         """The newest ``limit`` control actions of a job (oldest first), with its thresholds."""
@@ -799,12 +387,12 @@ class ApiClient:
         """A new configuration version (partial body, same shape as the config)."""
         return cast(JobConfig, self._request("PATCH", f"/jobs/{job_id}/config", json=body))
 
-    def preview_job_config(self, job_id: int, body: Mapping[str, Any]) -> ConfigPreview:
+    def preview_job_config(self, job_id: int, body: Mapping[str, Any]) -> schema.WhatIfRead:
         """What a change would do, predicted by replaying the job's last minutes; nothing
         is stored."""
         path = f"/jobs/{job_id}/config/preview"
         return cast(
-            ConfigPreview, self._request("POST", path, json=body, timeout_s=PREVIEW_TIMEOUT_S)
+            schema.WhatIfRead, self._request("POST", path, json=body, timeout_s=PREVIEW_TIMEOUT_S)
         )
 
     def run_summary(
@@ -813,11 +401,11 @@ class ApiClient:
         params = _query_params({"since": since, "until": until})
         return cast(RunSummary, self._request("GET", f"/jobs/{job_id}/summary", params=params))
 
-    def compare_runs(self, a: int, b: int, within: RunRange | None = None) -> RunComparison:
+    def compare_runs(self, a: int, b: int, within: RunRange | None = None) -> schema.RunComparison:
         """Both runs' summaries, over ``within`` when given (offsets ``since_s``/``until_s``
         count from each run's own first sample)."""
         params = _query_params({"a": a, "b": b, **(within or {})})
-        return cast(RunComparison, self._request("GET", "/runs/compare", params=params))
+        return cast(schema.RunComparison, self._request("GET", "/runs/compare", params=params))
 
     # -- plumbing --------------------------------------------------------------------
 

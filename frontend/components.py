@@ -1,16 +1,22 @@
 """Small view helpers shared by the pages: alerts, status badges, timestamps, form
-fields and table buttons."""
+fields, tables and their buttons, and the parts of a page that depend on the role."""
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
+from typing import Any, TypeVar
 
 import dash_bootstrap_components as dbc
 from dash import html
 from dash.development.base_component import Component
 
-from frontend.api import Role
-from frontend.auth import CHANGE_ROLE, needs_role_hint
+from frontend import session
+from frontend.api import ApiError, Role, error_text
+from frontend.auth import CHANGE_ROLE, can_change, needs_role_hint
+
+T = TypeVar("T")
 
 STATUS_COLORS: dict[str, str] = {
     "pending": "secondary",
@@ -62,6 +68,22 @@ def format_number(value: float | None) -> str:
     return "—" if value is None else f"{value:g}"
 
 
+def is_blank(value: Any) -> bool:
+    """A form value left empty (``None``, or only white space)."""
+    return value is None or (isinstance(value, str) and not value.strip())
+
+
+def form_number(value: Any) -> float | None:
+    """A finite form number, else ``None`` (bools are not numbers)."""
+    if isinstance(value, bool):
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) else None
+
+
 def labelled_field(
     prefix: str, field: str, label: str, control: Component, hint: str | None = None
 ) -> dbc.Col:
@@ -81,26 +103,84 @@ def labelled_field(
     )
 
 
-def delete_button(delete_type: str, index: int) -> Component:
-    """A table row's Delete button (pattern-matching id ``{type, index}``)."""
+def row_button(label: str, button_type: str, index: int, color: str, **props: Any) -> Component:
+    """A small button of one table or form row (pattern-matching id ``{type, index}``)."""
     button: Component = dbc.Button(
-        "Delete", id={"type": delete_type, "index": index}, color="outline-danger", size="sm"
+        label, id={"type": button_type, "index": index}, color=color, size="sm", **props
     )
     return button
+
+
+def delete_button(delete_type: str, index: int) -> Component:
+    """A table row's Delete button (pattern-matching id ``{type, index}``)."""
+    return row_button("Delete", delete_type, index, "outline-danger")
 
 
 def edit_delete_buttons(edit_type: str, delete_type: str, index: int) -> list[Component]:
     """A table row's Edit and Delete buttons (pattern-matching ids ``{type, index}``)."""
     return [
-        dbc.Button(
-            "Edit",
-            id={"type": edit_type, "index": index},
-            color="outline-primary",
-            size="sm",
-            class_name="me-2",
-        ),
+        row_button("Edit", edit_type, index, "outline-primary", class_name="me-2"),
         delete_button(delete_type, index),
     ]
+
+
+def data_table(headings: Sequence[str], rows: Sequence[Component], table_id: str) -> Component:
+    """A small hover table: one heading row, then ``rows``."""
+    header = html.Thead(html.Tr([html.Th(text) for text in headings]))
+    table: Component = dbc.Table(
+        [header, html.Tbody(list(rows))], hover=True, size="sm", id=table_id
+    )
+    return table
+
+
+def loaded_table(
+    read: Callable[[], T], render: Callable[[T], Component], what: str
+) -> tuple[Component, Component | None]:
+    """``(table, alert)``: ``render`` of what ``read`` asks the API for, or a placeholder
+    saying the ``what`` ("Classes") could not be loaded and an alert saying why."""
+    try:
+        items = read()
+    except ApiError as err:
+        placeholder = html.P(f"{what} could not be loaded.", className="text-muted")
+        return placeholder, error_alert(error_text(err))
+    return render(items), None
+
+
+def deleted(what: str, delete: Callable[[], object]) -> Component:
+    """The alert after ``delete`` asked the API to delete ``what`` ("class #3")."""
+    try:
+        delete()
+    except ApiError as err:
+        return error_alert(f"Could not delete {what}: {error_text(err)}")
+    return success_alert(f"Deleted {what}.")
+
+
+def role_layouts(
+    layout_for: Callable[[Role | None], Component],
+) -> tuple[Callable[..., Component], Callable[[], Component]]:
+    """A page's ``layout`` and ``validation_layout`` when it differs only by role.
+
+    ``layout`` is read per request for the signed-in user's role (query parameters are
+    ignored); ``validation_layout`` has every component any role sees (an admin's page),
+    which ``frontend.app`` validates callbacks against."""
+
+    def layout(**_query: str) -> Component:
+        return layout_for(session.current_role())
+
+    def validation_layout() -> Component:
+        return layout_for("admin")
+
+    return layout, validation_layout
+
+
+def change_section(
+    role: Role | None, title: str, parts: Sequence[Component], action: str, hint_id: str
+) -> list[Component]:
+    """The part of a page that changes things: its heading and ``parts`` for a role that
+    may change them, else the hint that ``action`` needs an operator."""
+    if can_change(role):
+        return [html.H4(title, className="mt-4"), *parts]
+    return [role_hint_alert(role, action, hint_id)]
 
 
 def role_hint_alert(

@@ -1,12 +1,11 @@
 """Load managers and DILoS policies as the forms offer them, and manager parameters as text.
 
 The managers, their parameters, defaults and rules are the API's answer to
-``GET /managers`` (``ApiClient.list_managers``): every function here that needs them
-takes that answer as ``managers``. Without one they use :func:`builtin_managers`, the
-same answer computed in-process from the same core code the API describes (a test
-holds the two equal), for what is built before any request can reach the API (page
-layouts checked at start-up). The API stays the judge: nothing here validates a value,
-it only turns the answer into form fields and form text into a mapping and back.
+``GET /managers`` (:func:`read_catalogue`, through ``ApiClient.list_managers``): every
+function here that needs them takes that answer as ``managers``, which a page reads once
+when it is shown and keeps in a ``dcc.Store``. The API stays the judge: nothing here
+validates a value, it only turns the answer into form fields and form text into a
+mapping and back.
 
 Parameters are written ``name=value`` separated by commas or new lines, e.g.
 ``headroom=0.7, max_shed=0.9``; ``true``/``false`` are booleans, numbers are numbers,
@@ -15,20 +14,33 @@ anything else is a string (an enumerated option such as ``response_statistic=max
 
 from __future__ import annotations
 
-import copy
 import math
 import re
 from collections.abc import Mapping, Sequence
-from functools import cache
+from dataclasses import dataclass, field
 from typing import Literal, TypedDict
 
-from frontend.api import Manager, ManagerParam, ParamValue
-from spark_runner.core.managers.catalogue import describe_managers
+from frontend.api import ApiClient, ApiError, Manager, ManagerParam, ParamValue, error_text
 from spark_runner.core.redistribution import POLICIES as _CORE_POLICIES
 
-DEFAULT_MANAGER = "aloma"  # what the API gives a class that names none (GET /managers)
 POLICIES: tuple[str, ...] = tuple(_CORE_POLICIES)
 _SEPARATORS = re.compile(r"[,\n;]+")
+
+
+@dataclass(frozen=True)
+class Catalogue:
+    """The API's load managers, or why they could not be read (``managers`` empty)."""
+
+    managers: list[Manager] = field(default_factory=list)
+    error: str | None = None
+
+
+def read_catalogue(api: ApiClient) -> Catalogue:
+    """``GET /managers``: the managers a class may use, in the API's order."""
+    try:
+        return Catalogue(api.list_managers())
+    except ApiError as err:
+        return Catalogue(error=f"The load managers could not be read: {error_text(err)}")
 
 
 class ParamField(TypedDict):
@@ -46,74 +58,35 @@ class ParamField(TypedDict):
     help: str  # the description, then the rules
 
 
-@cache
-def _builtin() -> tuple[Manager, ...]:
-    return tuple(
-        Manager(
-            kind=info.kind,
-            label=info.label,
-            summary=info.summary,
-            default=info.kind == DEFAULT_MANAGER,
-            parameters=[
-                ManagerParam(
-                    name=p.name,
-                    type=p.type,  # type: ignore[typeddict-item]  # one of the four names
-                    default=p.default,
-                    description=p.description,
-                    unit=p.unit,
-                    rules=list(p.rules),
-                    minimum=p.minimum,
-                    exclusive_minimum=p.exclusive_minimum,
-                    maximum=p.maximum,
-                    exclusive_maximum=p.exclusive_maximum,
-                    choices=list(p.choices) if p.choices is not None else None,
-                )
-                for p in info.parameters
-            ],
-        )
-        for info in describe_managers()
-    )
+def find_manager(kind: str | None, managers: Sequence[Manager]) -> Manager | None:
+    """The manager of ``kind`` in ``managers``."""
+    return next((m for m in managers if m["kind"] == kind), None)
 
 
-def builtin_managers() -> list[Manager]:
-    """``GET /managers`` as this code base answers it, computed without a request (a
-    fresh copy: the caller may change it)."""
-    return copy.deepcopy(list(_builtin()))
+def default_manager(managers: Sequence[Manager]) -> str | None:
+    """The kind a new class gets when it names none (None: no catalogue)."""
+    return next((m["kind"] for m in managers if m["default"]), None)
 
 
-MANAGER_KINDS: tuple[str, ...] = tuple(m["kind"] for m in _builtin())
-
-
-def find_manager(kind: str | None, managers: Sequence[Manager] | None = None) -> Manager | None:
-    """The manager of ``kind`` in ``managers`` (the built-in answer by default)."""
-    return next((m for m in _catalogue(managers) if m["kind"] == kind), None)
-
-
-def default_manager(managers: Sequence[Manager] | None = None) -> str:
-    """The kind a new class gets when it names none."""
-    catalogue = _catalogue(managers)
-    return next((m["kind"] for m in catalogue if m["default"]), DEFAULT_MANAGER)
-
-
-def manager_options(managers: Sequence[Manager] | None = None) -> list[dict[str, str]]:
+def manager_options(managers: Sequence[Manager]) -> list[dict[str, str]]:
     """Dropdown options for every manager kind, in the API's order."""
-    return [{"label": m["label"] or m["kind"], "value": m["kind"]} for m in _catalogue(managers)]
+    return [{"label": m["label"] or m["kind"], "value": m["kind"]} for m in managers]
 
 
-def default_params(kind: str, managers: Sequence[Manager] | None = None) -> dict[str, ParamValue]:
+def default_params(kind: str, managers: Sequence[Manager]) -> dict[str, ParamValue]:
     """The parameters ``kind`` uses when none are given (``{}`` for an unknown kind)."""
     manager = find_manager(kind, managers)
     return {p["name"]: p["default"] for p in manager["parameters"]} if manager else {}
 
 
 def effective_params(
-    kind: str, params: Mapping[str, ParamValue], managers: Sequence[Manager] | None = None
+    kind: str, params: Mapping[str, ParamValue], managers: Sequence[Manager]
 ) -> dict[str, ParamValue]:
     """The defaults of ``kind`` with ``params`` on top (what the manager runs with)."""
     return {**default_params(kind, managers), **params}
 
 
-def params_hint(kind: str, managers: Sequence[Manager] | None = None) -> str:
+def params_hint(kind: str, managers: Sequence[Manager]) -> str:
     """A line naming the parameters of ``kind`` and their defaults."""
     defaults = default_params(kind, managers)
     if not defaults:
@@ -160,10 +133,6 @@ def _field(param: ManagerParam) -> ParamField:
 
 def _first(*values: float | None) -> float | None:
     return next((v for v in values if v is not None), None)
-
-
-def _catalogue(managers: Sequence[Manager] | None) -> Sequence[Manager]:
-    return _builtin() if managers is None else managers
 
 
 def format_params(params: Mapping[str, ParamValue]) -> str:
@@ -214,7 +183,7 @@ def delay_band(
     delay_target_s: float,
     kind: str | None,
     params: Mapping[str, ParamValue],
-    managers: Sequence[Manager] | None = None,
+    managers: Sequence[Manager],
 ) -> tuple[float, float, float]:
     """``(low, target, high)`` seconds: the band around the delay target D within which
     the manager counts the response time as on target. ALoMa's response-time monitor

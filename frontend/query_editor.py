@@ -17,6 +17,7 @@ import dash_bootstrap_components as dbc
 from dash import dcc
 from dash.development.base_component import Component
 
+from frontend.components import row_button
 from frontend.operators import (
     KIND_FIELD,
     OPERATOR_FIELDS,
@@ -91,12 +92,7 @@ def _row_card(index: int, row: OperatorRow, messages: dict[str, str]) -> Compone
                 md=5,
             ),
             dbc.Col(
-                dbc.Button(
-                    "Remove",
-                    id={"type": REMOVE_TYPE, "index": index},
-                    color="outline-danger",
-                    size="sm",
-                ),
+                row_button("Remove", REMOVE_TYPE, index, "outline-danger"),
                 width="auto",
                 class_name="ms-auto align-self-end",
             ),

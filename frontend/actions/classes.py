@@ -13,7 +13,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-import dash_bootstrap_components as dbc
 import httpx
 from dash import html
 from dash.development.base_component import Component
@@ -29,14 +28,18 @@ from frontend.api import (
     form_field,
 )
 from frontend.components import (
+    data_table,
+    deleted,
     edit_delete_buttons,
     error_alert,
     format_number,
     format_timestamp,
+    loaded_table,
     success_alert,
 )
 from frontend.managers import format_params, parse_params
 from spark_runner.core.class_settings import CLASS_SETTINGS, SETTINGS
+from spark_runner.core.thresholds import TAUS
 
 EDIT_FIELDS: tuple[str, ...] = tuple(s.name for s in CLASS_SETTINGS if s.type is not bool)
 """The edit dialog's fields that take an invalid mark and a message."""
@@ -51,9 +54,30 @@ MISSING_MESSAGES: dict[str, str] = {
 }
 DELETE_BUTTON_TYPE = "class-delete"
 EDIT_BUTTON_TYPE = "class-edit"
+CLASS_TABLE_HEADS = (
+    "ID",
+    "Name",
+    "Priority",
+    "Delay target (s)",
+    "τ0",
+    "τ1",
+    "τ2",
+    "τ3",
+    "Manager",
+    "Reserve",
+    "Max lend",
+    "Catch up",
+    "Updated (UTC)",
+    "",
+)
 EDIT_FORM_FIELDS: tuple[str, ...] = (*EDIT_FIELDS, *FLAG_FIELDS)
 """Every field of the edit dialog (its check boxes too)."""
 EDIT_NUMBER_FIELDS: tuple[str, ...] = tuple(s.name for s in CLASS_SETTINGS if s.type is float)
+SHARING_FIELDS: tuple[str, ...] = tuple(
+    name for name in EDIT_NUMBER_FIELDS if not SETTINGS[name].required and name not in TAUS
+)
+"""The optional numbers besides the thresholds (the sharing limits): the forms show them
+after the manager."""
 
 
 @dataclass(frozen=True)
@@ -242,11 +266,7 @@ def class_floor(api: ApiClient, name: str) -> float | None:
 
 def delete_class(api: ApiClient, class_id: int) -> Component:
     """Delete one class; returns the alert to show."""
-    try:
-        api.delete_class(class_id)
-    except ApiError as err:
-        return error_alert(f"Could not delete class #{class_id}: {error_text(err)}")
-    return success_alert(f"Deleted class #{class_id}.")
+    return deleted(f"class #{class_id}", lambda: api.delete_class(class_id))
 
 
 def load_classes_table(
@@ -256,42 +276,15 @@ def load_classes_table(
 
     ``can_delete`` (the user's role may change classes) adds a Delete button per row.
     """
-    try:
-        classes = api.list_classes()
-    except ApiError as err:
-        return html.P("Classes could not be loaded.", className="text-muted"), error_alert(
-            err.message
-        )
-    return render_classes_table(classes, can_delete=can_delete), None
+    return loaded_table(
+        api.list_classes, lambda c: render_classes_table(c, can_delete=can_delete), "Classes"
+    )
 
 
 def render_classes_table(classes: Sequence[QueryClass], *, can_delete: bool = True) -> Component:
     if not classes:
         hint = "Create one below." if can_delete else "An operator can create them."
         return html.P(f"No classes yet. {hint}", className="text-muted")
-    header = html.Thead(
-        html.Tr(
-            [
-                html.Th(text)
-                for text in (
-                    "ID",
-                    "Name",
-                    "Priority",
-                    "Delay target (s)",
-                    "τ0",
-                    "τ1",
-                    "τ2",
-                    "τ3",
-                    "Manager",
-                    "Reserve",
-                    "Max lend",
-                    "Catch up",
-                    "Updated (UTC)",
-                    "",
-                )
-            ]
-        )
-    )
     rows = [
         html.Tr(
             [
@@ -319,10 +312,7 @@ def render_classes_table(classes: Sequence[QueryClass], *, can_delete: bool = Tr
         )
         for cls in classes
     ]
-    table: Component = dbc.Table(
-        [header, html.Tbody(rows)], hover=True, size="sm", id="classes-table-grid"
-    )
-    return table
+    return data_table(CLASS_TABLE_HEADS, rows, "classes-table-grid")
 
 
 def manager_cell(cls: QueryClass) -> list[Component | str]:

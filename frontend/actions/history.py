@@ -256,7 +256,7 @@ def series_figure(job: Job, samples: Sequence[Any]) -> go.Figure:
     """Response-time percentiles over time against each class's delay target."""
     context = ChartContext(
         classes=tuple(c["name"] for c in job["classes"]),
-        bands={c["name"]: delay_band(c["delay_target_s"], None, {}) for c in job["classes"]},
+        bands={c["name"]: delay_band(c["delay_target_s"], None, {}, ()) for c in job["classes"]},
         uirevision=job["id"],
     )
     plan = plan_chart(HISTORY_RESPONSE_TIME, samples, context.classes)

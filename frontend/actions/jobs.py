@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
@@ -41,9 +40,13 @@ from frontend.api import (
     form_field,
 )
 from frontend.components import (
+    data_table,
     error_alert,
+    form_number,
     format_number,
     format_timestamp,
+    is_blank,
+    row_button,
     status_badge,
     success_alert,
 )
@@ -350,9 +353,9 @@ def build_start_options(
     feedback: dict[str, str] = {}
     for key in ("rate_per_s", "redistribution_every"):
         raw = values.get(key)
-        if _blank(raw) or key not in applies:
+        if is_blank(raw) or key not in applies:
             continue
-        number = _number(raw)
+        number = form_number(raw)
         if number is None:
             feedback[key] = NUMBER_MESSAGES[key]
         elif key == "redistribution_every" and number.is_integer():
@@ -431,21 +434,6 @@ def restart_job(api: ApiClient, job_id: int) -> Component:
     except ApiError as err:
         return error_alert(f"Could not restart job {job_id}: {error_text(err)}")
     return _started_alert(f"Restarted job {job_id} as job {job['id']}", job)
-
-
-def _blank(value: Any) -> bool:
-    return value is None or (isinstance(value, str) and not value.strip())
-
-
-def _number(value: Any) -> float | None:
-    """A finite form number, else ``None`` (bools are not numbers)."""
-    if isinstance(value, bool):
-        return None
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return None
-    return number if math.isfinite(number) else None
 
 
 def _started_alert(headline: str, job: Job) -> Component:
@@ -545,37 +533,29 @@ def launch_details(job: Job) -> list[str]:
     return details
 
 
+JOB_TABLE_HEADS = (
+    "ID",
+    "Status",
+    "Classes",
+    "Workload",
+    "By",
+    "Created (UTC)",
+    "Started (UTC)",
+    "Stopped (UTC)",
+    "",
+)
+
+
 def render_jobs_table(jobs: Sequence[Job], *, can_control: bool = True) -> Component:
     if not jobs:
         hint = "Start one below." if can_control else "An operator can start one."
         return html.P(f"No jobs yet. {hint}", className="text-muted")
-    header = html.Thead(
-        html.Tr(
-            [
-                html.Th(text)
-                for text in (
-                    "ID",
-                    "Status",
-                    "Classes",
-                    "Workload",
-                    "By",
-                    "Created (UTC)",
-                    "Started (UTC)",
-                    "Stopped (UTC)",
-                    "",
-                )
-            ]
-        )
-    )
     rows: list[Component] = []
     for job in sorted(jobs, key=lambda j: j["id"], reverse=True):
         rows.append(_job_row(job, can_control=can_control))
         if job["status"] == "failed":
             rows.append(_failure_row(job))
-    table: Component = dbc.Table(
-        [header, html.Tbody(rows)], hover=True, size="sm", id="jobs-table-grid"
-    )
-    return table
+    return data_table(JOB_TABLE_HEADS, rows, "jobs-table-grid")
 
 
 def _failure_row(job: Job) -> Component:
@@ -632,32 +612,12 @@ def _job_row(job: Job, *, can_control: bool) -> Component:
             href=history_href(job["id"]),
             className="btn btn-sm btn-outline-secondary me-2",
         ),
-        dbc.Button(
-            "Log",
-            id={"type": LOG_BUTTON_TYPE, "index": job["id"]},
-            color="outline-secondary",
-            size="sm",
-            class_name="me-2",
-        ),
+        row_button("Log", LOG_BUTTON_TYPE, job["id"], "outline-secondary", class_name="me-2"),
     ]
     if can_control and job["status"] in ACTIVE_JOB_STATUSES:
-        actions.append(
-            dbc.Button(
-                "Stop",
-                id={"type": STOP_BUTTON_TYPE, "index": job["id"]},
-                color="outline-danger",
-                size="sm",
-            )
-        )
+        actions.append(row_button("Stop", STOP_BUTTON_TYPE, job["id"], "outline-danger"))
     if can_control and job["status"] in TERMINAL_JOB_STATUSES:
-        actions.append(
-            dbc.Button(
-                "Restart",
-                id={"type": RESTART_BUTTON_TYPE, "index": job["id"]},
-                color="outline-success",
-                size="sm",
-            )
-        )
+        actions.append(row_button("Restart", RESTART_BUTTON_TYPE, job["id"], "outline-success"))
     id_cell: list[Component | str] = [str(job["id"])]
     if job.get("restart_of") is not None:
         id_cell.append(html.Div(f"restart of #{job['restart_of']}", className="small text-muted"))

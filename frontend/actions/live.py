@@ -36,6 +36,7 @@ from frontend.api import (
     Job,
     JobConfig,
     LiveConfig,
+    Manager,
     MetricSample,
     MetricsQuery,
 )
@@ -180,23 +181,25 @@ def pick_job(jobs: Sequence[Job], requested: int | None, current: int | None) ->
 # -- what the charts are drawn with -----------------------------------------------------
 
 
-def class_bands(job: Job, config: JobConfig | None) -> dict[str, Band]:
+def class_bands(job: Job, config: JobConfig | None, managers: Sequence[Manager]) -> dict[str, Band]:
     """Each class's delay-target band: from the configuration the job runs with when
     there is one (the target may have been tuned; a change not applied yet is not in
-    force), else from the launch snapshot."""
+    force) and its manager's margins in ``managers``, else from the launch snapshot."""
     if config is not None and config.get("job_id") == job["id"]:
         return {
-            name: delay_band(cls["delay_target_s"], cls["manager"], cls["manager_params"])
+            name: delay_band(cls["delay_target_s"], cls["manager"], cls["manager_params"], managers)
             for name, cls in in_force(config)["classes"].items()
         }
-    return {cls["name"]: delay_band(cls["delay_target_s"], None, {}) for cls in job["classes"]}
+    return {
+        cls["name"]: delay_band(cls["delay_target_s"], None, {}, managers) for cls in job["classes"]
+    }
 
 
-def chart_context(job: Job, config: JobConfig | None) -> ChartContext:
+def chart_context(job: Job, config: JobConfig | None, managers: Sequence[Manager]) -> ChartContext:
     same = config is not None and config.get("job_id") == job["id"]
     return ChartContext(
         classes=tuple(cls["name"] for cls in job["classes"]),
-        bands=class_bands(job, config),
+        bands=class_bands(job, config, managers),
         uirevision=job["id"],
         thresholds=dict(config["thresholds"]) if same and config is not None else {},
     )
@@ -255,8 +258,12 @@ def refresh_live(
     cursor: LiveCursor | None,
     config: JobConfig | None = None,
     window_s: float = LIVE_WINDOW_S,
+    *,
+    managers: Sequence[Manager] = (),
 ) -> LiveView:
-    """Everything one tick of the live page shows (see the module docstring)."""
+    """Everything one tick of the live page shows (see the module docstring); ``managers``
+    (the API's) give the managers' default margins around each delay target (without
+    them a band is the target's line)."""
     if job_id is None:
         return LiveView(
             figure=empty_figure(),
@@ -277,7 +284,7 @@ def refresh_live(
         job_age = 0
     else:
         job = cached
-    context = chart_context(job, config)
+    context = chart_context(job, config, managers)
     key = context_key(context)
     same_job = cursor is not None and cursor["job_id"] == job_id
     if cursor is None or not same_job or cursor["window_s"] != window_s or cursor["context"] != key:

@@ -13,13 +13,20 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypedDict
 
-import dash_bootstrap_components as dbc
 import httpx
 from dash import html
 from dash.development.base_component import Component
 
 from frontend.api import ApiClient, ApiError, ContinuousQuery, detail_text, error_text
-from frontend.components import edit_delete_buttons, error_alert, format_timestamp, success_alert
+from frontend.components import (
+    data_table,
+    deleted,
+    edit_delete_buttons,
+    error_alert,
+    format_timestamp,
+    loaded_table,
+    success_alert,
+)
 from frontend.query_errors import QueryFeedback, error_items, place
 from frontend.query_spec import (
     QueryForm,
@@ -187,11 +194,7 @@ def _refused(err: ApiError, form: QueryForm, text: str, editing: Editing | None)
 
 
 def delete_query(api: ApiClient, class_id: int, query_id: int) -> Component:
-    try:
-        api.delete_query(class_id, query_id)
-    except ApiError as err:
-        return error_alert(f"Could not delete query #{query_id}: {error_text(err)}")
-    return success_alert(f"Deleted query #{query_id}.")
+    return deleted(f"query #{query_id}", lambda: api.delete_query(class_id, query_id))
 
 
 # --- the class choice and the table ------------------------------------------------------
@@ -228,12 +231,11 @@ def load_queries_table(
     """``(table, alert)``: the class's queries, or a placeholder and an error alert."""
     if class_id is None:
         return html.P("No class yet: queries belong to a class.", className="text-muted"), None
-    try:
-        queries = api.list_queries(class_id)
-    except ApiError as err:
-        placeholder = html.P("Queries could not be loaded.", className="text-muted")
-        return placeholder, error_alert(err.message)
-    return render_queries_table(queries, can_change=can_change), None
+    return loaded_table(
+        lambda: api.list_queries(class_id),
+        lambda queries: render_queries_table(queries, can_change=can_change),
+        "Queries",
+    )
 
 
 def operators_summary(operators: Sequence[Any]) -> str:
@@ -250,20 +252,9 @@ def render_queries_table(queries: Sequence[ContinuousQuery], *, can_change: bool
             f"for it). {hint}",
             className="text-muted",
         )
-    header = html.Thead(
-        html.Tr(
-            [
-                html.Th(text)
-                for text in ("ID", "Name", "Source", "Shared", "Operators", "Spec", "Updated (UTC)")
-            ]
-            + [html.Th("")]
-        )
-    )
+    heads = ("ID", "Name", "Source", "Shared", "Operators", "Spec", "Updated (UTC)", "")
     rows = [_query_row(query, can_change=can_change) for query in queries]
-    table: Component = dbc.Table(
-        [header, html.Tbody(rows)], hover=True, size="sm", id="queries-table-grid"
-    )
-    return table
+    return data_table(heads, rows, "queries-table-grid")
 
 
 def _query_row(query: ContinuousQuery, *, can_change: bool) -> Component:

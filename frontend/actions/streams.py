@@ -20,13 +20,20 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import dash_bootstrap_components as dbc
 import httpx
 from dash import html
 from dash.development.base_component import Component
 
 from frontend.api import ApiClient, ApiError, Stream, StreamColumn, StreamCreate, error_text
-from frontend.components import delete_button, error_alert, format_timestamp, success_alert
+from frontend.components import (
+    data_table,
+    delete_button,
+    deleted,
+    error_alert,
+    format_timestamp,
+    loaded_table,
+    success_alert,
+)
 from frontend.query_errors import error_items
 
 STREAM_FIELDS: tuple[str, ...] = ("name", "event_time", "columns")
@@ -130,11 +137,7 @@ def stream_field(path: str) -> str | None:
 def delete_stream(api: ApiClient, stream_id: int) -> Component:
     """Delete one declared stream; returns the alert to show (the API refuses while a
     query reads it, and says which)."""
-    try:
-        api.delete_stream(stream_id)
-    except ApiError as err:
-        return error_alert(f"Could not delete stream #{stream_id}: {error_text(err)}")
-    return success_alert(f"Deleted stream #{stream_id}.")
+    return deleted(f"stream #{stream_id}", lambda: api.delete_stream(stream_id))
 
 
 def load_streams_table(
@@ -144,21 +147,15 @@ def load_streams_table(
 
     ``can_delete`` (the user's role may change streams) adds a Delete button per row.
     """
-    try:
-        streams = api.list_streams()
-    except ApiError as err:
-        placeholder = html.P("Streams could not be loaded.", className="text-muted")
-        return placeholder, error_alert(error_text(err))
-    return render_streams_table(streams, can_delete=can_delete), None
+    return loaded_table(
+        api.list_streams, lambda s: render_streams_table(s, can_delete=can_delete), "Streams"
+    )
 
 
 def render_streams_table(streams: Sequence[Stream], *, can_delete: bool = True) -> Component:
     if not streams:
         hint = "Declare one below." if can_delete else "An operator can declare them."
         return html.P(f"No streams declared yet. {hint}", className="text-muted")
-    header = html.Thead(
-        html.Tr([html.Th(t) for t in ("ID", "Name", "Columns", "Event time", "Updated (UTC)", "")])
-    )
     rows = [
         html.Tr(
             [
@@ -176,10 +173,8 @@ def render_streams_table(streams: Sequence[Stream], *, can_delete: bool = True) 
         )
         for stream in sorted(streams, key=lambda s: s["id"])
     ]
-    table: Component = dbc.Table(
-        [header, html.Tbody(rows)], hover=True, size="sm", id="streams-table-grid"
-    )
-    return table
+    heads = ("ID", "Name", "Columns", "Event time", "Updated (UTC)", "")
+    return data_table(heads, rows, "streams-table-grid")
 
 
 def format_columns(columns: Sequence[StreamColumn]) -> str:

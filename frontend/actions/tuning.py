@@ -16,7 +16,6 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -39,21 +38,29 @@ from frontend.api import (
     error_text,
     form_field,
 )
-from frontend.components import error_alert, format_number, format_timestamp, success_alert
-from frontend.managers import format_params, parse_params
-from spark_runner.core.class_settings import CLASS_SETTINGS
-
-CLASS_FIELDS: tuple[str, ...] = (
-    "delay_target_s",
-    "priority",
-    "tau0",
-    "tau1",
-    "tau2",
-    "tau3",
-    "manager",
-    "manager_params",
+from frontend.components import (
+    error_alert,
+    form_number,
+    format_number,
+    format_timestamp,
+    is_blank,
+    success_alert,
 )
-NUMBER_FIELDS: tuple[str, ...] = ("delay_target_s", "priority", "tau0", "tau1", "tau2", "tau3")
+from frontend.managers import format_params, parse_params
+from spark_runner.core.class_settings import CLASS_SETTINGS, MANAGER_SETTINGS, ClassSetting
+from spark_runner.core.thresholds import TAUS
+
+
+def setting_label(setting: ClassSetting) -> str:
+    """A class setting's label as the declaration gives it, with its unit: "Delay target
+    (s)"."""
+    return f"{setting.label} ({setting.unit})" if setting.unit else setting.label
+
+
+NUMBER_FIELDS: tuple[str, ...] = ("delay_target_s", "priority", *TAUS)
+"""The class settings the panel tunes as numbers (the sharing limits are the classes
+page's)."""
+CLASS_FIELDS: tuple[str, ...] = (*NUMBER_FIELDS, *MANAGER_SETTINGS)
 FLAG_FIELDS: tuple[str, ...] = tuple(s.name for s in CLASS_SETTINGS if s.type is bool)
 """A class's yes/no settings (check boxes: they take no invalid mark or feedback)."""
 JOB_FIELDS: tuple[str, ...] = ("recommend_only", "policy", "redistribution_every")
@@ -61,17 +68,7 @@ ELASTIC_FIELDS: tuple[str, ...] = ("hold_out_s", "hold_in_s", "max_executors")
 """The elastic settings the panel changes (an elastic job's; the API takes a few more)."""
 TUNE_FIELDS: tuple[str, ...] = (*CLASS_FIELDS, *JOB_FIELDS, *ELASTIC_FIELDS)
 LABELS: dict[str, str] = {
-    "delay_target_s": "delay target (s)",
-    "priority": "priority",
-    "tau0": "τ0",
-    "tau1": "τ1",
-    "tau2": "τ2",
-    "tau3": "τ3",
-    "manager": "manager",
-    "manager_params": "manager parameters",
-    "reserve_fraction": "reserve fraction",
-    "max_lend_fraction": "max lend fraction",
-    "catch_up": "catch up at start",
+    **{s.name: setting_label(s).lower() for s in CLASS_SETTINGS},
     "recommend_only": "recommend only",
     "policy": "policy",
     "redistribution_every": "redistribute every (periods)",
@@ -199,8 +196,8 @@ def plan_change(config: JobConfig, class_name: str | None, values: Mapping[str, 
     if isinstance(policy, str) and policy and policy != live["policy"]:
         body["policy"] = policy
         changes.append(("policy", live["policy"], policy))
-    every = _number(values.get("redistribution_every"))
-    if every is None and not _blank(values.get("redistribution_every")):
+    every = form_number(values.get("redistribution_every"))
+    if every is None and not is_blank(values.get("redistribution_every")):
         feedback["redistribution_every"] = "Enter a whole number of control periods."
     elif every is not None and every != live["redistribution_every"]:
         body["redistribution_every"] = int(every) if every.is_integer() else every
@@ -230,9 +227,9 @@ def elastic_changes(
     body: dict[str, Any] = {}
     for key in ELASTIC_FIELDS:
         raw = values.get(key)
-        if _blank(raw):
+        if is_blank(raw):
             continue
-        number = _number(raw)
+        number = form_number(raw)
         if elastic is None:
             feedback[key] = "This job does not scale its executors (no control.elastic)."
         elif number is None:
@@ -258,9 +255,9 @@ def class_changes(
     changes: list[tuple[str, str, str]] = []
     for key in number_fields:
         raw = values.get(key)
-        if _blank(raw):
+        if is_blank(raw):
             continue  # left empty: keep the value in force
-        number = _number(raw)
+        number = form_number(raw)
         old = float(cls[key])
         if number is None:
             feedback[key] = f"Enter a number for {LABELS[key]}, or leave it as it was ({old:g})."
@@ -592,17 +589,3 @@ def _params_text(params: Mapping[str, ParamValue]) -> str:
 
 def _on_off(value: bool) -> str:
     return "on" if value else "off"
-
-
-def _blank(value: Any) -> bool:
-    return value is None or (isinstance(value, str) and not value.strip())
-
-
-def _number(value: Any) -> float | None:
-    if isinstance(value, bool):
-        return None
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return None
-    return number if math.isfinite(number) else None

@@ -19,7 +19,13 @@ from dash.development.base_component import Component
 
 from frontend.api import ROLES, ApiClient, ApiError, User, UserCreate, detail_text, error_text
 from frontend.auth import as_role
-from frontend.components import error_alert, format_timestamp, success_alert
+from frontend.components import (
+    data_table,
+    error_alert,
+    format_timestamp,
+    loaded_table,
+    success_alert,
+)
 
 USER_FIELDS: tuple[str, ...] = ("username", "password", "role")
 MISSING_MESSAGES: dict[str, str] = {
@@ -89,18 +95,10 @@ def set_active(api: ApiClient, user_id: int, active: bool) -> Component:
 
 def load_users_table(api: ApiClient, me: str | None) -> tuple[Component, Component | None]:
     """``(table, alert)``; ``me`` is the signed-in admin, whose row has no controls."""
-    try:
-        users = api.list_users()
-    except ApiError as err:
-        placeholder = html.P("Users could not be loaded.", className="text-muted")
-        return placeholder, error_alert(error_text(err))
-    return render_users_table(users, me), None
+    return loaded_table(api.list_users, lambda users: render_users_table(users, me), "Users")
 
 
 def render_users_table(users: Sequence[User], me: str | None) -> Component:
-    header = html.Thead(
-        html.Tr([html.Th(t) for t in ("ID", "Username", "Role", "Status", "Created (UTC)", "")])
-    )
     rows = [
         html.Tr(
             [
@@ -125,10 +123,8 @@ def render_users_table(users: Sequence[User], me: str | None) -> Component:
         )
         for user in sorted(users, key=lambda u: u["id"])
     ]
-    table: Component = dbc.Table(
-        [header, html.Tbody(rows)], hover=True, size="sm", id="users-table-grid"
-    )
-    return table
+    heads = ("ID", "Username", "Role", "Status", "Created (UTC)", "")
+    return data_table(heads, rows, "users-table-grid")
 
 
 def _controls(user: User) -> list[Component]:

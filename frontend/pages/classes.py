@@ -18,22 +18,39 @@ from dash.exceptions import PreventUpdate
 
 from frontend import query_panel, session
 from frontend.actions import classes as actions
-from frontend.api import Role
+from frontend.actions.tuning import FLAG_FIELDS, setting_label
+from frontend.api import Manager, Role
 from frontend.auth import can_change
-from frontend.components import role_hint_alert
+from frontend.components import change_section, error_alert, role_layouts
 from frontend.context import api_client
-from frontend.managers import DEFAULT_MANAGER, manager_options, params_hint
+from frontend.managers import default_manager, manager_options, params_hint, read_catalogue
+from spark_runner.core.class_settings import SETTINGS
+from spark_runner.core.thresholds import TAUS
 
 dash.register_page(  # type: ignore[no-untyped-call]  # unannotated in dash
     __name__, path="/", redirect_from=["/classes"], name="Classes", title="headroom · classes"
 )
 
-TAU_LABELS = {"tau0": "τ0", "tau1": "τ1", "tau2": "τ2", "tau3": "τ3"}
-CATCH_UP_LABEL = "Catch up at start"
-CATCH_UP_HINT = (
-    "Serve the backlog already in the log when a job starts, instead of shedding first "
-    "what is already past the target: for a class whose every tuple matters (billing)."
-)
+# The form fields come from the settings' one declaration (labels, units, defaults).
+TAU_LABELS = {tau: SETTINGS[tau].label for tau in TAUS}
+FLAG_HINTS = {
+    "catch_up": "Serve the backlog already in the log when a job starts, instead of shedding "
+    "first what is already past the target: for a class whose every tuple matters (billing)."
+}
+"""The forms' shorter wording of a yes/no setting's meaning (else the declaration's)."""
+
+
+def _label(field: str) -> str:
+    return setting_label(SETTINGS[field])
+
+
+def _default_text(field: str) -> str:
+    default = SETTINGS[field].default
+    return f"{default:g}" if isinstance(default, float) else str(default)
+
+
+def _flag(field: str, **props: Any) -> dbc.Checkbox:
+    return dbc.Checkbox(label=SETTINGS[field].label, **props)
 
 
 def _input_id(field: str) -> str:
@@ -61,9 +78,7 @@ def _manager_row() -> dbc.Row:
             dbc.Col(
                 [
                     dbc.Label("Manager", html_for=_input_id("manager")),
-                    dbc.Select(
-                        id=_input_id("manager"), options=manager_options(), value=DEFAULT_MANAGER
-                    ),
+                    dbc.Select(id=_input_id("manager"), options=[]),  # from the API
                     dbc.FormFeedback(id=_feedback_id("manager"), type="invalid"),
                 ],
                 md=3,
@@ -77,32 +92,30 @@ def _manager_row() -> dbc.Row:
                         placeholder="defaults, or e.g. initial_headroom=0.7, max_shed=0.9",
                     ),
                     dbc.FormFeedback(id=_feedback_id("manager_params"), type="invalid"),
-                    dbc.FormText(params_hint(DEFAULT_MANAGER), id="class-manager-hint"),
+                    dbc.FormText(id="class-manager-hint"),
                 ],
                 md=5,
             ),
-            _field(
-                "reserve_fraction",
-                "Reserve fraction",
-                width=2,
-                type="number",
-                step="any",
-                placeholder="0.05",
+            *(
+                _field(
+                    field,
+                    _label(field),
+                    width=2,
+                    type="number",
+                    step="any",
+                    placeholder=_default_text(field),
+                )
+                for field in actions.SHARING_FIELDS
             ),
-            _field(
-                "max_lend_fraction",
-                "Max lend fraction",
-                width=2,
-                type="number",
-                step="any",
-                placeholder="1",
-            ),
-            dbc.Col(
-                [
-                    dbc.Checkbox(id=_input_id("catch_up"), label=CATCH_UP_LABEL, value=False),
-                    dbc.FormText(CATCH_UP_HINT),
-                ],
-                md=12,
+            *(
+                dbc.Col(
+                    [
+                        _flag(field, id=_input_id(field), value=False),
+                        dbc.FormText(FLAG_HINTS.get(field, SETTINGS[field].description)),
+                    ],
+                    md=12,
+                )
+                for field in FLAG_FIELDS
             ),
         ],
         class_name="g-3 mt-1",
@@ -191,9 +204,7 @@ def _edit_modal() -> dbc.Modal:
                                         html_for=_edit_id("manager"),
                                         class_name="small mb-0",
                                     ),
-                                    dbc.Select(
-                                        id=_edit_id("manager"), options=manager_options(), size="sm"
-                                    ),
+                                    dbc.Select(id=_edit_id("manager"), options=[], size="sm"),
                                     dbc.FormFeedback(
                                         id=f"{_edit_id('manager')}-feedback", type="invalid"
                                     ),
@@ -212,13 +223,14 @@ def _edit_modal() -> dbc.Modal:
                     ),
                     dbc.Row(
                         [
-                            _edit_field("reserve_fraction", "Reserve fraction", 6, **number),
-                            _edit_field("max_lend_fraction", "Max lend fraction", 6, **number),
+                            _edit_field(field, _label(field), 6, **number)
+                            for field in actions.SHARING_FIELDS
                         ],
                         class_name="g-2",
                     ),
-                    dbc.Checkbox(
-                        id=_edit_id("catch_up"), label=CATCH_UP_LABEL, class_name="small mt-2"
+                    *(
+                        _flag(field, id=_edit_id(field), class_name="small mt-2")
+                        for field in FLAG_FIELDS
                     ),
                     dbc.FormText(
                         "Running jobs of the class get the change as a new configuration "
@@ -240,26 +252,22 @@ def _edit_modal() -> dbc.Modal:
     )
 
 
-def layout(**_query: str) -> html.Div:
-    """The page for the signed-in user's role (a function: read per request)."""
-    return layout_for(session.current_role())
-
-
-def validation_layout() -> html.Div:
-    """Every component any role sees (``frontend.app`` validates callbacks against it)."""
-    return layout_for("admin")
-
-
 def layout_for(role: Role | None) -> html.Div:
-    if can_change(role):
-        create: list[Component] = [
-            html.H4("New class", className="mt-4"),
+    create = change_section(
+        role,
+        "New class",
+        [
             html.Div(id="class-form-alert"),
+            html.Div(id="class-managers-alert"),
             _form(),
             _edit_modal(),
-        ]
-    else:
-        create = [role_hint_alert(role, "Creating and deleting classes", "classes-role-hint")]
+            # The API's load managers (GET /managers), read when the page is shown.
+            dcc.Store(id="class-managers", data=None),
+            dcc.Store(id="class-managers-reload", data=0),
+        ],
+        "Creating and deleting classes",
+        "classes-role-hint",
+    )
     return html.Div(
         [
             html.H2("Query classes"),
@@ -272,6 +280,9 @@ def layout_for(role: Role | None) -> html.Div:
             query_panel.section_for(role),
         ]
     )
+
+
+layout, validation_layout = role_layouts(layout_for)
 
 
 @callback(
@@ -311,12 +322,32 @@ def _submit(n_submit: int | None, values: dict[str, Any], created: int) -> dict[
 
 
 @callback(
+    Output("class-managers", "data"),
+    Output(_input_id("manager"), "options"),
+    Output(_input_id("manager"), "value"),
+    Output(_edit_id("manager"), "options"),
+    Output("class-managers-alert", "children"),
+    Input("class-managers-reload", "data"),  # fires when the page is shown
+)
+def _load_managers(_reload: int) -> tuple[Any, ...]:
+    """The manager choices of both forms, the create form's set to the API's default."""
+    with api_client() as api:
+        catalogue = read_catalogue(api)
+    options = manager_options(catalogue.managers)
+    alert = error_alert(catalogue.error) if catalogue.error else None
+    return catalogue.managers, options, default_manager(catalogue.managers), options, alert
+
+
+@callback(
     Output("class-manager-hint", "children"),
     Input(_input_id("manager"), "value"),
-    prevent_initial_call=True,
+    Input("class-managers", "data"),
 )
-def _manager_hint(kind: str | None) -> str:
-    return params_hint(kind or DEFAULT_MANAGER)
+def _manager_hint(kind: str | None, managers: list[Manager] | None) -> str:
+    if not managers:
+        return ""
+    chosen = kind or default_manager(managers)
+    return params_hint(chosen, managers) if chosen else ""
 
 
 @callback(

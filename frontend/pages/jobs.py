@@ -22,9 +22,9 @@ from frontend import polling, session
 from frontend.actions import jobs as actions
 from frontend.api import Role
 from frontend.auth import can_change
-from frontend.components import role_hint_alert
+from frontend.components import change_section, error_alert, role_layouts
 from frontend.context import api_client
-from frontend.managers import manager_options
+from frontend.managers import manager_options, read_catalogue
 
 dash.register_page(  # type: ignore[no-untyped-call]  # unannotated in dash
     __name__, path="/jobs", name="Jobs", title="headroom · jobs"
@@ -64,11 +64,11 @@ def _select_field(
     )
 
 
+OWN_MANAGER_CHOICE = {"label": "each class's own manager", "value": actions.OWN_MANAGER}
+"""The manager choice the start form offers before the API's managers (and without them)."""
+
+
 def _start_form() -> dbc.Form:
-    manager_choices = [
-        {"label": "each class's own manager", "value": actions.OWN_MANAGER},
-        *manager_options(),
-    ]
     form = _GENERATED_FORM
     return dbc.Form(
         [
@@ -126,7 +126,9 @@ def _start_form() -> dbc.Form:
             ),
             dbc.Row(
                 [
-                    _select_field("manager", "Load manager", manager_choices, actions.OWN_MANAGER),
+                    _select_field(
+                        "manager", "Load manager", [OWN_MANAGER_CHOICE], actions.OWN_MANAGER
+                    ),
                     _select_field(
                         "policy",
                         "Redistribution policy",
@@ -218,28 +220,21 @@ def _new_key() -> str:
     return uuid.uuid4().hex
 
 
-def layout(**_query: str) -> html.Div:
-    """The page for the signed-in user's role (a function: read per request)."""
-    return layout_for(session.current_role())
-
-
-def validation_layout() -> html.Div:
-    """Every component any role sees (``frontend.app`` validates callbacks against it)."""
-    return layout_for("admin")
-
-
 def layout_for(role: Role | None) -> html.Div:
-    if can_change(role):
-        start: list[Component] = [
-            html.H4("Start a job", className="mt-4"),
+    start = change_section(
+        role,
+        "Start a job",
+        [
             html.Div(id="job-classes-alert"),
             html.Div(id="job-workload-alert"),
+            html.Div(id="job-managers-alert"),
             html.Div(id="job-start-alert"),
             dcc.Store(id="job-classes-reload", data=0),
             _start_form(),
-        ]
-    else:
-        start = [role_hint_alert(role, "Starting, stopping and restarting jobs", "jobs-role-hint")]
+        ],
+        "Starting, stopping and restarting jobs",
+        "jobs-role-hint",
+    )
     return html.Div(
         [
             html.H2("Jobs"),
@@ -254,6 +249,9 @@ def layout_for(role: Role | None) -> html.Div:
             *start,
         ]
     )
+
+
+layout, validation_layout = role_layouts(layout_for)
 
 
 @callback(
@@ -290,6 +288,19 @@ def _load_class_choices(_reload: int) -> tuple[list[dict[str, Any]], list[int], 
     with api_client() as api:
         choices = actions.load_class_choices(api)
     return choices.options, choices.selected, choices.alert, False
+
+
+@callback(
+    Output("job-manager", "options"),
+    Output("job-managers-alert", "children"),
+    Input("job-classes-reload", "data"),  # fires when the page is shown
+)
+def _load_manager_choices(_reload: int) -> tuple[list[dict[str, str]], Component | None]:
+    """Each class's own manager, then every manager the API offers (``GET /managers``)."""
+    with api_client() as api:
+        catalogue = read_catalogue(api)
+    alert = error_alert(catalogue.error) if catalogue.error else None
+    return [OWN_MANAGER_CHOICE, *manager_options(catalogue.managers)], alert
 
 
 @callback(

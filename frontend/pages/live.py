@@ -31,11 +31,11 @@ from dash.exceptions import PreventUpdate
 from frontend import polling, session
 from frontend.actions import action_log, tuning
 from frontend.actions import live as actions
-from frontend.api import ApiError, JobConfig, Role
+from frontend.api import ApiError, JobConfig, Manager, Role
 from frontend.auth import can_change
 from frontend.components import role_hint_alert
 from frontend.context import api_client
-from frontend.managers import POLICIES, manager_options
+from frontend.managers import POLICIES, manager_options, read_catalogue
 
 dash.register_page(  # type: ignore[no-untyped-call]  # unannotated in dash
     __name__, path="/live", name="Live", title="headroom · live"
@@ -120,7 +120,7 @@ def _tuning_form() -> Component:
                     dbc.Col(
                         [
                             dbc.Label("Manager", html_for="tune-manager", class_name="small mb-0"),
-                            dbc.Select(id="tune-manager", options=manager_options(), size="sm"),
+                            dbc.Select(id="tune-manager", options=[], size="sm"),  # from the API
                             dbc.FormFeedback(id="tune-manager-feedback", type="invalid"),
                         ],
                         width=5,
@@ -266,6 +266,8 @@ def layout_for(role: Role | None, job_id: int | None) -> html.Div:
             dcc.Store(id="live-requested-job", data=job_id),
             dcc.Store(id="live-cursor", data=None),
             dcc.Store(id="live-config", data=None),
+            # The API's load managers (GET /managers): read at the first refresh.
+            dcc.Store(id="live-managers", data=None),
             *polling.components(LIVE_POLL, REFRESH_INTERVAL_MS),
             *polling.components(CONFIG_POLL, CONFIG_INTERVAL_MS),
             *polling.components(ACTIONS_POLL, ACTIONS_INTERVAL_MS),
@@ -313,6 +315,7 @@ def _load_jobs(_n_intervals: int | None, requested: int | None, current: Any) ->
         "disabled": Output(polling.interval_id(LIVE_POLL), "disabled"),
         "answered": Output(polling.answered_id(LIVE_POLL), "data"),
         "alert": Output("live-alert", "children"),
+        "managers": Output("live-managers", "data"),
     },
     inputs={
         "tick": Input(polling.tick_id(LIVE_POLL), "data"),
@@ -320,6 +323,7 @@ def _load_jobs(_n_intervals: int | None, requested: int | None, current: Any) ->
         "window": Input("live-window", "value"),
         "cursor": State("live-cursor", "data"),
         "config": State("live-config", "data"),
+        "managers": State("live-managers", "data"),
     },
 )
 def _refresh(
@@ -328,12 +332,24 @@ def _refresh(
     window: Any,
     cursor: actions.LiveCursor | None,
     config: JobConfig | None,
+    managers: list[Manager] | None,
 ) -> dict[str, Any]:
+    """One tick of the charts; the first also reads the managers, whose defaults draw the
+    delay-target bands (read again at the next tick while the API cannot say)."""
+    loaded = managers
     with api_client() as api:
+        if loaded is None:
+            loaded = read_catalogue(api).managers or None
         view = actions.refresh_live(
-            api, actions.parse_job_id(job_id), cursor, config, actions.parse_window(window)
+            api,
+            actions.parse_job_id(job_id),
+            cursor,
+            config,
+            actions.parse_window(window),
+            managers=loaded or (),
         )
     return {
+        "managers": loaded if loaded is not managers else dash.no_update,
         "figure": view.figure if view.figure is not None else dash.no_update,
         "extend": view.extend if view.extend is not None else dash.no_update,
         "summary": view.summary if view.summary is not None else dash.no_update,
@@ -409,6 +425,11 @@ def _poll_config(tick: int | None, job_id: Any, current: JobConfig | None) -> tu
     if tuning.config_fingerprint(loaded.config) == tuning.config_fingerprint(current):
         return dash.no_update, None, tick
     return loaded.config, None, tick
+
+
+@callback(Output("tune-manager", "options"), Input("live-managers", "data"))
+def _manager_choices(managers: list[Manager] | None) -> list[dict[str, str]]:
+    return manager_options(managers or [])
 
 
 @callback(

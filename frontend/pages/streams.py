@@ -19,7 +19,7 @@ from frontend import session
 from frontend.actions import streams as actions
 from frontend.api import Role
 from frontend.auth import can_change
-from frontend.components import labelled_field, role_hint_alert
+from frontend.components import change_section, labelled_field, role_layouts
 from frontend.context import api_client
 
 dash.register_page(  # type: ignore[no-untyped-call]  # unannotated in dash
@@ -76,25 +76,14 @@ def _form() -> dbc.Form:
     )
 
 
-def layout(**_query: str) -> html.Div:
-    """The page for the signed-in user's role (a function: read per request)."""
-    return layout_for(session.current_role())
-
-
-def validation_layout() -> html.Div:
-    """Every component any role sees (``frontend.app`` validates callbacks against it)."""
-    return layout_for("admin")
-
-
 def layout_for(role: Role | None) -> html.Div:
-    if can_change(role):
-        declare: list[Component] = [
-            html.H4("Declare a stream", className="mt-4"),
-            html.Div(id="stream-form-alert"),
-            _form(),
-        ]
-    else:
-        declare = [role_hint_alert(role, "Declaring and deleting streams", "streams-role-hint")]
+    declare = change_section(
+        role,
+        "Declare a stream",
+        [html.Div(id="stream-form-alert"), _form()],
+        "Declaring and deleting streams",
+        "streams-role-hint",
+    )
     return html.Div(
         [
             html.H2("Streams"),
@@ -110,6 +99,9 @@ def layout_for(role: Role | None) -> html.Div:
             *declare,
         ]
     )
+
+
+layout, validation_layout = role_layouts(layout_for)
 
 
 @callback(

@@ -17,7 +17,7 @@ from frontend import session
 from frontend.actions import users as actions
 from frontend.api import ROLES, Role
 from frontend.auth import ADMIN_ROLE, is_admin, needs_role_hint
-from frontend.components import labelled_field
+from frontend.components import labelled_field, role_layouts
 from frontend.context import api_client
 
 dash.register_page(  # type: ignore[no-untyped-call]  # unannotated in dash
@@ -62,16 +62,6 @@ def _form() -> dbc.Form:
     )
 
 
-def layout(**_query: str) -> html.Div:
-    """The page for the signed-in user's role (a function: read per request)."""
-    return layout_for(session.current_role())
-
-
-def validation_layout() -> html.Div:
-    """Every component any role sees (``frontend.app`` validates callbacks against it)."""
-    return layout_for("admin")
-
-
 def layout_for(role: Role | None) -> html.Div:
     if not is_admin(role):
         return html.Div(
@@ -96,6 +86,9 @@ def layout_for(role: Role | None) -> html.Div:
             _form(),
         ]
     )
+
+
+layout, validation_layout = role_layouts(layout_for)
 
 
 @callback(

@@ -173,23 +173,24 @@ def test_a_new_metric_or_class_draws_the_charts_again(api, real_api, job):
 
 def test_bands_come_from_the_live_configuration(api, real_api, job):
     config = api.job_config(job["id"])
-    bands = class_bands(api.get_job(job["id"]), config)
+    managers = api.list_managers()
+    bands = class_bands(api.get_job(job["id"]), config, managers)
     assert bands["fraud"] == pytest.approx((1.35, 1.5, 1.65))  # ALoMa's default margins
-    without = class_bands(api.get_job(job["id"]), None)
+    without = class_bands(api.get_job(job["id"]), None, managers)
     assert without["fraud"] == (1.5, 1.5, 1.5)
 
     real_api.add_sample(job["id"], "fraud", T0)
-    first = refresh_live(api, job["id"], None, config)
-    same = refresh_live(api, job["id"], first.cursor, config)
+    first = refresh_live(api, job["id"], None, config, managers=managers)
+    same = refresh_live(api, job["id"], first.cursor, config, managers=managers)
     assert same.figure is None
     # The delay target is tuned: nothing moves until the job applies the change...
     pending = api.change_job_config(job["id"], {"classes": {"fraud": {"delay_target_s": 2.0}}})
-    still = refresh_live(api, job["id"], same.cursor, pending)
+    still = refresh_live(api, job["id"], same.cursor, pending, managers=managers)
     assert still.figure is None
     # ...then the band moves, so the charts are drawn again.
     real_api.ack(job["id"], 1)
     tuned = api.job_config(job["id"])
-    view = refresh_live(api, job["id"], still.cursor, tuned)
+    view = refresh_live(api, job["id"], still.cursor, tuned, managers=managers)
     assert view.figure is not None
     shapes = view.figure["layout"]["shapes"]
     lines = [s["y0"] for s in shapes if s["type"] == "line"]

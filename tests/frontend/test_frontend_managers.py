@@ -5,11 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from frontend.api import Manager
+from frontend.api import ApiClient, Manager
 from frontend.managers import (
-    MANAGER_KINDS,
     POLICIES,
-    builtin_managers,
     default_manager,
     default_params,
     delay_band,
@@ -20,22 +18,32 @@ from frontend.managers import (
     params_hint,
     parse_params,
     parse_value,
+    read_catalogue,
 )
 
 
-def test_the_forms_offer_the_cores_managers_and_policies():
-    assert MANAGER_KINDS == ("aloma", "seamless", "ctrl", "aurora", "none", "linear")
+@pytest.fixture
+def managers(api: ApiClient) -> list[Manager]:
+    """The API's answer to ``GET /managers``."""
+    return api.list_managers()
+
+
+def test_the_forms_offer_the_apis_managers_and_the_cores_policies(managers):
+    kinds = ["aloma", "seamless", "ctrl", "aurora", "none", "linear"]
+    assert [m["kind"] for m in managers] == kinds
     assert POLICIES == ("relative", "absolute", "strict")
-    assert [o["value"] for o in manager_options()] == list(MANAGER_KINDS)
+    assert [o["value"] for o in manager_options(managers)] == kinds
+    assert default_manager(managers) == "aloma"
+    assert manager_options([]) == [] and default_manager([]) is None
 
 
-def test_defaults_leave_the_delay_target_to_the_class():
-    defaults = default_params("ctrl")
+def test_defaults_leave_the_delay_target_to_the_class(managers):
+    defaults = default_params("ctrl", managers)
     assert "delay_target_s" not in defaults
     assert defaults["headroom"] == 0.8
-    assert default_params("nope") == {}
-    assert params_hint("aloma").startswith("aloma parameters (defaults): max_shed=0.95")
-    assert params_hint("nope") == "nope has no parameters."
+    assert default_params("nope", managers) == {}
+    assert params_hint("aloma", managers).startswith("aloma parameters (defaults): max_shed=0.95")
+    assert params_hint("nope", managers) == "nope has no parameters."
 
 
 @pytest.mark.parametrize(
@@ -63,14 +71,17 @@ def test_text_that_is_not_name_value_is_refused(text):
     assert params == {} and error is not None and "is not name=value" in error
 
 
-def test_the_band_is_alomas_margins_around_the_target():
-    assert delay_band(2.0, "aloma", {}) == pytest.approx((1.8, 2.0, 2.2))
-    assert delay_band(2.0, "aloma", {"above_margin": 0.5, "below_margin": 0}) == pytest.approx(
-        (2.0, 2.0, 3.0)
+def test_the_band_is_alomas_margins_around_the_target(managers):
+    assert delay_band(2.0, "aloma", {}, managers) == pytest.approx((1.8, 2.0, 2.2))
+    assert delay_band(
+        2.0, "aloma", {"above_margin": 0.5, "below_margin": 0}, managers
+    ) == pytest.approx((2.0, 2.0, 3.0))
+    assert delay_band(2.0, "ctrl", {}, managers) == (2.0, 2.0, 2.0)  # no margins: a line
+    assert delay_band(2.0, None, {}, managers) == (2.0, 2.0, 2.0)
+    assert delay_band(2.0, "aloma", {"above_margin": "wide"}, managers) == pytest.approx(
+        (1.8, 2.0, 2.0)
     )
-    assert delay_band(2.0, "ctrl", {}) == (2.0, 2.0, 2.0)  # no margins: a line
-    assert delay_band(2.0, None, {}) == (2.0, 2.0, 2.0)
-    assert delay_band(2.0, "aloma", {"above_margin": "wide"}) == pytest.approx((1.8, 2.0, 2.0))
+    assert delay_band(2.0, "aloma", {}, []) == (2.0, 2.0, 2.0)  # no catalogue: no defaults
 
 
 # -- from the API's answer (GET /managers) ---------------------------------------------
@@ -165,28 +176,36 @@ def test_the_api_answer_becomes_form_fields():
     assert param_fields({**PROBE, "parameters": []}) == []
 
 
-def test_the_forms_follow_the_api_answer():
-    managers = [PROBE, *builtin_managers()]
-    assert manager_options(managers)[0] == {"label": "Probe (from a newer API)", "value": "probe"}
-    assert default_manager(managers) == "probe" and default_manager() == "aloma"
-    assert default_params("probe", managers) == {
+def test_the_forms_follow_the_api_answer(managers):
+    offered = [PROBE, *managers]
+    assert manager_options(offered)[0] == {"label": "Probe (from a newer API)", "value": "probe"}
+    assert default_manager(offered) == "probe" and default_manager(managers) == "aloma"
+    assert default_params("probe", offered) == {
         "headroom": 0.8,
         "window_periods": 10,
         "statistic": "max",
         "verbose": False,
     }
-    assert params_hint("probe").startswith("probe has no parameters")  # not built in
-    assert params_hint("probe", managers).startswith("probe parameters (defaults): headroom=0.8")
-    assert find_manager("aloma", managers) == builtin_managers()[0]
-    assert find_manager("nope", managers) is None
+    assert params_hint("probe", managers).startswith("probe has no parameters")  # not offered
+    assert params_hint("probe", offered).startswith("probe parameters (defaults): headroom=0.8")
+    assert find_manager("aloma", offered) == managers[0]
+    assert find_manager("nope", offered) is None
 
 
-def test_the_built_in_catalogue_is_the_apis_answer(api):
-    """The fallback used before any request equals the API's ``GET /managers`` and the
-    backend's catalogue itself."""
+def test_the_catalogue_is_the_apis_answer(api, dead_url):
+    """What the pages read is the backend's own catalogue; an API that cannot be reached
+    gives no managers and says why."""
     from backend.managers.service import list_managers
 
-    assert builtin_managers() == [m.model_dump(mode="json") for m in list_managers()]
-    assert api.list_managers() == builtin_managers()
-    for manager in builtin_managers():
-        assert [f["name"] for f in param_fields(manager)] == list(default_params(manager["kind"]))
+    catalogue = read_catalogue(api)
+    assert catalogue.managers == [m.model_dump(mode="json") for m in list_managers()]
+    assert catalogue.error is None
+    for manager in catalogue.managers:
+        fields = [f["name"] for f in param_fields(manager)]
+        assert fields == list(default_params(manager["kind"], catalogue.managers))
+    with ApiClient(dead_url, timeout_s=1.0) as unreachable:
+        missing = read_catalogue(unreachable)
+    assert missing.managers == []
+    assert missing.error is not None and missing.error.startswith(
+        "The load managers could not be read: Cannot reach the API"
+    )
