@@ -13,11 +13,15 @@ run's DILoS policy (``absolute``, the product's default, ``relative`` the thesis
   processor time, or one round where the classes had less than a round's worth of
   tolerance (stalls, background load). Processor time a lower class took while no class
   above it wanted it (``unwanted_busy_s``: nothing waiting there, nothing turned away at
-  the last arrivals) was taken from nobody and does not count, nor does the time the
-  scheduler gave it back (``repaid_busy_s``) while another class repaid a turn that overran
-  its slot: that turn, never preempted, had delayed every class alike, often in the period
-  before. The verdict also reports the same measure over the periods in which the class
-  shed arriving tuples (``priority_excess_on_arrival``);
+  the last arrivals) was taken from nobody and does not count, beyond the time the
+  arriving tuples the shedding class turned away in the period would have taken
+  (admitted, they would have waited for it); nor does the time the scheduler gave it back
+  (``repaid_busy_s``) while another class repaid a turn that overran its slot, as far as
+  it was due from the periods before (its usage below its quota's share, not made up
+  since): that turn, never preempted, had delayed every class alike; one repaid within
+  the period it overran in took the time from that period's usage and gave it back. The
+  verdict also reports the same measure over the periods in which the class shed
+  arriving tuples (``priority_excess_on_arrival``);
 - **top class**: the highest class loses at most ``TOP_LOSS_LIMIT`` of its tuples (shed on
   arrival or stale first) over the periods in which it is feasible and its arrivals'
   load fitted, in the period and in the periods one delay target before it (stale first
@@ -117,13 +121,19 @@ class _Period:
     arrived: dict[str, float]
     sheds: dict[str, bool]
     sheds_arrivals: dict[str, bool]
+    turned_away_s: dict[str, float]  # the work of the arriving tuples a class turned away
+    repaid_due_s: dict[str, float]  # time given back that the class was due from before
     shed_in_force: dict[str, float]
 
 
-def _period(sample: Mapping[str, Any], before: Mapping[str, Any], period_s: float) -> _Period:
+def _period(
+    sample: Mapping[str, Any],
+    before: Mapping[str, Any],
+    period_s: float,
+    repaid_due_s: dict[str, float],
+) -> _Period:
     classes = sample["classes"]
-    # a background job's share sampled at the period's end misses one that started inside it
-    free = max(1e-9, float(sample["idle_s"]) + sum(float(c["busy_s"]) for c in classes.values()))
+    free = _free_s(sample)
     arrived = {n: float(c["arrival_rate_per_s"]) * period_s for n, c in classes.items()}
     dropped = {n: float(c["shed_count"]) for n, c in classes.items()}
     return _Period(
@@ -136,16 +146,56 @@ def _period(sample: Mapping[str, Any], before: Mapping[str, Any], period_s: floa
             n: dropped[n] - float(c["stale_shed_count"]) > SHED_EPS * arrived[n]
             for n, c in classes.items()
         },
+        turned_away_s={n: _turned_away_s(c) for n, c in classes.items()},
+        repaid_due_s=repaid_due_s,
         shed_in_force={n: float(c["shed_fraction"]) for n, c in before["classes"].items()},
     )
+
+
+def _turned_away_s(c: Mapping[str, Any]) -> float:
+    """The processor time the arriving tuples a class shed (not stale ones) would have
+    taken, at its arrivals' cost per tuple (``load`` over the arrival rate)."""
+    turned = float(c["shed_count"]) - float(c["stale_shed_count"])
+    rate = float(c["arrival_rate_per_s"])
+    return turned * float(c["load"]) / rate if turned > 0 and rate > 0 else 0.0
+
+
+def _free_s(sample: Mapping[str, Any]) -> float:
+    """The processor time the classes had in a period: their busy time plus idle time (a
+    background job's share sampled at the period's end misses one that started inside it)."""
+    classes = sample["classes"].values()
+    return max(1e-9, float(sample["idle_s"]) + sum(float(c["busy_s"]) for c in classes))
+
+
+def _repaid_due(workload: Workload, series: Sequence[Mapping[str, Any]]) -> list[dict[str, float]]:
+    """Per period, per class: the time the scheduler gave back (``repaid_busy_s``) that
+    the class was due from the periods before it: what it took (its busy time, less what
+    no class above wanted) fell short of its quota's share of the processor, not made up
+    since. A turn that overran and was repaid in the same period took the time from and
+    gave it back to that period's usage: forgiving the repayment too would forgive the
+    same time twice. (A series without quotas, hand-built, reads the original shares.)"""
+    due: list[dict[str, float]] = [{n: 0.0 for n in workload.priorities}]
+    owed = dict.fromkeys(workload.priorities, 0.0)
+    for p in range(1, len(series)):
+        sample, before = series[p]["classes"], series[p - 1]["classes"]
+        free = _free_s(series[p])
+        given = {}
+        for n, c in sample.items():
+            given[n] = min(float(c["repaid_busy_s"]), owed[n])
+            quota = float(before[n].get("quota", workload.original_share(n)))
+            taken = float(c["busy_s"]) - float(c["unwanted_busy_s"])
+            owed[n] = max(0.0, owed[n] + quota * free - taken)
+        due.append(given)
+    return due
 
 
 def judge(workload: Workload, series: Sequence[Mapping[str, Any]], policy: str) -> Verdict:
     """The verdict on one run of ``workload`` (its ``series``, see
     :mod:`spark_runner.control.results`) under DILoS ``policy`` (``""``: fixed quotas)."""
     period_s = float(workload.doc["control"]["period_s"])
+    due = _repaid_due(workload, series)
     periods = [
-        _period(series[p], series[p - 1], period_s)
+        _period(series[p], series[p - 1], period_s, due[p])
         for p in range(max(1, WARMUP_PERIODS), len(series))
     ]
     priority, on_arrival, priority_judged = _priority(workload, periods, policy)
@@ -193,21 +243,25 @@ def _priority(
         for i in shedding:
             high = names[i]
             for low in names[i + 1 :]:
-                over = _usage(p.classes[low], slack) / p.free - workload.guaranteed_share(
-                    low, policy
-                )
+                used = _usage(p, low, slack, p.turned_away_s[high])
+                over = used / p.free - workload.guaranteed_share(low, policy)
                 excess = over if excess is None else max(excess, over)
                 if p.sheds_arrivals[high]:
                     on_arrival = over if on_arrival is None else max(on_arrival, over)
     return excess, on_arrival, judged
 
 
-def _usage(c: Mapping[str, Any], slack: float) -> float:
+def _usage(p: _Period, low: str, slack: float, turned_away_s: float) -> float:
     """A lower class's busy time that counts against priority order: not what it took
     while no class above it wanted the processor (nothing waiting, nothing turned away),
-    not what the scheduler gave back while another class repaid a turn that overran its
-    slot, and not one turn it started (turns are not preempted) nor a round's slack."""
-    wanted = float(c["busy_s"]) - float(c["unwanted_busy_s"]) - float(c["repaid_busy_s"])
+    beyond what the tuples the shedding class turned away in the period would have taken
+    (admitted, they would have waited for that time), not what the scheduler gave back
+    while another class repaid a turn that overran its slot, as far as the class was due
+    it from before (:func:`_repaid_due`), and not one turn it started (turns are not
+    preempted) nor a round's slack."""
+    c = p.classes[low]
+    unwanted = max(0.0, float(c["unwanted_busy_s"]) - turned_away_s)
+    wanted = float(c["busy_s"]) - unwanted - p.repaid_due_s[low]
     return max(0.0, wanted - float(c["longest_turn_s"]) - slack)
 
 
