@@ -8,7 +8,7 @@ controller runs), so the API rejects what the job would reject.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -196,3 +196,21 @@ def _merged_elastic(current: dict[str, Any] | None, changes: Any) -> dict[str, A
             )
             raise ParameterError(f"elastic.{key}", value, rule)
     return {**current, **changes}
+
+
+class TargetsInForce(Mapping[str, float]):
+    """Each class's delay target in the live configuration in force (``live()``): the one
+    holder a running job's readers of a target ask (its action log, its response-time
+    digests and period statistics), so a live change reaches them all at once."""
+
+    def __init__(self, live: Callable[[], LiveConfig]) -> None:
+        self._live = live
+
+    def __getitem__(self, name: str) -> float:
+        return self._live().classes[name].delay_target_s
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._live().classes)
+
+    def __len__(self) -> int:
+        return len(self._live().classes)

@@ -89,9 +89,11 @@ class MachineOracle:
     """The oracle of a run's classes on one machine (see module)."""
 
     def __init__(self, targets: Mapping[str, float]) -> None:
+        """``targets``: each class's delay target, read as each period is recorded (a
+        running job passes its targets in force, so a live change counts from then on)."""
         for name, target in targets.items():
             require_positive(f"delay_target_s of {name}", target, " seconds")
-        self.targets = dict(targets)
+        self.targets = targets
         self._periods: list[_Period] = []
         self._pieces: list[_Piece] = []
         self._first_piece: list[int] = []  # per period, where its pieces begin

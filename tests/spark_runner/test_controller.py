@@ -123,6 +123,25 @@ def test_a_live_configuration_is_in_force_for_the_next_decision(overloaded: Plan
     assert shed > 0.8 * arrived
 
 
+def test_a_live_delay_target_reaches_every_reader_at_once(overloaded: Plant) -> None:
+    """The running job keeps a class's delay target in one place, the live configuration
+    in force: the action log, the period statistics and the run's digest read it there."""
+    overloaded.run(10)
+    live = scenario_live_config(overloaded.scenario)
+    bronze = live.classes["bronze"].model_copy(update={"delay_target_s": 0.001})
+    new = live.model_copy(update={"version": 1, "classes": {**live.classes, "bronze": bronze}})
+    controller = overloaded.controller
+    violation_before = controller.digests["bronze"].violation_sum_s
+    assert controller.offer(new) == 1
+    assert controller.targets["bronze"] == controller.action_log.targets["bronze"] == 0.001
+    outcome = overloaded.step()
+    assert outcome is not None
+    sample = next(s for s in outcome.samples if s.class_name == "bronze")
+    assert sample.response_time_mean_s is not None and sample.violation_mean_s is not None
+    assert sample.violation_mean_s == pytest.approx(sample.response_time_mean_s - 0.001, abs=0.01)
+    assert controller.digests["bronze"].violation_sum_s > violation_before
+
+
 def test_recommend_only_reports_decisions_but_sheds_nothing(overloaded: Plant) -> None:
     live = scenario_live_config(overloaded.scenario).model_copy(
         update={"version": 1, "recommend_only": True}

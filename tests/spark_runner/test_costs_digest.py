@@ -159,10 +159,10 @@ def test_answers_measured_in_spark_merge_exactly_where_they_can() -> None:
 
 def test_run_digest_p95_within_a_bin() -> None:
     rng = np.random.default_rng(0)
-    digest = RunDigest(delay_target_s=1.0)
+    digest = RunDigest()
     samples = rng.lognormal(mean=-0.5, sigma=0.4, size=20_000)
     for chunk in np.array_split(samples, 50):
-        digest.add(ResponseSample.exact(chunk))
+        digest.add(ResponseSample.exact(chunk), 1.0)
     exact = np.percentile(samples, 95)
     assert digest.quantile_s(0.95) == pytest.approx(exact, rel=0.13)
     assert digest.count == 20_000 and digest.max_s == samples.max()

@@ -46,7 +46,7 @@ from typing import Any
 import numpy as np
 
 from spark_runner.contract.actions import ControlAction
-from spark_runner.contract.control import LiveConfig
+from spark_runner.contract.control import LiveConfig, TargetsInForce
 from spark_runner.contract.samples import INT32_MAX, MetricSample
 from spark_runner.contract.snapshot import DEFAULT_TARGET_UTILIZATION
 from spark_runner.control.actions import ActionLog, Managed
@@ -216,8 +216,8 @@ class EngineController:
         self.pace_s = self.period_s
         self.start_pace_s = self.period_s
         self.names = plan.class_names
-        self.targets = {c.name: c.delay_target_s for c in scenario.classes}
-        self.digests = {n: RunDigest(self.targets[n]) for n in self.names}
+        self.targets: Mapping[str, float] = TargetsInForce(lambda: self.live)
+        self.digests = {n: RunDigest() for n in self.names}
         self.load_model = LoadModel(plan.graph, plan.priorities)
         self.control = make_control_plane(scenario, self.load_model)
         scaling = scenario.scaling()
@@ -314,11 +314,6 @@ class EngineController:
         ids = self.plan.graph.ids
         return {ids[o]: f for o, f in zip(self.scales.outputs, self.scales.fixed_s, strict=True)}
 
-    def _sync_targets(self) -> None:
-        for name, c in self.live.classes.items():
-            self.targets[name] = c.delay_target_s
-            self.digests[name].delay_target_s = c.delay_target_s
-
     @property
     def config_version(self) -> int:
         return self.live.version
@@ -349,7 +344,6 @@ class EngineController:
             changes.append(f"elastic={scaling_changes(self.elastic.params, scaling)}")
             self.elastic.retune(scaling)
         self.live = config
-        self._sync_targets()
         return changes
 
     def _live_scaling(self, config: LiveConfig) -> ScalingParams | None:
@@ -981,7 +975,7 @@ class EngineController:
         tot.shed += period.shed[name]
         tot.outputs += rt.count
         if not warmup:
-            self.digests[name].add(rt)
+            self.digests[name].add(rt, self.targets[name])
         k = self.names.index(name)
         for p in self.plan.points:
             tot.offered_outputs += period.point_arrived[p.index] * dout[p.node][k]

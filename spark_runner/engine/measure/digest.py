@@ -57,10 +57,10 @@ def histogram_bins(response_s: np.ndarray) -> np.ndarray:
 
 
 class RunDigest:
-    """Whole-run response-time accumulators of one class."""
+    """Whole-run response-time accumulators of one class; each sample's violation is
+    measured against the delay target in force when it is added."""
 
-    def __init__(self, delay_target_s: float) -> None:
-        self.delay_target_s = delay_target_s
+    def __init__(self) -> None:
         self.count = 0
         self.sum_s = 0.0
         self.max_s = 0.0
@@ -68,16 +68,16 @@ class RunDigest:
         self.violation_max_s = 0.0
         self.histogram = np.zeros(HIST_BINS, dtype=np.float64)
 
-    def add(self, sample: ResponseSample) -> None:
+    def add(self, sample: ResponseSample, delay_target_s: float) -> None:
         if not sample.count:
             return
         values, weights = sample.points()
         self.count += sample.count
         self.sum_s += sample.sum_s
         self.max_s = max(self.max_s, sample.max_s)
-        violation = np.maximum(values - self.delay_target_s, 0.0)
+        violation = np.maximum(values - delay_target_s, 0.0)
         self.violation_sum_s += float((violation * weights).sum())
-        self.violation_max_s = max(self.violation_max_s, sample.max_s - self.delay_target_s)
+        self.violation_max_s = max(self.violation_max_s, sample.max_s - delay_target_s)
         self.histogram += np.bincount(histogram_bins(values), weights=weights, minlength=HIST_BINS)
 
     def quantile_s(self, fraction: float) -> float | None:
