@@ -18,7 +18,6 @@ from spark_runner.contract.snapshot import (
     DEFAULT_TARGET_UTILIZATION,
     DEFAULT_WATERMARK_S,
     QUERY_LAYOUT_HELP,
-    ClassSnapshot,
     EngineSettings,
     JobSnapshot,
 )
@@ -312,18 +311,14 @@ def _run_snapshot(
     results_path: Path,
 ) -> JobSnapshot:
     """The job snapshot of ``headroom run`` on Spark: the scenario, no API behind it."""
-    return JobSnapshot(
+    return JobSnapshot.of_scenario(
+        loaded.model_dump(mode="json"),
         job_id=0,
         api_url="",
+        checkpoint_dir=str(checkpoint),
         spark_master=master,
         control_period_s=loaded.control.period_s,
-        checkpoint_dir=str(checkpoint),
         duration_s=duration_s,
-        classes=tuple(
-            ClassSnapshot(name=c.name, priority=c.priority, delay_target_s=c.delay_target_s)
-            for c in loaded.classes
-        ),
-        scenario=loaded.model_dump(mode="json"),
         engine=settings,
         results_path=str(results_path),
     )

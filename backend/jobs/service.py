@@ -32,7 +32,6 @@ from backend.users import security
 from spark_runner.contract import masters
 from spark_runner.contract.control import ClassControl, LiveConfig, elastic_settings
 from spark_runner.contract.snapshot import (
-    ClassSnapshot,
     EngineSettings,
     JobSnapshot,
     one_query_reason,
@@ -128,16 +127,16 @@ def create_job(
         if earlier is None or idempotency_key is None:
             raise
         return _same_request(earlier, data, idempotency_key), False
-    snapshot = JobSnapshot(
+    snapshot = JobSnapshot.of_scenario(
+        plan.scenario,
         job_id=job.id,
         api_url=settings.public_api_url,
+        checkpoint_dir=str(job_dir(settings, job.id) / "checkpoint"),
+        control=plan.control,
+        rate_per_s=plan.rate_per_s,
         spark_master=job.spark_master,
         control_period_s=plan.control_period_s or settings.control_period_s,
-        checkpoint_dir=str(job_dir(settings, job.id) / "checkpoint"),
         duration_s=data.duration_s or plan.duration_s,
-        classes=plan.classes,
-        scenario=plan.scenario,
-        control=plan.control,
         engine=_engine(settings, data, job.id),
     )
     control = plan.control
@@ -209,9 +208,10 @@ def _same_request(earlier: Job, data: JobCreate, key: str) -> Job:
 
 @dataclass(frozen=True)
 class _LaunchPlan:
-    classes: tuple[ClassSnapshot, ...]
     control: LiveConfig
-    scenario: dict[str, Any] | None = None
+    scenario: dict[str, Any]
+    rate_per_s: float = 0.0
+    """The rate the job generates each class's stream at (0: the scenario's workload)."""
     control_period_s: float | None = None
     duration_s: float | None = None
 
@@ -241,15 +241,7 @@ def _plan_from_classes(session: Session, settings: Settings, data: JobCreate) ->
         elastic=elastic_settings(data.elastic) if data.elastic is not None else None,
     )
     return _LaunchPlan(
-        classes=tuple(
-            ClassSnapshot(
-                name=c.name,
-                priority=c.priority,
-                delay_target_s=c.delay_target_s,
-                rate_per_s=data.rate_per_s,
-            )
-            for c in classes
-        ),
+        rate_per_s=data.rate_per_s,
         scenario=queries.scenario_for(
             session,
             classes,
@@ -284,12 +276,6 @@ def _plan_from_scenario(document: dict[str, Any], data: JobCreate) -> _LaunchPla
         for name, c in launch.classes.items()
     }
     return _LaunchPlan(
-        classes=tuple(
-            ClassSnapshot(
-                name=c.name, priority=c.priority, delay_target_s=c.delay_target_s, rate_per_s=0
-            )
-            for c in scenario.classes
-        ),
         control=LiveConfig(
             recommend_only=data.recommend_only,
             **data.scenario_control(control_doc),

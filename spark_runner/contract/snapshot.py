@@ -6,6 +6,7 @@ build it without starting a JVM.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -197,6 +198,42 @@ class JobSnapshot(BaseModel):
         "it on the class path only while the hash matches. None: a local run builds its "
         "own in the user's cache (~/.cache/headroom).",
     )
+
+    @classmethod
+    def of_scenario(
+        cls,
+        scenario: Mapping[str, Any],
+        *,
+        job_id: int,
+        api_url: str,
+        checkpoint_dir: str,
+        control: LiveConfig | None = None,
+        rate_per_s: float = 0.0,
+        **fields: Any,
+    ) -> JobSnapshot:
+        """The snapshot of a job running ``scenario`` (a validated document) under
+        ``control`` (None: the scenario's own settings): the one way the control plane
+        and ``headroom run`` build one. Its ``classes`` are the scenario's, each at
+        ``rate_per_s`` where the job generated their streams at one rate (0: the
+        scenario's own workload). ``fields``: the snapshot's other fields."""
+        classes = tuple(
+            ClassSnapshot(
+                name=c["name"],
+                priority=c["priority"],
+                delay_target_s=c["delay_target_s"],
+                rate_per_s=rate_per_s,
+            )
+            for c in scenario["classes"]
+        )
+        return cls(
+            job_id=job_id,
+            api_url=api_url,
+            checkpoint_dir=checkpoint_dir,
+            classes=classes,
+            scenario=dict(scenario),
+            control=control,
+            **fields,
+        )
 
     def initial_control(self) -> LiveConfig:
         """The launch configuration (spec defaults when the snapshot carries none)."""
