@@ -54,6 +54,9 @@ class Node:
         downstream: ids of the nodes it feeds.
         output: ``(class, query)`` when the node is a query's last operator.
         stream: the stream a source operator reads.
+        model: the scenario operator (``None`` for a source).
+        inputs: an operator's input node ids: (upstream, a join's right input or
+            ``None``); ``None`` for a source.
     """
 
     op_id: str
@@ -64,6 +67,8 @@ class Node:
     downstream: list[str] = field(default_factory=list)
     output: tuple[str, str] | None = None
     stream: str | None = None
+    model: OperatorModel | None = None
+    inputs: tuple[str, str | None] | None = None
 
 
 @dataclass
@@ -207,12 +212,15 @@ def build_network(scenario: Scenario) -> Network:
                     operator_cost(op, engine),
                     operator_selectivity(op, columns),
                     set(classes),
+                    model=op,
                 )
             )
             link(up, node.op_id)
+            right: str | None = None
             if (second := right_input(op)) is not None:
                 right, _ = input_node(second, owner, classes)
                 link(right, node.op_id)
+            node.inputs = (up, right)
             up = node.op_id
         return up
 

@@ -320,6 +320,30 @@ PATTERN_RULES = {
 }
 """What each name rule of the format asks, for its error message."""
 
+_KIND_RULES = {
+    "missing": "is required",
+    "extra_forbidden": "is not a field here (check the spelling; see docs/scenario-format.md)",
+    "string_too_short": "must not be empty",
+}
+"""The rule of a pydantic error its kind alone says."""
+
+_TYPE_RULES = {
+    "float_parsing": "must be a number",
+    "float_type": "must be a number",
+    "int_parsing": "must be a whole number",
+    "int_type": "must be a whole number",
+    "int_from_float": "must be a whole number",
+    "bool_parsing": "must be true or false",
+    "bool_type": "must be true or false",
+    "finite_number": "must be a finite number",
+    "model_type": "must be a mapping (key: value)",
+    "dict_type": "must be a mapping (key: value)",
+    "model_attributes_type": "must be a mapping (key: value)",
+    "list_type": "must be a list",
+    "string_type": "must be a string",
+}
+"""The rule of a pydantic error for a value of the wrong type (the value follows it)."""
+
 
 def _message(err: Mapping[str, Any]) -> tuple[str, str]:
     """(path suffix, rule) for one pydantic error."""
@@ -336,10 +360,10 @@ def _message(err: Mapping[str, Any]) -> tuple[str, str]:
     if kind in bounds:
         key, sign = bounds[kind]
         return "", f"must be {sign} {_num(ctx.get(key))}{shown}"
-    if kind == "missing":
-        return "", "is required"
-    if kind == "extra_forbidden":
-        return "", "is not a field here (check the spelling; see docs/scenario-format.md)"
+    if kind in _KIND_RULES:
+        return "", _KIND_RULES[kind]
+    if kind in _TYPE_RULES:
+        return "", f"{_TYPE_RULES[kind]}{shown}"
     if kind == "too_short":
         n = ctx.get("min_length", 1)
         return "", f"needs at least {n} item{'s' if n != 1 else ''}"
@@ -347,28 +371,12 @@ def _message(err: Mapping[str, Any]) -> tuple[str, str]:
         return "", f"must be {PATTERN_RULES.get(ctx.get('pattern', ''), 'a name')}{shown}"
     if kind == "string_too_long":
         return "", f"must be at most {ctx.get('max_length')} characters"
-    if kind == "string_too_short":
-        return "", "must not be empty"
     if kind == "union_tag_invalid":
         return ".kind", f"{ctx.get('tag')!r} is not one of {ctx.get('expected_tags')}"
     if kind == "union_tag_not_found":
         return ".kind", f"is required (one of {_tags_for(err)})"
     if kind == "literal_error":
         return "", f"must be one of {ctx.get('expected')}{shown}"
-    if kind in ("float_parsing", "float_type"):
-        return "", f"must be a number{shown}"
-    if kind in ("int_parsing", "int_type", "int_from_float"):
-        return "", f"must be a whole number{shown}"
-    if kind in ("bool_parsing", "bool_type"):
-        return "", f"must be true or false{shown}"
-    if kind == "finite_number":
-        return "", f"must be a finite number{shown}"
-    if kind in ("model_type", "dict_type", "model_attributes_type"):
-        return "", f"must be a mapping (key: value){shown}"
-    if kind == "list_type":
-        return "", f"must be a list{shown}"
-    if kind == "string_type":
-        return "", f"must be a string{shown}"
     if kind == "value_error":
         msg = str(err.get("msg", ""))
         return "", msg.removeprefix("Value error, ")

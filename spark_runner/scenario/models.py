@@ -15,7 +15,7 @@ references (a query's source, a join's right input) are checked by
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import cached_property
 from pathlib import Path
 from typing import Annotated, Literal
@@ -129,6 +129,28 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+def _require_increasing(starts: Sequence[float], field: str, item: str) -> None:
+    """Each ``item``'s start (its ``field``, s) must come after the one before it."""
+    for i in range(1, len(starts)):
+        if starts[i] <= starts[i - 1]:
+            raise ValueError(
+                f"{field} must increase from one {item} to the next "
+                f"({item} {i} at {starts[i]} s follows {starts[i - 1]} s)"
+            )
+
+
+def _checked(
+    text: str, shown: str, check: Callable[[str], object], rejected: type[Exception]
+) -> str:
+    """``text`` when ``check`` accepts it; else a ``ValueError`` of ``shown`` (the field
+    and its value) followed by the ``rejected`` error's reason."""
+    try:
+        check(text)
+    except rejected as exc:
+        raise ValueError(f"{shown} {exc}") from None
+    return text
+
+
 # --- arrival patterns ----------------------------------------------------------------------
 
 
@@ -155,12 +177,7 @@ class StepArrival(_Model):
     @field_validator("steps")
     @classmethod
     def _increasing(cls, steps: list[StepPoint]) -> list[StepPoint]:
-        for i in range(1, len(steps)):
-            if steps[i].at_s <= steps[i - 1].at_s:
-                raise ValueError(
-                    f"at_s must increase from one step to the next "
-                    f"(step {i} at {steps[i].at_s} s follows {steps[i - 1].at_s} s)"
-                )
+        _require_increasing([step.at_s for step in steps], "at_s", "step")
         return steps
 
 
@@ -205,12 +222,7 @@ class ParetoArrival(_Model):
     def _sorted(cls, ranges: list[ParetoRange]) -> list[ParetoRange]:
         if ranges[0].from_s != 0:
             raise ValueError("the first range must start at from_s: 0")
-        for i in range(1, len(ranges)):
-            if ranges[i].from_s <= ranges[i - 1].from_s:
-                raise ValueError(
-                    f"from_s must increase from one range to the next "
-                    f"(range {i} at {ranges[i].from_s} s follows {ranges[i - 1].from_s} s)"
-                )
+        _require_increasing([r.from_s for r in ranges], "from_s", "range")
         return ranges
 
 
@@ -356,11 +368,7 @@ class FilterOp(_Operator):
     @field_validator("predicate")
     @classmethod
     def _parses(cls, predicate: str) -> str:
-        try:
-            parse_predicate(predicate)
-        except PredicateError as exc:
-            raise ValueError(f"predicate {predicate!r} {exc}") from None
-        return predicate
+        return _checked(predicate, f"predicate {predicate!r}", parse_predicate, PredicateError)
 
 
 def _quoted(text: str, limit: int = 80) -> str:
@@ -390,11 +398,8 @@ class MapOp(_Operator):
     @field_validator("expression")
     @classmethod
     def _allowed(cls, expression: str) -> str:
-        try:
-            check_expression(expression)
-        except SqlNotAllowed as exc:
-            raise ValueError(f"expression {_quoted(expression)} {exc}") from None
-        return expression
+        shown = f"expression {_quoted(expression)}"
+        return _checked(expression, shown, check_expression, SqlNotAllowed)
 
     @field_validator("output")
     @classmethod

@@ -18,7 +18,7 @@ Each broken rule is an :class:`Issue` with the YAML path it concerns.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 
 from spark_runner.core.errors import ParameterError
 from spark_runner.core.managers.registry import manager_params
@@ -36,6 +36,7 @@ from spark_runner.scenario.models import (
     FilterOp,
     ManagerSpec,
     MapOp,
+    OperatorModel,
     ProjectOp,
     Scenario,
     SqlOp,
@@ -52,6 +53,13 @@ ENGINE_COLUMNS = frozenset({"seq", "arrival_s"})
 """Columns every tuple has besides its stream's own."""
 WINDOW_COLUMNS = frozenset({"value", *WINDOW_BOUNDS, "arrival_s"})
 """What a window aggregate emits besides its grouping columns."""
+
+
+def segment_operators(scenario: Scenario) -> Iterator[tuple[str, OperatorModel]]:
+    """Every operator of the shared segments, with its path in the scenario."""
+    for i, seg in enumerate(scenario.shared_segments):
+        for j, op in enumerate(seg.operators):
+            yield f"shared_segments[{i}].operators[{j}]", op
 
 
 def check_scenario(scenario: Scenario) -> list[Issue]:
@@ -80,24 +88,15 @@ def _check_names(scenario: Scenario, issues: list[Issue]) -> dict[str, str]:
     where: dict[str, str] = {}
     for i, stream in enumerate(scenario.streams):
         path = f"streams[{i}].name"
-        if stream.name in inputs:
-            issues.append(
-                Issue(path, f"{stream.name!r} is already defined at {where[stream.name]}")
-            )
-        else:
-            inputs[stream.name], where[stream.name] = "stream", path
+        if _claim(where, stream.name, path, issues, "{name!r} is already defined at {at}"):
+            inputs[stream.name] = "stream"
     for i, seg in enumerate(scenario.shared_segments):
         path = f"shared_segments[{i}].name"
-        if seg.name in inputs:
-            issues.append(
-                Issue(
-                    path,
-                    f"{seg.name!r} is already defined at {where[seg.name]} "
-                    "(streams and shared segments share one namespace)",
-                )
-            )
-        else:
-            inputs[seg.name], where[seg.name] = "segment", path
+        clash = (
+            "{name!r} is already defined at {at} (streams and shared segments share one namespace)"
+        )
+        if _claim(where, seg.name, path, issues, clash):
+            inputs[seg.name] = "segment"
     class_paths: dict[str, str] = {}
     op_paths: dict[str, str] = {}
 
@@ -107,38 +106,32 @@ def _check_names(scenario: Scenario, issues: list[Issue]) -> dict[str, str]:
             if name is None:
                 continue
             path = f"{prefix}.operators[{j}].name"
-            if name in op_paths:
-                issues.append(
-                    Issue(path, f"operator name {name!r} is already used at {op_paths[name]}")
-                )
-            else:
-                op_paths[name] = path
+            _claim(op_paths, name, path, issues, "operator name {name!r} is already used at {at}")
 
     for i, seg in enumerate(scenario.shared_segments):
         check_ops(f"shared_segments[{i}]", list(seg.operators))
     for i, cls in enumerate(scenario.classes):
         path = f"classes[{i}].name"
-        if cls.name in class_paths:
-            issues.append(
-                Issue(path, f"class {cls.name!r} is already defined at {class_paths[cls.name]}")
-            )
-        else:
-            class_paths[cls.name] = path
+        _claim(class_paths, cls.name, path, issues, "class {name!r} is already defined at {at}")
         query_paths: dict[str, str] = {}
         for j, query in enumerate(cls.queries):
             qpath = f"classes[{i}].queries[{j}]"
-            if query.name in query_paths:
-                issues.append(
-                    Issue(
-                        f"{qpath}.name",
-                        f"query {query.name!r} is already defined in this class at "
-                        f"{query_paths[query.name]}",
-                    )
-                )
-            else:
-                query_paths[query.name] = f"{qpath}.name"
+            clash = "query {name!r} is already defined in this class at {at}"
+            _claim(query_paths, query.name, f"{qpath}.name", issues, clash)
             check_ops(qpath, list(query.operators))
     return inputs
+
+
+def _claim(seen: dict[str, str], name: str, path: str, issues: list[Issue], clash: str) -> bool:
+    """Record ``name`` as defined at ``path`` in ``seen`` (name → path); False, with the
+    issue ``clash`` (a template of ``{name}`` and the earlier path ``{at}``) at ``path``,
+    when it is defined already."""
+    earlier = seen.get(name)
+    if earlier is not None:
+        issues.append(Issue(path, clash.format(name=name, at=earlier)))
+        return False
+    seen[name] = path
+    return True
 
 
 def _known(inputs: Mapping[str, str]) -> str:
@@ -404,16 +397,15 @@ def _check_sql(scenario: Scenario, issues: list[Issue]) -> None:
     """A SQL operator is its query's only operator, reads the query's source stream (and
     at most one more stream) and passes the query allow-list."""
     streams = {s.name: s.sql_columns for s in scenario.streams}
-    for i, seg in enumerate(scenario.shared_segments):
-        for j, op in enumerate(seg.operators):
-            if isinstance(op, SqlOp):
-                issues.append(
-                    Issue(
-                        f"shared_segments[{i}].operators[{j}]",
-                        "a sql operator reads streams by name: it belongs to a class's query, "
-                        "not to a shared segment",
-                    )
+    for path, op in segment_operators(scenario):
+        if isinstance(op, SqlOp):
+            issues.append(
+                Issue(
+                    path,
+                    "a sql operator reads streams by name: it belongs to a class's query, "
+                    "not to a shared segment",
                 )
+            )
     for i, cls in enumerate(scenario.classes):
         for j, query in enumerate(cls.queries):
             for k, op in enumerate(query.operators):

@@ -99,7 +99,7 @@ from typing import ClassVar
 from spark_runner.core.managers.base import (
     DEFAULT_HEADROOM,
     MIN_HEADROOM,
-    LoadManager,
+    LearntHeadroomManager,
     ManagerParams,
     add_shed,
     remove_shed,
@@ -201,7 +201,7 @@ class AlomaParams(ManagerParams):
     recovery_growth: float = 2.0
 
 
-class AlomaManager(LoadManager[AlomaParams]):
+class AlomaManager(LearntHeadroomManager[AlomaParams]):
     """ALoMa (Algorithm 1). See the module docstring for the exact reading."""
 
     kind: ClassVar[str] = "aloma"
@@ -209,7 +209,7 @@ class AlomaManager(LoadManager[AlomaParams]):
     params_type: ClassVar[type[ManagerParams]] = AlomaParams
 
     def reset(self) -> None:
-        self._capacity = self._params.initial_headroom
+        self._headroom = self._params.initial_headroom  # L_C, the learnt capacity estimate
         self._shed = 0.0
         self._monitor = ResponseTimeMonitor(
             self._params.ut_factor, self._params.o_point_refresh_periods
@@ -220,28 +220,10 @@ class AlomaManager(LoadManager[AlomaParams]):
         self._queued_s = 0.0  # queued load qL at the end of the last period, s
         self._since_drain = _NEVER  # periods since ALoMa last shed backlog
 
-    @property
-    def headroom(self) -> float:
-        """The learnt capacity estimate L_C, s/s."""
-        return self._capacity
-
-    def set_headroom(self, headroom: float) -> None:
-        super().set_headroom(headroom)
-        self._capacity = max(headroom, MIN_HEADROOM)
-
-    def impose(
-        self,
-        obs: Observation,
-        shed_fraction: float,
-        state: LoadState,
-        *,
-        action: str,
-        details: Mapping[str, float] | None = None,
-    ) -> Decision:
+    def _on_impose(self, obs: Observation) -> None:
         # a held period passed too: the next step measures against the queue it left
         self._queued_s = obs.queued_load_s
         self._since_drain = min(self._since_drain + 1, _NEVER)
-        return super().impose(obs, shed_fraction, state, action=action, details=details)
 
     def _on_reconfigure(self, old: ManagerParams, new: ManagerParams) -> None:
         assert isinstance(new, AlomaParams)
@@ -288,7 +270,7 @@ class AlomaManager(LoadManager[AlomaParams]):
             self._k_less = 0
         elif probe_less:
             self._k_less += 1
-        self._capacity = capacity
+        self._headroom = capacity
         return self._finish(
             obs,
             shed,
@@ -319,7 +301,7 @@ class AlomaManager(LoadManager[AlomaParams]):
         self, service: float | None, raised: float | None, over: bool, actions: list[str]
     ) -> float:
         """L_C after what the period measured."""
-        capacity = self._capacity
+        capacity = self._headroom
         if service is not None and over and service < capacity:
             # saturated and late: the measured capacity is L_C, by at most a bounded step
             # (one slow period, a stall, is not the class's capacity)
@@ -437,8 +419,8 @@ class AlomaManager(LoadManager[AlomaParams]):
     ) -> Decision:
         o_point = self._monitor.o_point_s
         details = {
-            "capacity": self._capacity,
-            "usage": obs.load / self._capacity,
+            "capacity": self._headroom,
+            "usage": obs.load / self._headroom,
             "o_point_s": o_point if math.isfinite(o_point) else 0.0,
             "response_time_s": reading.response_time_s if reading else 0.0,
             "k_less": float(self._k_less),

@@ -7,19 +7,16 @@ violation).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import ClassVar
 
 from spark_runner.core.managers.base import (
-    DEFAULT_HEADROOM,
-    MIN_HEADROOM,
-    LoadManager,
+    FixedHeadroomManager,
+    FixedHeadroomParams,
     ManagerParams,
     display_state,
 )
 from spark_runner.core.observation import Decision, Observation
-from spark_runner.core.params import Rule
 
 
 def aurora_shed_fraction(load: float, headroom: float) -> float:
@@ -30,34 +27,20 @@ def aurora_shed_fraction(load: float, headroom: float) -> float:
 
 
 @dataclass(frozen=True)
-class AuroraParams(ManagerParams):
+class AuroraParams(FixedHeadroomParams):
     """Aurora's parameters.
 
     Attributes:
         headroom: the fixed headroom H, s/s (> 0) [0.8].
     """
 
-    RULES: ClassVar[Mapping[str, tuple[Rule, ...]]] = {"headroom": (Rule.positive(" s/s"),)}
 
-    headroom: float = DEFAULT_HEADROOM
-
-
-class AuroraManager(LoadManager[AuroraParams]):
+class AuroraManager(FixedHeadroomManager[AuroraParams]):
     """Aurora: shed the excess over a fixed headroom."""
 
     kind: ClassVar[str] = "aurora"
     label: ClassVar[str] = "Aurora (fixed headroom)"
     params_type: ClassVar[type[ManagerParams]] = AuroraParams
-
-    def reset(self) -> None:
-        self._shed = 0.0
-
-    @property
-    def headroom(self) -> float:
-        return self._params.headroom
-
-    def set_headroom(self, headroom: float) -> None:
-        self.update(headroom=max(headroom, MIN_HEADROOM))
 
     def step(self, obs: Observation) -> Decision:
         p = self._params

@@ -58,7 +58,21 @@ class ManagerParams:
         check_rules(self)
 
 
+@dataclass(frozen=True)
+class FixedHeadroomParams(ManagerParams):
+    """Parameters of a manager whose headroom is set by hand (see :class:`FixedHeadroomManager`).
+
+    Attributes:
+        headroom: the fixed headroom H, s/s (> 0) [0.8].
+    """
+
+    RULES: ClassVar[Mapping[str, tuple[Rule, ...]]] = {"headroom": (Rule.positive(" s/s"),)}
+
+    headroom: float = DEFAULT_HEADROOM
+
+
 P_co = TypeVar("P_co", bound=ManagerParams, covariant=True)
+FP_co = TypeVar("FP_co", bound=FixedHeadroomParams, covariant=True)
 
 
 def clamp_shed(shed_fraction: float, max_shed: float) -> float:
@@ -178,6 +192,7 @@ class LoadManager(ABC, Generic[P_co]):
     ) -> Decision:
         """A decision the controller takes for this class instead of the manager's step
         (an infeasible class, see ``DilosController``); stored as the shed in force."""
+        self._on_impose(obs)
         return self._decide(obs, shed_fraction, state, action=action, details=details)
 
     def admit_more(self, decision: Decision, extra_load: float) -> Decision:
@@ -212,6 +227,9 @@ class LoadManager(ABC, Generic[P_co]):
     def _on_reconfigure(self, old: ManagerParams, new: ManagerParams) -> None:
         """Hook for managers whose state depends on a parameter."""
 
+    def _on_impose(self, obs: Observation) -> None:
+        """Hook for managers that learn from a period even when its decision is imposed."""
+
     def _decide(
         self,
         obs: Observation,
@@ -236,3 +254,33 @@ class LoadManager(ABC, Generic[P_co]):
             details=dict(details) if details else {},
             action=action,
         )
+
+
+class FixedHeadroomManager(LoadManager[FP_co]):
+    """A manager whose headroom is its ``headroom`` parameter: it learns none, and a new
+    headroom (``set_headroom``) is a parameter change."""
+
+    def reset(self) -> None:
+        self._shed = 0.0
+
+    @property
+    def headroom(self) -> float:
+        return self._params.headroom
+
+    def set_headroom(self, headroom: float) -> None:
+        self.update(headroom=max(headroom, MIN_HEADROOM))
+
+
+class LearntHeadroomManager(LoadManager[P_co]):
+    """A manager that learns its headroom: ``_headroom`` (set by ``reset``) is the estimate,
+    and ``set_headroom`` replaces it."""
+
+    _headroom: float
+
+    @property
+    def headroom(self) -> float:
+        return self._headroom
+
+    def set_headroom(self, headroom: float) -> None:
+        super().set_headroom(headroom)
+        self._headroom = max(headroom, MIN_HEADROOM)

@@ -21,9 +21,8 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from spark_runner.core.managers.base import (
-    DEFAULT_HEADROOM,
-    MIN_HEADROOM,
-    LoadManager,
+    FixedHeadroomManager,
+    FixedHeadroomParams,
     ManagerParams,
     display_state,
 )
@@ -37,7 +36,7 @@ from spark_runner.core.params import Rule
 
 
 @dataclass(frozen=True)
-class CtrlParams(ManagerParams):
+class CtrlParams(FixedHeadroomParams):
     """CTRL parameters.
 
     Attributes:
@@ -48,19 +47,17 @@ class CtrlParams(ManagerParams):
     """
 
     RULES: ClassVar[Mapping[str, tuple[Rule, ...]]] = {
-        "headroom": (Rule.positive(" s/s"),),
         "cost_per_tuple_s": (Rule.non_negative(" s/tuple"),),
         "pole1": (Rule.half_open(0.0, 1.0),),
         "pole2": (Rule.half_open(0.0, 1.0),),
     }
 
-    headroom: float = DEFAULT_HEADROOM
     cost_per_tuple_s: float = 0.0
     pole1: float = DEFAULT_POLES[0]
     pole2: float = DEFAULT_POLES[1]
 
 
-class CtrlManager(LoadManager[CtrlParams]):
+class CtrlManager(FixedHeadroomManager[CtrlParams]):
     """CTRL; see the module docstring."""
 
     kind: ClassVar[str] = "ctrl"
@@ -75,16 +72,9 @@ class CtrlManager(LoadManager[CtrlParams]):
         self._controller = DelayController(gains_from_poles(p.pole1, p.pole2))
 
     @property
-    def headroom(self) -> float:
-        return self._params.headroom
-
-    @property
     def virtual_queue(self) -> float:
         """Tuples in the virtual queue."""
         return self._virtual_queue
-
-    def set_headroom(self, headroom: float) -> None:
-        self.update(headroom=max(headroom, MIN_HEADROOM))
 
     def _on_reconfigure(self, old: ManagerParams, new: ManagerParams) -> None:
         assert isinstance(new, CtrlParams)
@@ -102,15 +92,13 @@ class CtrlManager(LoadManager[CtrlParams]):
         if self._cost <= 0:  # no cost known yet: the delay model says nothing
             state = display_state(obs, p.delay_target_s, False)
             return self._decide(obs, 0.0, state, action="no_cost", details=self._details(0.0))
-        ctl = self._controller.step(
+        ctl, state = self._controller.control(
+            obs,
+            p,
             queued_work_s=self._cost * self._virtual_queue,
             headroom=p.headroom,
-            period_s=obs.period_s,
-            delay_target_s=p.delay_target_s,
             incoming_work_s=self._cost * obs.arrived_count,
-            max_shed=p.max_shed,
         )
-        state = display_state(obs, p.delay_target_s, ctl.shed_fraction > 0 or ctl.error_s > 0)
         return self._decide(
             obs,
             ctl.shed_fraction,

@@ -34,6 +34,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from spark_runner.core.managers.base import ManagerParams, display_state
+from spark_runner.core.observation import LoadState, Observation
+
 DEFAULT_POLES = (0.5, 0.5)
 
 
@@ -112,3 +115,26 @@ class DelayController:
         self._u_prev = admit - capacity_work  # applied, not requested: anti-windup
         self._started = True
         return ControlStep(y, e, u, admit, max(0.0, shed))
+
+    def control(
+        self,
+        obs: Observation,
+        params: ManagerParams,
+        *,
+        queued_work_s: float,
+        headroom: float,
+        incoming_work_s: float,
+    ) -> tuple[ControlStep, LoadState]:
+        """:meth:`step` for a manager after the period ``obs``, under its delay target and
+        shed cap, with the state to display: overloaded while it sheds or estimates a
+        delay over the target."""
+        ctl = self.step(
+            queued_work_s=queued_work_s,
+            headroom=headroom,
+            period_s=obs.period_s,
+            delay_target_s=params.delay_target_s,
+            incoming_work_s=incoming_work_s,
+            max_shed=params.max_shed,
+        )
+        overloaded = ctl.shed_fraction > 0 or ctl.error_s > 0
+        return ctl, display_state(obs, params.delay_target_s, overloaded)

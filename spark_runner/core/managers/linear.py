@@ -11,9 +11,8 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from spark_runner.core.managers.base import (
-    DEFAULT_HEADROOM,
-    MIN_HEADROOM,
-    LoadManager,
+    FixedHeadroomManager,
+    FixedHeadroomParams,
     ManagerParams,
     display_state,
 )
@@ -30,7 +29,7 @@ def linear_shed_factor(utilisation: float, tau2: float, base: float) -> float:
 
 
 @dataclass(frozen=True)
-class LinearParams(ManagerParams):
+class LinearParams(FixedHeadroomParams):
     """ESJ linear shed policy parameters.
 
     Attributes:
@@ -41,12 +40,10 @@ class LinearParams(ManagerParams):
     """
 
     RULES: ClassVar[Mapping[str, tuple[Rule, ...]]] = {
-        "headroom": (Rule.positive(" s/s"),),
         **{tau: (Rule.checked_elsewhere(THRESHOLD_RULE),) for tau in TAUS},
         "base": (Rule.closed(0.0, 1.0),),
     }
 
-    headroom: float = DEFAULT_HEADROOM
     tau0: float = 0.2
     tau1: float = 0.4
     tau2: float = 0.8
@@ -58,22 +55,12 @@ class LinearParams(ManagerParams):
         validate_thresholds(self.tau0, self.tau1, self.tau2, self.tau3)
 
 
-class LinearManager(LoadManager[LinearParams]):
+class LinearManager(FixedHeadroomManager[LinearParams]):
     """Shed a linear function of utilisation above τ2."""
 
     kind: ClassVar[str] = "linear"
     label: ClassVar[str] = "linear (threshold based)"
     params_type: ClassVar[type[ManagerParams]] = LinearParams
-
-    def reset(self) -> None:
-        self._shed = 0.0
-
-    @property
-    def headroom(self) -> float:
-        return self._params.headroom
-
-    def set_headroom(self, headroom: float) -> None:
-        self.update(headroom=max(headroom, MIN_HEADROOM))
 
     def step(self, obs: Observation) -> Decision:
         p = self._params

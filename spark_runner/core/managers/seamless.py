@@ -28,9 +28,8 @@ from typing import ClassVar
 from spark_runner.core.managers.base import (
     DEFAULT_HEADROOM,
     MIN_HEADROOM,
-    LoadManager,
+    LearntHeadroomManager,
     ManagerParams,
-    display_state,
 )
 from spark_runner.core.managers.delay_controller import (
     DEFAULT_POLES,
@@ -67,7 +66,7 @@ class SeamlessParams(ManagerParams):
     pole2: float = DEFAULT_POLES[1]
 
 
-class SeamlessManager(LoadManager[SeamlessParams]):
+class SeamlessManager(LearntHeadroomManager[SeamlessParams]):
     """SEaMLeSS; see the module docstring."""
 
     kind: ClassVar[str] = "seamless"
@@ -84,14 +83,6 @@ class SeamlessManager(LoadManager[SeamlessParams]):
         self._window_periods = 0
         self._last_d_prime = 0.0
 
-    @property
-    def headroom(self) -> float:
-        return self._headroom
-
-    def set_headroom(self, headroom: float) -> None:
-        super().set_headroom(headroom)
-        self._headroom = max(headroom, MIN_HEADROOM)
-
     def _on_reconfigure(self, old: ManagerParams, new: ManagerParams) -> None:
         assert isinstance(new, SeamlessParams)
         self._controller.gains = gains_from_poles(new.pole1, new.pole2)
@@ -99,15 +90,13 @@ class SeamlessManager(LoadManager[SeamlessParams]):
     def step(self, obs: Observation) -> Decision:
         p = self._params
         adjusted = self._collect_and_adjust(obs)
-        ctl = self._controller.step(
+        ctl, state = self._controller.control(
+            obs,
+            p,
             queued_work_s=obs.queued_load_s,
             headroom=self._headroom,
-            period_s=obs.period_s,
-            delay_target_s=p.delay_target_s,
             incoming_work_s=obs.load * obs.period_s,
-            max_shed=p.max_shed,
         )
-        state = display_state(obs, p.delay_target_s, ctl.shed_fraction > 0 or ctl.error_s > 0)
         details = {
             "headroom": self._headroom,
             "queued_load_s": obs.queued_load_s,

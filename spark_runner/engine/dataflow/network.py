@@ -6,9 +6,9 @@ class's tuples enter and where it sheds —, the same shared segments owned by t
 highest-priority class that reads them (the core's :class:`SharingPlan`). This module adds
 what execution needs:
 
-- each node's operator model and its *routes*: the edges to the operators it feeds, with
-  the side of a join and the class that sheds on the edge (a lower class reading a higher
-  class's segment sheds where it starts).
+- each node's *routes*: the edges to the operators it feeds, with the side of a join (from
+  the inputs the simulator's network records) and the class that sheds on the edge (a
+  lower class reading a higher class's segment sheds where it starts).
 
 Rules of the Spark engine beyond the scenario format (:func:`engine_issues`): window
 aggregates and window joins are the last operator of a query and do not appear in shared
@@ -20,7 +20,6 @@ itself checks (:class:`~spark_runner.scenario.models.MapOp`).
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from spark_runner.control.network import build_network
@@ -36,8 +35,8 @@ from spark_runner.scenario.models import (
     SqlOp,
     WindowAggregateOp,
     WindowJoinOp,
-    right_input,
 )
+from spark_runner.scenario.validate import segment_operators
 
 STATEFUL_KINDS = ("window_aggregate", "window_join")
 
@@ -169,16 +168,15 @@ def engine_issues(scenario: Scenario) -> list[Issue]:
     """Rules the Spark engine adds to the scenario format (see module docstring)."""
     issues: list[Issue] = []
     stateful = (WindowAggregateOp, WindowJoinOp)
-    for i, seg in enumerate(scenario.shared_segments):
-        for j, op in enumerate(seg.operators):
-            if isinstance(op, stateful):
-                issues.append(
-                    Issue(
-                        f"shared_segments[{i}].operators[{j}]",
-                        f"{op.kind} in a shared segment: the Spark engine runs window "
-                        "operators only as a query's last operator",
-                    )
+    for path, op in segment_operators(scenario):
+        if isinstance(op, stateful):
+            issues.append(
+                Issue(
+                    path,
+                    f"{op.kind} in a shared segment: the Spark engine runs window "
+                    "operators only as a query's last operator",
                 )
+            )
     for i, qc in enumerate(scenario.classes):
         for j, query in enumerate(qc.queries):
             last = len(query.operators) - 1
@@ -208,7 +206,6 @@ def compile_network(scenario: Scenario) -> NetworkPlan:
     sharing = SharingPlan.build(graph, priorities)
     class_names = net.class_order
     class_index = {name: k for k, name in enumerate(class_names)}
-    models, inputs = _operator_models(scenario, priorities)
 
     points: list[Point] = []
     point_of: dict[int, int] = {}
@@ -220,8 +217,7 @@ def compile_network(scenario: Scenario) -> NetworkPlan:
 
     nodes: list[PlanNode] = []
     for i, node in enumerate(net.nodes):
-        model = models.get(node.op_id)
-        left_id, right_id = inputs.get(node.op_id, (None, None))
+        left_id, right_id = node.inputs or (None, None)
         left = graph.index(left_id) if left_id is not None else None
         right = graph.index(right_id) if right_id is not None else None
         routes: list[Route] = []
@@ -230,7 +226,7 @@ def compile_network(scenario: Scenario) -> NetworkPlan:
             shed_class = (
                 class_index[sharing.owner[j]] if sharing.owner[j] != sharing.owner[i] else -1
             )
-            c_left, c_right = inputs.get(child.op_id, (None, None))
+            c_left, c_right = child.inputs or (None, None)
             if c_right is not None:
                 if c_left == node.op_id:
                     routes.append(Route(j, LEFT, shed_class))
@@ -244,7 +240,7 @@ def compile_network(scenario: Scenario) -> NetworkPlan:
                 op_id=node.op_id,
                 kind=node.kind,
                 owner=sharing.owner[i],
-                model=model,
+                model=node.model,
                 routes=tuple(routes),
                 output=node.output,
                 point=point_of.get(i),
@@ -260,75 +256,6 @@ def compile_network(scenario: Scenario) -> NetworkPlan:
         graph=graph,
         sharing=sharing,
     )
-
-
-def _operator_models(
-    scenario: Scenario, priorities: dict[str, float]
-) -> tuple[dict[str, OperatorModel], dict[str, tuple[str | None, str | None]]]:
-    """Operator id → model, and a join's id → (left input id, right input id).
-
-    Ids follow ``build_network``'s rule: the operator's ``name`` or
-    ``<class>.<query>.<i>.<kind>`` / ``seg.<segment>.<i>.<kind>``; a class reads a
-    stream through ``src:<owner>:<stream>``.
-    """
-    streams = {s.name for s in scenario.streams}
-    segments = {s.name: s for s in scenario.shared_segments}
-    seg_classes: dict[str, set[str]] = {name: set() for name in segments}
-
-    def mark(name: str, cls: str) -> None:
-        if name not in segments or cls in seg_classes[name]:
-            return
-        seg_classes[name].add(cls)
-        mark(segments[name].source, cls)
-
-    for qc in scenario.classes:
-        for query in qc.queries:
-            mark(query.source, qc.name)
-            for op in query.operators:
-                if (right := right_input(op)) is not None:
-                    mark(right, qc.name)
-
-    models: dict[str, OperatorModel] = {}
-    inputs: dict[str, tuple[str | None, str | None]] = {}
-    seg_last: dict[str, str] = {}
-
-    def owner_of(classes: set[str]) -> str:
-        return min(classes, key=lambda c: (-priorities[c], c))
-
-    def input_id(name: str, owner: str) -> str:
-        if name in streams:
-            return f"src:{owner}:{name}"
-        return segment_last(name)
-
-    def chain(prefix: str, ops: Sequence[OperatorModel], upstream: str, owner: str) -> str:
-        up = upstream
-        for i, op in enumerate(ops):
-            op_id = op.name or f"{prefix}.{i}.{op.kind}"
-            models[op_id] = op
-            second = right_input(op)
-            right = input_id(second, owner) if second is not None else None
-            inputs[op_id] = (up, right)
-            up = op_id
-        return up
-
-    def segment_last(name: str) -> str:
-        if name not in seg_last:
-            seg = segments[name]
-            owner = owner_of(seg_classes[name])
-            seg_last[name] = chain(
-                f"seg.{name}", list(seg.operators), input_id(seg.source, owner), owner
-            )
-        return seg_last[name]
-
-    for qc in scenario.classes:
-        for query in qc.queries:
-            chain(
-                f"{qc.name}.{query.name}",
-                list(query.operators),
-                input_id(query.source, qc.name),
-                qc.name,
-            )
-    return models, inputs
 
 
 def stream_specs(scenario: Scenario) -> dict[str, StreamSpec]:
