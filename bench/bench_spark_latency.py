@@ -239,9 +239,9 @@ def plain_result(
     rates = workload.rates(rate)
     result = RunResult({})
     for c in workload.classes:
-        digest = RunDigest(c.target_s)
+        digest = RunDigest()
         queries = [
-            plain_batches(batches, digest, measured_from, origin)
+            plain_batches(batches, digest, c.target_s, measured_from, origin)
             for name, batches in sorted(doc["batches"].items())
             if name.split("/")[0] == c.name
         ]
@@ -273,9 +273,14 @@ def plain_result(
 
 
 def plain_batches(
-    batches: list[dict[str, Any]], digest: RunDigest, measured_from: float, origin: float
+    batches: list[dict[str, Any]],
+    digest: RunDigest,
+    target_s: float,
+    measured_from: float,
+    origin: float,
 ) -> QueryBatches:
-    """One query's batches that started from ``measured_from``, added to ``digest``."""
+    """One query's batches that started from ``measured_from``, added to ``digest``
+    (violations against ``target_s``)."""
     q = QueryBatches()
     for b in batches:
         start, ms = epoch_s(b["timestamp"]), b["durations_ms"]
@@ -288,7 +293,7 @@ def plain_batches(
             continue
         sample = ResponseSample()
         sample.add_answers(summary, start + ms["triggerExecution"] / 1000 - origin)
-        digest.add(sample)
+        digest.add(sample, target_s)
         q.rows.append(summary.count)
         q.means.append(sample.sum_s / sample.count if sample.count else 0.0)
         q.starts.append(start)
