@@ -13,14 +13,21 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import AliasChoices, Field, field_validator, model_validator
+from pydantic import AliasChoices, AliasGenerator, Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from spark_runner.contract.masters import DEFAULT_MASTER, local_threads
 
 
 def _env(name: str) -> AliasChoices:
+    """The environment variable ``name``; also accepted in lower case as a keyword."""
     return AliasChoices(name, name.lower())
+
+
+def _headroom_env(field: str) -> AliasChoices:
+    """The variable a setting reads unless it names another: ``HEADROOM_<FIELD>``, so
+    that a field's name and its variable's cannot drift apart."""
+    return _env(f"HEADROOM_{field.upper()}")
 
 
 def _pyspark_spark_submit() -> str:
@@ -32,13 +39,19 @@ def _pyspark_spark_submit() -> str:
 
 
 class Settings(BaseSettings):
-    """Runtime configuration. Environment variable names are given in ``validation_alias``."""
+    """Runtime configuration. Each field reads the environment variable
+    ``HEADROOM_<FIELD NAME>`` (``data_dir``: ``HEADROOM_DATA_DIR``); the few that keep a
+    conventional name (``DATABASE_URL``, ``CELERY_BROKER_URL``, ``SPARK_MASTER``) or a
+    shorter one (``HEADROOM_TOKEN``) name it in ``validation_alias``."""
 
-    model_config = SettingsConfigDict(extra="ignore", populate_by_name=True)
+    model_config = SettingsConfigDict(
+        extra="ignore",
+        populate_by_name=True,
+        alias_generator=AliasGenerator(validation_alias=_headroom_env),
+    )
 
     data_dir: Path = Field(
         default=Path("var"),
-        validation_alias=_env("HEADROOM_DATA_DIR"),
         description="Directory for the SQLite file, the embedded broker, job logs and checkpoints.",
     )
     database_url: str = Field(
@@ -61,77 +74,64 @@ class Settings(BaseSettings):
     )
     allowed_spark_masters: Annotated[list[str], NoDecode] = Field(
         default_factory=list,
-        validation_alias=_env("HEADROOM_ALLOWED_SPARK_MASTERS"),
         description="Spark masters a job may run on besides local[*] and local[N] (N up to "
         "the cores of the process that launches it), comma-separated and compared exactly, "
         "e.g. spark://spark-master:7077. A job's JVM connects to its master and trusts it "
         "(Spark's RPC uses Java serialization): list only clusters you run.",
     )
-    api_host: str = Field(default="127.0.0.1", validation_alias=_env("HEADROOM_API_HOST"))
-    api_port: int = Field(default=8000, validation_alias=_env("HEADROOM_API_PORT"))
+    api_host: str = Field(default="127.0.0.1")
+    api_port: int = Field(default=8000)
     api_url: str = Field(
         default="",
-        validation_alias=_env("HEADROOM_API_URL"),
         description="Address at which jobs and the dashboard reach the API; "
         "empty means http://<api_host>:<api_port>.",
     )
-    dashboard_host: str = Field(
-        default="127.0.0.1", validation_alias=_env("HEADROOM_DASHBOARD_HOST")
-    )
-    dashboard_port: int = Field(default=8050, validation_alias=_env("HEADROOM_DASHBOARD_PORT"))
+    dashboard_host: str = Field(default="127.0.0.1")
+    dashboard_port: int = Field(default=8050)
     cors_origins: Annotated[list[str], NoDecode] = Field(
         default_factory=lambda: ["http://127.0.0.1:8050", "http://localhost:8050"],
-        validation_alias=_env("HEADROOM_CORS_ORIGINS"),
         description="Browser origins allowed to call the API, comma-separated.",
     )
     job_python: str = Field(
         default=sys.executable,
-        validation_alias=_env("HEADROOM_JOB_PYTHON"),
         description="Python interpreter that runs Spark jobs (driver and Python workers).",
     )
     launch_mode: Literal["python", "spark-submit"] = Field(
         default="python",
-        validation_alias=_env("HEADROOM_LAUNCH_MODE"),
         description="How jobs are started: 'python' runs `<job_python> -m spark_runner.job`, "
         "whose session launches its own JVM; 'spark-submit' runs `spark-submit --master "
         "<job's master> --deploy-mode client` with the job's Spark properties.",
     )
     spark_submit: str = Field(
         default_factory=_pyspark_spark_submit,
-        validation_alias=_env("HEADROOM_SPARK_SUBMIT"),
         description="The spark-submit used in the 'spark-submit' launch mode; default: the "
         "one shipped in the pyspark package (<pyspark>/bin/spark-submit).",
     )
     streams_redis_url: str = Field(
         default="",
-        validation_alias=_env("HEADROOM_STREAMS_REDIS_URL"),
         description="Redis that jobs launched with source or sink 'redis' read their "
         "streams from and write their output to; empty: those jobs are refused.",
     )
     streams_prefix: str = Field(
         default="headroom",
         pattern=r"^[A-Za-z0-9][A-Za-z0-9:._-]{0,63}$",
-        validation_alias=_env("HEADROOM_STREAMS_PREFIX"),
         description="Redis keys of the streams: <prefix>:<stream>; a job's output stream: "
         "<prefix>:job:<id>:output.",
     )
     control_period_s: float = Field(
         default=1.0,
         gt=0,
-        validation_alias=_env("HEADROOM_CONTROL_PERIOD_S"),
         description="Default control period of launched jobs, in seconds.",
     )
     watch_interval_s: float = Field(
         default=1.0,
         gt=0,
-        validation_alias=_env("HEADROOM_WATCH_INTERVAL_S"),
         description="How often a running job's process is checked for liveness.",
     )
 
     beat_lock_wait_s: float = Field(
         default=15.0,
         ge=0,
-        validation_alias=_env("HEADROOM_BEAT_LOCK_WAIT_S"),
         description="How long a starting Celery beat waits for the beat lock (held by "
         "another beat, e.g. one still shutting down) before it refuses to run, seconds.",
     )
@@ -139,25 +139,21 @@ class Settings(BaseSettings):
     metrics_retention_days: float = Field(
         default=30,
         gt=0,
-        validation_alias=_env("HEADROOM_METRICS_RETENTION_DAYS"),
         description="Metric samples older than this are deleted.",
     )
     metrics_compact_after_s: float = Field(
         default=24 * 3600,
         gt=0,
-        validation_alias=_env("HEADROOM_METRICS_COMPACT_AFTER_S"),
         description="Samples older than this are merged into coarser buckets.",
     )
     metrics_compact_step_s: float = Field(
         default=60,
         gt=0,
-        validation_alias=_env("HEADROOM_METRICS_COMPACT_STEP_S"),
         description="Bucket length of compacted (old) samples, seconds.",
     )
     metrics_poll_s: float = Field(
         default=0.2,
         gt=0,
-        validation_alias=_env("HEADROOM_METRICS_POLL_S"),
         description="How often an API process with waiting live readers (metric streams, "
         "wait_s long polls) asks the database, in one query for all of them, whether "
         "another process stored samples of their jobs or a job ended, seconds; samples this "
@@ -166,27 +162,23 @@ class Settings(BaseSettings):
     metrics_token_recheck_s: float = Field(
         default=5.0,
         gt=0,
-        validation_alias=_env("HEADROOM_METRICS_TOKEN_RECHECK_S"),
         description="How often a metric stream checks its login token again, seconds; it "
         "ends once the token is revoked or expired (at once when this process revokes it).",
     )
     metrics_streams_per_user: int = Field(
         default=4,
         ge=1,
-        validation_alias=_env("HEADROOM_METRICS_STREAMS_PER_USER"),
         description="Metric streams one user may hold open on one API process; more are "
         "answered 429.",
     )
     metrics_streams_total: int = Field(
         default=64,
         ge=1,
-        validation_alias=_env("HEADROOM_METRICS_STREAMS_TOTAL"),
         description="Metric streams one API process holds open at most; more are answered 429.",
     )
     token_ttl_s: float = Field(
         default=12 * 3600,
         gt=0,
-        validation_alias=_env("HEADROOM_TOKEN_TTL_S"),
         description="Lifetime of a login token, seconds.",
     )
     api_token: str = Field(
@@ -198,13 +190,11 @@ class Settings(BaseSettings):
     secret_key: str = Field(
         default="",
         repr=False,
-        validation_alias=_env("HEADROOM_SECRET_KEY"),
         description="Signs dashboard session cookies; empty means one generated and kept "
         "in <data_dir>/secret_key.",
     )
     dashboard_secure_cookies: bool = Field(
         default=False,
-        validation_alias=_env("HEADROOM_DASHBOARD_SECURE_COOKIES"),
         description="Send the dashboard's session cookie with Secure (only over HTTPS): set "
         "it when the dashboard is served over TLS (behind a TLS-terminating proxy).",
     )
@@ -212,27 +202,23 @@ class Settings(BaseSettings):
     login_failures_per_user: int = Field(
         default=10,
         ge=1,
-        validation_alias=_env("HEADROOM_LOGIN_FAILURES_PER_USER"),
         description="Failed logins for one username (from any client) within "
         "login_failure_window_s before its logins are answered 429.",
     )
     login_failures_per_client: int = Field(
         default=50,
         ge=1,
-        validation_alias=_env("HEADROOM_LOGIN_FAILURES_PER_CLIENT"),
         description="Failed logins from one client address (for any username) within "
         "login_failure_window_s before its logins are answered 429.",
     )
     login_failure_window_s: float = Field(
         default=300,
         gt=0,
-        validation_alias=_env("HEADROOM_LOGIN_FAILURE_WINDOW_S"),
         description="Sliding window, seconds, over which failed logins are counted.",
     )
     login_hash_concurrency: int = Field(
         default=2,
         ge=1,
-        validation_alias=_env("HEADROOM_LOGIN_HASH_CONCURRENCY"),
         description="Password hashes (scrypt, ~50-100 ms of CPU each) computed at once by "
         "one API process; further logins wait without holding a thread.",
     )
@@ -240,7 +226,6 @@ class Settings(BaseSettings):
         default=2,
         ge=1,
         le=64,
-        validation_alias=_env("HEADROOM_PREVIEW_CONCURRENCY"),
         description="Previews of a live change (each replays a job's last minutes through "
         "the simulator, up to seconds of CPU) one API process runs at once, each in a "
         "worker process of its own; a further one is answered 503 with Retry-After.",
@@ -248,20 +233,17 @@ class Settings(BaseSettings):
     previews_per_user: int = Field(
         default=10,
         ge=1,
-        validation_alias=_env("HEADROOM_PREVIEWS_PER_USER"),
         description="Previews one user may start on one API process within "
         "preview_window_s; beyond, 429 with Retry-After.",
     )
     preview_window_s: float = Field(
         default=60,
         gt=0,
-        validation_alias=_env("HEADROOM_PREVIEW_WINDOW_S"),
         description="Sliding window, seconds, over which a user's previews are counted.",
     )
     metrics_token: str = Field(
         default="",
         repr=False,
-        validation_alias=_env("HEADROOM_METRICS_TOKEN"),
         description="Bearer token a Prometheus scraper sends to GET /metrics; empty means "
         "/metrics answers 401 to everyone.",
     )

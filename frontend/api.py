@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 from types import TracebackType
-from typing import Any, Self, TypedDict, cast
+from typing import Any, Self, TypedDict, Unpack, cast
 
 import httpx
 
@@ -112,6 +112,16 @@ class CsvExport(TypedDict):
     filename: str
     content: str
     truncated: bool  # only with a limit: rows were left out (X-Headroom-Truncated)
+
+
+class _SendOptions(TypedDict, total=False):
+    """What a request may carry besides its method and path (``ApiClient._send``'s
+    keywords), typed once for the methods that pass them on."""
+
+    json: Any
+    params: Mapping[str, str] | None
+    headers: Mapping[str, str] | None
+    timeout_s: float | None
 
 
 class ApiError(Exception):
@@ -409,21 +419,10 @@ class ApiClient:
 
     # -- plumbing --------------------------------------------------------------------
 
-    def _request(
-        self,
-        method: str,
-        path: str,
-        *,
-        json: Any = None,
-        params: Mapping[str, str] | None = None,
-        headers: Mapping[str, str] | None = None,
-        timeout_s: float | None = None,
-    ) -> Any:
-        """The decoded body (None when empty), or ``ApiError``; ``timeout_s`` overrides the
-        client's timeout for this request."""
-        response = self._send(
-            method, path, json=json, params=params, headers=headers, timeout_s=timeout_s
-        )
+    def _request(self, method: str, path: str, **options: Unpack[_SendOptions]) -> Any:
+        """The decoded body (None when empty), or ``ApiError``; ``options`` as ``_send``
+        takes them."""
+        response = self._send(method, path, **options)
         if response.status_code == httpx.codes.NO_CONTENT or not response.content:
             return None
         return _json_or_error(response)
@@ -438,7 +437,8 @@ class ApiClient:
         headers: Mapping[str, str] | None = None,
         timeout_s: float | None = None,
     ) -> httpx.Response:
-        """The successful response, or ``ApiError``."""
+        """The successful response, or ``ApiError``; ``timeout_s`` overrides the client's
+        timeout for this request."""
         timeout = httpx.USE_CLIENT_DEFAULT if timeout_s is None else httpx.Timeout(timeout_s)
         try:
             response = self._http.request(

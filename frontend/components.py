@@ -9,8 +9,9 @@ from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 import dash_bootstrap_components as dbc
-from dash import html
+from dash import ctx, html
 from dash.development.base_component import Component
+from dash.exceptions import PreventUpdate
 
 from frontend import session
 from frontend.api import ApiError, Role, error_text
@@ -85,10 +86,16 @@ def form_number(value: Any) -> float | None:
 
 
 def labelled_field(
-    prefix: str, field: str, label: str, control: Component, hint: str | None = None
+    prefix: str,
+    field: str,
+    label: str,
+    control: Component,
+    hint: str | None = None,
+    **column: Any,
 ) -> dbc.Col:
     """A form column: the label, ``control`` (whose id must be ``<prefix>-<field>``), the
-    message about the field (``<prefix>-<field>-feedback``) and an optional hint.
+    message about the field (``<prefix>-<field>-feedback``) and an optional hint;
+    ``column`` goes to the ``dbc.Col`` (its width, e.g. ``md=3``).
 
     The message is always displayed ("d-block"): a select or a textarea is not always
     marked invalid by Bootstrap, and an empty message takes no room.
@@ -99,7 +106,8 @@ def labelled_field(
             control,
             html.Div(id=f"{prefix}-{field}-feedback", className="invalid-feedback d-block"),
             *([dbc.FormText(hint, id=f"{prefix}-{field}-hint")] if hint else []),
-        ]
+        ],
+        **column,
     )
 
 
@@ -122,6 +130,43 @@ def edit_delete_buttons(edit_type: str, delete_type: str, index: int) -> list[Co
         row_button("Edit", edit_type, index, "outline-primary", class_name="me-2"),
         delete_button(delete_type, index),
     ]
+
+
+def clicked_button() -> dict[str, Any]:
+    """The pattern-matching id (``{type, index, …}``) of the table button whose click
+    fired the running callback.
+
+    Every re-render of a table re-creates its buttons, which fires their callbacks with
+    ``n_clicks`` None: that is not a click, and the callback stops (``PreventUpdate``).
+    """
+    if not isinstance(ctx.triggered_id, dict) or not ctx.triggered[0]["value"]:
+        raise PreventUpdate
+    return dict(ctx.triggered_id)
+
+
+def clicked_index() -> int:
+    """The ``index`` (the row's id) of the button ``clicked_button`` names."""
+    return int(clicked_button()["index"])
+
+
+def table_page_head(title: str, prefix: str, *intro: Component) -> list[Component]:
+    """The top of a page built around one table: its heading, any ``intro``, the places of
+    the alerts about its actions (``<prefix>-alert``) and about loading it
+    (``<prefix>-load-alert``), and the table's (``<prefix>-table``)."""
+    return [
+        html.H2(title),
+        *intro,
+        html.Div(id=f"{prefix}-alert"),
+        html.Div(id=f"{prefix}-load-alert"),
+        html.Div(id=f"{prefix}-table"),
+    ]
+
+
+def no_rows_yet(nothing: str, can_add: bool, add_hint: str, operator_hint: str) -> Component:
+    """What a table with no rows shows: ``nothing`` ("No classes yet."), then how to add
+    one: ``add_hint`` for a user whose role may, else ``operator_hint`` (who can)."""
+    hint = add_hint if can_add else operator_hint
+    return html.P(f"{nothing} {hint}", className="text-muted")
 
 
 def data_table(headings: Sequence[str], rows: Sequence[Component], table_id: str) -> Component:

@@ -103,31 +103,13 @@ def compare_figure(
         by_name = {c["class_name"]: c for c in run}
         ratios = [target_ratio(by_name[n]) if n in by_name else None for n in names]
         losses = [_value(by_name[n], "loss_fraction") if n in by_name else None for n in names]
-        fig.add_trace(
-            go.Bar(
-                x=names,
-                y=ratios,
-                name=label,
-                legendgroup=label,
-                marker_color=color,
-                hovertemplate="%{x}: %{y:.2f}× target<extra>" + label + "</extra>",
-            ),
-            row=1,
-            col=1,
-        )
-        fig.add_trace(
-            go.Bar(
-                x=names,
-                y=losses,
-                name=label,
-                legendgroup=label,
-                showlegend=False,
-                marker_color=color,
-                hovertemplate="%{x}: %{y:.1%}<extra>" + label + "</extra>",
-            ),
-            row=1,
-            col=2,
-        )
+        for col, values, value_format in ((1, ratios, "%{y:.2f}× target"), (2, losses, "%{y:.1%}")):
+            # The run is named once in the legend, by its left-hand bar (None: the default).
+            legend = None if col == 1 else False
+            bar = _bar(
+                names, values, label, color, value_format, legendgroup=label, showlegend=legend
+            )
+            fig.add_trace(bar, row=1, col=col)
     fig.add_hline(y=1.0, line={"color": "#d62728", "dash": "dash", "width": 1}, row=1, col=1)
     fig.update_layout(
         title={"text": "Runs compared", "x": 0, "xanchor": "left"},
@@ -156,16 +138,28 @@ def _bars(
         values = [_value(c, key) for c in classes]
         if any(v is not None for v in values):
             drawn = True
-            fig.add_trace(
-                go.Bar(
-                    x=names,
-                    y=values,
-                    name=label,
-                    marker_color=color,
-                    hovertemplate=f"%{{x}}: {value_format}<extra>{label}</extra>",
-                )
-            )
+            fig.add_trace(_bar(names, values, label, color, value_format))
     return drawn
+
+
+def _bar(
+    names: Sequence[str],
+    values: Sequence[float | None],
+    label: str,
+    color: str,
+    value_format: str,
+    **more: object,
+) -> go.Bar:
+    """One bar per class name, named ``label`` in the legend and in the hover text, which
+    shows the class and its value as ``value_format`` (``"%{y:.1%}"``) says."""
+    return go.Bar(
+        x=names,
+        y=values,
+        name=label,
+        marker_color=color,
+        hovertemplate=f"%{{x}}: {value_format}<extra>{label}</extra>",
+        **more,
+    )
 
 
 def _base(title: str, y_title: str) -> go.Figure:

@@ -35,14 +35,6 @@ KIND_LABELS: dict[str, str] = {
 }
 
 
-def _choices(model: type[Window] | type[WindowAggregateOp], name: str) -> tuple[str, ...]:
-    return tuple(str(value) for value in get_args(model.model_fields[name].annotation))
-
-
-def _default(model: type[Window] | type[WindowAggregateOp], name: str) -> str:
-    return str(model.model_fields[name].default)
-
-
 @dataclass(frozen=True)
 class OperatorField:
     """One form control of an operator row.
@@ -66,6 +58,27 @@ class OperatorField:
     placeholder: str = ""
 
 
+def _format_choice(
+    key: str,
+    label: str,
+    kinds: frozenset[str],
+    model: type[Window] | type[WindowAggregateOp],
+    name: str,
+) -> OperatorField:
+    """A ``choice`` field offering the values of the format's field ``name`` of ``model``
+    (a ``Literal``), empty meaning that field's default: the form then offers no choice
+    the API does not know, and names the default the API applies."""
+    field = model.model_fields[name]
+    return OperatorField(
+        key,
+        label,
+        kinds,
+        "choice",
+        choices=tuple(str(value) for value in get_args(field.annotation)),
+        default_label=f"{field.default} (default)",
+    )
+
+
 def _kinds(*kinds: str) -> frozenset[str]:
     return frozenset(kinds)
 
@@ -85,14 +98,7 @@ OPERATOR_FIELDS: tuple[OperatorField, ...] = (
     OperatorField(
         "right", "Right input", _kinds("window_join"), placeholder="stream or query:name"
     ),
-    OperatorField(
-        "window.type",
-        "Window",
-        _kinds("window_aggregate"),
-        "choice",
-        choices=_choices(Window, "type"),
-        default_label=f"{_default(Window, 'type')} (default)",
-    ),
+    _format_choice("window.type", "Window", _kinds("window_aggregate"), Window, "type"),
     OperatorField(
         "window.size_s", "Window size (s)", _kinds("window_aggregate", "window_join"), "number"
     ),
@@ -103,13 +109,8 @@ OPERATOR_FIELDS: tuple[OperatorField, ...] = (
         "number",
         placeholder="sliding windows",
     ),
-    OperatorField(
-        "function",
-        "Function",
-        _kinds("window_aggregate"),
-        "choice",
-        choices=_choices(WindowAggregateOp, "function"),
-        default_label=f"{_default(WindowAggregateOp, 'function')} (default)",
+    _format_choice(
+        "function", "Function", _kinds("window_aggregate"), WindowAggregateOp, "function"
     ),
     OperatorField("column", "Column", _kinds("window_aggregate"), placeholder="value (default)"),
     OperatorField(

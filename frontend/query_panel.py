@@ -24,6 +24,7 @@ from frontend import session
 from frontend.actions import queries as actions
 from frontend.api import Role
 from frontend.auth import CHANGE_ROLE, can_change, needs_role_hint
+from frontend.components import clicked_index
 from frontend.context import api_client
 from frontend.operators import DEFAULT_KIND
 from frontend.query_editor import (
@@ -199,14 +200,12 @@ def _load_table(class_value: str | None, _changed: int) -> tuple[Component, Comp
     prevent_initial_call=True,
 )
 def _delete(_clicks: list[int | None], class_value: str | None, changed: int) -> tuple[Any, int]:
-    # Re-rendering the table re-creates the buttons and fires this with n_clicks None.
-    if not isinstance(ctx.triggered_id, dict) or not ctx.triggered[0]["value"]:
-        raise PreventUpdate
+    query_id = clicked_index()
     class_id = actions.as_class_id(class_value)
     if class_id is None:
         raise PreventUpdate
     with api_client() as api:
-        alert = actions.delete_query(api, class_id, int(ctx.triggered_id["index"]))
+        alert = actions.delete_query(api, class_id, query_id)
     return alert, changed + 1
 
 

@@ -36,6 +36,7 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from backend.api.body_limits import PARSED_BODY_KEY, THREAD_PARSE_BYTES, RouteLimits
+from backend.api.middleware import HttpMiddleware
 from backend.errors import clip, cut, readable
 
 MAX_JSON_DEPTH = 32
@@ -232,18 +233,15 @@ def check_query_and_path(scope: Scope) -> None:
             )
 
 
-class BodyGuard:
+class BodyGuard(HttpMiddleware):
     """Pure ASGI middleware applying each route's body limit and the rules above to every
     HTTP request."""
 
     def __init__(self, app: ASGIApp, limits: RouteLimits) -> None:
-        self.app = app
+        super().__init__(app)
         self.limits = limits
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
             check_query_and_path(scope)
         except BadInput as bad:

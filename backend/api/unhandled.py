@@ -14,21 +14,17 @@ from __future__ import annotations
 import logging
 
 from starlette.responses import JSONResponse
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
+
+from backend.api.middleware import HttpMiddleware
 
 log = logging.getLogger(__name__)
 
 
-class UnhandledErrors:
+class UnhandledErrors(HttpMiddleware):
     """Plain ASGI middleware (no ``BaseHTTPMiddleware``: it would buffer every answer)."""
 
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
         started = False
 
         async def tracking_send(message: Message) -> None:

@@ -29,6 +29,7 @@ from prometheus_client import (
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from backend.api.deps import SettingsDep
+from backend.api.middleware import HttpMiddleware
 from spark_runner.contract.samples import MetricSample
 
 CLASS_LABELS = ("job", "query_class")
@@ -43,35 +44,20 @@ class Monitor:
             [*CLASS_LABELS, "stat"],
             registry=self.registry,
         )
-        self.delay_target = Gauge(
-            "headroom_class_delay_target_seconds",
-            "Delay target of the class.",
-            CLASS_LABELS,
-            registry=self.registry,
+        self.delay_target = self._class_gauge(
+            "headroom_class_delay_target_seconds", "Delay target of the class."
         )
-        self.headroom = Gauge(
-            "headroom_class_headroom",
-            "The load manager's capacity estimate L_C (s/s).",
-            CLASS_LABELS,
-            registry=self.registry,
+        self.headroom = self._class_gauge(
+            "headroom_class_headroom", "The load manager's capacity estimate L_C (s/s)."
         )
-        self.shed_fraction = Gauge(
-            "headroom_class_shed_fraction",
-            "Share of arriving tuples dropped.",
-            CLASS_LABELS,
-            registry=self.registry,
+        self.shed_fraction = self._class_gauge(
+            "headroom_class_shed_fraction", "Share of arriving tuples dropped."
         )
-        self.capacity_usage = Gauge(
-            "headroom_class_capacity_usage",
-            "Load over capacity share (u = L / L_C).",
-            CLASS_LABELS,
-            registry=self.registry,
+        self.capacity_usage = self._class_gauge(
+            "headroom_class_capacity_usage", "Load over capacity share (u = L / L_C)."
         )
-        self.arrival_rate = Gauge(
-            "headroom_class_arrival_rate",
-            "Arriving tuples per second.",
-            CLASS_LABELS,
-            registry=self.registry,
+        self.arrival_rate = self._class_gauge(
+            "headroom_class_arrival_rate", "Arriving tuples per second."
         )
         self.samples = Counter(
             "headroom_metric_samples_ingested",
@@ -91,6 +77,10 @@ class Monitor:
             registry=self.registry,
             buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5),
         )
+
+    def _class_gauge(self, name: str, documentation: str) -> Gauge:
+        """A gauge of this registry with one value per job and class."""
+        return Gauge(name, documentation, CLASS_LABELS, registry=self.registry)
 
     def observe_samples(
         self, job_id: int, samples: Iterable[MetricSample], targets: dict[str, float]
@@ -122,22 +112,14 @@ class Monitor:
         return Response(generate_latest(self.registry), media_type=CONTENT_TYPE_LATEST)
 
 
-class RequestMetrics:
-    """Counts and times every HTTP request by method, route template and status.
-
-    A plain ASGI middleware: Starlette's ``BaseHTTPMiddleware`` (``@app.middleware``)
-    runs every request through an extra task and memory stream, which cost more than
-    the counting itself.
-    """
+class RequestMetrics(HttpMiddleware):
+    """Counts and times every HTTP request by method, route template and status."""
 
     def __init__(self, app: ASGIApp, monitor: Monitor) -> None:
-        self.app = app
+        super().__init__(app)
         self.monitor = monitor
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
         started = time.perf_counter()
         status = 500  # what the client gets if the app raises before answering
 

@@ -35,6 +35,7 @@ from frontend.components import (
     format_number,
     format_timestamp,
     loaded_table,
+    no_rows_yet,
     success_alert,
 )
 from frontend.managers import format_params, parse_params
@@ -283,8 +284,9 @@ def load_classes_table(
 
 def render_classes_table(classes: Sequence[QueryClass], *, can_delete: bool = True) -> Component:
     if not classes:
-        hint = "Create one below." if can_delete else "An operator can create them."
-        return html.P(f"No classes yet. {hint}", className="text-muted")
+        return no_rows_yet(
+            "No classes yet.", can_delete, "Create one below.", "An operator can create them."
+        )
     rows = [
         html.Tr(
             [

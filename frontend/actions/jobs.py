@@ -46,6 +46,7 @@ from frontend.components import (
     format_number,
     format_timestamp,
     is_blank,
+    no_rows_yet,
     row_button,
     status_badge,
     success_alert,
@@ -548,8 +549,9 @@ JOB_TABLE_HEADS = (
 
 def render_jobs_table(jobs: Sequence[Job], *, can_control: bool = True) -> Component:
     if not jobs:
-        hint = "Start one below." if can_control else "An operator can start one."
-        return html.P(f"No jobs yet. {hint}", className="text-muted")
+        return no_rows_yet(
+            "No jobs yet.", can_control, "Start one below.", "An operator can start one."
+        )
     rows: list[Component] = []
     for job in sorted(jobs, key=lambda j: j["id"], reverse=True):
         rows.append(_job_row(job, can_control=can_control))

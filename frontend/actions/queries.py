@@ -25,6 +25,7 @@ from frontend.components import (
     error_alert,
     format_timestamp,
     loaded_table,
+    no_rows_yet,
     success_alert,
 )
 from frontend.query_errors import QueryFeedback, error_items, place
@@ -246,11 +247,11 @@ def operators_summary(operators: Sequence[Any]) -> str:
 
 def render_queries_table(queries: Sequence[ContinuousQuery], *, can_change: bool) -> Component:
     if not queries:
-        hint = "Write one below." if can_change else "An operator can add them."
-        return html.P(
-            f"No continuous queries in this class yet (a job runs one generated filter "
-            f"for it). {hint}",
-            className="text-muted",
+        return no_rows_yet(
+            "No continuous queries in this class yet (a job runs one generated filter for it).",
+            can_change,
+            "Write one below.",
+            "An operator can add them.",
         )
     heads = ("ID", "Name", "Source", "Shared", "Operators", "Spec", "Updated (UTC)", "")
     rows = [_query_row(query, can_change=can_change) for query in queries]

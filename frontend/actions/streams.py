@@ -32,6 +32,7 @@ from frontend.components import (
     error_alert,
     format_timestamp,
     loaded_table,
+    no_rows_yet,
     success_alert,
 )
 from frontend.query_errors import error_items
@@ -154,8 +155,12 @@ def load_streams_table(
 
 def render_streams_table(streams: Sequence[Stream], *, can_delete: bool = True) -> Component:
     if not streams:
-        hint = "Declare one below." if can_delete else "An operator can declare them."
-        return html.P(f"No streams declared yet. {hint}", className="text-muted")
+        return no_rows_yet(
+            "No streams declared yet.",
+            can_delete,
+            "Declare one below.",
+            "An operator can declare them.",
+        )
     rows = [
         html.Tr(
             [

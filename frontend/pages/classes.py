@@ -14,14 +14,19 @@ import dash
 import dash_bootstrap_components as dbc
 from dash import ALL, Input, Output, State, callback, ctx, dcc, html
 from dash.development.base_component import Component
-from dash.exceptions import PreventUpdate
 
 from frontend import query_panel, session
 from frontend.actions import classes as actions
 from frontend.actions.tuning import FLAG_FIELDS, setting_label
 from frontend.api import Manager, Role
 from frontend.auth import can_change
-from frontend.components import change_section, error_alert, role_layouts
+from frontend.components import (
+    change_section,
+    clicked_index,
+    error_alert,
+    role_layouts,
+    table_page_head,
+)
 from frontend.context import api_client
 from frontend.managers import default_manager, manager_options, params_hint, read_catalogue
 from spark_runner.core.class_settings import SETTINGS
@@ -270,10 +275,7 @@ def layout_for(role: Role | None) -> html.Div:
     )
     return html.Div(
         [
-            html.H2("Query classes"),
-            html.Div(id="classes-alert"),
-            html.Div(id="classes-load-alert"),
-            html.Div(id="classes-table"),
+            *table_page_head("Query classes", "classes"),
             dcc.Store(id="classes-created", data=0),
             dcc.Store(id="classes-deleted", data=0),
             *create,
@@ -358,11 +360,8 @@ def _manager_hint(kind: str | None, managers: list[Manager] | None) -> str:
     prevent_initial_call=True,
 )
 def _delete(_n_clicks: list[int | None], deleted: int) -> tuple[Component, int]:
-    # Re-rendering the table re-creates the buttons and fires this with n_clicks None.
-    if not isinstance(ctx.triggered_id, dict) or not ctx.triggered[0]["value"]:
-        raise PreventUpdate
     with api_client() as api:
-        alert = actions.delete_class(api, int(ctx.triggered_id["index"]))
+        alert = actions.delete_class(api, clicked_index())
     return alert, deleted + 1
 
 
@@ -378,10 +377,7 @@ def _delete(_n_clicks: list[int | None], deleted: int) -> tuple[Component, int]:
     prevent_initial_call=True,
 )
 def _open_edit(clicks: list[int | None]) -> dict[str, Any]:
-    # Re-rendering the table re-creates the buttons and fires this with n_clicks None.
-    if not isinstance(ctx.triggered_id, dict) or not ctx.triggered[0]["value"]:
-        raise PreventUpdate
-    class_id = int(ctx.triggered_id["index"])
+    class_id = clicked_index()
     with api_client() as api:
         values, alert = actions.load_edit_values(api, class_id)
     if alert is not None:

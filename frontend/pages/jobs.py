@@ -14,15 +14,22 @@ from typing import Any
 
 import dash
 import dash_bootstrap_components as dbc
-from dash import ALL, Input, Output, State, callback, ctx, dcc, html
+from dash import ALL, Input, Output, State, callback, dcc, html
 from dash.development.base_component import Component
-from dash.exceptions import PreventUpdate
 
 from frontend import polling, session
 from frontend.actions import jobs as actions
 from frontend.api import Role
 from frontend.auth import can_change
-from frontend.components import change_section, error_alert, role_layouts
+from frontend.components import (
+    change_section,
+    clicked_button,
+    clicked_index,
+    error_alert,
+    labelled_field,
+    role_layouts,
+    table_page_head,
+)
 from frontend.context import api_client
 from frontend.managers import manager_options, read_catalogue
 
@@ -141,19 +148,15 @@ def _start_form() -> dbc.Form:
                         form.redistribution_placeholder,
                         "Control periods between capacity redistributions.",
                     ),
-                    dbc.Col(
-                        [
-                            dbc.Label("Mode", html_for="job-recommend_only"),
-                            dbc.Switch(
-                                id="job-recommend_only",
-                                label="recommend only (shed nothing)",
-                                value=False,
-                            ),
-                            html.Div(
-                                id="job-recommend_only-feedback",
-                                className="invalid-feedback d-block",
-                            ),
-                        ],
+                    labelled_field(
+                        "job",
+                        "recommend_only",
+                        "Mode",
+                        dbc.Switch(
+                            id="job-recommend_only",
+                            label="recommend only (shed nothing)",
+                            value=False,
+                        ),
                         md=3,
                     ),
                 ],
@@ -237,10 +240,7 @@ def layout_for(role: Role | None) -> html.Div:
     )
     return html.Div(
         [
-            html.H2("Jobs"),
-            html.Div(id="jobs-alert"),
-            html.Div(id="jobs-load-alert"),
-            html.Div(id="jobs-table"),
+            *table_page_head("Jobs", "jobs"),
             *polling.components(JOBS_POLL, REFRESH_INTERVAL_MS),
             dcc.Store(id="jobs-fingerprint", data=None),
             dcc.Store(id="jobs-started", data=0),
@@ -404,17 +404,6 @@ def _start(
     }
 
 
-def _clicked_id() -> int:
-    """The job id of the pattern-matched button that was really clicked.
-
-    Every table refresh re-creates the buttons, which fires the callbacks with
-    ``n_clicks`` None: that is not a click.
-    """
-    if not isinstance(ctx.triggered_id, dict) or not ctx.triggered[0]["value"]:
-        raise PreventUpdate
-    return int(ctx.triggered_id["index"])
-
-
 @callback(
     Output("jobs-alert", "children"),
     Output("jobs-changed", "data"),
@@ -426,8 +415,9 @@ def _clicked_id() -> int:
 def _control(
     _stops: list[int | None], _restarts: list[int | None], changed: int
 ) -> tuple[Component, int]:
-    job_id = _clicked_id()
-    restart = ctx.triggered_id["type"] == actions.RESTART_BUTTON_TYPE
+    button = clicked_button()
+    job_id = int(button["index"])
+    restart = button["type"] == actions.RESTART_BUTTON_TYPE
     with api_client() as api:
         alert = actions.restart_job(api, job_id) if restart else actions.stop_job(api, job_id)
     return alert, changed + 1
@@ -440,7 +430,7 @@ def _control(
     prevent_initial_call=True,
 )
 def _open_log(_n_clicks: list[int | None]) -> tuple[int, bool]:
-    return _clicked_id(), True
+    return clicked_index(), True
 
 
 @callback(

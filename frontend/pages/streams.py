@@ -11,15 +11,20 @@ from typing import Any
 
 import dash
 import dash_bootstrap_components as dbc
-from dash import ALL, Input, Output, State, callback, ctx, dcc, html
+from dash import ALL, Input, Output, State, callback, dcc, html
 from dash.development.base_component import Component
-from dash.exceptions import PreventUpdate
 
 from frontend import session
 from frontend.actions import streams as actions
 from frontend.api import Role
 from frontend.auth import can_change
-from frontend.components import change_section, labelled_field, role_layouts
+from frontend.components import (
+    change_section,
+    clicked_index,
+    labelled_field,
+    role_layouts,
+    table_page_head,
+)
 from frontend.context import api_client
 
 dash.register_page(  # type: ignore[no-untyped-call]  # unannotated in dash
@@ -86,15 +91,16 @@ def layout_for(role: Role | None) -> html.Div:
     )
     return html.Div(
         [
-            html.H2("Streams"),
-            html.P(
-                "The columns a stream's tuples carry; queries reading it by name are checked "
-                "against them. A stream declared nowhere has key (long) and value (double).",
-                className="text-muted",
+            *table_page_head(
+                "Streams",
+                "streams",
+                html.P(
+                    "The columns a stream's tuples carry; queries reading it by name are "
+                    "checked against them. A stream declared nowhere has key (long) and value "
+                    "(double).",
+                    className="text-muted",
+                ),
             ),
-            html.Div(id="streams-alert"),
-            html.Div(id="streams-load-alert"),
-            html.Div(id="streams-table"),
             dcc.Store(id="streams-changed", data=0),
             *declare,
         ]
@@ -148,9 +154,6 @@ def _declare(n_submit: int | None, values: dict[str, Any], changed: int) -> dict
     prevent_initial_call=True,
 )
 def _delete(_n_clicks: list[int | None], changed: int) -> tuple[Component, int]:
-    # Re-rendering the table re-creates the buttons and fires this with n_clicks None.
-    if not isinstance(ctx.triggered_id, dict) or not ctx.triggered[0]["value"]:
-        raise PreventUpdate
     with api_client() as api:
-        alert = actions.delete_stream(api, int(ctx.triggered_id["index"]))
+        alert = actions.delete_stream(api, clicked_index())
     return alert, changed + 1

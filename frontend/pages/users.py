@@ -9,15 +9,14 @@ from typing import Any
 
 import dash
 import dash_bootstrap_components as dbc
-from dash import ALL, Input, Output, State, callback, ctx, dcc, html
+from dash import ALL, Input, Output, State, callback, dcc, html
 from dash.development.base_component import Component
-from dash.exceptions import PreventUpdate
 
 from frontend import session
 from frontend.actions import users as actions
 from frontend.api import ROLES, Role
 from frontend.auth import ADMIN_ROLE, is_admin, needs_role_hint
-from frontend.components import labelled_field, role_layouts
+from frontend.components import clicked_button, labelled_field, role_layouts, table_page_head
 from frontend.context import api_client
 
 dash.register_page(  # type: ignore[no-untyped-call]  # unannotated in dash
@@ -76,10 +75,7 @@ def layout_for(role: Role | None) -> html.Div:
         )
     return html.Div(
         [
-            html.H2("Users"),
-            html.Div(id="users-alert"),
-            html.Div(id="users-load-alert"),
-            html.Div(id="users-table"),
+            *table_page_head("Users", "users"),
             dcc.Store(id="users-changed", data=0),
             html.H4("New user", className="mt-4"),
             html.Div(id="user-form-alert"),
@@ -148,10 +144,7 @@ def _create(
     prevent_initial_call=True,
 )
 def _change(_roles: list[int | None], _actives: list[int | None], changed: int) -> tuple[Any, int]:
-    # Re-rendering the table re-creates the controls and fires this with n_clicks None.
-    if not isinstance(ctx.triggered_id, dict) or not ctx.triggered[0]["value"]:
-        raise PreventUpdate
-    target = ctx.triggered_id
+    target = clicked_button()
     with api_client() as api:
         if target["type"] == actions.ROLE_ITEM_TYPE:
             alert = actions.change_role(api, int(target["index"]), str(target["role"]))
