@@ -39,7 +39,7 @@ from frontend.components import (
     success_alert,
 )
 from frontend.managers import format_params, parse_params
-from spark_runner.core.class_settings import CLASS_SETTINGS, SETTINGS
+from spark_runner.core.class_settings import CLASS_SETTINGS, SETTINGS, ClassSetting
 from spark_runner.core.thresholds import TAUS
 
 EDIT_FIELDS: tuple[str, ...] = tuple(s.name for s in CLASS_SETTINGS if s.type is not bool)
@@ -55,19 +55,15 @@ MISSING_MESSAGES: dict[str, str] = {
 }
 DELETE_BUTTON_TYPE = "class-delete"
 EDIT_BUTTON_TYPE = "class-edit"
+TABLE_SETTINGS: tuple[ClassSetting, ...] = tuple(
+    s for s in CLASS_SETTINGS if s.name != "manager_params"
+)
+"""The settings the classes table shows, a column each (the manager's parameters show
+beside its name)."""
 CLASS_TABLE_HEADS = (
     "ID",
     "Name",
-    "Priority",
-    "Delay target (s)",
-    "τ0",
-    "τ1",
-    "τ2",
-    "τ3",
-    "Manager",
-    "Reserve",
-    "Max lend",
-    "Catch up",
+    *(f"{s.label} ({s.unit})" if s.unit else s.label for s in TABLE_SETTINGS),
     "Updated (UTC)",
     "",
 )
@@ -292,16 +288,7 @@ def render_classes_table(classes: Sequence[QueryClass], *, can_delete: bool = Tr
             [
                 html.Td(str(cls["id"])),
                 html.Td(cls["name"]),
-                html.Td(format_number(cls["priority"])),
-                html.Td(format_number(cls["delay_target_s"])),
-                *(
-                    html.Td(format_number(tau))
-                    for tau in (cls["tau0"], cls["tau1"], cls["tau2"], cls["tau3"])
-                ),
-                html.Td(manager_cell(cls)),
-                html.Td(format_number(cls["reserve_fraction"])),
-                html.Td(format_number(cls["max_lend_fraction"])),
-                html.Td("yes" if cls["catch_up"] else "no"),
+                *(html.Td(_setting_cell(cls, setting)) for setting in TABLE_SETTINGS),
                 html.Td(format_timestamp(cls["updated_at"])),
                 html.Td(
                     edit_delete_buttons(EDIT_BUTTON_TYPE, DELETE_BUTTON_TYPE, cls["id"])
@@ -315,6 +302,17 @@ def render_classes_table(classes: Sequence[QueryClass], *, can_delete: bool = Tr
         for cls in classes
     ]
     return data_table(CLASS_TABLE_HEADS, rows, "classes-table-grid")
+
+
+def _setting_cell(cls: QueryClass, setting: ClassSetting) -> Component | str | list[Any]:
+    """One class's value of a table setting: the manager with its parameters, yes/no for
+    a flag, a number otherwise."""
+    if setting.name == "manager":
+        return manager_cell(cls)
+    value = cast(Mapping[str, Any], cls)[setting.name]
+    if setting.type is bool:
+        return "yes" if value else "no"
+    return format_number(value)
 
 
 def manager_cell(cls: QueryClass) -> list[Component | str]:

@@ -6,6 +6,7 @@ import pytest
 
 from frontend.actions.classes import (
     CLASS_FIELDS,
+    CLASS_TABLE_HEADS,
     DELETE_BUTTON_TYPE,
     EDIT_BUTTON_TYPE,
     build_create_body,
@@ -118,6 +119,20 @@ def test_table_lists_classes_with_a_delete_button_each(api, real_api):
         {"type": EDIT_BUTTON_TYPE, "index": clicks["id"]},
         {"type": DELETE_BUTTON_TYPE, "index": clicks["id"]},
     ]
+
+
+def test_the_table_has_a_column_per_declared_setting(api, real_api):
+    """The columns come from the settings declaration: a setting added there shows, with
+    its value, without a line here (max_shed_fraction, the newest)."""
+    audit = real_api.add_class("audit", 2.0, 4.0, max_shed_fraction=0.25, catch_up=True)
+    table, _alert = load_classes_table(api)
+    heads = [text(h) for h in of_type(table, "Th")]
+    assert heads == list(CLASS_TABLE_HEADS)
+    assert "Max shed fraction" in heads and "Catch up at start" in heads
+    cells = [text(c) for c in of_type(find(table, f"class-row-{audit['id']}"), "Td")]
+    assert len(cells) == len(heads)
+    assert cells[heads.index("Max shed fraction")] == "0.25"
+    assert cells[heads.index("Catch up at start")] == "yes"
 
 
 def test_empty_table_and_unreachable_api(api, dead_url):
