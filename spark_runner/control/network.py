@@ -140,13 +140,10 @@ def declare_statistics(model: LoadModel, network: Network) -> None:
     )
 
 
-def build_network(scenario: Scenario) -> Network:
-    """Build the network of a validated scenario."""
-    priorities = {c.name: c.priority for c in scenario.classes}
-    streams = {s.name: s for s in scenario.streams}
+def _segment_classes(scenario: Scenario) -> dict[str, set[str]]:
+    """The classes using each shared segment, transitively through segments feeding
+    segments (as a source or a join's right input)."""
     segments = {s.name: s for s in scenario.shared_segments}
-
-    # classes using each segment, transitively through segments feeding segments
     seg_classes: dict[str, set[str]] = {name: set() for name in segments}
 
     def mark(name: str, cls: str) -> None:
@@ -165,7 +162,15 @@ def build_network(scenario: Scenario) -> Network:
             for op in query.operators:
                 if (right := right_input(op)) is not None:
                     mark(right, qc.name)
+    return seg_classes
 
+
+def build_network(scenario: Scenario) -> Network:
+    """Build the network of a validated scenario."""
+    priorities = {c.name: c.priority for c in scenario.classes}
+    streams = {s.name: s for s in scenario.streams}
+    segments = {s.name: s for s in scenario.shared_segments}
+    seg_classes = _segment_classes(scenario)
     nodes: dict[str, Node] = {}
     order: list[str] = []
     engine = scenario.engine

@@ -656,9 +656,7 @@ class DilosController:
                         start=actions[name] == HOLD_UNMANAGED,
                         own_share=self._params.policy == "relative",
                     )
-                    if self._params.redistribution_enabled
-                    and actions[name] != HOLD_CATCHING_UP
-                    and st.spec.max_shed_fraction >= 1.0
+                    if self._params.redistribution_enabled and actions[name] != HOLD_CATCHING_UP
                     else None
                 ),
             )
@@ -1172,12 +1170,14 @@ def _stale_rule(
     first like a feasible one (:func:`_stale_floor`). At
     a ``start`` (held at a first step) the floor and the margin, measured on the start's
     slow batches, are left out: only the tuples late whatever the floor are shed; a class
-    that catches up (``ClassSpec.catch_up``) sheds none there: it serves its backlog.
+    that catches up (``ClassSpec.catch_up``) sheds none there: it serves its backlog. A
+    class capped on shedding (``ClassSpec.max_shed_fraction`` below 1) sheds none: it
+    keeps its late tuples.
     ``own_share``: its queue is measured against its original share too, which comes back
     as soon as it needs it only under ``relative`` (:func:`_queue_capacity`); under
     ``absolute`` a class below a shedding one keeps its floor, and one at quota 0 kept a
     queue no batch served, each tuple of it late."""
-    if not st.manager.sheds or (start and st.spec.catch_up):
+    if not st.manager.sheds or st.spec.max_shed_fraction < 1.0 or (start and st.spec.catch_up):
         return None
     floor = _stale_floor(st, obs)
     if floor is None:
