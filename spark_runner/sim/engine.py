@@ -57,10 +57,13 @@ cost jitter, Pareto arrivals), so a scenario and a seed give the same results ev
 from __future__ import annotations
 
 import random
+from collections.abc import Callable, Sequence
 
+from spark_runner.contract.control import LiveConfig, TargetsInForce
 from spark_runner.control.actions import ActionLog
 from spark_runner.control.background import background_schedule
 from spark_runner.control.elastic import PoolControl, scaling_summary
+from spark_runner.control.live import apply_live_config
 from spark_runner.control.network import build_network, declare_statistics, expected_load
 from spark_runner.control.period import PeriodLoop
 from spark_runner.control.plane import ControlPlane, make_control_plane
@@ -68,6 +71,7 @@ from spark_runner.control.run import ClassTotals, RunOutput
 from spark_runner.core.elastic import sized_at_start
 from spark_runner.core.load_model import LoadModel
 from spark_runner.scenario.arrivals import build_schedule
+from spark_runner.scenario.compose import scenario_live_config
 from spark_runner.scenario.models import Scenario
 from spark_runner.sim.admission import Admission, Arrivals
 from spark_runner.sim.clock import Clock
@@ -77,12 +81,20 @@ from spark_runner.sim.state import PeriodCounters, RunAccounts, Work
 from spark_runner.sim.topology import Topology, build_topology
 from spark_runner.sim.turns import operator_turns
 
+LiveChange = tuple[float, LiveConfig]
+"""A live configuration to apply at the control step at or after its instant (s), as a
+running job applies a new version at its next control period; at 0 s or before, the run
+starts with it."""
+
 
 class Simulation:
-    """One run of a scenario. ``run()`` once; the result is deterministic given the seed."""
+    """One run of a scenario. ``run()`` once; the result is deterministic given the seed.
+    ``changes``: live configurations applied during the run (:data:`LiveChange`)."""
 
-    def __init__(self, scenario: Scenario) -> None:
+    def __init__(self, scenario: Scenario, changes: Sequence[LiveChange] = ()) -> None:
         self.scenario = scenario
+        self.live = scenario_live_config(scenario)
+        self.changes = sorted(changes, key=lambda change: change[0])
         self.network = build_network(scenario)
         self.load_model = LoadModel(self.network.graph, self.network.priorities)
         # the declared costs are the model's prior, as the Spark engine pushes its cost
@@ -101,12 +113,14 @@ class Simulation:
             for s in scenario.streams
         }
         self.background = background_schedule(scenario)
+        while self.changes and self.changes[0][0] <= 0.0:
+            self._apply(self.changes.pop(0)[1])
 
     def run(self) -> RunOutput:
         """Simulate the scenario to its end; what it produced."""
         sc, eng = self.scenario, self.scenario.engine
-        targets = {n: sc.query_class(n).delay_target_s for n in self.network.class_order}
-        topo = build_topology(self.network, self.load_model.plan, targets, eng)
+        targets = TargetsInForce(lambda: self.live)
+        topo = build_topology(self.network, self.load_model.plan, dict(targets), eng)
         n_classes, n_nodes = len(topo.names), len(topo.op_ids)
         work, accounts = Work.empty(n_nodes, n_classes), RunAccounts.empty(n_classes)
         counters = PeriodCounters(n_nodes, n_classes)
@@ -134,9 +148,14 @@ class Simulation:
             end_s=sc.duration_s,
         )
         action_log = ActionLog(targets, scaling.warmup_s if scaling is not None else 0.0)
-        loop = PeriodLoop(self.control, self.load_model, dict(targets))
+        loop = PeriodLoop(self.control, self.load_model, targets)
         step = PeriodStep(loop, admission, scheduler, clock, pool, action_log, eng)
-        house = _Housekeeping(sc, Arrivals(topo, self.schedules, admission), clock, pool, step)
+
+        def stepped(at: float, dt: float) -> None:
+            step(at, dt)
+            self._apply_due(at, topo)
+
+        house = _Housekeeping(sc, Arrivals(topo, self.schedules, admission), clock, pool, stepped)
         house(scheduler.run(house))  # the last period's control step and arrivals
         backlog, backlog_age = _backlog(topo, work, sc.duration_s)
         return RunOutput(
@@ -156,6 +175,17 @@ class Simulation:
             oracle=loop.oracle,
         )
 
+    def _apply_due(self, at: float, topo: Topology) -> None:
+        """Apply the changes due by the control step at ``at``; the operator turns then
+        judge outputs against the targets in force."""
+        while self.changes and self.changes[0][0] <= at + 1e-9:
+            self._apply(self.changes.pop(0)[1])
+            topo.targets[:] = [self.live.classes[name].delay_target_s for name in topo.names]
+
+    def _apply(self, new: LiveConfig) -> None:
+        apply_live_config(self.control, self.live, new)
+        self.live = new
+
 
 class _Housekeeping:
     """Between operator turns: stalls, the background schedule, executors coming up,
@@ -167,7 +197,7 @@ class _Housekeeping:
         arrivals: Arrivals,
         clock: Clock,
         pool: PoolControl | None,
-        step: PeriodStep,
+        step: Callable[[float, float], None],
     ) -> None:
         self.arrivals, self.clock, self.pool, self.step = arrivals, clock, pool, step
         self.tick_s = scenario.engine.tick_s

@@ -163,6 +163,7 @@ class PeriodStep:
         for k, name in enumerate(self.topo.names):
             classes[name] = {
                 **class_sample(name, dt, periods[name], outcome),
+                "mean_violation_s": rounded(c.viol_sum[k] / c.outputs[k]) if c.outputs[k] else None,
                 "shed_count": c.shed[k],
                 "stale_shed_count": c.stale[k],
                 "queue_length": int(outcome.observations[name].queue_length),

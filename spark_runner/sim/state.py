@@ -65,6 +65,8 @@ class PeriodCounters:
     outputs: list[int] = field(init=False)
     rt_sum: list[float] = field(init=False)
     rt_max: list[float] = field(init=False)
+    viol_sum: list[float] = field(init=False)
+    """Output tuples' violations, ``max(0, rt − D)`` summed, s."""
     class_busy: list[float] = field(init=False)
     free: list[float] = field(init=False)
     """Busy time taken while no class above wanted the processor."""
@@ -80,6 +82,7 @@ class PeriodCounters:
         self.n_in, self.n_out, self.src, self.point = [0] * n, [0] * n, [0] * n, [0] * n
         self.arrived, self.shed, self.stale, self.outputs = [0] * k, [0] * k, [0] * k, [0] * k
         self.rt_sum, self.rt_max, self.class_busy = [0.0] * k, [0.0] * k, [0.0] * k
+        self.viol_sum = [0.0] * k
         self.free, self.repaid, self.turn_max = [0.0] * k, [0.0] * k, [0.0] * k
 
     def reset(self) -> None:
@@ -90,7 +93,7 @@ class PeriodCounters:
         for k in range(self.classes):
             self.arrived[k] = self.shed[k] = self.stale[k] = self.outputs[k] = 0
             self.rt_sum[k] = self.rt_max[k] = self.class_busy[k] = self.turn_max[k] = 0.0
-            self.free[k] = self.repaid[k] = 0.0
+            self.free[k] = self.repaid[k] = self.viol_sum[k] = 0.0
         self.idle = 0.0
 
 

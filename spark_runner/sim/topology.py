@@ -21,7 +21,9 @@ class Topology:
     """Index arrays of one run's network (see the module docstring)."""
 
     names: tuple[str, ...]
-    targets: tuple[float, ...]
+    targets: list[float]
+    """Each class's delay target in force: a live change rewrites it in place (the
+    operator turns read it for every output)."""
     op_ids: list[str]
     owner: list[int]
     cost: list[float]
@@ -71,7 +73,7 @@ def build_topology(
             stream_nodes.setdefault(node.stream, []).append(i)
     return Topology(
         names=tuple(names),
-        targets=tuple(targets[n] for n in names),
+        targets=[targets[n] for n in names],
         op_ids=list(graph.ids),
         owner=owner,
         cost=[n.cost_s for n in network.nodes],

@@ -47,6 +47,7 @@ def operator_turns(
     gauss, exp, log10 = rng.gauss, math.exp, math.log10
     p_cnt, p_rt_sum, p_rt_max = counters.outputs, counters.rt_sum, counters.rt_max
     viol_sum, viol_max = admission.accounts.viol_sum, admission.accounts.viol_max
+    p_viol = counters.viol_sum
     hist = [t.histogram for t in admission.accounts.totals]
     targets = topo.targets
     forward = _forwarder(topo, admission, engine.run_span_s)
@@ -107,9 +108,11 @@ def operator_turns(
                 target = targets[sk]
                 if hi > target:
                     if lo >= target:
-                        viol_sum[sk] += out * (mean - target)
+                        late = out * (mean - target)
                     else:
-                        viol_sum[sk] += out * (hi - target) ** 2 / (2 * (hi - lo))
+                        late = out * (hi - target) ** 2 / (2 * (hi - lo))
+                    viol_sum[sk] += late
+                    p_viol[sk] += late
                     if hi - target > viol_max[sk]:  # noqa: PLR1730 - hot loop, no call
                         viol_max[sk] = hi - target
                 b = int(HIST_BINS_PER_DECADE * (log10(mean) - HIST_MIN_EXP)) if mean > 1e-6 else 0

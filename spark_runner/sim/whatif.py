@@ -4,13 +4,16 @@ in force and under a proposed one, before the proposal is applied.
 The replay is the job's own scenario with what the job measured in each control period
 (its metric samples) put in place of the scenario's assumptions:
 
-- **arrivals**: every stream arrives at the rate the class reading it measured in each
-  period (a step per period; a stream several classes read takes the first one's);
+- **arrivals**: every stream arrives at the rate measured in each period (a step per
+  period) by a class that reads it alone, or by one that reads several less the rates of
+  its other streams (a class counts the tuples of every stream it reads);
 - **costs**: each class's operators are scaled so that its path costs what the job
   measured per arriving tuple (``load / arrival_rate`` over the window; the scenario's
-  modelled costs keep their proportions). Both engines measure load in seconds of the
-  processor's work per second, so the simulated processor's capacity of 1 s/s is the
-  job's capacity;
+  modelled costs keep their proportions), then once more so that a first replay measures
+  that same cost (the job's figure includes its engine's per-batch costs, which the
+  simulator adds again). Both engines measure load in seconds of the processor's work
+  per second, so the simulated processor's capacity of 1 s/s is the job's capacity (a
+  process beside the job that took part of the machine is not replayed);
 - **control**: the scenario's own control settings, then the configuration (in force, or
   proposed) applied through the same live-update path a running job uses.
 
@@ -29,11 +32,9 @@ from statistics import median
 from typing import Any
 
 from spark_runner.contract.control import LiveConfig
-from spark_runner.control.live import apply_live_config
 from spark_runner.control.network import build_network
 from spark_runner.control.results import build_results
 from spark_runner.core.errors import ParameterError
-from spark_runner.scenario.compose import scenario_live_config
 from spark_runner.scenario.loader import scenario_from_dict
 from spark_runner.scenario.models import MAX_COST_PER_TUPLE_S, Scenario, operator_cost
 from spark_runner.sim.engine import Simulation
@@ -91,13 +92,13 @@ def what_if(
     if rate * (end - start) > MAX_REPLAY_TUPLES:
         start = end - max(MAX_REPLAY_TUPLES / rate, period)
     by_class = {n: [s for s in ss if float(s["t"]) > start] for n, ss in by_class.items()}
-    doc = _replay_document(document, by_class, start, end, period)
+    doc = _calibrated(_replay_document(document, by_class, start, end, period), current, by_class)
     scenario = scenario_from_dict(doc, source="what-if replay")  # frozen: both runs share it
     outcomes = {
         label: _run(scenario, config)
         for label, config in (("current", current), ("proposed", proposed))
     }
-    measured = {n: _measured(ss) for n, ss in by_class.items()}
+    measured = {n: measured_outcome(ss) for n, ss in by_class.items()}
     return WhatIf(end - start, measured, outcomes["current"], outcomes["proposed"])
 
 
@@ -111,50 +112,112 @@ def _replay_document(
     doc = copy.deepcopy(dict(document))
     doc["duration_s"] = round(end - start, 6)
     doc["control"] = {**doc.get("control", {}), "period_s": period}
-    readers = _stream_readers(doc)
+    rates = _stream_rates(_streams_read(doc), by_class)
     for stream in doc["streams"]:
-        measured = next((by_class[c] for c in readers.get(stream["name"], []) if c in by_class), [])
         steps = [
-            {
-                "at_s": round(max(float(s["t"]) - float(s["period_s"]) - start, 0.0), 6),
-                "rate_per_s": float(s["arrival_rate"]),
-            }
-            for s in measured
+            {"at_s": round(max(t - start, 0.0), 6), "rate_per_s": rate}
+            for t, rate in sorted(rates.get(stream["name"], {}).items())
         ]
         if steps:
             steps[0]["at_s"] = 0.0
             stream["arrival"] = {"kind": "step", "steps": _distinct_instants(steps)}
+    paths = build_network(scenario_from_dict(copy.deepcopy(doc))).longest_paths()
+    factors = {
+        name: _cost_per_tuple(samples) / paths[name][0]
+        for name, samples in by_class.items()
+        if _cost_per_tuple(samples) > 0.0 and paths.get(name, (0.0, 0))[0] > 0.0
+    }
+    return _scaled(doc, factors)
+
+
+def _calibrated(
+    doc: dict[str, Any], config: LiveConfig, by_class: Mapping[str, Sequence[Mapping[str, Any]]]
+) -> dict[str, Any]:
+    """``doc`` with each class's costs scaled once more so that the replay measures the
+    cost per arriving tuple the job measured: the job's figure includes what its engine
+    spends per batch, which the simulator adds again (its batch and dispatch overheads),
+    so scaled from the declared costs alone a class cost up to a fifth more in the
+    replay, and a class that kept up in the job was predicted to shed most of its load."""
+    probe = Simulation(scenario_from_dict(doc, source="what-if replay"), [(0.0, config)]).run()
+    replayed = series_samples(probe.series, float(doc["control"]["period_s"]))
+    factors: dict[str, float] = {}
+    for name, samples in by_class.items():
+        mine = [s for s in replayed if s["class_name"] == name]
+        job, replay = _cost_per_tuple(samples), _cost_per_tuple(mine)
+        if job > 0.0 and replay > 0.0:
+            factors[name] = job / replay
+    return _scaled(doc, factors)
+
+
+def _scaled(doc: dict[str, Any], factors: Mapping[str, float]) -> dict[str, Any]:
+    """``doc`` with each class's operator costs multiplied by its factor (at most
+    ``MAX_COST_PER_TUPLE_S`` each)."""
+    out = copy.deepcopy(doc)
     scenario = scenario_from_dict(copy.deepcopy(doc), source="what-if replay")
-    paths = build_network(scenario).longest_paths()
-    for cls in doc["classes"]:
-        name = cls["name"]
-        load, arrivals = (
-            _sum(by_class.get(name, []), "load"),
-            _sum(by_class.get(name, []), "arrival_rate"),
-        )
-        modelled = paths.get(name, (0.0, 0))[0]
-        if load <= 0.0 or arrivals <= 0.0 or modelled <= 0.0:
+    for cls in out["classes"]:
+        factor = factors.get(cls["name"])
+        if factor is None:
             continue
-        factor = (load / arrivals) / modelled
-        parsed = scenario.query_class(name)
+        parsed = scenario.query_class(cls["name"])
         for query, parsed_query in zip(cls["queries"], parsed.queries, strict=True):
             for op, parsed_op in zip(query["operators"], parsed_query.operators, strict=True):
                 cost = min(operator_cost(parsed_op, scenario.engine) * factor, MAX_COST_PER_TUPLE_S)
                 op["sim"] = {**op.get("sim", {}), "cost_per_tuple_s": cost}
-    return doc
+    return out
 
 
-def _stream_readers(doc: Mapping[str, Any]) -> dict[str, list[str]]:
-    """Per stream, the classes that read it (directly or through a shared segment)."""
+def _cost_per_tuple(samples: Sequence[Mapping[str, Any]]) -> float:
+    """The processor time a class's arriving tuple cost, s (0 without load or arrivals)."""
+    load, arrivals = _sum(samples, "load"), _sum(samples, "arrival_rate")
+    return load / arrivals if load > 0.0 and arrivals > 0.0 else 0.0
+
+
+def _streams_read(doc: Mapping[str, Any]) -> dict[str, tuple[list[str], bool]]:
+    """Per class, the streams it reads (directly or through a shared segment), and
+    whether it reads any through a segment."""
     segments = {s["name"]: s["source"] for s in doc.get("shared_segments", [])}
-    readers: dict[str, list[str]] = {}
+    out: dict[str, tuple[list[str], bool]] = {}
     for cls in doc["classes"]:
+        streams: list[str] = []
         for query in cls["queries"]:
-            source = query["source"]
-            stream = segments.get(source, source)
-            if cls["name"] not in readers.setdefault(stream, []):
-                readers[stream].append(cls["name"])
-    return readers
+            stream = segments.get(query["source"], query["source"])
+            if stream not in streams:
+                streams.append(stream)
+        out[cls["name"]] = (streams, any(q["source"] in segments for q in cls["queries"]))
+    return out
+
+
+def _stream_rates(
+    streams_read: Mapping[str, tuple[list[str], bool]],
+    by_class: Mapping[str, Sequence[Mapping[str, Any]]],
+) -> dict[str, dict[float, float]]:
+    """Each stream's arrival rate per period (keyed by the period's start, s), from the
+    classes' measured arrival rates: a class counts the tuples of every stream it reads,
+    so a stream takes the rate of a class that reads it alone (one reading it directly
+    first), less, for a class reading several, the rates of its other streams already
+    known; a stream no class pins down keeps the scenario's arrivals. (Through a shared
+    segment a class may count only what the segment passes: read so, a filtering
+    segment's stream is under-counted.)"""
+    per_period = {
+        name: {float(s["t"]) - float(s["period_s"]): float(s["arrival_rate"]) for s in samples}
+        for name, samples in by_class.items()
+    }
+    order = sorted(per_period, key=lambda n: (len(streams_read[n][0]), streams_read[n][1]))
+    rates: dict[str, dict[float, float]] = {}
+    progress = True
+    while progress:
+        progress = False
+        for name in order:
+            unknown = [s for s in streams_read[name][0] if s not in rates]
+            if len(unknown) != 1:
+                continue
+            known = [rates[s] for s in streams_read[name][0] if s in rates]
+            rates[unknown[0]] = {
+                t: max(rate - sum(k.get(t, 0.0) for k in known), 0.0)
+                for t, rate in per_period[name].items()
+            }
+            progress = True
+    return rates
 
 
 def _distinct_instants(steps: list[dict[str, float]]) -> list[dict[str, float]]:
@@ -168,9 +231,8 @@ def _distinct_instants(steps: list[dict[str, float]]) -> list[dict[str, float]]:
 
 
 def _run(scenario: Scenario, config: LiveConfig) -> dict[str, ClassOutcome]:
-    simulation = Simulation(scenario)
-    apply_live_config(simulation.control, scenario_live_config(scenario), config)
-    classes = build_results(simulation.run())["classes"]
+    """The replay under ``config`` from its start (outputs judged against its targets)."""
+    classes = build_results(Simulation(scenario, [(0.0, config)]).run())["classes"]
     return {
         name: ClassOutcome(
             mean_violation_s=c["mean_violation_s"] if c["outputs"] else None,
@@ -181,7 +243,9 @@ def _run(scenario: Scenario, config: LiveConfig) -> dict[str, ClassOutcome]:
     }
 
 
-def _measured(samples: Sequence[Mapping[str, Any]]) -> ClassOutcome:
+def measured_outcome(samples: Sequence[Mapping[str, Any]]) -> ClassOutcome:
+    """One class's outcome over its metric ``samples``: the mean violation and mean
+    response time over their outputs, the loss over their arrivals."""
     outputs = sum(int(s.get("output_count") or 0) for s in samples)
     arrived = sum(int(s.get("arrived_count") or 0) for s in samples)
     shed = [s.get("shed_count") for s in samples]
@@ -211,3 +275,48 @@ def _sum(samples: Sequence[Mapping[str, Any]], key: str) -> float:
 def _mean(samples: Sequence[Mapping[str, Any]], key: str) -> float | None:
     values = [float(s[key]) for s in samples if s.get(key) is not None]
     return sum(values) / len(values) if values else None
+
+
+@dataclass(frozen=True)
+class PredictionError:
+    """How far a prediction was from what was then measured, predicted − measured (so
+    positive: predicted worse): the mean violation (s) and the loss (share of tuples);
+    ``None`` where either side has no figure."""
+
+    violation_s: float | None
+    loss: float | None
+
+
+def prediction_error(predicted: ClassOutcome, measured: ClassOutcome) -> PredictionError:
+    """``predicted`` (a replay under a change) against ``measured`` (the class's outcome
+    once the change ran)."""
+
+    def gap(a: float | None, b: float | None) -> float | None:
+        return None if a is None or b is None else a - b
+
+    return PredictionError(
+        gap(predicted.mean_violation_s, measured.mean_violation_s),
+        gap(predicted.loss_fraction, measured.loss_fraction),
+    )
+
+
+def series_samples(series: Sequence[Mapping[str, Any]], period_s: float) -> list[dict[str, Any]]:
+    """A simulation's series (``RunOutput.series``) as the metric samples a job reports,
+    the fields :func:`what_if` and :func:`measured_outcome` read, ``t`` in simulated
+    seconds: so a simulated run can be replayed and judged as a job is."""
+    return [
+        {
+            "class_name": name,
+            "t": float(sample["t_s"]),
+            "period_s": period_s,
+            "arrival_rate": c["arrival_rate_per_s"],
+            "arrived_count": round(c["arrival_rate_per_s"] * period_s),
+            "output_count": c["outputs"],
+            "shed_count": c["shed_count"],
+            "load": c["load"],
+            "violation_mean_s": c["mean_violation_s"],
+            "response_time_mean_s": c["mean_response_time_s"],
+        }
+        for sample in series
+        for name, c in sample["classes"].items()
+    ]
