@@ -66,6 +66,7 @@ LiveConfig = schema.LiveConfig
 ConfigVersion = schema.VersionRead
 JobConfig = schema.JobConfigRead
 ClassPrediction = schema.ClassPrediction
+TrackRecord = schema.TrackRecord
 ClassSummary = schema.ClassSummary
 RunSummary = schema.RunSummary
 

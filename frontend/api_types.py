@@ -932,6 +932,23 @@ class TokenResponse(TypedDict):
     role: Role
 
 
+class TrackRecord(TypedDict):
+    """How far off the predictions of one kind of change were, checked against what the changes then
+    did (``backend.tuning.predictions``), over every job.
+    """
+
+    # The settings the changes touched, class names left out.
+    kind: str
+    # Applied changes of this kind whose prediction was checked.
+    changes: int
+    # Mean of |predicted − measured| mean violation per class, s.
+    violation_error_s: float | None
+    # Mean of |predicted − measured| loss per class (share of tuples).
+    loss_error: float | None
+    # Class figures the two means are over.
+    figures: int
+
+
 class UniformGen(TypedDict):
     kind: Literal["uniform"]
     min: float
@@ -994,14 +1011,18 @@ class VersionRead(TypedDict):
 
 class WhatIfRead(TypedDict):
     """The job's last minutes replayed through the simulator (``spark_runner.sim.whatif``) under the
-    newest configuration and under the proposed change, beside what the job measured. Nothing is
-    stored.
+    newest configuration and under the proposed change, beside what the job measured. The
+    prediction is kept, to be checked against what the change does if it is applied as previewed.
     """
 
     job_id: int
     # Length of the replayed window, s.
     window_s: float
     classes: dict[str, ClassWhatIf]
+    # The settings the change touches, class names left out.
+    kind: str
+    # How far off earlier predictions of this kind were; None before one is checked.
+    track_record: TrackRecord | None
 
 
 class ZipfGen(TypedDict):

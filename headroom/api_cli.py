@@ -279,23 +279,54 @@ def job_config(job_id: int) -> None:
     _json(Api().call("GET", f"/jobs/{job_id}/config"))
 
 
+_SET_HELP = "path=value: recommend_only=true, classes.ads.delay_target_s=3"
+
+
 @jobs_app.command("tune")
-def tune_job(
-    job_id: int,
-    set_: list[str] = typer.Option(
-        ..., "--set", help="path=value: recommend_only=true, classes.ads.delay_target_s=3"
-    ),
-) -> None:
+def tune_job(job_id: int, set_: list[str] = typer.Option(..., "--set", help=_SET_HELP)) -> None:
     """Store a new configuration version; the running job applies it."""
+    config = Api().call("PATCH", f"/jobs/{job_id}/config", json=_change(set_))
+    typer.echo(f"version {config['latest_version']} stored; pending: {config['pending_versions']}")
+
+
+@jobs_app.command("preview")
+def preview_job(job_id: int, set_: list[str] = typer.Option(..., "--set", help=_SET_HELP)) -> None:
+    """What a change would do, before it is stored: the job's last minutes replayed through
+    the simulator (mean violation, loss per class), and how far off the checked
+    predictions of this kind of change were."""
+    what_if = Api().call("POST", f"/jobs/{job_id}/config/preview", json=_change(set_))
+    typer.echo(f"the job's last {what_if['window_s']:g} s replayed")
+    rows = [
+        {"class_name": name, **{f"{k}_{f}": c[k][f] for k in c for f in c[k]}}
+        for name, c in what_if["classes"].items()
+    ]
+    columns = [
+        f"{k}_{f}"
+        for k in ("measured", "current", "proposed")
+        for f in ("mean_violation_s", "loss_fraction")
+    ]
+    _table(rows, ["class_name", *columns])
+    record = what_if["track_record"]
+    if record is None:
+        typer.echo(f"no prediction of a change to {what_if['kind']} checked yet")
+    else:
+        typer.echo(
+            f"checked predictions of changes to {record['kind']} ({record['changes']}): "
+            f"mean |error| {_cell(record['violation_error_s'])} s of mean violation, "
+            f"{_cell(record['loss_error'])} of loss"
+        )
+
+
+def _change(items: list[str]) -> dict[str, Any]:
+    """``path=value`` assignments as a nested change body."""
     body: dict[str, Any] = {}
-    for path, value in _assignments(set_).items():
+    for path, value in _assignments(items).items():
         node = body
         *parents, leaf = path.split(".")
         for part in parents:
             node = node.setdefault(part, {})
         node[leaf] = value
-    config = Api().call("PATCH", f"/jobs/{job_id}/config", json=body)
-    typer.echo(f"version {config['latest_version']} stored; pending: {config['pending_versions']}")
+    return body
 
 
 @jobs_app.command("summary")

@@ -4,9 +4,10 @@ SQLite has one write lock per file. A request holds its transaction across sever
 worker-thread hops (dependencies, endpoint, commit); if waiting writers occupied every
 worker thread, the lock holder could not get a thread to commit: a deadlock until the
 busy timeout. Writers therefore queue here, in the event loop, before taking any thread.
-Reads are never gated (WAL readers do not block), nor are the POSTs that store nothing
-(``READ_ONLY_POST_SUFFIXES``: a preview holds its request for seconds while its replay
-runs). PostgreSQL needs none of this.
+Reads are never gated (WAL readers do not block), nor are the POSTs whose unit of work
+only reads (``READ_ONLY_POST_SUFFIXES``: a preview holds its request for seconds while
+its replay runs; afterwards it keeps its prediction, taking this lock itself around that
+write and its commit: ``backend.api.deps.WriteGateDep``). PostgreSQL needs none of this.
 
 A path in ``self_gated_paths`` (the login, whose scrypt must not hold the gate) passes
 ungated and takes the same lock itself around its write (``backend.api.deps.WriteGateDep``).
@@ -20,14 +21,16 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 PREVIEW_PATH = "/config/preview"
-"""A live change's preview, under a job (``backend.tuning.routes``): stores nothing."""
+"""A live change's preview, under a job (``backend.tuning.routes``): it reads, and
+writes what it keeps under the gate itself."""
 READ_ONLY_POST_SUFFIXES = (PREVIEW_PATH,)
-"""Endings of the paths of the POST routes that store nothing: they pass the gate, and
-their unit of work only reads (``backend.api.deps.get_session``)."""
+"""Endings of the paths of the POST routes whose unit of work only reads: they pass the
+gate (``backend.api.deps.get_session``)."""
 
 
 def writes(method: str, path: str) -> bool:
-    """Whether a request may write: neither a read method nor a POST that stores nothing."""
+    """Whether a request's unit of work may write: neither a read method nor a POST whose
+    unit of work only reads."""
     if method in READ_METHODS:
         return False
     return not (method == "POST" and path.endswith(READ_ONLY_POST_SUFFIXES))

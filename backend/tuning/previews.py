@@ -1,8 +1,9 @@
 """Previews of a live change, bounded and off the API's event loop.
 
-A preview replays a job's last minutes through the simulator twice
-(``spark_runner.sim.whatif``): about half a second of CPU for two classes over two
-minutes, seconds for larger jobs. Run in the API process, that CPU held the interpreter
+A preview replays a job's last minutes through the simulator three times
+(``spark_runner.sim.whatif``: a calibration, then the configuration in force and the
+change): about half a second of CPU for two classes over two minutes, seconds for
+larger jobs. Run in the API process, that CPU held the interpreter
 lock, so concurrent previews ran one after another and every other request of the
 process (``/health`` too) waited between their slices. So, per API process:
 

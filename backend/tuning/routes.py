@@ -7,7 +7,7 @@ from fastapi import APIRouter, Query, Response, status
 from fastapi.concurrency import run_in_threadpool
 
 from backend.api.body_limits import ParsedBodyRoute
-from backend.api.deps import IdPath, ReadSessionsDep, SessionDep, from_app_state
+from backend.api.deps import IdPath, ReadSessionsDep, SessionDep, WriteGateDep, from_app_state
 from backend.api.sqlite_gate import PREVIEW_PATH
 from backend.bell import bell, config_key
 from backend.jobs.access import JobCallerDep
@@ -61,14 +61,19 @@ async def preview_config(
     session: SessionDep,
     user: OperatorDep,
     previews: PreviewsDep,
+    write_gate: WriteGateDep,
     job_id: IdPath,
     body: ConfigChange,
 ) -> WhatIfRead:
     """Predict a change before storing it: the job's last minutes replayed through the
     simulator under the newest configuration and under the change, beside what the job
     measured (422 when there is nothing to replay or the change breaks a rule). The
-    replay runs in a worker process, within per-process and per-user bounds."""
-    return await service.preview(previews, session, user.username, job_id, body.as_changes())
+    replay runs in a worker process, within per-process and per-user bounds. The
+    prediction is kept after the replay, under the SQLite write gate (none is held while
+    the replay runs)."""
+    return await service.preview(
+        previews, session, write_gate, user.username, job_id, body.as_changes()
+    )
 
 
 @router.get(

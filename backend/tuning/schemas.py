@@ -123,11 +123,31 @@ class ClassWhatIf(BaseModel):
     proposed: ClassPrediction = Field(description="Replayed under the proposed change.")
 
 
+class TrackRecord(BaseModel):
+    """How far off the predictions of one kind of change were, checked against what the
+    changes then did (``backend.tuning.predictions``), over every job."""
+
+    kind: str = Field(description="The settings the changes touched, class names left out.")
+    changes: int = Field(description="Applied changes of this kind whose prediction was checked.")
+    violation_error_s: float | None = Field(
+        description="Mean of |predicted − measured| mean violation per class, s."
+    )
+    loss_error: float | None = Field(
+        description="Mean of |predicted − measured| loss per class (share of tuples)."
+    )
+    figures: int = Field(description="Class figures the two means are over.")
+
+
 class WhatIfRead(BaseModel):
     """The job's last minutes replayed through the simulator (``spark_runner.sim.whatif``)
     under the newest configuration and under the proposed change, beside what the job
-    measured. Nothing is stored."""
+    measured. The prediction is kept, to be checked against what the change does if it is
+    applied as previewed."""
 
     job_id: int
     window_s: float = Field(description="Length of the replayed window, s.")
     classes: dict[str, ClassWhatIf]
+    kind: str = Field(description="The settings the change touches, class names left out.")
+    track_record: TrackRecord | None = Field(
+        description="How far off earlier predictions of this kind were; None before one is checked."
+    )

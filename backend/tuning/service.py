@@ -8,8 +8,10 @@ period and acknowledges it; the API shows which versions are pending and which a
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import AbstractAsyncContextManager
 from typing import Any
 
+import anyio.to_thread
 from sqlalchemy.orm import Session
 
 from backend.bell import bell, config_key
@@ -20,6 +22,7 @@ from backend.jobs.repository import JobRepository
 from backend.jobs.states import TERMINAL
 from backend.metrics.repository import MetricRepository
 from backend.metrics.schemas import MAX_LIMIT
+from backend.tuning import predictions
 from backend.tuning.models import ConfigVersion
 from backend.tuning.previews import Previews, Replay
 from backend.tuning.repository import ConfigVersionRepository
@@ -28,6 +31,7 @@ from backend.tuning.schemas import (
     ClassWhatIf,
     ConfigAtVersion,
     JobConfigRead,
+    TrackRecord,
     VersionRead,
     WhatIfRead,
 )
@@ -36,7 +40,7 @@ from spark_runner.contract.samples import MetricSample
 from spark_runner.contract.snapshot import JobSnapshot
 from spark_runner.core.class_settings import SETTING_NAMES
 from spark_runner.scenario.derive import derived_scenario
-from spark_runner.sim.whatif import REPLAY_MAX_S
+from spark_runner.sim.whatif import REPLAY_MAX_S, WhatIf
 
 
 def record_initial(session: Session, job: Job, config: LiveConfig, created_by: str | None) -> None:
@@ -79,7 +83,7 @@ def propose(
     new = current.merged(changes, current.version + 1)
     new.validate_rules()
     new.check_launch(_launch_config(session, job_id))
-    diff = list(_diff(current.model_dump(), new.model_dump()))
+    diff = _changes(current, new)
     if not diff:
         raise Conflict("the change leaves the configuration as it is: no new version stored")
     stored = ConfigVersionRepository(session).add(
@@ -91,6 +95,7 @@ def propose(
             created_by=created_by,
         )
     )
+    predictions.link(session, job_id, current.version, diff, new.version)
     after_commit(session, lambda: bell.ring(config_key(job_id)))  # wakes the job's long poll
     return stored
 
@@ -115,16 +120,29 @@ def propagate_class_change(
 
 
 async def preview(
-    previews: Previews, session: Session, username: str, job_id: int, changes: dict[str, Any]
+    previews: Previews,
+    session: Session,
+    write_gate: AbstractAsyncContextManager[Any],
+    username: str,
+    job_id: int,
+    changes: dict[str, Any],
 ) -> WhatIfRead:
     """What ``changes`` would do, predicted by replaying the job's last minutes (its
     samples) through the simulator under the newest configuration and under the change
     (``spark_runner.sim.whatif``), in a worker process within ``previews``' bounds.
-    Validated like a change; nothing is stored."""
+    Validated like a change. The prediction is kept (``predictions``): applied as
+    previewed, the change is later checked against it, and the answer says how far off
+    this kind of change's checked predictions were."""
     result = await previews.run(username, lambda: _replay_of(session, job_id, changes))
+    async with write_gate:
+        kind, record = await anyio.to_thread.run_sync(
+            lambda: _kept(session, job_id, changes, result)
+        )
     return WhatIfRead(
         job_id=job_id,
         window_s=result.window_s,
+        kind=kind,
+        track_record=record,
         classes={
             name: ClassWhatIf(
                 measured=ClassPrediction(**vars(result.measured[name])),
@@ -135,6 +153,22 @@ async def preview(
             if name in result.measured
         },
     )
+
+
+def _kept(
+    session: Session, job_id: int, changes: dict[str, Any], result: WhatIf
+) -> tuple[str, TrackRecord | None]:
+    """Keep the prediction, check those whose change has run long enough, and say how far
+    off this kind's were. The request's reads end first; the writes commit here, not in
+    the request's unit of work (``get_session``), before the write gate is released."""
+    session.commit()
+    current = latest_config(session, job_id)
+    diff = _changes(current, current.merged(changes, current.version + 1))
+    kept = predictions.record(session, job_id, current.version, diff, result)
+    predictions.check_pending(session)
+    record = predictions.track_record(session, kept.kind)
+    session.commit()
+    return kept.kind, record
 
 
 def _replay_of(session: Session, job_id: int, changes: dict[str, Any]) -> Replay:
@@ -203,6 +237,11 @@ def _at_version(row: ConfigVersion) -> ConfigAtVersion:
         created_at=row.created_at,
         applied_at=row.applied_at,
     )
+
+
+def _changes(old: LiveConfig, new: LiveConfig) -> list[dict[str, Any]]:
+    """What ``new`` changes of ``old``, as a version lists it (JSON values)."""
+    return list(_diff(old.model_dump(mode="json"), new.model_dump(mode="json")))
 
 
 def _diff(old: Any, new: Any, path: str = "") -> Iterator[dict[str, Any]]:

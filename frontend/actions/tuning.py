@@ -34,6 +34,7 @@ from frontend.api import (
     LiveConfig,
     MetricsQuery,
     ParamValue,
+    TrackRecord,
     detail_text,
     error_text,
     form_field,
@@ -391,10 +392,33 @@ def prediction(api: ApiClient, job_id: int, body: Mapping[str, Any]) -> Componen
                 size="sm",
                 class_name="w-auto mb-0 small",
             ),
+            html.P(
+                track_record_text(preview["kind"], preview["track_record"]),
+                className="small text-muted mb-0",
+                id="tune-track-record",
+            ),
         ],
         id="tune-prediction",
     )
     return table
+
+
+def track_record_text(kind: str, record: TrackRecord | None) -> str:
+    """How far off the predictions of this kind of change were, once checked against what
+    the changes applied as previewed then did."""
+    what = kind.replace(",", ", ")
+    if record is None:
+        return f"No prediction of a change to {what} has been checked against what followed yet."
+    parts = []
+    if record["violation_error_s"] is not None:
+        parts.append(f"{format_number(record['violation_error_s'])} s of mean violation")
+    if record["loss_error"] is not None:
+        parts.append(f"{100 * record['loss_error']:.1f} points of loss")
+    changes = record["changes"]
+    return (
+        f"Predictions of changes to {what} were off by {' and '.join(parts) or 'nothing measured'} "
+        f"per class on average, over {changes} applied change{'s' if changes != 1 else ''}."
+    )
 
 
 def apply_change(api: ApiClient, job_id: int, body: Mapping[str, Any]) -> ApplyOutcome:

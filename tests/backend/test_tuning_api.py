@@ -240,6 +240,53 @@ def test_a_change_is_predicted_by_replaying_the_jobs_last_minutes(client: TestCl
     assert refused.status_code == 422 and "tau2" in refused.text
 
 
+def test_an_applied_change_is_checked_against_its_prediction(client: TestClient, job) -> None:
+    """A preview keeps its prediction; the change stored as previewed is checked once the
+    job has run it as long as the preview replayed (its samples tagged with the version),
+    and later previews of the same kind say how far off it was. A preview of another
+    change is not the applied one's."""
+    job_id, job_auth = job
+    url = f"/api/v1/jobs/{job_id}/config/preview"
+    store_overloaded_samples(client, job_id, job_auth, seconds=30)
+    client.post(url, json={"classes": {"ads": {"priority": 8}}})  # not the one applied
+    change = {"classes": {"ads": {"priority": 9}}}
+    first = client.post(url, json=change).json()
+    assert first["kind"] == "priority" and first["track_record"] is None
+    assert client.patch(f"/api/v1/jobs/{job_id}/config", json=change).status_code == 200
+    measured = {"fraud": 0.0, "ads": 0.5}  # mean violation; each class lost 20 %
+
+    def run_version_1(seqs: range) -> None:
+        samples = [
+            {**_sample(seq, name), "shed_count": 20, "load": 0.5}
+            | {"config_version": 1, "violation_mean_s": violation}
+            for seq in seqs
+            for name, violation in measured.items()
+        ]
+        posted = client.post(
+            f"/api/v1/jobs/{job_id}/metrics", json={"samples": samples}, headers=job_auth
+        )
+        assert posted.status_code == 202, posted.text
+
+    same_kind = {"classes": {"fraud": {"priority": 2}}}
+    run_version_1(range(30, 45))  # half the window
+    assert client.post(url, json=same_kind).json()["track_record"] is None
+    run_version_1(range(45, 60))
+    record = client.post(url, json=same_kind).json()["track_record"]
+    predicted = {n: first["classes"][n]["proposed"] for n in measured}
+    losses = [abs(p["loss_fraction"] - 0.2) for p in predicted.values()]
+    late = [
+        abs(predicted[n]["mean_violation_s"] - v)
+        for n, v in measured.items()
+        if predicted[n]["mean_violation_s"] is not None  # no output predicted
+    ]
+    assert record["kind"] == "priority" and record["changes"] == 1
+    assert record["figures"] == len(losses) + len(late) >= 3
+    assert record["loss_error"] == pytest.approx(sum(losses) / len(losses))
+    assert record["violation_error_s"] == pytest.approx(sum(late) / len(late))
+    other = client.post(url, json={"classes": {"ads": {"delay_target_s": 4.0}}}).json()
+    assert other["kind"] == "delay_target_s" and other["track_record"] is None
+
+
 ELASTIC = "  elastic:\n    params: {max_executors: 3, hold_out_s: 10, hold_in_s: 30}\n"
 
 

@@ -196,6 +196,10 @@ def test_cli_round_trip(api_only: Stack, tmp_path: Path) -> None:
     assert "warmup_periods" in header and row.split()[0] == "fraud", summary.stdout
     # the warm-up's 20 s answer is left out of the mean, p95 and max; its period counts apart
     assert row.split()[2:5] == ["1", "1", "1"] and row.split()[-2:] == ["2", "1"], summary.stdout
+    preview = cli(api_only, "jobs", "preview", "1", "--set", "classes.fraud.priority=4")
+    assert preview.returncode == 0, preview.stderr
+    assert "replayed" in preview.stdout and "proposed_loss_fraction" in preview.stdout
+    assert "no prediction of a change to priority checked yet" in preview.stdout
 
     user = cli(
         api_only, "users", "create", "carol", "--role", "viewer", "--password", "carol-pass-1"

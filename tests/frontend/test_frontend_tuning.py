@@ -24,8 +24,9 @@ from frontend.actions.tuning import (
     render_changes,
     render_status,
     render_versions,
+    track_record_text,
 )
-from frontend.api import ApiClient, JobConfig
+from frontend.api import ApiClient, JobConfig, TrackRecord
 from frontend.components import format_timestamp
 from spark_runner.core.redistribution import DEFAULT_POLICY
 from tests.frontend.frontend_real_api import CREATED
@@ -191,6 +192,24 @@ def test_the_review_predicts_the_change_from_the_jobs_last_minutes(api, real_api
     shown = text(find(table, "tune-prediction"))
     assert "last 20 s replayed" in shown
     assert "Predicted with the change" in shown and "fraud" in shown and "ads" in shown
+    record = text(find(table, "tune-track-record"))
+    assert record == (
+        "No prediction of a change to priority has been checked against what followed yet."
+    )
+
+
+def test_the_review_says_how_far_off_this_kinds_predictions_were() -> None:
+    record: TrackRecord = {
+        "kind": "delay_target_s,priority",
+        "changes": 3,
+        "violation_error_s": 0.25,
+        "loss_error": 0.031,
+        "figures": 12,
+    }
+    assert track_record_text("delay_target_s,priority", record) == (
+        "Predictions of changes to delay_target_s, priority were off by 0.25 s of mean "
+        "violation and 3.1 points of loss per class on average, over 3 applied changes."
+    )
 
 
 def test_the_prediction_waits_longer_than_other_reads(real_api, job, config):
