@@ -67,6 +67,18 @@ def _launch(api: httpx.Client, scenario: Path, rate: float, duration_s: float) -
     return int(job.json()["id"])
 
 
+def _undo(changes: list[dict[str, Any]]) -> dict[str, Any]:
+    """The change body that puts a version's changed values back."""
+    body: dict[str, Any] = {}
+    for change in changes:
+        node = body
+        *parents, leaf = str(change["path"]).split(".")
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[leaf] = change["old"]
+    return body
+
+
 def _preview(api: httpx.Client, job_id: int, body: dict[str, Any]) -> dict[str, Any]:
     answer = api.post(f"/jobs/{job_id}/config/preview", json=body)
     answer.raise_for_status()
@@ -92,15 +104,17 @@ def run(args: argparse.Namespace) -> int:
             duration = args.warmup + (len(changes) + 1) * (REPLAY_MAX_S + args.settle + 15)
             job_id = _launch(api, Path(args.scenario), args.rate, duration)
             time.sleep(args.warmup)
-            kinds: dict[str, dict[str, Any]] = {}
             for assignment in changes:
                 body = _body(assignment)
                 preview = _preview(api, job_id, body)
-                kinds[preview["kind"]] = body
                 api.patch(f"/jobs/{job_id}/config", json=body).raise_for_status()
                 print(f"{time.strftime('%H:%M:%S')} stored {assignment}", flush=True)
                 time.sleep(preview["window_s"] + args.settle)
-            records = {kind: _preview(api, job_id, body) for kind, body in kinds.items()}
+            # a preview of each kind once more (the change undone: the same one would
+            # change nothing) checks the last change and reads each kind's track record
+            versions = api.get(f"/jobs/{job_id}/config").json()["versions"][1:]
+            undo = [_undo(v["changes"]) for v in versions]
+            records = {str(p["kind"]): p for p in (_preview(api, job_id, b) for b in undo)}
             rows = _predictions(stack.settings.sqlalchemy_url.removeprefix("sqlite:///"))
         finally:
             job = api.get(f"/jobs/{job_id}").json() if job_id else {}

@@ -1019,7 +1019,7 @@ class WhatIfRead(TypedDict):
     # Length of the replayed window, s.
     window_s: float
     classes: dict[str, ClassWhatIf]
-    # The settings the change touches, class names left out.
+    # The settings the change touches, class names left out (empty: it changes nothing).
     kind: str
     # How far off earlier predictions of this kind were; None before one is checked.
     track_record: TrackRecord | None

@@ -307,7 +307,9 @@ def preview_job(job_id: int, set_: list[str] = typer.Option(..., "--set", help=_
     ]
     _table(rows, ["class_name", *columns])
     record = what_if["track_record"]
-    if record is None:
+    if not what_if["kind"]:
+        typer.echo("the change changes nothing in force")
+    elif record is None:
         typer.echo(f"no prediction of a change to {what_if['kind']} checked yet")
     else:
         typer.echo(

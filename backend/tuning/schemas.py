@@ -147,7 +147,10 @@ class WhatIfRead(BaseModel):
     job_id: int
     window_s: float = Field(description="Length of the replayed window, s.")
     classes: dict[str, ClassWhatIf]
-    kind: str = Field(description="The settings the change touches, class names left out.")
+    kind: str = Field(
+        description="The settings the change touches, class names left out (empty: it "
+        "changes nothing)."
+    )
     track_record: TrackRecord | None = Field(
         description="How far off earlier predictions of this kind were; None before one is checked."
     )

@@ -159,11 +159,14 @@ def _kept(
     session: Session, job_id: int, changes: dict[str, Any], result: WhatIf
 ) -> tuple[str, TrackRecord | None]:
     """Keep the prediction, check those whose change has run long enough, and say how far
-    off this kind's were. The request's reads end first; the writes commit here, not in
-    the request's unit of work (``get_session``), before the write gate is released."""
+    off this kind's were (a change that changes nothing keeps none). The request's reads
+    end first; the writes commit here, not in the request's unit of work
+    (``get_session``), before the write gate is released."""
     session.commit()
     current = latest_config(session, job_id)
     diff = _changes(current, current.merged(changes, current.version + 1))
+    if not diff:
+        return "", None
     kept = predictions.record(session, job_id, current.version, diff, result)
     predictions.check_pending(session)
     record = predictions.track_record(session, kept.kind)

@@ -407,6 +407,8 @@ def track_record_text(kind: str, record: TrackRecord | None) -> str:
     """How far off the predictions of this kind of change were, once checked against what
     the changes applied as previewed then did."""
     what = kind.replace(",", ", ")
+    if not what:
+        return "The change changes nothing in force."
     if record is None:
         return f"No prediction of a change to {what} has been checked against what followed yet."
     parts = []

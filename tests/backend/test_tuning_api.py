@@ -253,6 +253,8 @@ def test_an_applied_change_is_checked_against_its_prediction(client: TestClient,
     first = client.post(url, json=change).json()
     assert first["kind"] == "priority" and first["track_record"] is None
     assert client.patch(f"/api/v1/jobs/{job_id}/config", json=change).status_code == 200
+    again = client.post(url, json=change).json()  # now it changes nothing: nothing kept
+    assert again["kind"] == "" and again["track_record"] is None
     measured = {"fraud": 0.0, "ads": 0.5}  # mean violation; each class lost 20 %
 
     def run_version_1(seqs: range) -> None:

@@ -210,6 +210,7 @@ def test_the_review_says_how_far_off_this_kinds_predictions_were() -> None:
         "Predictions of changes to delay_target_s, priority were off by 0.25 s of mean "
         "violation and 3.1 points of loss per class on average, over 3 applied changes."
     )
+    assert track_record_text("", None) == "The change changes nothing in force."
 
 
 def test_the_prediction_waits_longer_than_other_reads(real_api, job, config):
