@@ -1,18 +1,18 @@
 """The tuning review's predictions against what the changes then did, on Spark.
 
-    python -m bench.bench_whatif_spark [--scenario scenarios/trades.yaml] [--rate 4000]
+    python -m bench.bench_whatif_spark [--scenario scenarios/trades.yaml] [--rate R]
         [--warmup 120] [--settle 15] [--change classes.ads.delay_target_s=1 ...]
 
 Starts the product (API and Celery worker, SQLite and the file-system broker in a
-temporary directory, ``local[2]``), launches one job of the
-scenario at ``--rate`` tuples/s, and after ``--warmup`` seconds, for each ``--change`` in
-turn: previews it (the job's last minutes, at most 120 s, replayed through the simulator;
-the API keeps the prediction), stores it exactly as previewed, and lets the job run it
-as long as the preview replayed and ``--settle`` seconds more (the API checks a
-prediction once the job has run the version that long). Then it previews each kind once
-more, which checks the last change, and prints per change and class the predicted
-and measured mean violation and loss (from the API's store) and each kind's track
-record, as the review shows it. One Spark job; run nothing else on the machine.
+temporary directory, ``local[2]``) and launches one job of the scenario (its constant
+streams at ``--rate`` tuples/s, if given). After ``--warmup`` seconds, for each
+``--change`` in turn, it previews the change (the job's last minutes, at most 120 s,
+replayed through the simulator; the API keeps the prediction), stores it exactly as
+previewed and lets the job run it as long as the preview replayed and ``--settle``
+seconds more (the API checks a prediction once the job has run the version that long).
+Then it previews each change undone, which checks the last one, and prints per change
+and class the predicted and measured mean violation and loss (from the API's store) and
+each kind's track record, as the review shows it. One Spark job; run nothing else on the machine.
 """
 
 from __future__ import annotations
@@ -55,10 +55,10 @@ def _body(assignment: str) -> dict[str, Any]:
     return body
 
 
-def _launch(api: httpx.Client, scenario: Path, rate: float, duration_s: float) -> int:
+def _launch(api: httpx.Client, scenario: Path, rate: float | None, duration_s: float) -> int:
     doc = yaml.safe_load(scenario.read_text())
     for stream in doc["streams"]:
-        if stream["arrival"].get("kind") == "constant":
+        if rate is not None and stream["arrival"].get("kind") == "constant":
             stream["arrival"]["rate_per_s"] = rate
     stored = api.post("/scenarios", json={"yaml": yaml.safe_dump(doc)})
     stored.raise_for_status()
@@ -165,7 +165,9 @@ def _pct(value: float | None) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--scenario", default="scenarios/trades.yaml")
-    parser.add_argument("--rate", type=float, default=4000.0, help="tuples/s per stream [4000]")
+    parser.add_argument(
+        "--rate", type=float, default=None, help="tuples/s of every constant stream [its own]"
+    )
     parser.add_argument("--warmup", type=float, default=120.0, help="s before the first change")
     parser.add_argument(
         "--settle", type=float, default=15.0, help="s a change runs beyond its preview's window"
