@@ -165,13 +165,13 @@ def _kept(
     session.commit()
     current = latest_config(session, job_id)
     diff = _changes(current, current.merged(changes, current.version + 1))
-    if not diff:
-        return "", None
-    kept = predictions.record(session, job_id, current.version, diff, result)
-    predictions.check_pending(session)
-    record = predictions.track_record(session, kept.kind)
+    kind, record = "", None
+    if diff:
+        kind = predictions.record(session, job_id, current.version, diff, result).kind
+        predictions.check_pending(session)
+        record = predictions.track_record(session, kind)
     session.commit()
-    return kept.kind, record
+    return kind, record
 
 
 def _replay_of(session: Session, job_id: int, changes: dict[str, Any]) -> Replay:
