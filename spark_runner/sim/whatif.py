@@ -35,7 +35,6 @@ from typing import Any
 
 from spark_runner.contract.control import LiveConfig
 from spark_runner.control.network import build_network
-from spark_runner.control.results import build_results
 from spark_runner.core.errors import ParameterError
 from spark_runner.scenario.loader import scenario_from_dict
 from spark_runner.scenario.models import MAX_COST_PER_TUPLE_S, Scenario, operator_cost
@@ -239,15 +238,14 @@ def _distinct_instants(steps: list[dict[str, float]]) -> list[dict[str, float]]:
 
 
 def _run(scenario: Scenario, config: LiveConfig) -> dict[str, ClassOutcome]:
-    """The replay under ``config`` from its start (outputs judged against its targets)."""
-    classes = build_results(Simulation(scenario, [(0.0, config)]).run())["classes"]
+    """The replay under ``config`` from its start (outputs judged against its targets),
+    each class read from its samples as the job's are (:func:`measured_outcome`): the
+    prediction and the measurement are the same statistics."""
+    output = Simulation(scenario, [(0.0, config)]).run()
+    rows = series_samples(output.series, scenario.control.period_s)
     return {
-        name: ClassOutcome(
-            mean_violation_s=c["mean_violation_s"] if c["outputs"] else None,
-            loss_fraction=c["loss_fraction"] if c["arrived_tuples"] else None,
-            mean_response_time_s=c["mean_response_time_s"],
-        )
-        for name, c in classes.items()
+        name: measured_outcome([r for r in rows if r["class_name"] == name])
+        for name in output.class_order
     }
 
 
