@@ -102,7 +102,7 @@ def test_a_busy_window_is_replayed_thinned_and_predicts_the_same() -> None:
         assert (many[name].mean_violation_s or 0.0) == pytest.approx(
             few[name].mean_violation_s or 0.0, abs=0.05
         )
-    assert few["lo"].loss_fraction > 0.3  # overloaded: the low class sheds
+    assert (few["lo"].loss_fraction or 0.0) > 0.3  # overloaded: the low class sheds
 
 
 def test_a_live_change_applies_at_the_control_step_and_its_target_judges_the_outputs() -> None:
