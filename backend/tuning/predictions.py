@@ -21,6 +21,8 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from backend.db import utcnow
+from backend.jobs.models import Job
+from backend.jobs.states import TERMINAL
 from backend.metrics.models import MetricSampleRow
 from backend.tuning.models import Prediction
 from backend.tuning.schemas import TrackRecord
@@ -87,7 +89,9 @@ def link(
 
 
 def check_pending(session: Session) -> int:
-    """Check the applied predictions whose version has run for their window; how many."""
+    """Check the applied predictions whose version has run for their window; how many.
+    One whose version never will (a newer one runs, or the job has ended) is closed
+    without figures, so it does not hold the queue."""
     pending = session.scalars(
         select(Prediction)
         .where(Prediction.version.is_not(None), Prediction.checked_at.is_(None))
@@ -99,20 +103,24 @@ def check_pending(session: Session) -> int:
         assert prediction.version is not None
         samples = _samples_of_version(session, prediction.job_id, prediction.version)
         window = _first_window(samples, prediction.window_s)
-        if window is None:
+        if window is not None:
+            prediction.errors = _errors(prediction.predicted, window)
+            checked += 1
+        elif _run_out(session, prediction.job_id, prediction.version):
+            prediction.errors = {}
+        else:
             continue
-        prediction.errors = _errors(prediction.predicted, window)
         prediction.checked_at = utcnow()
-        checked += 1
     return checked
 
 
 def track_record(session: Session, kind: str) -> TrackRecord | None:
     """How far off the checked predictions of ``kind`` were, over every job; None before
     the first is checked."""
-    rows = session.scalars(
+    closed = session.scalars(
         select(Prediction).where(Prediction.kind == kind, Prediction.checked_at.is_not(None))
     ).all()
+    rows = [row for row in closed if row.errors]  # not those closed without figures
     if not rows:
         return None
     errors = [e for row in rows for e in (row.errors or {}).values()]
@@ -125,6 +133,18 @@ def track_record(session: Session, kind: str) -> TrackRecord | None:
         loss_error=statistics.mean(loss) if loss else None,
         figures=len(violation) + len(loss),
     )
+
+
+def _run_out(session: Session, job_id: int, version: int) -> bool:
+    """Will the job never run ``version`` any longer: has a newer one reported samples,
+    or has the job ended?"""
+    newer = session.scalar(
+        select(MetricSampleRow.id)
+        .where(MetricSampleRow.job_id == job_id, MetricSampleRow.config_version > version)
+        .limit(1)
+    )
+    job = session.get(Job, job_id)
+    return newer is not None or job is None or job.state in TERMINAL
 
 
 def _samples_of_version(session: Session, job_id: int, version: int) -> list[dict[str, Any]]:

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import pytest
 from fastapi.testclient import TestClient
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from backend.tuning.models import Prediction
 from tests.api_fixtures import login_headers
 from tests.backend.test_jobs_api import RecordingDispatcher, _job_token, _sample
 
@@ -287,6 +289,32 @@ def test_an_applied_change_is_checked_against_its_prediction(client: TestClient,
     assert record["violation_error_s"] == pytest.approx(sum(late) / len(late))
     other = client.post(url, json={"classes": {"ads": {"delay_target_s": 4.0}}}).json()
     assert other["kind"] == "delay_target_s" and other["track_record"] is None
+
+
+def test_a_change_superseded_before_its_window_is_closed_without_figures(
+    client: TestClient, job, db_session: Session
+) -> None:
+    """A change the job ran for less than the preview's window, then replaced by a newer
+    version, can never be checked: it is closed without figures (it no longer holds the
+    queue of pending checks) and counts in no track record."""
+    job_id, job_auth = job
+    url = f"/api/v1/jobs/{job_id}/config/preview"
+    store_overloaded_samples(client, job_id, job_auth, seconds=30)
+    change = {"classes": {"ads": {"priority": 9}}}
+    client.post(url, json=change)
+    client.patch(f"/api/v1/jobs/{job_id}/config", json=change)
+    client.patch(f"/api/v1/jobs/{job_id}/config", json={"classes": {"ads": {"tau2": 0.7}}})
+    samples = [
+        {**_sample(seq, "ads"), "config_version": 1 if seq < 40 else 2} for seq in range(30, 41)
+    ]
+    posted = client.post(
+        f"/api/v1/jobs/{job_id}/metrics", json={"samples": samples}, headers=job_auth
+    )
+    assert posted.status_code == 202, posted.text
+    again = client.post(url, json={"classes": {"fraud": {"priority": 2}}}).json()
+    assert again["kind"] == "priority" and again["track_record"] is None
+    [closed] = db_session.scalars(select(Prediction).where(Prediction.version == 1)).all()
+    assert closed.checked_at is not None and closed.errors == {}
 
 
 ELASTIC = "  elastic:\n    params: {max_executors: 3, hold_out_s: 10, hold_in_s: 30}\n"
