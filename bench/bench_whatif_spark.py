@@ -30,6 +30,7 @@ import yaml
 
 from backend.jobs import launcher
 from bench.common import login, running_stack
+from headroom.api_cli import nested_change, parse_change
 from spark_runner.control.report import render_table
 from spark_runner.sim.whatif import REPLAY_MAX_S
 
@@ -38,21 +39,6 @@ DEFAULT_CHANGES = (
     "classes.ads.priority=9",
     "policy=relative",
 )
-
-
-def _body(assignment: str) -> dict[str, Any]:
-    path, _, raw = assignment.partition("=")
-    try:
-        value: Any = json.loads(raw)
-    except ValueError:
-        value = raw
-    body: dict[str, Any] = {}
-    node = body
-    *parents, leaf = path.split(".")
-    for part in parents:
-        node = node.setdefault(part, {})
-    node[leaf] = value
-    return body
 
 
 def _launch(api: httpx.Client, scenario: Path, rate: float | None, duration_s: float) -> int:
@@ -65,18 +51,6 @@ def _launch(api: httpx.Client, scenario: Path, rate: float | None, duration_s: f
     job = api.post("/jobs", json={"scenario_id": stored.json()["id"], "duration_s": duration_s})
     job.raise_for_status()
     return int(job.json()["id"])
-
-
-def _undo(changes: list[dict[str, Any]]) -> dict[str, Any]:
-    """The change body that puts a version's changed values back."""
-    body: dict[str, Any] = {}
-    for change in changes:
-        node = body
-        *parents, leaf = str(change["path"]).split(".")
-        for part in parents:
-            node = node.setdefault(part, {})
-        node[leaf] = change["old"]
-    return body
 
 
 def _preview(api: httpx.Client, job_id: int, body: dict[str, Any]) -> dict[str, Any]:
@@ -105,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
             job_id = _launch(api, Path(args.scenario), args.rate, duration)
             time.sleep(args.warmup)
             for assignment in changes:
-                body = _body(assignment)
+                body = parse_change([assignment])
                 preview = _preview(api, job_id, body)
                 api.patch(f"/jobs/{job_id}/config", json=body).raise_for_status()
                 print(f"{time.strftime('%H:%M:%S')} stored {assignment}", flush=True)
@@ -113,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
             # a preview of each kind once more (the change undone: the same one would
             # change nothing) checks the last change and reads each kind's track record
             versions = api.get(f"/jobs/{job_id}/config").json()["versions"][1:]
-            undo = [_undo(v["changes"]) for v in versions]
+            undo = [nested_change({c["path"]: c["old"] for c in v["changes"]}) for v in versions]
             records = {str(p["kind"]): p for p in (_preview(api, job_id, b) for b in undo)}
             rows = _predictions(stack.settings.sqlalchemy_url.removeprefix("sqlite:///"))
         finally:

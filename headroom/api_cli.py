@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -285,7 +286,7 @@ _SET_HELP = "path=value: recommend_only=true, classes.ads.delay_target_s=3"
 @jobs_app.command("tune")
 def tune_job(job_id: int, set_: list[str] = typer.Option(..., "--set", help=_SET_HELP)) -> None:
     """Store a new configuration version; the running job applies it."""
-    config = Api().call("PATCH", f"/jobs/{job_id}/config", json=_change(set_))
+    config = Api().call("PATCH", f"/jobs/{job_id}/config", json=parse_change(set_))
     typer.echo(f"version {config['latest_version']} stored; pending: {config['pending_versions']}")
 
 
@@ -294,7 +295,7 @@ def preview_job(job_id: int, set_: list[str] = typer.Option(..., "--set", help=_
     """What a change would do, before it is stored: the job's last minutes replayed through
     the simulator (mean violation, loss per class), and how far off the checked
     predictions of this kind of change were."""
-    what_if = Api().call("POST", f"/jobs/{job_id}/config/preview", json=_change(set_))
+    what_if = Api().call("POST", f"/jobs/{job_id}/config/preview", json=parse_change(set_))
     typer.echo(f"the job's last {what_if['window_s']:g} s replayed")
     rows = [
         {"class_name": name, **{f"{k}_{f}": c[k][f] for k in c for f in c[k]}}
@@ -319,10 +320,16 @@ def preview_job(job_id: int, set_: list[str] = typer.Option(..., "--set", help=_
         )
 
 
-def _change(items: list[str]) -> dict[str, Any]:
-    """``path=value`` assignments as a nested change body."""
+def parse_change(items: list[str]) -> dict[str, Any]:
+    """``path=value`` assignments (values read as JSON where they are) as a nested change
+    body."""
+    return nested_change(_assignments(items))
+
+
+def nested_change(values: Mapping[str, Any]) -> dict[str, Any]:
+    """A change body from dotted paths and their values (``classes.ads.priority``)."""
     body: dict[str, Any] = {}
-    for path, value in _assignments(items).items():
+    for path, value in values.items():
         node = body
         *parents, leaf = path.split(".")
         for part in parents:

@@ -126,9 +126,9 @@ def _replay_document(
             stream["arrival"] = {"kind": "step", "steps": _distinct_instants(steps)}
     paths = build_network(scenario_from_dict(copy.deepcopy(doc))).longest_paths()
     factors = {
-        name: thin * _cost_per_tuple(samples) / paths[name][0]
+        name: thin * cost / paths[name][0]
         for name, samples in by_class.items()
-        if _cost_per_tuple(samples) > 0.0 and paths.get(name, (0.0, 0))[0] > 0.0
+        if (cost := _cost_per_tuple(samples)) > 0.0 and paths.get(name, (0.0, 0))[0] > 0.0
     }
     return _scaled(doc, factors)
 
