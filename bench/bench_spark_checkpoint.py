@@ -35,6 +35,7 @@ def one_side(job_manager: bool, duration_s: float, rate: int, trigger_s: float) 
     """Median ms of each part of the batch time, in this process's own JVM."""
     from pyspark.sql import SparkSession
 
+    from spark_runner.contract.control import ClassControl, LiveConfig
     from spark_runner.contract.snapshot import ClassSnapshot, JobSnapshot
     from spark_runner.job.sparkconf import CHECKPOINT_PROPERTIES, spark_properties
 
@@ -43,7 +44,8 @@ def one_side(job_manager: bool, duration_s: float, rate: int, trigger_s: float) 
         api_url="",
         spark_master="local[2]",
         checkpoint_dir=tempfile.mkdtemp(prefix="bench-checkpoint-"),
-        classes=(ClassSnapshot(name="x", priority=1, delay_target_s=1),),
+        classes=(ClassSnapshot(name="x"),),
+        control=LiveConfig(classes={"x": ClassControl(priority=1, delay_target_s=1)}),
     )
     properties = spark_properties(snapshot, python=sys.executable, jar=None)
     if not job_manager:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import signal
+import threading
 import time
 from pathlib import Path
 from types import FrameType
@@ -64,14 +65,7 @@ def up(dashboard: bool = typer.Option(True, help="Also serve the dashboard.")) -
     password_file = bootstrap_first_admin(settings)
     stack = Stack.from_settings(settings)
     stack.announce = lambda message: typer.echo(message, err=True)
-    stopping = False
-
-    def _stop(_signum: int, _frame: FrameType | None) -> None:
-        nonlocal stopping
-        stopping = True
-
-    signal.signal(signal.SIGTERM, _stop)
-    signal.signal(signal.SIGINT, _stop)
+    stopping = _stop_on_signals()
     try:
         stack.start_api()
         stack.start_worker()
@@ -85,7 +79,7 @@ def up(dashboard: bool = typer.Option(True, help="Also serve the dashboard.")) -
         if password_file:
             typer.echo(f"First login: user 'admin', password in {password_file}")
         # A service that dies is restarted after a back-off; the others keep running.
-        stack.supervise(lambda: stopping)
+        stack.supervise(stopping.is_set)
     finally:
         stack.stop()
 
@@ -311,8 +305,12 @@ def _run_snapshot(
     results_path: Path,
 ) -> JobSnapshot:
     """The job snapshot of ``headroom run`` on Spark: the scenario, no API behind it."""
-    return JobSnapshot.of_scenario(
+    from spark_runner.scenario.compose import scenario_live_config
+    from spark_runner.scenario.snapshots import job_snapshot
+
+    return job_snapshot(
         loaded.model_dump(mode="json"),
+        control=scenario_live_config(loaded),
         job_id=0,
         api_url="",
         checkpoint_dir=str(checkpoint),
@@ -420,20 +418,26 @@ def produce(
     except ValueError as exc:
         typer.echo(f"invalid option: {exc}", err=True)
         raise typer.Exit(code=2) from None
-    stopping = False
-
-    def _stop(_signum: int, _frame: FrameType | None) -> None:
-        nonlocal stopping
-        stopping = True
-
-    signal.signal(signal.SIGTERM, _stop)
-    signal.signal(signal.SIGINT, _stop)
+    stopping = _stop_on_signals()
     keys = ", ".join(producer.keys().values())
     typer.echo(f"producing {loaded.name} into {keys} for {duration or loaded.duration_s:g} s")
-    stats = producer.run(duration or loaded.duration_s, should_stop=lambda: stopping)
+    stats = producer.run(duration or loaded.duration_s, should_stop=stopping.is_set)
     client.close()
     for name, count in stats.appended.items():
         typer.echo(f"{producer.keys()[name]}: {count} entries")
+
+
+def _stop_on_signals() -> threading.Event:
+    """An event set by the first SIGTERM or SIGINT (Ctrl-C): a loop that polls it stops
+    cleanly instead of being interrupted."""
+    stopping = threading.Event()
+
+    def _stop(_signum: int, _frame: FrameType | None) -> None:
+        stopping.set()
+
+    signal.signal(signal.SIGTERM, _stop)
+    signal.signal(signal.SIGINT, _stop)
+    return stopping
 
 
 def _redact(url: str) -> str:

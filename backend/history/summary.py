@@ -17,7 +17,7 @@ the same), and ``warmup_periods`` says how many there were.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from pydantic import BaseModel
 
@@ -26,7 +26,8 @@ from spark_runner.contract.samples import MetricSample
 
 class ClassSummary(BaseModel):
     """One class over a run; ``periods`` counts every period, ``warmup_periods`` those of
-    them left out of the response times and violations."""
+    them left out of the response times and violations; ``delay_target_s`` is the target
+    in force in the newest period (each period is judged against its own)."""
 
     class_name: str
     delay_target_s: float | None
@@ -47,17 +48,40 @@ class ClassSummary(BaseModel):
     oracle_gap: float | None
 
 
-def summarize(samples: Iterable[MetricSample], targets: dict[str, float]) -> list[ClassSummary]:
+Targets = Mapping[str, float]
+"""A delay target per class name."""
+
+
+def summarize(
+    samples: Iterable[MetricSample],
+    targets: Targets,
+    by_version: Mapping[int, Targets] | None = None,
+) -> list[ClassSummary]:
+    """Each class's summary of ``samples``, each sample judged against the targets of the
+    configuration version it reports (``by_version``), or ``targets`` (the launch's) where
+    it reports none or one not given."""
     by_class: dict[str, list[MetricSample]] = defaultdict(list)
     for sample in samples:
         by_class[sample.class_name].append(sample)
+    versions = by_version or {}
+
+    def target_of(sample: MetricSample) -> float | None:
+        version = sample.config_version
+        in_force = versions.get(version, targets) if version is not None else targets
+        return in_force.get(sample.class_name, targets.get(sample.class_name))
+
     return [
-        _summary(name, by_class.get(name, []), targets.get(name))
+        _summary(name, by_class.get(name, []), targets.get(name), target_of)
         for name in sorted(set(by_class) | set(targets))
     ]
 
 
-def _summary(name: str, rows: Sequence[MetricSample], target: float | None) -> ClassSummary:
+def _summary(
+    name: str,
+    rows: Sequence[MetricSample],
+    launch_target: float | None,
+    target_of: Callable[[MetricSample], float | None],
+) -> ClassSummary:
     arrived = sum(r.arrived_count for r in rows)
     output = sum(r.output_count for r in rows)
     shed_values = [r.shed_count for r in rows if r.shed_count is not None]
@@ -78,7 +102,8 @@ def _summary(name: str, rows: Sequence[MetricSample], target: float | None) -> C
         ],
         0.95,
     )
-    violations = _violations(measured, target)
+    violations = _violations(measured, target_of)
+    target = target_of(rows[-1]) if rows else launch_target
     loss = shed / arrived if shed is not None and arrived else None
     shed_mean = _mean([r.shed_fraction for r in rows if r.shed_fraction is not None])
     oracle = _weighted(
@@ -113,31 +138,24 @@ def _summary(name: str, rows: Sequence[MetricSample], target: float | None) -> C
 
 
 def _violations(
-    rows: Sequence[MetricSample], target: float | None
+    rows: Sequence[MetricSample], target_of: Callable[[MetricSample], float | None]
 ) -> tuple[float | None, float | None, float | None]:
-    with_output = [r for r in rows if r.output_count]
-    if not with_output:
-        return None, None, None
-    reported = [r for r in with_output if r.violation_mean_s is not None]
+    judged = [(r, t) for r in rows if r.output_count and (t := target_of(r)) is not None]
+    reported = [r for r in rows if r.output_count and r.violation_mean_s is not None]
     if reported:
         mean = _weighted([(r.violation_mean_s, r.output_count) for r in reported])
         worst = max(r.violation_max_s or 0.0 for r in reported)
-    elif target is not None:
+    elif judged:
         # Without per-tuple violations, the period means bound the mean from below.
         mean = _weighted(
-            [
-                (max(0.0, (r.response_time_mean_s or 0.0) - target), r.output_count)
-                for r in with_output
-            ]
+            [(max(0.0, (r.response_time_mean_s or 0.0) - t), r.output_count) for r, t in judged]
         )
-        worst = max(max(0.0, (r.response_time_max_s or 0.0) - target) for r in with_output)
+        worst = max(max(0.0, (r.response_time_max_s or 0.0) - t) for r, t in judged)
     else:
         return None, None, None
     late = None
-    if target is not None:
-        late = sum(1 for r in with_output if (r.response_time_max_s or 0.0) > target) / len(
-            with_output
-        )
+    if judged:
+        late = sum(1 for r, t in judged if (r.response_time_max_s or 0.0) > t) / len(judged)
     return mean, worst, late
 
 

@@ -49,6 +49,12 @@ class Job(Base):
     def state(self) -> JobStatus:
         return JobStatus(self.status)
 
+    def launch_targets(self) -> dict[str, float]:
+        """Each class's delay target in the snapshot's configuration (version 0), by name;
+        empty while the snapshot is not written yet."""
+        classes = (self.config.get("control") or {}).get("classes", {})
+        return {name: float(c["delay_target_s"]) for name, c in classes.items()}
+
     def move_to(self, target: JobStatus) -> None:
         """The one place a job changes status (``InvalidTransition``, a 409, if the state
         machine forbids it). Entering a terminal status ends the run: its stop time is

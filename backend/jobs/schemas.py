@@ -189,7 +189,7 @@ class JobRead(BaseModel):
         if config is None:
             return value
         snapshot = JobSnapshot.model_validate(config)
-        control = snapshot.initial_control()
+        control = snapshot.control
         return {
             "id": value.id,
             "status": value.status,
@@ -207,10 +207,10 @@ class JobRead(BaseModel):
             "classes": [
                 JobClass(
                     name=c.name,
-                    priority=c.priority,
-                    delay_target_s=c.delay_target_s,
+                    priority=control.classes[c.name].priority,
+                    delay_target_s=control.classes[c.name].delay_target_s,
                     rate_per_s=c.rate_per_s,
-                    manager=control.classes[c.name].manager if c.name in control.classes else None,
+                    manager=control.classes[c.name].manager,
                 )
                 for c in snapshot.classes
             ],

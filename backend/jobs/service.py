@@ -39,6 +39,7 @@ from spark_runner.contract.snapshot import (
 from spark_runner.core.errors import ParameterError
 from spark_runner.scenario.compose import UNLIMITED_SCHEDULE_S, scenario_live_config
 from spark_runner.scenario.loader import scenario_from_dict
+from spark_runner.scenario.snapshots import job_snapshot
 
 # The job may take ~45 s to drain a batch, flush metrics and stop Spark (see its main).
 STOP_GRACE = timedelta(seconds=60)
@@ -127,12 +128,12 @@ def create_job(
         if earlier is None or idempotency_key is None:
             raise
         return _same_request(earlier, data, idempotency_key), False
-    snapshot = JobSnapshot.of_scenario(
+    snapshot = job_snapshot(
         plan.scenario,
+        control=plan.control,
         job_id=job.id,
         api_url=settings.public_api_url,
         checkpoint_dir=str(job_dir(settings, job.id) / "checkpoint"),
-        control=plan.control,
         rate_per_s=plan.rate_per_s,
         spark_master=job.spark_master,
         control_period_s=plan.control_period_s or settings.control_period_s,

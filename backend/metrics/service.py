@@ -50,7 +50,7 @@ def ingest(
         jobs.mark_running(job)
     session.flush()
     after_commit(session, lambda: bell.ring(metrics_key(job_id)))  # wakes live streams
-    return {c["name"]: c["delay_target_s"] for c in job.config.get("classes", [])}
+    return job.launch_targets()
 
 
 def reporting_job(
@@ -65,7 +65,7 @@ def reporting_job(
     of the job's."""
     job = JobRepository(session).require(job_id)
     _check_times(times, job.created_at.timestamp(), now_s)
-    known = {c["name"] for c in job.config.get("classes", [])}
+    known = set(job.launch_targets())
     for path, name in classes:
         if name not in known:
             raise Conflict(f"{path}={name!r} is not a class of job {job_id}")

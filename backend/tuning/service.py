@@ -39,7 +39,7 @@ from spark_runner.contract.control import LiveConfig
 from spark_runner.contract.samples import MetricSample
 from spark_runner.contract.snapshot import JobSnapshot
 from spark_runner.core.class_settings import SETTING_NAMES
-from spark_runner.scenario.derive import derived_scenario
+from spark_runner.scenario.snapshots import job_scenario
 from spark_runner.sim.whatif import REPLAY_MAX_S, WhatIf
 
 
@@ -182,7 +182,7 @@ def _replay_of(session: Session, job_id: int, changes: dict[str, Any]) -> Replay
     proposed = current.merged(changes, current.version + 1)
     proposed.validate_rules()
     snapshot = JobSnapshot.model_validate(job.config)
-    document = snapshot.scenario if snapshot.scenario is not None else derived_scenario(snapshot)
+    document = job_scenario(snapshot)
     repo = MetricRepository(session)
     newest = repo.newest_t(job_id)
     rows = (

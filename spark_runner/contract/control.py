@@ -104,6 +104,10 @@ class LiveConfig(BaseModel):
                 ) from None
         self.scaling_params()
 
+    def targets(self) -> dict[str, float]:
+        """Each class's delay target, by name."""
+        return {name: c.delay_target_s for name, c in self.classes.items()}
+
     def usage_thresholds(self) -> dict[str, float]:
         """The job's usage thresholds τ0..τ3: the lowest of its classes' (the core's rule)."""
         return job_thresholds(c.spec(n).thresholds for n, c in self.classes.items())

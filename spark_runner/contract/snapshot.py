@@ -6,14 +6,14 @@ build it without starting a JVM.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from spark_runner.contract.control import ClassControl, LiveConfig
+from spark_runner.contract.control import LiveConfig
 from spark_runner.contract.masters import DEFAULT_MASTER
+from spark_runner.core.errors import ParameterError
 
 
 class BurnJar(BaseModel):
@@ -27,13 +27,13 @@ class BurnJar(BaseModel):
 
 
 class ClassSnapshot(BaseModel):
-    """One query class as it was when the job was launched."""
+    """One query class of the job and the stream generated for it when the snapshot
+    carries no scenario. Its settings (priority, delay target, manager, …) are in
+    ``JobSnapshot.control``, once."""
 
     model_config = ConfigDict(frozen=True)
 
     name: str
-    priority: float = Field(gt=0)
-    delay_target_s: float = Field(gt=0)
     rate_per_s: float = Field(
         default=200.0, ge=0, description="Generated arrival rate of the class's stream, tuples/s."
     )
@@ -181,11 +181,12 @@ class JobSnapshot(BaseModel):
     scenario: dict[str, Any] | None = Field(
         default=None,
         description="A scenario document (docs/scenario-format.md) giving the classes' "
-        "queries and workload; None: one generated stream per class from ``classes``.",
+        "queries and workload, its classes without their settings (those are in "
+        "``control``); None: one generated stream per class from ``classes``.",
     )
-    control: LiveConfig | None = Field(
-        default=None,
-        description="QoS configuration version 0; newer versions come from the control plane.",
+    control: LiveConfig = Field(
+        description="QoS configuration version 0, the one place the snapshot carries each "
+        "class setting; newer versions come from the control plane."
     )
     engine: EngineSettings = Field(default_factory=EngineSettings)
     results_path: str | None = Field(
@@ -199,54 +200,18 @@ class JobSnapshot(BaseModel):
         "own in the user's cache (~/.cache/headroom).",
     )
 
-    @classmethod
-    def of_scenario(
-        cls,
-        scenario: Mapping[str, Any],
-        *,
-        job_id: int,
-        api_url: str,
-        checkpoint_dir: str,
-        control: LiveConfig | None = None,
-        rate_per_s: float = 0.0,
-        **fields: Any,
-    ) -> JobSnapshot:
-        """The snapshot of a job running ``scenario`` (a validated document) under
-        ``control`` (None: the scenario's own settings): the one way the control plane
-        and ``headroom run`` build one. Its ``classes`` are the scenario's, each at
-        ``rate_per_s`` where the job generated their streams at one rate (0: the
-        scenario's own workload). ``fields``: the snapshot's other fields."""
-        classes = tuple(
-            ClassSnapshot(
-                name=c["name"],
-                priority=c["priority"],
-                delay_target_s=c["delay_target_s"],
-                rate_per_s=rate_per_s,
+    @model_validator(mode="after")
+    def _classes_configured(self) -> JobSnapshot:
+        names = sorted(c.name for c in self.classes)
+        if names != sorted(self.control.classes):
+            raise ValueError(
+                f"control.classes {sorted(self.control.classes)} must name the classes {names}"
             )
-            for c in scenario["classes"]
-        )
-        return cls(
-            job_id=job_id,
-            api_url=api_url,
-            checkpoint_dir=checkpoint_dir,
-            classes=classes,
-            scenario=dict(scenario),
-            control=control,
-            **fields,
-        )
-
-    def initial_control(self) -> LiveConfig:
-        """The launch configuration (spec defaults when the snapshot carries none)."""
-        return self.control if self.control is not None else self.default_control()
-
-    def default_control(self) -> LiveConfig:
-        """The spec defaults for every class of the snapshot."""
-        return LiveConfig(
-            classes={
-                c.name: ClassControl(priority=c.priority, delay_target_s=c.delay_target_s)
-                for c in self.classes
-            }
-        )
+        try:
+            self.control.validate_rules()
+        except ParameterError as error:
+            raise ValueError(f"control.{error}") from None
+        return self
 
     @classmethod
     def load(cls, path: Path) -> JobSnapshot:

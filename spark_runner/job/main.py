@@ -1,11 +1,11 @@
 """``python -m spark_runner.job --config PATH``: run one streaming job until told to stop.
 
 The job reads only its ``JobSnapshot`` file. It runs the snapshot's scenario (or, without
-one, a scenario derived from its classes: ``spark_runner.scenario.derive``) on the Spark
-engine (``spark_runner.engine``) with the QoS controller in the loop, until SIGTERM/SIGINT or
-until ``duration_s`` has passed since the query started; then it stops after the batch in
-progress, writes the results document (``results_path``), delivers the metrics it still
-holds and stops Spark.
+one, a scenario derived from its classes), each class's settings from its ``control``
+(``spark_runner.scenario.snapshots``), on the Spark engine (``spark_runner.engine``) with
+the QoS controller in the loop, until SIGTERM/SIGINT or until ``duration_s`` has passed
+since the query started; then it stops after the batch in progress, writes the results
+document (``results_path``), delivers the metrics it still holds and stops Spark.
 
 Exit codes (a one-line reason is logged to stderr for every failure):
 
@@ -130,7 +130,7 @@ class Prepared:
     """What a snapshot resolves to before Spark starts."""
 
     plan: NetworkPlan
-    live: LiveConfig | None
+    live: LiveConfig
 
 
 def prepare(snapshot: JobSnapshot) -> Prepared:
@@ -139,35 +139,16 @@ def prepare(snapshot: JobSnapshot) -> Prepared:
     Raises ``ScenarioError`` or ``ParameterError`` naming what is wrong.
     """
     from spark_runner.engine.dataflow.network import compile_network
-    from spark_runner.scenario.derive import derived_scenario
     from spark_runner.scenario.loader import scenario_from_dict
+    from spark_runner.scenario.snapshots import job_scenario
 
-    if snapshot.scenario is not None:
-        document = snapshot.scenario
-        live = snapshot.control
-        source = "snapshot.scenario"
-    else:
-        document = derived_scenario(snapshot)
-        live = snapshot.initial_control()
-        source = "scenario derived from snapshot.classes"
+    source = "snapshot.scenario" if snapshot.scenario is not None else "snapshot.classes"
     # A control-plane job reads trace files from the trace folder only (as the API
     # checked when it stored the scenario); a local run (``headroom run``: no api_url)
     # carries the absolute paths its scenario file's own folder gave them.
     local_paths = None if snapshot.api_url else Path("/")
-    scenario = scenario_from_dict(document, base_dir=local_paths, source=source)
-    plan = compile_network(scenario)
-    if live is not None:
-        missing = sorted(set(plan.class_names) - set(live.classes))
-        extra = sorted(set(live.classes) - set(plan.class_names))
-        if missing or extra:
-            raise ParameterError(
-                "control.classes",
-                sorted(live.classes),
-                f"must name the scenario's classes {sorted(plan.class_names)}"
-                + (f"; missing {missing}" if missing else "")
-                + (f"; unknown {extra}" if extra else ""),
-            )
-    return Prepared(plan=plan, live=live)
+    scenario = scenario_from_dict(job_scenario(snapshot), base_dir=local_paths, source=source)
+    return Prepared(plan=compile_network(scenario), live=snapshot.control)
 
 
 def run(snapshot: JobSnapshot, *, submitted: bool = False) -> int:

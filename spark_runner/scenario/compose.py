@@ -101,6 +101,24 @@ def scenario_class(
     return doc
 
 
+SETTING_KEYS = tuple(dict.fromkeys(_SCENARIO_PATHS.get(s, (s,))[0] for s in SETTING_NAMES))
+"""The keys of a scenario class that hold its settings (the rest: name, queries, …)."""
+
+
+def without_settings(document_class: Mapping[str, Any]) -> dict[str, Any]:
+    """A scenario class (a document) without its settings: what a job snapshot carries
+    beside its ``control``, where the settings are."""
+    return {k: v for k, v in document_class.items() if k not in SETTING_KEYS}
+
+
+def with_settings(document_class: Mapping[str, Any], control: ClassControl) -> dict[str, Any]:
+    """A scenario class (a document) with the settings of ``control`` (the inverse of
+    :func:`without_settings`)."""
+    settings = scenario_class(document_class["name"], control, [])
+    del settings["queries"]
+    return {**without_settings(document_class), **settings}
+
+
 def class_control(query_class: QueryClass) -> ClassControl:
     """The live settings of a scenario class (the inverse of :func:`scenario_class`)."""
     values: dict[str, Any] = {}

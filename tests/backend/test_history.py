@@ -57,6 +57,28 @@ def test_summary_weights_by_output_and_compares_with_the_oracle() -> None:
     assert ads.mean_violation_s == pytest.approx(30 * 0.5 / 40)
 
 
+def test_each_period_is_judged_against_the_target_of_its_configuration_version() -> None:
+    """A target tuned live from 2.5 to 1 s: the periods of version 1 are late at 2 s, and
+    the summary names the target in force at the end."""
+    samples = [
+        _s(
+            seq,
+            output_count=10,
+            response_time_mean_s=1.5,
+            response_time_max_s=2.0,
+            config_version=version,
+        )
+        for seq, version in enumerate((0, 0, 1, 1))
+    ]
+    [ads] = summarize(samples, {"ads": 2.5}, {0: {"ads": 2.5}, 1: {"ads": 1.0}})
+    assert ads.late_period_fraction == pytest.approx(0.5)
+    assert ads.mean_violation_s == pytest.approx(0.5 * 0.5)  # (2·0 + 2·0.5) / 4 periods alike
+    assert ads.max_violation_s == pytest.approx(1.0)
+    assert ads.delay_target_s == 1.0
+    [launch] = summarize(samples, {"ads": 2.5})
+    assert launch.late_period_fraction == 0 and launch.delay_target_s == 2.5
+
+
 def test_warmup_periods_are_left_out_of_response_times_and_violations() -> None:
     """A warm-up period's wait measures Spark's start: it is counted apart and judged
     against nothing, while its tuples and losses count like any period's."""

@@ -14,6 +14,7 @@ import pytest
 
 from backend.jobs import launcher
 from backend.settings import Settings
+from spark_runner.contract.control import ClassControl, LiveConfig
 from spark_runner.contract.snapshot import EXIT_CODE_FILE, ClassSnapshot, JobSnapshot
 from spark_runner.job.sparkconf import package_root, spark_properties
 from spark_runner.job.submit_entry import DRIVER_PID_FILE, ENTRY_FILE
@@ -27,7 +28,8 @@ def _snapshot(tmp_path: Path, master: str = "local[2]") -> JobSnapshot:
         api_url="",
         spark_master=master,
         checkpoint_dir=str(tmp_path / "checkpoint"),
-        classes=(ClassSnapshot(name="gold", priority=6, delay_target_s=2),),
+        classes=(ClassSnapshot(name="gold"),),
+        control=LiveConfig(classes={"gold": ClassControl(priority=6, delay_target_s=2)}),
     )
 
 

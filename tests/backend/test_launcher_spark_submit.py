@@ -13,10 +13,11 @@ import pytest
 
 from backend.jobs import launcher
 from backend.settings import Settings
-from spark_runner.contract.snapshot import ClassSnapshot, JobSnapshot
 from spark_runner.engine.cluster import StandaloneCluster
 from spark_runner.job.submit_entry import DRIVER_PID_FILE
 from spark_runner.scenario import parse_scenario
+from spark_runner.scenario.compose import scenario_live_config
+from spark_runner.scenario.snapshots import job_snapshot
 from tests.backend.test_launcher import exited
 from tests.job.capture import CaptureServer
 from tests.waiting import wait_until
@@ -87,17 +88,14 @@ def test_spark_submit_launch_on_a_standalone_cluster(tmp_path: Path) -> None:
     server.start()
     try:
         with StandaloneCluster(tmp_path / "cluster", workers=1, cores=2) as cluster:
-            snapshot = JobSnapshot(
+            snapshot = job_snapshot(
+                scenario.model_dump(mode="json"),
+                control=scenario_live_config(scenario),
                 job_id=7,
                 api_url=server.base_url,
                 spark_master=cluster.master_url,
                 checkpoint_dir=str(job_dir / "checkpoint"),
                 ingest_token=TOKEN,
-                classes=tuple(
-                    ClassSnapshot(name=c.name, priority=c.priority, delay_target_s=c.delay_target_s)
-                    for c in scenario.classes
-                ),
-                scenario=scenario.model_dump(mode="json"),
                 results_path=str(results_path),
             )
             command = launcher.prepare_launch(settings, snapshot, config)

@@ -180,3 +180,62 @@ def test_rows_stored_before_a_column_read_their_old_behaviour(
     [stored] = snapshot(engine)[table].values()
     assert stored[column] == old
     assert type(stored[column]) is type(old)
+
+
+def test_0016_stores_each_class_setting_of_a_job_snapshot_once(
+    fresh_url: str, engine: Engine
+) -> None:
+    """A snapshot stored before 0016 (each class setting in ``classes``, the scenario's
+    classes and ``control``) reads after it as the snapshot the control plane builds now,
+    runs the same scenario, and reads as it was after a downgrade; one stored without a
+    ``control`` gets one from its classes' priority and target."""
+    from spark_runner.contract.snapshot import JobSnapshot
+    from spark_runner.scenario.snapshots import job_scenario
+    from tests.scenario.test_job_snapshots import demo_snapshot
+
+    document, snapshot = demo_snapshot()
+    now = snapshot.model_dump(mode="json")
+    control = now["control"]["classes"]
+    old = {
+        **now,
+        "classes": [
+            {**c, **{k: control[c["name"]][k] for k in ("priority", "delay_target_s")}}
+            for c in now["classes"]
+        ],
+        "scenario": document,
+    }
+    config = alembic_config(fresh_url)
+    command.upgrade(config, "0015")
+    insert_rows(engine)
+    jobs = MetaData()
+    jobs.reflect(engine, only=["jobs"])
+    table = jobs.tables["jobs"]
+    with engine.begin() as conn:
+        [job_id] = conn.execute(table.select().with_only_columns(table.c.id)).scalars()
+        conn.execute(table.update().values(config=old))
+        row = conn.execute(table.select()).mappings().one()
+        conn.execute(
+            table.insert().values(
+                {
+                    **row,
+                    "id": job_id + 1,
+                    "idempotency_key": None,
+                    "config": {**old, "control": None},
+                }
+            )
+        )
+
+    def stored() -> dict[int, Any]:
+        with engine.connect() as conn:
+            return dict(
+                conn.execute(table.select().with_only_columns(table.c.id, table.c.config)).all()
+            )
+
+    command.upgrade(config, "0016")
+    upgraded = stored()
+    assert upgraded[job_id] == now
+    assert job_scenario(JobSnapshot.model_validate(upgraded[job_id])) == document
+    bare = JobSnapshot.model_validate(upgraded[job_id + 1])
+    assert bare.control.targets() == snapshot.control.targets()
+    command.downgrade(config, "0015")
+    assert stored()[job_id] == old

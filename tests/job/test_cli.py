@@ -46,7 +46,8 @@ def test_invalid_config_names_each_field_and_rule(tmp_path: Path) -> None:
             {
                 "api_url": "http://127.0.0.1:1",
                 "checkpoint_dir": str(tmp_path / "ck"),
-                "classes": [{"name": "gold", "priority": -1, "delay_target_s": 1}],
+                "classes": [{"name": "gold", "rate_per_s": -5}],
+                "control": {"classes": {"gold": {"priority": -1, "delay_target_s": 1}}},
             }
         )
     )
@@ -54,7 +55,27 @@ def test_invalid_config_names_each_field_and_rule(tmp_path: Path) -> None:
     assert result.returncode == 2
     [line] = critical_lines(result.stderr)
     assert "job_id: Field required" in line
-    assert "classes.0.priority: Input should be greater than 0 (got -1)" in line
+    assert "classes.0.rate_per_s: Input should be greater than or equal to 0 (got -5)" in line
+    assert "Traceback" not in result.stderr
+
+
+def test_a_class_setting_breaking_its_rule_is_named(tmp_path: Path) -> None:
+    config = tmp_path / "job.json"
+    config.write_text(
+        json.dumps(
+            {
+                "job_id": 1,
+                "api_url": "",
+                "checkpoint_dir": str(tmp_path / "ck"),
+                "classes": [{"name": "gold"}],
+                "control": {"classes": {"gold": {"priority": -1, "delay_target_s": 1}}},
+            }
+        )
+    )
+    result = run_job("--config", str(config))
+    assert result.returncode == 2
+    [line] = critical_lines(result.stderr)
+    assert "control.classes.gold.priority=-1.0 is invalid: must be > 0" in line, line
     assert "Traceback" not in result.stderr
 
 

@@ -19,6 +19,7 @@ import pytest
 
 import spark_runner
 from backend.processes import is_running, running_descendants
+from spark_runner.contract.control import ClassControl, LiveConfig
 from spark_runner.contract.snapshot import ClassSnapshot, JobSnapshot
 from tests.waiting import wait_until
 
@@ -41,12 +42,14 @@ def snapshot(api_url: str, tmp_path: Path, **overrides: Any) -> JobSnapshot:
         "checkpoint_dir": str(tmp_path / "checkpoint"),
         "duration_s": None,
         "classes": (
-            ClassSnapshot(
-                name="gold", priority=6, delay_target_s=2, rate_per_s=50, selectivity=0.5
-            ),
-            ClassSnapshot(
-                name="bronze", priority=1, delay_target_s=5, rate_per_s=20, selectivity=0.25
-            ),
+            ClassSnapshot(name="gold", rate_per_s=50, selectivity=0.5),
+            ClassSnapshot(name="bronze", rate_per_s=20, selectivity=0.25),
+        ),
+        "control": LiveConfig(
+            classes={
+                "gold": ClassControl(priority=6, delay_target_s=2),
+                "bronze": ClassControl(priority=1, delay_target_s=5),
+            }
         ),
     }
     fields.update(overrides)

@@ -27,6 +27,7 @@ import pytest
 from backend.files import PRIVATE_UMASK
 from backend.jobs import launcher
 from backend.settings import Settings
+from spark_runner.contract.control import ClassControl, LiveConfig
 from spark_runner.contract.snapshot import BurnJar, ClassSnapshot, JobSnapshot
 from spark_runner.engine.dataflow.jvm_burn import burn_jar, file_sha256
 from spark_runner.job.sparkconf import pyspark_home, verified_burn_jar
@@ -153,7 +154,8 @@ def test_a_tampered_cached_jar_is_rebuilt_and_refused_by_the_job(
         job_id=1,
         api_url="",
         checkpoint_dir=str(tmp_path / "checkpoint"),
-        classes=(ClassSnapshot(name="gold", priority=6, delay_target_s=2),),
+        classes=(ClassSnapshot(name="gold"),),
+        control=LiveConfig(classes={"gold": ClassControl(priority=6, delay_target_s=2)}),
         burn_jar=built,
     )
     assert verified_burn_jar(snapshot) == jar
@@ -179,7 +181,8 @@ def test_spark_submit_refuses_a_jar_on_its_class_path_that_changed(tmp_path: Pat
         job_id=1,
         api_url="",
         checkpoint_dir=str(tmp_path / "checkpoint"),
-        classes=(ClassSnapshot(name="gold", priority=6, delay_target_s=2),),
+        classes=(ClassSnapshot(name="gold"),),
+        control=LiveConfig(classes={"gold": ClassControl(priority=6, delay_target_s=2)}),
         burn_jar=BurnJar(path=str(jar), sha256="0" * 64),
     )
     with pytest.raises(RuntimeError, match="does not have the SHA-256 it was built with"):
@@ -196,6 +199,7 @@ import contextlib, sys
 from pathlib import Path
 from pyspark import SparkConf
 from pyspark.sql import SparkSession
+from spark_runner.contract.control import ClassControl, LiveConfig
 from spark_runner.contract.snapshot import ClassSnapshot, JobSnapshot
 from spark_runner.engine.dataflow.sink import FILE_SINKS, FileBatches, check_sink
 from spark_runner.job.sparkconf import spark_properties
@@ -203,7 +207,8 @@ from spark_runner.job.sparkconf import spark_properties
 root, rows = Path(sys.argv[1]), sys.argv[2]
 snapshot = JobSnapshot(
     job_id=1, api_url="", spark_master="local[1]", checkpoint_dir=str(root / "checkpoint"),
-    classes=(ClassSnapshot(name="gold", priority=6, delay_target_s=2),),
+    classes=(ClassSnapshot(name="gold"),),
+    control=LiveConfig(classes={"gold": ClassControl(priority=6, delay_target_s=2)}),
 )
 properties = spark_properties(snapshot, python=sys.executable, jar=None)
 spark = SparkSession.builder.config(conf=SparkConf().setAll(list(properties.items()))).getOrCreate()

@@ -20,6 +20,7 @@ import pytest
 from backend.jobs import launcher
 from backend.jobs.environment import JOB_ENV_ALLOWLIST
 from backend.settings import Settings
+from spark_runner.contract.control import ClassControl, LiveConfig
 from spark_runner.contract.snapshot import ClassSnapshot, JobSnapshot
 from spark_runner.job.submit_entry import DRIVER_PID_FILE
 from tests.waiting import poll_for, wait_until
@@ -102,7 +103,8 @@ def snapshot(tmp_path: Path) -> JobSnapshot:
         spark_master="local[1]",
         checkpoint_dir=str(tmp_path / "checkpoint"),
         duration_s=120,
-        classes=(ClassSnapshot(name="gold", priority=6, delay_target_s=2, rate_per_s=10),),
+        classes=(ClassSnapshot(name="gold", rate_per_s=10),),
+        control=LiveConfig(classes={"gold": ClassControl(priority=6, delay_target_s=2)}),
     )
 
 

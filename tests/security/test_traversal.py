@@ -118,6 +118,7 @@ def test_a_local_run_keeps_its_files_paths_a_control_plane_job_does_not(
 ) -> None:
     """``headroom run`` hands the job its scenario with the absolute trace paths its file's
     folder gave; a job launched by the control plane (an api_url) is confined."""
+    from spark_runner.contract.control import ClassControl, LiveConfig
     from spark_runner.contract.snapshot import ClassSnapshot, JobSnapshot
     from spark_runner.job.main import prepare
 
@@ -129,7 +130,8 @@ def test_a_local_run_keeps_its_files_paths_a_control_plane_job_does_not(
         job_id=1,
         api_url=api_url,
         checkpoint_dir=str(tmp_path / "checkpoint"),
-        classes=(ClassSnapshot(name="gold", priority=6, delay_target_s=1.5),),
+        classes=(ClassSnapshot(name="gold"),),
+        control=LiveConfig(classes={"gold": ClassControl(priority=6, delay_target_s=1.5)}),
         scenario=loaded.model_dump(mode="json"),
     )
     if allowed:

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from pyspark.sql import SparkSession
 
+from spark_runner.contract.control import ClassControl, LiveConfig
 from spark_runner.contract.snapshot import ClassSnapshot, JobSnapshot
 from spark_runner.job.session import start_spark
 from spark_runner.scenario import Scenario, load_scenario, parse_scenario
@@ -110,7 +111,8 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkSession]:
         api_url="",
         spark_master="local[2]",
         checkpoint_dir=str(tmp_path_factory.mktemp("unused")),
-        classes=(ClassSnapshot(name="x", priority=1, delay_target_s=1),),
+        classes=(ClassSnapshot(name="x"),),
+        control=LiveConfig(classes={"x": ClassControl(priority=1, delay_target_s=1)}),
     )
     handle = start_spark(snapshot)
     try:

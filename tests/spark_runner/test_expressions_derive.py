@@ -6,6 +6,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
 from spark_runner.contract.control import ClassControl, LiveConfig
 from spark_runner.contract.snapshot import ClassSnapshot, JobSnapshot
@@ -19,9 +20,10 @@ from spark_runner.engine.dataflow.expressions import (
 from spark_runner.engine.dataflow.jvm_burn import burn_jar
 from spark_runner.engine.dataflow.network import compile_network
 from spark_runner.scenario import Scenario
-from spark_runner.scenario.derive import derived_scenario
+from spark_runner.scenario.compose import without_settings
 from spark_runner.scenario.loader import scenario_from_dict
 from spark_runner.scenario.models import FilterOp, MapOp
+from spark_runner.scenario.snapshots import job_scenario
 
 
 def test_maps_burn_their_cost_in_the_units_of_the_burn(two_classes: Scenario) -> None:
@@ -70,12 +72,14 @@ def snapshot(**overrides: object) -> JobSnapshot:
         "control_period_s": 0.5,
         "duration_s": 30.0,
         "classes": (
-            ClassSnapshot(
-                name="gold", priority=6, delay_target_s=2, rate_per_s=50, selectivity=0.5
-            ),
-            ClassSnapshot(
-                name="9lives", priority=1, delay_target_s=4, rate_per_s=10, selectivity=0.25
-            ),
+            ClassSnapshot(name="gold", rate_per_s=50, selectivity=0.5),
+            ClassSnapshot(name="9lives", rate_per_s=10, selectivity=0.25),
+        ),
+        "control": LiveConfig(
+            classes={
+                "gold": ClassControl(priority=6, delay_target_s=2),
+                "9lives": ClassControl(priority=1, delay_target_s=4),
+            }
         ),
     }
     fields.update(overrides)
@@ -83,7 +87,7 @@ def snapshot(**overrides: object) -> JobSnapshot:
 
 
 def test_derived_scenario_runs_the_skeletons_queries() -> None:
-    scenario = scenario_from_dict(derived_scenario(snapshot()))
+    scenario = scenario_from_dict(job_scenario(snapshot()))
     # a class keeps its name: the control plane and the scenario follow one name rule
     assert [c.name for c in scenario.classes] == ["gold", "9lives"]
     assert scenario.control.period_s == 0.5 and scenario.duration_s == 30.0
@@ -98,5 +102,10 @@ def test_a_configuration_that_misses_a_class_is_refused_by_name() -> None:
     from spark_runner.job.main import prepare
 
     gold = LiveConfig(classes={"gold": ClassControl(priority=6, delay_target_s=2)})
+    with pytest.raises(ValidationError, match=r"control.classes \['gold'\] must name the classes"):
+        snapshot(control=gold)
+    document = job_scenario(snapshot())
+    bare = {**document, "classes": [without_settings(c) for c in document["classes"]]}
+    only_gold = snapshot(classes=(ClassSnapshot(name="gold"),), control=gold, scenario=bare)
     with pytest.raises(ParameterError, match=r"missing \['9lives'\]"):
-        prepare(snapshot(control=gold))
+        prepare(only_gold)
