@@ -49,10 +49,10 @@ from bench.bench_spark_common import (
     run_spark,
     sec,
     shed_while_feasible,
-    steady_throughput,
     three_classes,
 )
 from spark_runner.contract.snapshot import DEFAULT_TARGET_UTILIZATION
+from spark_runner.control.calibrated_oracle import steady_throughput
 
 RECOVERED_FOR = 3
 """Periods in a row within target that count as back within it."""
@@ -83,7 +83,7 @@ def window(r: dict[str, Any], cls: str, t0: float, t1: float) -> tuple[float, fl
     """(mean of the periods' worst response time, its max, loss, tuples shed) in [t0, t1)."""
     picked = [s["classes"][cls] for s in r["series"] if t0 <= s["t_s"] < t1]
     worst = [c["max_response_time_s"] for c in picked if c["max_response_time_s"] is not None]
-    shed = sum(c["shed"] for c in picked)
+    shed = sum(c["shed_count"] for c in picked)
     admitted = sum(c["admitted"] for c in picked)
     return (
         sum(worst) / len(worst) if worst else float("nan"),

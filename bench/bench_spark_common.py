@@ -20,6 +20,7 @@ import yaml
 
 from bench.cpu_meter import TreeCpu
 from spark_runner.contract.snapshot import DEFAULT_TARGET_UTILIZATION
+from spark_runner.control.calibrated_oracle import steady_throughput
 from spark_runner.control.report import class_table, render_table
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -246,28 +247,13 @@ def measure_capacity(
     return steady_throughput(r)
 
 
-def steady_throughput(r: dict[str, Any], since_s: float = 0.0) -> float:
-    """Tuples/s admitted over the second half of a run's periods that began at
-    ``since_s`` (scenario time) or later (the first batches of a JVM, or of an overload,
-    are not yet steady), from the end of the period before that half to the end of the
-    last (periods follow the batch cycle: their lengths vary)."""
-    series = r["series"]
-    first = next((i for i in range(1, len(series)) if series[i - 1]["t_s"] >= since_s), None)
-    if first is None or len(series) - first < 2:
-        raise RuntimeError(f"too few periods from {since_s:g} s to measure a throughput")
-    start = first + (len(series) - first) // 2
-    steady = series[start:]
-    admitted = sum(s["classes"][c]["admitted"] for s in steady for c in r["classes"])
-    return float(admitted / (steady[-1]["t_s"] - series[start - 1]["t_s"]))
-
-
 def shed_while_feasible(r: dict[str, Any], cls: str, target: float) -> int:
     """Tuples of the class shed in periods decided while its target was at or above the
     floor (a period's shedding was decided at the step before it; the first period's
     before any step, with nothing measured, counts as feasible)."""
     series = r["series"]
     return sum(
-        s["classes"][cls]["shed"]
+        s["classes"][cls]["shed_count"]
         for before, s in zip([None, *series[:-1]], series, strict=True)
         if before is None
         or before["classes"][cls].get("floor_s") is None

@@ -24,9 +24,9 @@ from bench.bench_spark_common import (
     render_table,
     run_spark,
     series_values,
-    steady_throughput,
     three_classes,
 )
+from spark_runner.control.calibrated_oracle import steady_throughput
 from spark_runner.engine.cluster import StandaloneCluster
 
 

@@ -683,7 +683,7 @@ class EngineController:
                 "headroom": None,
                 "queue_length": self._waiting(record, name),
                 "admitted": period.processed[name],
-                "shed": period.shed[name],
+                "shed_count": period.shed[name],
             }
         self.idle_s += period.idle_s
         self.series.append(
@@ -799,7 +799,7 @@ class EngineController:
                 "p95_response_time_s": rounded(stats.p95_s),
                 "queue_length": waiting,
                 "admitted": period.processed[name],
-                "shed": period.shed[name],
+                "shed_count": period.shed[name],
                 "violation_mean_s": rounded(stats.violation_mean_s),
                 "applied_shed_fraction": rounded(decision.shed[name]),
             }
