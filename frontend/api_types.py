@@ -197,7 +197,8 @@ class ClassSettingRead(TypedDict):
 
 class ClassSummary(TypedDict):
     """One class over a run; ``periods`` counts every period, ``warmup_periods`` those of them left
-    out of the response times and violations.
+    out of the response times and violations; ``delay_target_s`` is the target in force in the
+    newest period (each period is judged against its own).
     """
 
     class_name: str

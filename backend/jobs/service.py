@@ -107,6 +107,7 @@ def create_job(
         plan = _plan_from_scenario(document, data)
     else:
         plan = _plan_from_classes(session, settings, data)
+    plan.control.validate_rules()  # ParameterError naming the class's field, before a row
     if data.queries == "tier":
         reason = one_query_reason(plan.scenario, elastic=plan.control.elastic is not None)
         if reason is not None:
