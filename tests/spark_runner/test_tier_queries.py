@@ -32,10 +32,12 @@ def test_each_tier_query_writes_exactly_its_classes_results(tmp_path: Path) -> N
     scenario_file = tmp_path / "tiers.yaml"
     scenario_file.write_text(SCENARIO)
     checkpoint, sink, out = tmp_path / "checkpoint", tmp_path / "sink", tmp_path / "r.json"
+    # long enough for a few periods after each tier's first batch, which pays for a cold
+    # JVM's start (the run needs three measured periods to be judged)
     command = [
         sys.executable, "-m", "headroom", "run", str(scenario_file), "--engine", "spark",
         "--queries", "tier", "--plain", "--checkpoint", str(checkpoint), "--sink", "parquet",
-        "--sink-path", str(sink), "--duration", "15", "--out", str(out), "--log-level", "INFO",
+        "--sink-path", str(sink), "--duration", "25", "--out", str(out), "--log-level", "INFO",
     ]  # fmt: skip
     job = subprocess.run(
         command, cwd=ROOT, capture_output=True, text=True, timeout=240, check=False
