@@ -108,7 +108,21 @@ def summary(run: Run, names: list[str]) -> str:
             f"worst per period {worst}, "
             f"first periods (state, floor, shed) {start}"
         )
-    return "\n".join(rows)
+    return "\n".join([*rows, machine_report(run)])
+
+
+def machine_report(run: Run) -> str:
+    """The batches' fixed time and pace over the measured periods (median and range): a
+    failure on a slower machine shows as a longer fixed time, which no admission removes."""
+    series = [e for e in run.engine.controller.series if not e["warmup"]]
+
+    def spread(key: str) -> str:
+        values = sorted(e[key] for e in series)
+        return f"{values[len(values) // 2]:.2f} s ({values[0]:.2f}-{values[-1]:.2f})"
+
+    if not series:
+        return "machine: no period measured"
+    return f"machine: fixed time {spread('fixed_s')}, pace {spread('pace_s')}"
 
 
 def assert_recovers(run: Run, targets: dict[str, float], since_s: float = 0.0) -> None:

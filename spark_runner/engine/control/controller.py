@@ -838,6 +838,7 @@ class EngineController:
             "budget_s": rounded(decision.budget_s),
             "budget_weight_s": rounded(self.budget.budget_s),
             "fixed_s": rounded(self.budget.fixed_s),
+            "pace_s": rounded(self.pace_s),
             "slowdown": rounded(self.budget.slowdown),
             "stall": rounded(self.budget.stall),
             "batch_s": rounded(timing.output_s - timing.started_s),
