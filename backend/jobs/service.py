@@ -267,10 +267,6 @@ def _plan_from_scenario(document: dict[str, Any], data: JobCreate) -> _LaunchPla
         elastic = elastic_settings(
             {**(control_doc.elastic.params if control_doc.elastic else {}), **data.elastic}
         )
-        document = {
-            **document,
-            "control": {**document["control"], "elastic": {"params": elastic}},
-        }
     controls = {
         name: c.model_copy(update={"manager": data.manager, "manager_params": {}})
         if data.manager is not None and data.manager != c.manager

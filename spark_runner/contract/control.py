@@ -23,6 +23,7 @@ from spark_runner.core.redistribution import DEFAULT_POLICY
 from spark_runner.core.thresholds import TAUS
 
 JOB_FIELDS = ("recommend_only", "policy", "redistribution_every", "redistribution_enabled")
+"""The job settings of a live configuration (its classes' and elasticity aside)."""
 LIVE_ELASTIC = (
     "hold_out_s",
     "hold_in_s",

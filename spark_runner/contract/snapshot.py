@@ -181,8 +181,9 @@ class JobSnapshot(BaseModel):
     scenario: dict[str, Any] | None = Field(
         default=None,
         description="A scenario document (docs/scenario-format.md) giving the classes' "
-        "queries and workload, its classes without their settings (those are in "
-        "``control``); None: one generated stream per class from ``classes``.",
+        "queries and workload, without the settings ``control`` holds (its classes' and "
+        "its policy, redistribution and elasticity); None: one generated stream per class "
+        "from ``classes``.",
     )
     control: LiveConfig = Field(
         description="QoS configuration version 0, the one place the snapshot carries each "

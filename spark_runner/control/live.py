@@ -13,12 +13,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from spark_runner.contract.control import LiveConfig
+from spark_runner.contract.control import JOB_FIELDS, LiveConfig
 from spark_runner.control.plane import CommonControl, ControlPlane, PerClassControl
 from spark_runner.core.class_settings import MANAGER_SETTINGS, SETTING_NAMES
 from spark_runner.core.errors import ParameterError
 
-JOB_FIELDS = ("policy", "redistribution_every", "redistribution_enabled")
+DILOS_FIELDS = tuple(k for k in JOB_FIELDS if k != "recommend_only")
+"""The job settings ``DilosController.update`` takes."""
 SPEC_FIELDS = tuple(n for n in SETTING_NAMES if n not in MANAGER_SETTINGS)
 """The class settings ``update_class`` takes (the manager's are replaced or pushed apart)."""
 
@@ -37,14 +38,14 @@ def apply_live_config(control: ControlPlane, old: LiveConfig, new: LiveConfig) -
     if new.recommend_only != old.recommend_only:
         changes.append(f"recommend_only={new.recommend_only}")
     if isinstance(control, CommonControl):
-        ignored = [k for k in JOB_FIELDS if getattr(new, k) != getattr(old, k)]
+        ignored = [k for k in DILOS_FIELDS if getattr(new, k) != getattr(old, k)]
         ignored += [n for n, c in new.classes.items() if c != old.classes[n]]
         if ignored:
             changes.append(f"ignored in common mode: {', '.join(ignored)}")
         return changes
     assert isinstance(control, PerClassControl)
     ctl = control.controller
-    job = {k: getattr(new, k) for k in JOB_FIELDS if getattr(new, k) != getattr(old, k)}
+    job = {k: getattr(new, k) for k in DILOS_FIELDS if getattr(new, k) != getattr(old, k)}
     # validate everything first: the controller must not be left half-changed
     ctl_params = dict(job)
     if job:

@@ -119,6 +119,36 @@ def with_settings(document_class: Mapping[str, Any], control: ClassControl) -> d
     return {**without_settings(document_class), **settings}
 
 
+JOB_SETTING_KEYS = ("policy", "redistribution_every", "elastic")
+"""The keys of a scenario's ``control`` that hold job settings a live configuration
+carries; its ``mode`` is one too where it is ``dilos`` or ``per_class`` (the live
+configuration's ``redistribution_enabled``)."""
+LIVE_MODES = ("dilos", "per_class")
+
+
+def control_without_settings(control_doc: Mapping[str, Any]) -> dict[str, Any]:
+    """A scenario's ``control`` (a document) without the job settings a live configuration
+    carries: what a job snapshot keeps beside its ``control``. A ``mode`` of ``none`` or
+    ``common``, which no live configuration expresses, stays."""
+    kept = {k: v for k, v in control_doc.items() if k not in JOB_SETTING_KEYS}
+    if kept.get("mode", LIVE_MODES[0]) in LIVE_MODES:
+        kept.pop("mode", None)
+    return kept
+
+
+def control_with_settings(control_doc: Mapping[str, Any], config: LiveConfig) -> dict[str, Any]:
+    """A scenario's ``control`` (a document) with the job settings of ``config`` (the
+    inverse of :func:`control_without_settings`)."""
+    kept = control_without_settings(control_doc)
+    return {
+        **kept,
+        "mode": kept.get("mode") or ("dilos" if config.redistribution_enabled else "per_class"),
+        "policy": config.policy,
+        "redistribution_every": config.redistribution_every,
+        "elastic": {"params": config.elastic} if config.elastic is not None else None,
+    }
+
+
 def class_control(query_class: QueryClass) -> ClassControl:
     """The live settings of a scenario class (the inverse of :func:`scenario_class`)."""
     values: dict[str, Any] = {}
@@ -189,13 +219,7 @@ def compose(
         "name": name,
         "seed": seed,
         "duration_s": duration_s,
-        "control": {
-            "period_s": period_s,
-            "mode": "dilos" if config.redistribution_enabled else "per_class",
-            "policy": config.policy,
-            "redistribution_every": config.redistribution_every,
-            **({"elastic": {"params": config.elastic}} if config.elastic is not None else {}),
-        },
+        "control": control_with_settings({"period_s": period_s}, config),
         "streams": [
             {
                 "name": s,

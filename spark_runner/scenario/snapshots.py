@@ -1,7 +1,9 @@
 """A job's snapshot from a scenario, and the scenario a job runs from its snapshot (no Spark).
 
-A snapshot carries each class setting once, in its ``control`` (the live configuration's
-version 0): its scenario's classes keep their name, queries and description only.
+A snapshot carries each setting once, in its ``control`` (the live configuration's
+version 0): its scenario's classes keep their name, queries and description only, and
+its scenario's ``control`` what no live configuration holds (the control period, a
+``none`` or ``common`` mode, ``min_share``, …).
 :func:`job_snapshot` is the one way the control plane and ``headroom run`` build a
 snapshot; :func:`job_scenario` puts the settings back for the job (and for the what-if
 replay of a running job).
@@ -24,6 +26,8 @@ from spark_runner.core.errors import ParameterError
 from spark_runner.scenario.compose import (
     UNLIMITED_SCHEDULE_S,
     compose,
+    control_with_settings,
+    control_without_settings,
     generated_query,
     with_settings,
     without_settings,
@@ -44,7 +48,11 @@ def job_snapshot(
     ``control``. Its ``classes`` are the scenario's, each at ``rate_per_s`` where the job
     generated their streams at one rate (0: the scenario's own workload). ``fields``: the
     snapshot's other fields."""
-    document = {**scenario, "classes": [without_settings(c) for c in scenario["classes"]]}
+    document = {
+        **scenario,
+        "control": control_without_settings(scenario["control"]),
+        "classes": [without_settings(c) for c in scenario["classes"]],
+    }
     return JobSnapshot(
         job_id=job_id,
         api_url=api_url,
@@ -59,8 +67,8 @@ def job_snapshot(
 
 
 def job_scenario(snapshot: JobSnapshot) -> dict[str, Any]:
-    """The scenario document ``snapshot``'s job runs: its scenario's classes with their
-    settings from ``snapshot.control``, or, without a scenario, the generated one.
+    """The scenario document ``snapshot``'s job runs: its scenario with the job's and the
+    classes' settings from ``snapshot.control``, or, without a scenario, the generated one.
 
     Raises ``ParameterError`` when ``control.classes`` names other classes than the
     scenario."""
@@ -81,6 +89,7 @@ def job_scenario(snapshot: JobSnapshot) -> dict[str, Any]:
         )
     return {
         **document,
+        "control": control_with_settings(document["control"], snapshot.control),
         "classes": [with_settings(c, classes[c["name"]]) for c in document["classes"]],
     }
 

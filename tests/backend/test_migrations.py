@@ -182,60 +182,108 @@ def test_rows_stored_before_a_column_read_their_old_behaviour(
     assert type(stored[column]) is type(old)
 
 
-def test_0016_stores_each_class_setting_of_a_job_snapshot_once(
-    fresh_url: str, engine: Engine
-) -> None:
-    """A snapshot stored before 0016 (each class setting in ``classes``, the scenario's
-    classes and ``control``) reads after it as the snapshot the control plane builds now,
-    runs the same scenario, and reads as it was after a downgrade; one stored without a
-    ``control`` gets one from its classes' priority and target."""
-    from spark_runner.contract.snapshot import JobSnapshot
-    from spark_runner.scenario.snapshots import job_scenario
-    from tests.scenario.test_job_snapshots import demo_snapshot
-
-    document, snapshot = demo_snapshot()
-    now = snapshot.model_dump(mode="json")
-    control = now["control"]["classes"]
-    old = {
-        **now,
-        "classes": [
-            {**c, **{k: control[c["name"]][k] for k in ("priority", "delay_target_s")}}
-            for c in now["classes"]
-        ],
-        "scenario": document,
-    }
-    config = alembic_config(fresh_url)
-    command.upgrade(config, "0015")
+def _jobs_at(
+    fresh_url: str, engine: Engine, revision: str, configs: list[dict[str, Any]]
+) -> tuple[Table, list[int]]:
+    """The database at ``revision`` with a job row per config; the jobs table and ids."""
+    command.upgrade(alembic_config(fresh_url), revision)
     insert_rows(engine)
     jobs = MetaData()
     jobs.reflect(engine, only=["jobs"])
     table = jobs.tables["jobs"]
     with engine.begin() as conn:
-        [job_id] = conn.execute(table.select().with_only_columns(table.c.id)).scalars()
-        conn.execute(table.update().values(config=old))
+        [first] = conn.execute(table.select().with_only_columns(table.c.id)).scalars()
+        conn.execute(table.update().values(config=configs[0]))
         row = conn.execute(table.select()).mappings().one()
-        conn.execute(
-            table.insert().values(
-                {
-                    **row,
-                    "id": job_id + 1,
-                    "idempotency_key": None,
-                    "config": {**old, "control": None},
-                }
+        for k, config in enumerate(configs[1:], start=1):
+            conn.execute(
+                table.insert().values(
+                    {**row, "id": first + k, "idempotency_key": None, "config": config}
+                )
             )
-        )
+    return table, [first + k for k in range(len(configs))]
 
-    def stored() -> dict[int, Any]:
-        with engine.connect() as conn:
-            return dict(
-                conn.execute(table.select().with_only_columns(table.c.id, table.c.config)).all()
-            )
 
+def _configs(engine: Engine, table: Table) -> dict[int, Any]:
+    with engine.connect() as conn:
+        rows = conn.execute(table.select().with_only_columns(table.c.id, table.c.config))
+        return {job_id: config for job_id, config in rows}
+
+
+def _snapshot_before_0017() -> tuple[dict[str, Any], Any, dict[str, Any]]:
+    """The demo's scenario document, its snapshot now, and that snapshot as 0016 left it
+    (its scenario's ``control`` whole)."""
+    from tests.scenario.test_job_snapshots import demo_snapshot
+
+    document, snapshot = demo_snapshot()
+    now = snapshot.model_dump(mode="json")
+    return (
+        document,
+        snapshot,
+        {**now, "scenario": {**now["scenario"], "control": document["control"]}},
+    )
+
+
+def test_0016_stores_each_class_setting_of_a_job_snapshot_once(
+    fresh_url: str, engine: Engine
+) -> None:
+    """A snapshot stored before 0016 (each class setting in ``classes``, the scenario's
+    classes and ``control``) reads after it as the control plane built it then, runs
+    the same scenario, and reads as it was after a downgrade; one stored without a
+    ``control`` gets one from its classes' priority and target."""
+    from spark_runner.contract.snapshot import JobSnapshot
+    from spark_runner.scenario.snapshots import job_scenario
+
+    document, snapshot, at_0016 = _snapshot_before_0017()
+    control = at_0016["control"]["classes"]
+    old = {
+        **at_0016,
+        "classes": [
+            {**c, **{k: control[c["name"]][k] for k in ("priority", "delay_target_s")}}
+            for c in at_0016["classes"]
+        ],
+        "scenario": document,
+    }
+    table, (job_id, bare_id) = _jobs_at(fresh_url, engine, "0015", [old, {**old, "control": None}])
+    config = alembic_config(fresh_url)
     command.upgrade(config, "0016")
-    upgraded = stored()
-    assert upgraded[job_id] == now
+    upgraded = _configs(engine, table)
+    assert upgraded[job_id] == at_0016
     assert job_scenario(JobSnapshot.model_validate(upgraded[job_id])) == document
-    bare = JobSnapshot.model_validate(upgraded[job_id + 1])
+    bare = JobSnapshot.model_validate(upgraded[bare_id])
     assert bare.control.targets() == snapshot.control.targets()
     command.downgrade(config, "0015")
-    assert stored()[job_id] == old
+    assert _configs(engine, table)[job_id] == old
+
+
+def test_0017_stores_the_job_settings_of_a_job_snapshot_once(
+    fresh_url: str, engine: Engine
+) -> None:
+    """A snapshot stored before 0017 (the policy, redistribution and elasticity in its
+    scenario's ``control`` and in ``control``) reads after it as the snapshot the control
+    plane builds now, and as it was after a downgrade. Where the two differed (a launch
+    request's policy over the scenario's), the job runs ``control``'s, which it applied
+    at its start before."""
+    from spark_runner.contract.snapshot import JobSnapshot
+    from spark_runner.scenario.snapshots import job_scenario
+
+    document, _, at_0016 = _snapshot_before_0017()
+    strict = {**at_0016, "control": {**at_0016["control"], "policy": "strict"}}
+    table, (job_id, strict_id) = _jobs_at(fresh_url, engine, "0016", [at_0016, strict])
+    config = alembic_config(fresh_url)
+    command.upgrade(config, "0017")
+    upgraded = _configs(engine, table)
+    now = JobSnapshot.model_validate(upgraded[job_id])
+    assert job_scenario(now) == document
+    assert set(upgraded[job_id]["scenario"]["control"]) == {
+        "period_s",
+        "min_share",
+        "hold_infeasible",
+        "common_manager",
+    }
+    ran = job_scenario(JobSnapshot.model_validate(upgraded[strict_id]))
+    assert ran["control"] == {**document["control"], "policy": "strict"}
+    command.downgrade(config, "0016")
+    downgraded = _configs(engine, table)
+    assert downgraded[job_id] == at_0016
+    assert downgraded[strict_id]["scenario"]["control"]["policy"] == "strict"

@@ -10,7 +10,7 @@ from typing import Any
 from spark_runner.contract.snapshot import JobSnapshot
 from spark_runner.core.class_settings import SETTING_NAMES
 from spark_runner.scenario import load_scenario
-from spark_runner.scenario.compose import SETTING_KEYS, scenario_live_config
+from spark_runner.scenario.compose import JOB_SETTING_KEYS, SETTING_KEYS, scenario_live_config
 from spark_runner.scenario.snapshots import job_scenario, job_snapshot
 
 DEMO = Path(__file__).resolve().parents[2] / "scenarios" / "demo.yaml"
@@ -46,6 +46,7 @@ def test_each_class_setting_appears_once_per_class_in_the_stored_snapshot() -> N
         assert not set(c) & set(SETTING_KEYS), c
         assert c["queries"]
     assert all(set(c) == {"name", "rate_per_s", "selectivity"} for c in stored["classes"])
+    assert not set(stored["scenario"]["control"]) & {*JOB_SETTING_KEYS, "mode"}
 
 
 def test_the_job_runs_the_scenario_it_was_given() -> None:
@@ -67,3 +68,26 @@ def test_the_job_runs_the_settings_of_its_control_not_of_the_scenario_file() -> 
     assert ran[first]["manager"] == {"kind": "ctrl", "params": {}}
     assert ran[first]["delay_target_s"] == 0.75
     assert snapshot.control.targets()[first] == 0.75
+
+
+def test_the_job_runs_the_job_settings_of_its_control() -> None:
+    """A launch's policy, redistribution and elasticity (over the scenario file's) are
+    the ones the job's scenario carries; a mode no live configuration expresses stays."""
+    loaded = load_scenario(DEMO)
+    control = scenario_live_config(loaded).model_copy(
+        update={
+            "policy": "strict",
+            "redistribution_every": 4,
+            "redistribution_enabled": False,
+            "elastic": {"max_executors": 3},
+        }
+    )
+    _, snapshot = demo_snapshot(control=control)
+    ran = job_scenario(snapshot)["control"]
+    assert ran["policy"] == "strict" and ran["redistribution_every"] == 4
+    assert ran["mode"] == "per_class"
+    assert ran["elastic"] == {"params": {"max_executors": 3}}
+    document = load_scenario(DEMO).model_dump(mode="json")
+    common = {**document, "control": {**document["control"], "mode": "common"}}
+    snapshot = job_snapshot(common, control=control, job_id=3, api_url="", checkpoint_dir="/c")
+    assert job_scenario(snapshot)["control"]["mode"] == "common"
