@@ -5,8 +5,9 @@ class's deletion must respect its queries, a class change must reach the live jo
 running it, a stream's change must leave its readers running, and a new run records its
 launch configuration with live tuning. Each lower domain declares what it needs as a
 protocol of its own (``backend.classes.service.ClassHooks``,
-``backend.streams.service.StreamHooks``, ``backend.jobs.service.LaunchConfigs``);
-``Hooks`` answers all three from the queries and live-tuning domains, and
+``backend.streams.service.StreamHooks``, ``backend.jobs.service.LaunchConfigs``,
+``backend.metrics.service.ConfigTargets``); ``Hooks`` answers them from the queries and
+live-tuning domains, and
 ``backend.main`` hands it to the routes (``app.state.hooks``)."""
 
 from __future__ import annotations
@@ -48,3 +49,6 @@ class Hooks:
 
     def latest_config(self, session: Session, job_id: int) -> LiveConfig:
         return tuning.latest_config(session, job_id)
+
+    def targets_by_version(self, session: Session, job_id: int) -> dict[int, dict[str, float]]:
+        return tuning.targets_by_version(session, job_id)

@@ -7,8 +7,7 @@ from backend.history.summary import summarize
 from backend.jobs.repository import JobRepository
 from backend.jobs.schemas import JobRead
 from backend.metrics.repository import MetricRepository
-from backend.tuning.repository import ConfigVersionRepository
-from spark_runner.contract.control import LiveConfig
+from backend.tuning.service import targets_by_version
 from spark_runner.contract.samples import MetricSample
 
 MAX_SUMMARY_ROWS = 2_000_000
@@ -30,14 +29,10 @@ def run_summary(session: Session, job_id: int, window: RunRange | None = None) -
     else:
         rows = repo.query(job_id, since=window.since, until=window.until, limit=MAX_SUMMARY_ROWS)
     samples = [MetricSample.model_validate(r, from_attributes=True) for r in rows]
-    by_version = {
-        v.version: LiveConfig.model_validate(v.config).targets()
-        for v in ConfigVersionRepository(session).for_job(job_id)
-    }
     return RunSummary(
         job=JobRead.model_validate(job),
         first_sample_t=first_t,
-        classes=summarize(samples, job.launch_targets(), by_version),
+        classes=summarize(samples, job.launch_targets(), targets_by_version(session, job_id)),
     )
 
 

@@ -35,6 +35,7 @@ router = APIRouter(prefix="/jobs/{job_id}/metrics", tags=["metrics"], route_clas
 
 TRUNCATED_HEADER = "X-Headroom-Truncated"
 LiveReadersDep = Annotated[LiveReaders, from_app_state("live_readers")]
+ConfigTargetsDep = Annotated[service.ConfigTargets, from_app_state("hooks")]
 
 
 @router.post(
@@ -44,11 +45,15 @@ LiveReadersDep = Annotated[LiveReaders, from_app_state("live_readers")]
     max_body_size=INGEST_BODY_BYTES,
 )
 def ingest(
-    request: Request, session: SessionDep, job: JobCallerDep, body: IngestBatch
+    request: Request,
+    session: SessionDep,
+    job: JobCallerDep,
+    configs: ConfigTargetsDep,
+    body: IngestBatch,
 ) -> IngestResult:
     """Called by the job process with its own token (not a user's), valid until the job
     stops or fails."""
-    targets = service.ingest(session, job.job_id, body.samples, time.time())
+    targets = service.ingest(session, job.job_id, body.samples, time.time(), configs)
     request.app.state.monitor.observe_samples(job.job_id, body.samples, targets)
     return IngestResult(job_id=job.job_id, received=len(body.samples))
 

@@ -6,6 +6,7 @@ import math
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, closing
 from dataclasses import dataclass
+from typing import Protocol
 
 from sqlalchemy.orm import Session
 
@@ -27,14 +28,26 @@ EXPORT_PAGE_ROWS = 1000  # rows per keyset page (and per short read transaction)
 STREAM_PAGE_ROWS = 1000  # samples per read of a live stream
 
 
+class ConfigTargets(Protocol):
+    def targets_by_version(self, session: Session, job_id: int) -> dict[int, dict[str, float]]:
+        """Each stored configuration version of the job: its classes' delay targets (live
+        tuning's, handed in by ``backend.hooks``)."""
+        ...
+
+
 def ingest(
-    session: Session, job_id: int, samples: Sequence[MetricSample], now_s: float
+    session: Session,
+    job_id: int,
+    samples: Sequence[MetricSample],
+    now_s: float,
+    configs: ConfigTargets,
 ) -> dict[str, float]:
     """Store a job's samples; the first samples of a starting job mark it running.
 
     ``now_s`` is the server's clock (epoch s): every ``t`` must lie between the job's
-    creation and ``now_s``, each widened by ``CLOCK_SKEW_S``. Returns the delay target of
-    each of the job's classes (for the live gauges).
+    creation and ``now_s``, each widened by ``CLOCK_SKEW_S``. Returns the delay target in
+    force of each class the samples report (for the live gauges): the target of its
+    newest sample's configuration version (the launch's where the sample names none).
     """
     job = reporting_job(
         session,
@@ -50,7 +63,13 @@ def ingest(
         jobs.mark_running(job)
     session.flush()
     after_commit(session, lambda: bell.ring(metrics_key(job_id)))  # wakes live streams
-    return job.launch_targets()
+    launch, by_version = job.launch_targets(), configs.targets_by_version(session, job_id)
+    targets: dict[str, float] = {}
+    for sample in sorted(samples, key=lambda s: s.t):
+        in_force = by_version.get(sample.config_version or 0, launch)
+        if sample.class_name in in_force:
+            targets[sample.class_name] = in_force[sample.class_name]
+    return targets
 
 
 def reporting_job(

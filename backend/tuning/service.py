@@ -72,6 +72,14 @@ def latest_config(session: Session, job_id: int) -> LiveConfig:
     return LiveConfig.model_validate(latest.config)
 
 
+def targets_by_version(session: Session, job_id: int) -> dict[int, dict[str, float]]:
+    """Each stored configuration version of the job: its classes' delay targets."""
+    return {
+        v.version: LiveConfig.model_validate(v.config).targets()
+        for v in ConfigVersionRepository(session).for_job(job_id)
+    }
+
+
 def propose(
     session: Session, job_id: int, changes: dict[str, Any], created_by: str | None
 ) -> ConfigVersion:

@@ -61,3 +61,26 @@ def test_request_metrics_label_status_and_route_template(client: TestClient) -> 
     assert f'{requests}{{method="GET",route="/api/v1/classes/{{class_id}}",status="422"}}' in text
     assert f'{requests}{{method="GET",route="unmatched",status="404"}}' in text
     assert 'headroom_http_request_duration_seconds_count{method="GET",route="unmatched"}' in text
+
+
+def test_the_delay_target_gauge_follows_the_version_each_sample_ran(
+    client: TestClient, db_session: Session
+) -> None:
+    """A target tuned live shows once the job reports a sample of that version; a sample
+    of the launch configuration still reads the launch target."""
+    client.app.state.dispatcher = RecordingDispatcher()  # type: ignore[attr-defined]
+    client.post("/api/v1/classes", json={"name": "fraud", "priority": 6, "delay_target_s": 1.5})
+    job_id = client.post("/api/v1/jobs", json={}).json()["id"]
+    tuned = client.patch(
+        f"/api/v1/jobs/{job_id}/config", json={"classes": {"fraud": {"delay_target_s": 2.5}}}
+    )
+    assert tuned.status_code == 200, tuned.text
+    gauge = f'headroom_class_delay_target_seconds{{job="{job_id}",query_class="fraud"}}'
+    for seq, version, target in ((1, 0, 1.5), (2, 1, 2.5)):
+        ingest = client.post(
+            f"/api/v1/jobs/{job_id}/metrics",
+            json={"samples": [{**_sample(seq), "config_version": version}]},
+            headers=_job_token(db_session, job_id),
+        )
+        assert ingest.status_code == 202, ingest.text
+        assert f"{gauge} {target}" in scrape(client)
