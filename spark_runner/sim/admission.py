@@ -5,7 +5,8 @@ fraction keeps of the point's arrival rate in the period the fraction was decide
 token bucket holding ``ADMIT_DEPTH_S`` of that rate, at least one tuple). The tuples over
 that rate are dropped before they cost anything or, for a class that sheds stale first
 (DILoS's ``StaleRule``), deferred: the scheduler serves the freshest of them when the
-class has nothing admitted to do or room in a batch, and they are dropped once stale.
+class has nothing admitted to do or, while it sheds nothing (a burst over its bucket),
+room in a batch, and they are dropped once stale.
 """
 
 from __future__ import annotations

@@ -198,7 +198,7 @@ class Scheduler:
         above: on spare credit that keeps the spare for it)."""
         work, adm, topo = self.work, self.admission, self.topo
         qn, kq, kdn, dn = work.qn, work.kq, work.kdn, work.dn
-        above, owed, turned_away = self.above[k], self.owed, adm.turned_away
+        above, owed, turned_away, keep = self.above[k], self.owed, adm.turned_away, adm.keep
         p_free, p_repaid, p_turn_max = adm.counters.free, adm.counters.repaid, adm.counters.turn_max
         nodes, batch, end, turn, clock = (
             topo.owned[k],
@@ -238,8 +238,11 @@ class Scheduler:
                     owed[k] = 0.0  # a class out of work is owed nothing
                     break
                 i = max(topo.shed_points[k], key=dn.__getitem__)
-            if dn[i] and qn[i] < batch:
-                # a turn at a shedding point fills its batch with deferred tuples
+            if dn[i] and qn[i] < batch and (keep[k] >= 1.0 or not kq[k]):
+                # a turn at a shedding point fills its batch with deferred tuples: a burst's
+                # while the class sheds nothing; while it sheds, only when it has no
+                # admitted work (filled on every turn, deferred tuples would take the turns
+                # its shedding frees, and its admitted work would queue behind them)
                 adm.undefer(i, k, min(batch - qn[i], dn[i]))
             done, elapsed, measured = turn(i, k, t, speed)
             for h in above:
