@@ -29,8 +29,9 @@ What is modelled, and why (001 §2.1, §5.2.1, §6.1.2, §6.2.2):
   manager planned for, not in a lull. The tuples over that rate are dropped before they
   cost anything, or, for a class that sheds stale first (DILoS's ``StaleRule``), deferred:
   it serves the freshest of them when it has nothing admitted to do or, while it sheds
-  nothing (a burst over its bucket), room in a batch, and drops them once stale. The queued and deferred tuples there that the class can no
-  longer deliver within its target are dropped first (stale first, at every arrival tick).
+  nothing (a burst over its bucket), room in a batch, and drops them once stale. The
+  queued and deferred tuples there that the class can no longer deliver within its target
+  are dropped first (stale first, at every arrival tick).
 - **Background load**: a share of the processor taken on a schedule; operator turns take
   longer in wall time. Measured costs stay CPU time unless ``background_cost_visible``.
 - **Processor stalls** (optional): Poisson interruptions of exponential length that nobody
