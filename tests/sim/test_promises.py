@@ -229,19 +229,23 @@ def test_the_simulator_flags_exactly_the_infeasible_classes(variant: str):
 KNOWN_BROKEN = {
     "dilos-relative": {"no_idle_while_shedding", "top_class"},
     "dilos-absolute": {"no_idle_while_shedding", "recovery"},
-    "dilos-strict": {"no_idle_while_shedding", "recovery"},
+    "dilos-strict": {"no_idle_while_shedding", "recovery", "top_class"},
 }
 """The promises the judges of issue 44 found DILoS breaking on some generated workloads
 (``python -m bench.bench_robustness --strict``, seeds 0–59: under ``absolute`` every
 promise kept in 58 of 60 runs, in 93.3 % of seeds 200–319): the processor idles in more
 than a tenth of the shedding periods now and then; a feasible class stays late for up
 to 18 periods with room to shed; under ``relative`` the top class lost 0.69 % where
-its load fitted its share (workload 453). Open in issue 44: the controller is to be
-fixed and each entry removed, not the judge widened."""
+its load fitted its share (workload 453); under ``strict`` 1.02 % where it fitted the
+machine (workload 76611: after a stall its stale rule dropped 115 of a period's 379
+tuples while the answers it kept came within its target, at most 1.83 s of 1.84 s).
+Open in issue 44: the controller is to be fixed and each entry removed, not the judge
+widened."""
 
 
 @hypothesis_seed(SEED)
 @example(seed=453, variant="dilos-relative")
+@example(seed=76611, variant="dilos-strict")
 @settings(max_examples=12, deadline=None, database=None)
 @given(
     seed=st.integers(min_value=200, max_value=100_000),
