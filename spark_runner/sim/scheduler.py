@@ -196,18 +196,11 @@ class Scheduler:
         """Class ``k``'s turns on ``own`` share and ``lent`` (or spare) credit; (time,
         own and lent credit left, whether a turn ran, whether it stopped for a class
         above: on spare credit that keeps the spare for it)."""
-        work, adm, topo = self.work, self.admission, self.topo
-        qn, kq, kdn, dn = work.qn, work.kq, work.kdn, work.dn
-        above, owed, turned_away, keep = self.above[k], self.owed, adm.turned_away, adm.keep
+        work, adm = self.work, self.admission
+        kq, kdn = work.kq, work.kdn
+        above, owed, turned_away = self.above[k], self.owed, adm.turned_away
         p_free, p_repaid, p_turn_max = adm.counters.free, adm.counters.repaid, adm.counters.turn_max
-        nodes, batch, end, turn, clock = (
-            topo.owned[k],
-            self.batch,
-            self.end_s,
-            self.turn,
-            self.clock,
-        )
-        m = len(nodes)
+        end, turn, clock = self.end_s, self.turn, self.clock
         cur = self.cursor[k]
         turns, held = 0, None
         # only housekeeping changes when it is next due, the processor's speed and (in
@@ -224,26 +217,10 @@ class Scheduler:
             if own <= 0.0 and above and self._wanted_above(above, in_quota, t):
                 held = not in_quota
                 break
-            i = -1
-            for step in range(m):
-                pos = cur + step
-                if pos >= m:
-                    pos -= m
-                if qn[nodes[pos]]:
-                    i = nodes[pos]
-                    cur = pos + 1 if pos + 1 < m else 0
-                    break
+            i, cur = self._next_node(k, cur)
             if i < 0:
-                if not kdn[k]:
-                    owed[k] = 0.0  # a class out of work is owed nothing
-                    break
-                i = max(topo.shed_points[k], key=dn.__getitem__)
-            if dn[i] and qn[i] < batch and (keep[k] >= 1.0 or not kq[k]):
-                # a turn at a shedding point fills its batch with deferred tuples: a burst's
-                # while the class sheds nothing; while it sheds, only when it has no
-                # admitted work (filled on every turn, deferred tuples would take the turns
-                # its shedding frees, and its admitted work would queue behind them)
-                adm.undefer(i, k, min(batch - qn[i], dn[i]))
+                owed[k] = 0.0  # a class out of work is owed nothing
+                break
             done, elapsed, measured = turn(i, k, t, speed)
             for h in above:
                 if kq[h] or kdn[h] or turned_away[h] > t:
@@ -271,6 +248,35 @@ class Scheduler:
         self.cursor[k] = cur
         self.turns += turns
         return t, own, lent, turns > 0, held
+
+    def _next_node(self, k: int, cur: int) -> tuple[int, int]:
+        """The node of class ``k`` whose turn is next, and the round-robin cursor after
+        it: from ``cur`` on, the first of its nodes with tuples queued, else its shedding
+        point with the most tuples deferred (-1: the class has no work). A turn at a
+        shedding point fills its batch with deferred tuples: a burst's while the class
+        sheds nothing; while it sheds, only when it has no admitted work (filled on every
+        turn, deferred tuples would take the turns its shedding frees, and its admitted
+        work would queue behind them)."""
+        work, batch = self.work, self.batch
+        qn, dn = work.qn, work.dn
+        nodes = self.topo.owned[k]
+        m = len(nodes)
+        i = -1
+        for step in range(m):
+            pos = cur + step
+            if pos >= m:
+                pos -= m
+            if qn[nodes[pos]]:
+                i = nodes[pos]
+                cur = pos + 1 if pos + 1 < m else 0
+                break
+        if i < 0:
+            if not work.kdn[k]:
+                return -1, cur
+            i = max(self.topo.shed_points[k], key=dn.__getitem__)
+        if dn[i] and qn[i] < batch and (self.admission.keep[k] >= 1.0 or not work.kq[k]):
+            self.admission.undefer(i, k, min(batch - qn[i], dn[i]))
+        return i, cur
 
     def _wanted_above(self, above: list[int], in_quota: bool, t: float) -> bool:
         """Does a class above want the processor back: on lent quota, one that
