@@ -40,7 +40,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from spark_runner.core.flow import FlowGraph
+from spark_runner.core.flow import WindowFlow
 from spark_runner.core.params import require_positive
 
 _TINY_S = 1e-9  # less work than this is rounding
@@ -188,7 +188,6 @@ class _Solver:
         self.periods = periods[first:]
         self.starts = [p.start for p in self.periods]
         self.pieces = list(pieces)
-        self.graph = FlowGraph()
         horizon = self.periods[-1].end
         cuts = {t for p in self.periods for t in (p.start, p.up, p.end)}
         cuts |= {p.deadline for p in self.pieces if p.deadline < horizon}
@@ -199,41 +198,35 @@ class _Solver:
             period.rate() * max(0.0, b - max(a, period.up))
             for (a, b), period in zip(stretches, self.stretch_of, strict=True)
         ]
-        self.nodes = [self.graph.node() for _ in stretches]
-        self.sink_edges = [self.graph.edge(n, FlowGraph.SINK, 0.0) for n in self.nodes]
-        self.source_edges = [self._piece(p) for p in self.pieces]
+        self.flow = WindowFlow(len(stretches))
+        self.items = [self._piece(p) for p in self.pieces]
 
     def _period_of(self, t: float) -> _Period:
         return self.periods[max(bisect.bisect_right(self.starts, t) - 1, 0)]
 
     def _piece(self, piece: _Piece) -> int:
-        """The piece's node, linked to the stretches from its release to its deadline;
-        returns its source edge."""
-        node = self.graph.node()
-        first = bisect.bisect_left(self.cuts, piece.release)
+        """The piece's item, linked to the stretches from its release to its deadline."""
+        stretches = len(self.stretch_s)
+        first = min(bisect.bisect_left(self.cuts, piece.release), stretches)
         last = bisect.bisect_left(self.cuts, piece.deadline)  # the stretches ending by then
-        for j in range(first, min(last, len(self.nodes))):
-            self.graph.edge(node, self.nodes[j], math.inf)
-        return self.graph.edge(FlowGraph.SOURCE, node, piece.work)
+        return self.flow.item(first, max(first, min(last, stretches)), piece.work)
 
     def solve(self, guaranteed: bool) -> list[tuple[_Piece, float]]:
         """Each piece and the work of it served: the ``guaranteed`` shares first, class by
         class (each adding its share of every stretch to what the sink may take), then
         the whole machine, one priority rank after the other."""
         names = list(dict.fromkeys(n for p in self.periods for n in p.order))
-        reserved = [0.0] * len(self.nodes)
+        reserved = [0.0] * len(self.stretch_s)
         for name in names if guaranteed else ():
-            for j, e in enumerate(self.sink_edges):
-                reserved[j] += self.stretch_of[j].guaranteed.get(name, 0.0) * self.stretch_s[j]
-                self.graph.set_capacity(e, min(reserved[j], self.stretch_s[j]))
-            self.graph.augment(self._sources({name}, range(len(names) + 1)))
-        for j, e in enumerate(self.sink_edges):
-            self.graph.set_capacity(e, self.stretch_s[j])
+            for j, whole in enumerate(self.stretch_s):
+                reserved[j] += self.stretch_of[j].guaranteed.get(name, 0.0) * whole
+                self.flow.set_slot_capacity(j, min(reserved[j], whole))
+            self.flow.augment(self._sources({name}, range(len(names) + 1)))
+        for j, whole in enumerate(self.stretch_s):
+            self.flow.set_slot_capacity(j, whole)
         for rank in range(len(names)):
-            self.graph.augment(self._sources(set(names), (rank,)))
-        return [
-            (p, self.graph.flow(e)) for p, e in zip(self.pieces, self.source_edges, strict=True)
-        ]
+            self.flow.augment(self._sources(set(names), (rank,)))
+        return [(p, self.flow.served[i]) for p, i in zip(self.pieces, self.items, strict=True)]
 
     def _rank(self, piece: _Piece) -> int:
         """The piece's class's place by priority in the period it arrived in."""
@@ -241,9 +234,9 @@ class _Solver:
         return order.index(piece.name) if piece.name in order else len(order)
 
     def _sources(self, names: set[str], ranks: Sequence[int]) -> list[int]:
-        """The source edges of the pieces of ``names`` whose class had one of ``ranks``."""
+        """The items of the pieces of ``names`` whose class had one of ``ranks``."""
         return [
-            e
-            for p, e in zip(self.pieces, self.source_edges, strict=True)
+            i
+            for p, i in zip(self.pieces, self.items, strict=True)
             if p.name in names and self._rank(p) in ranks
         ]
