@@ -1,7 +1,7 @@
 """The reference for :class:`spark_runner.core.flow.WindowFlow`: Dinic on any graph of
-float capacities, augmented in phases, built edge by edge in the order the oracle builds
-its graph (the slots' sink edges, then each piece's window edges in slot order and its
-source edge)."""
+float capacities, augmented in phases. Built edge by edge in the order the oracle's graph
+has (the slots' sink edges, then each piece's window edges in slot order and its source
+edge: ``test_flow.run_flow_graph``), it takes the window flow's paths."""
 
 from __future__ import annotations
 
