@@ -442,6 +442,8 @@ class DilosController:
         self._order = list(priority_order(self.priorities))
         self._period = 0
         self._events: deque[RedistributionEvent] = deque(maxlen=self._params.event_history)
+        # the processor's idle load over the last CRC periods (see _queue_capacity)
+        self._idle: deque[float] = deque(maxlen=self._params.redistribution_every)
         if load_model is not None:
             load_model.set_priorities(self.priorities)
 
@@ -518,6 +520,7 @@ class DilosController:
         """Run every class's manager on its observation; redistribute every CRC periods."""
         self._check(observations)
         self._period += 1
+        self._idle.append(next(iter(observations.values())).idle_load)
         decisions: dict[str, Decision] = {}
         usages: dict[str, float] = {}
         # what a class's load needs of the quota it lent comes back before its manager
@@ -640,6 +643,7 @@ class DilosController:
         """Each class's step: its decision (within its shedding cap), quota, usage,
         headroom and stale rule."""
         period_s = next(iter(observations.values())).period_s
+        idle = sum(self._idle) / len(self._idle)
         return {
             name: ClassStep(
                 name=name,
@@ -655,6 +659,7 @@ class DilosController:
                         observations[name],
                         start=actions[name] == HOLD_UNMANAGED,
                         own_share=self._params.policy == "relative",
+                        recent_idle=idle,
                     )
                     if self._params.redistribution_enabled and actions[name] != HOLD_CATCHING_UP
                     else None
@@ -930,6 +935,8 @@ class DilosController:
         new = build_params(DilosParams, changes, base=self._params)
         if new.event_history != self._params.event_history:
             self._events = deque(self._events, maxlen=new.event_history)
+        if new.redistribution_every != self._params.redistribution_every:
+            self._idle = deque(self._idle, maxlen=new.redistribution_every)
         self._params = new
 
     def update_class(self, name: str, **changes: ParamValue) -> None:
@@ -1156,7 +1163,11 @@ def _capped(decision: Decision, cap: float) -> Decision:
 
 
 def _stale_rule(
-    st: _ClassState, obs: Observation, start: bool = False, own_share: bool = True
+    st: _ClassState,
+    obs: Observation,
+    start: bool = False,
+    own_share: bool = True,
+    recent_idle: float = 0.0,
 ) -> StaleRule | None:
     """Stale first. A tuple that has waited the class's delay target less the floor (the
     least time its way through the operators still takes) and less the margin the class
@@ -1176,7 +1187,8 @@ def _stale_rule(
     ``own_share``: its queue is measured against its original share too, which comes back
     as soon as it needs it only under ``relative`` (:func:`_queue_capacity`); under
     ``absolute`` a class below a shedding one keeps its floor, and one at quota 0 kept a
-    queue no batch served, each tuple of it late."""
+    queue no batch served, each tuple of it late. ``recent_idle``: the processor's idle
+    load over the last CRC periods (:func:`_queue_capacity`)."""
     if not st.manager.sheds or st.spec.max_shed_fraction < 1.0 or (start and st.spec.catch_up):
         return None
     floor = _stale_floor(st, obs)
@@ -1185,7 +1197,7 @@ def _stale_rule(
     floor = 0.0 if start else floor
     margin = 0.0 if start else st.stale_margin
     after = max(0.0, st.spec.delay_target_s - floor - margin)
-    capacity = _queue_capacity(st, obs, own_share)
+    capacity = _queue_capacity(st, obs, own_share, recent_idle)
     if capacity is None:
         return StaleRule(after)
     return StaleRule(after, STALE_QUEUE_MARGIN * after * capacity / obs.cost_per_tuple_s)
@@ -1209,16 +1221,25 @@ def _held_queue_rule(st: _ClassState, obs: Observation) -> StaleRule | None:
     return StaleRule(math.inf, STALE_QUEUE_MARGIN * obs.floor_s * capacity / obs.cost_per_tuple_s)
 
 
-def _queue_capacity(st: _ClassState, obs: Observation, own_share: bool = True) -> float | None:
+def _queue_capacity(
+    st: _ClassState, obs: Observation, own_share: bool = True, recent_idle: float = 0.0
+) -> float | None:
     """The capacity a class's queue is measured against, s/s: the largest of its
     manager's headroom, its original share's (``own_share``: a class that lent quota gets
     it back as soon as it needs it) and what it was served last period plus the idle
-    processor (that was its to use). None without a headroom or a cost per tuple."""
+    processor (that was its to use), the idle at least ``recent_idle``, its mean over the
+    last CRC periods: a burst above the class takes the idle and the class's service for
+    a period or two, and a bound measured on that period alone drops tuples the
+    processor has idle time for once the burst ends. None without a headroom or a cost
+    per tuple."""
     capacity = st.manager.headroom
     if capacity is None or obs.cost_per_tuple_s <= 0.0:
         return None
     share = st.capacity_per_quota * st.original if own_share else 0.0
-    return max(capacity, share, _received(obs) or 0.0)
+    received = _received(obs)
+    if received is not None:
+        received += max(0.0, recent_idle - obs.idle_load)
+    return max(capacity, share, received or 0.0)
 
 
 def _received(obs: Observation) -> float | None:

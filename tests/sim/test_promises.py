@@ -232,9 +232,9 @@ KNOWN_BROKEN = {
     "dilos-strict": {"no_idle_while_shedding", "recovery", "top_class"},
 }
 """The promises the judges of issue 44 found DILoS breaking on some generated workloads
-(``python -m bench.bench_robustness --strict``, seeds 0–59: under ``absolute`` every
-promise kept in 58 of 60 runs, in 93.3 % of seeds 200–319): the processor idles in more
-than a tenth of the shedding periods now and then; a feasible class stays late for up
+(``python -m bench.bench_robustness --strict``; the shares in docs/measurements.md):
+the processor idles in more than a tenth of the shedding periods now and then (in
+runs with few of them); a feasible class stays late for up
 to 18 periods with room to shed; under ``relative`` the top class lost 0.69 % where
 its load fitted its share (workload 453); under ``strict`` 1.02 % where it fitted the
 machine (workload 76611: after a stall its stale rule dropped 115 of a period's 379
@@ -264,3 +264,27 @@ def test_on_any_generated_workload_dilos_keeps_its_promises(seed: int, variant: 
     verdict = judge(workload, out.series, VARIANTS[variant]["policy"])
     broken = {p for p, kept in verdict.kept.items() if kept is False}
     assert not broken - KNOWN_BROKEN[variant], f"workload {seed}, {variant}: {verdict}"
+
+
+@pytest.mark.parametrize(
+    ("seed", "variant"),
+    [
+        (11, "dilos-absolute"),
+        (11, "dilos-strict"),
+        (17, "dilos-relative"),
+        (17, "dilos-strict"),
+    ],
+)
+def test_a_burst_above_a_class_does_not_make_it_drop_what_the_idle_processor_serves(
+    seed: int, variant: str
+) -> None:
+    """A class starved for a period by a burst above it measures its queue bound on the
+    processor's idle over the last CRC periods, not on that period alone (which dropped
+    tuples the processor then idled beside: these workloads idled in 37-50 % of their
+    shedding periods). Workload 11 now sheds nothing: the promise is not judged there,
+    and not broken."""
+    workload = random_workload(seed)
+    out = simulate(workload.scenario(variant))
+    verdict = judge(workload, out.series, VARIANTS[variant]["policy"])
+    kept = verdict.kept["no_idle_while_shedding"]
+    assert kept is not False, f"workload {seed}, {variant}: {verdict}"
