@@ -44,10 +44,9 @@ def main(argv: list[str] | None = None) -> int:
         losses = dict(zip(cases, pool.map(class_loss, cases), strict=True))
     rows = []
     for name in SCENARIOS:
-        xs = [losses[(name, rate)] for rate in RATES]
-        cells = [f"{100 * x:.1f}" for x in xs]
-        rows.append([name, *cells, f"{100 * sum(xs) / len(xs):.1f}", f"{100 * min(xs):.1f}"
-                     f"–{100 * max(xs):.1f}"])  # fmt: skip
+        xs = [100 * losses[(name, rate)] for rate in RATES]
+        mean, spread = f"{sum(xs) / len(xs):.1f}", f"{min(xs):.1f}–{max(xs):.1f}"
+        rows.append([name, *(f"{x:.1f}" for x in xs), mean, spread])
     header = ["scenario", *(f"{r:g}/s" for r in RATES), "mean %", "range %"]
     print(f"Table 8: {CLASS}'s loss, % of its arrivals, by every stream's rate")
     print(render_table(header, rows))

@@ -875,12 +875,7 @@ class DilosController:
                     and _sheds(decisions[lender], observations[lender])
                 ):
                     continue  # strict: nothing goes down while a higher class sheds
-                keeps = self._classes[lender].original
-                if not lower:  # a higher class keeps what its load needs (highest first)
-                    keeps = max(keeps, needs[lender])
-                elif by_priority and sheds:
-                    keeps = self._floor(lender)
-                excess = quotas[lender] - keeps
+                excess = quotas[lender] - self._lender_keeps(lender, lower, sheds, needs)
                 if lender == name or excess <= _TINY:
                     continue
                 # a shedding class takes all a lower class holds beyond its share
@@ -892,6 +887,19 @@ class DilosController:
                 want -= take
                 own -= take
         return self._apply_reclaim(quotas)
+
+    def _lender_keeps(
+        self, lender: str, lower: bool, sheds: bool, needs: Mapping[str, float]
+    ) -> float:
+        """What ``lender`` keeps of its quota when a class takes from it in a reclaim: its
+        original share; a higher lender also what its load needs (highest first); a lower
+        one below a class that sheds under ``absolute`` or ``strict`` only its floor."""
+        keeps = self._classes[lender].original
+        if not lower:
+            return max(keeps, needs[lender])
+        if sheds and self._params.policy in ("absolute", "strict"):
+            return self._floor(lender)
+        return keeps
 
     def _apply_reclaim(self, quotas: Mapping[str, float]) -> RedistributionEvent | None:
         """Install the quotas a reclaim arrived at and record it; None if nothing moved."""
@@ -1236,10 +1244,9 @@ def _queue_capacity(
     if capacity is None or obs.cost_per_tuple_s <= 0.0:
         return None
     share = st.capacity_per_quota * st.original if own_share else 0.0
-    received = _received(obs)
-    if received is not None:
-        received += max(0.0, recent_idle - obs.idle_load)
-    return max(capacity, share, received or 0.0)
+    busy = obs.busy_load
+    received = 0.0 if busy is None else busy + max(obs.idle_load, recent_idle)
+    return max(capacity, share, received)
 
 
 def _received(obs: Observation) -> float | None:

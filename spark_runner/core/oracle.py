@@ -199,17 +199,18 @@ class _Solver:
             for (a, b), period in zip(stretches, self.stretch_of, strict=True)
         ]
         self.flow = WindowFlow(len(stretches))
-        self.items = [self._piece(p) for p in self.pieces]
+        for piece in self.pieces:  # item i is piece i
+            self._piece(piece)
 
     def _period_of(self, t: float) -> _Period:
         return self.periods[max(bisect.bisect_right(self.starts, t) - 1, 0)]
 
-    def _piece(self, piece: _Piece) -> int:
+    def _piece(self, piece: _Piece) -> None:
         """The piece's item, linked to the stretches from its release to its deadline."""
         stretches = len(self.stretch_s)
         first = min(bisect.bisect_left(self.cuts, piece.release), stretches)
         last = bisect.bisect_left(self.cuts, piece.deadline)  # the stretches ending by then
-        return self.flow.item(first, max(first, min(last, stretches)), piece.work)
+        self.flow.item(first, max(first, min(last, stretches)), piece.work)
 
     def solve(self, guaranteed: bool) -> list[tuple[_Piece, float]]:
         """Each piece and the work of it served: the ``guaranteed`` shares first, class by
@@ -226,7 +227,7 @@ class _Solver:
             self.flow.set_slot_capacity(j, whole)
         for rank in range(len(names)):
             self.flow.augment(self._sources(set(names), (rank,)))
-        return [(p, self.flow.served[i]) for p, i in zip(self.pieces, self.items, strict=True)]
+        return list(zip(self.pieces, self.flow.served, strict=True))
 
     def _rank(self, piece: _Piece) -> int:
         """The piece's class's place by priority in the period it arrived in."""
@@ -235,8 +236,4 @@ class _Solver:
 
     def _sources(self, names: set[str], ranks: Sequence[int]) -> list[int]:
         """The items of the pieces of ``names`` whose class had one of ``ranks``."""
-        return [
-            i
-            for p, i in zip(self.pieces, self.items, strict=True)
-            if p.name in names and self._rank(p) in ranks
-        ]
+        return [i for i, p in enumerate(self.pieces) if p.name in names and self._rank(p) in ranks]
