@@ -5,8 +5,8 @@ fraction keeps of the point's arrival rate in the period the fraction was decide
 token bucket holding ``ADMIT_DEPTH_S`` of that rate, at least one tuple). The tuples over
 that rate are dropped before they cost anything or, for a class that sheds stale first
 (DILoS's ``StaleRule``), deferred: the scheduler serves the freshest of them when the
-class has nothing admitted to do or, while it sheds nothing (a burst over its bucket),
-room in a batch, and they are dropped once stale.
+class has nothing admitted to do, they join its queue in arrival order once it sheds
+nothing, and they are dropped once stale.
 """
 
 from __future__ import annotations
@@ -145,7 +145,8 @@ class Admission:
         self, shed: Mapping[str, float], rules: Mapping[str, StaleRule | None], dt: float, at: float
     ) -> None:
         """The control step decided: each class keeps ``1 − shed`` of its shedding points'
-        last-period arrival rate, and sheds stale first under its rule (if any)."""
+        last-period arrival rate, and sheds stale first under its rule (if any); a class
+        that sheds nothing admits what it deferred (:meth:`_readmit`)."""
         for k, name in enumerate(self.topo.names):
             keep = self.keep[k] = 1.0 - shed[name]
             rule = self.stale[k] = rules.get(name)
@@ -157,6 +158,7 @@ class Admission:
             for j in self.topo.shed_points[k]:
                 if keep >= 1.0:
                     self.admit_rate[j] = -1.0
+                    self._readmit(j, k)
                     continue
                 rate = keep * self.counters.point[j] / dt
                 # at least one whole tuple: a trickle admits a tuple now and then
@@ -166,6 +168,25 @@ class Admission:
                     self.filled[j] = at
                 self.admit_rate[j] = rate
                 self.depth[j] = full
+
+    def _readmit(self, j: int, k: int) -> None:
+        """Class ``k`` sheds nothing now: the tuples it deferred at shedding point ``j``
+        join its queue there in arrival order, as waiting tuples are taken from the log
+        oldest first on Spark (left deferred, the freshest-first service let the oldest
+        go stale behind a queue the class then drained within its target)."""
+        work = self.work
+        n = work.dn[j]
+        if not n:
+            return
+        queue = work.queues[j]
+        merged = sorted([*queue, *work.deferred[j]], key=lambda run: run[1])
+        queue.clear()
+        queue.extend(merged)
+        work.deferred[j].clear()
+        work.qn[j] += n
+        work.kq[k] += n
+        work.dn[j] = 0
+        work.kdn[k] -= n
 
 
 def drop_oldest(q: deque[list[float]], limit: float, excess: int) -> int:

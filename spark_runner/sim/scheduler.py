@@ -253,10 +253,10 @@ class Scheduler:
         """The node of class ``k`` whose turn is next, and the round-robin cursor after
         it: from ``cur`` on, the first of its nodes with tuples queued, else its shedding
         point with the most tuples deferred (-1: the class has no work). A turn at a
-        shedding point fills its batch with deferred tuples: a burst's while the class
-        sheds nothing; while it sheds, only when it has no admitted work (filled on every
-        turn, deferred tuples would take the turns its shedding frees, and its admitted
-        work would queue behind them)."""
+        shedding point fills its batch with deferred tuples only when the class has no
+        admitted work (filled on every turn, deferred tuples would take the turns its
+        shedding frees, and its admitted work would queue behind them); once it sheds
+        nothing they join its queue (:meth:`Admission.plan`)."""
         work, batch = self.work, self.batch
         qn, dn = work.qn, work.dn
         nodes = self.topo.owned[k]
@@ -274,7 +274,7 @@ class Scheduler:
             if not work.kdn[k]:
                 return -1, cur
             i = max(self.topo.shed_points[k], key=dn.__getitem__)
-        if dn[i] and qn[i] < batch and (self.admission.keep[k] >= 1.0 or not work.kq[k]):
+        if dn[i] and qn[i] < batch and not work.kq[k]:
             self.admission.undefer(i, k, min(batch - qn[i], dn[i]))
         return i, cur
 
