@@ -356,17 +356,31 @@ def oracle_rows(workload: Workload, out: RunOutput) -> list[OracleRow]:
             o = oracle[name]
             rows.append(OracleRow(name, o.loss_fraction, o.loss_fraction, o.judged_s, False))
             continue
-        c = results[name]
-        late = late_share(out.totals[name].histogram, float(c["delay_target_s"]))
-        # of its tuples: shed, still queued at the end past its target, answered late
-        arrived = max(float(c["arrived_tuples"]), 1.0)
-        shed = float(c["shed_tuples"]) / arrived
-        queued = float(c["backlog_tuples"]) / arrived
-        if c["backlog_age_s"] <= c["delay_target_s"]:
-            queued = 0.0
-        loss = shed + queued + late * max(0.0, 1.0 - shed - queued)
-        rows.append(OracleRow(name, loss, oracle[name].loss_fraction, oracle[name].judged_s))
+        rows.append(
+            OracleRow(
+                name,
+                run_loss(results[name], out.totals[name].histogram),
+                oracle[name].loss_fraction,
+                oracle[name].judged_s,
+            )
+        )
     return rows
+
+
+def run_loss(c: Mapping[str, Any], histogram: Sequence[float]) -> float:
+    """The share of a class's judged tuples lost: shed, still queued at the end past its
+    target, answered late. A backlog still within its target at the end is neither lost
+    nor kept yet, as the oracle leaves the work of a run's last target unjudged: counted
+    among the tuples judged, it read as kept, and a class that deferred its last
+    seconds' arrivals read below the oracle."""
+    target = float(c["delay_target_s"])
+    arrived, backlog = float(c["arrived_tuples"]), float(c["backlog_tuples"])
+    pending = c["backlog_age_s"] <= target
+    judged = max(arrived - backlog if pending else arrived, 1.0)
+    shed = float(c["shed_tuples"])
+    queued = 0.0 if pending else backlog
+    answered = max(0.0, judged - shed - queued)
+    return (shed + queued + late_share(histogram, target) * answered) / judged
 
 
 def late_share(histogram: Sequence[float], target_s: float) -> float:
