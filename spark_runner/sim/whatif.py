@@ -35,6 +35,7 @@ from typing import Any
 
 from spark_runner.contract.control import LiveConfig
 from spark_runner.control.network import build_network
+from spark_runner.control.run import RunOutput
 from spark_runner.core.errors import ParameterError
 from spark_runner.scenario.loader import scenario_from_dict
 from spark_runner.scenario.models import MAX_COST_PER_TUPLE_S, Scenario, operator_cost
@@ -244,16 +245,29 @@ def _run(scenario: Scenario, config: LiveConfig) -> dict[str, ClassOutcome]:
     output = Simulation(scenario, [(0.0, config)]).run()
     rows = series_samples(output.series, scenario.control.period_s)
     return {
-        name: measured_outcome([r for r in rows if r["class_name"] == name])
+        name: measured_outcome(
+            [r for r in rows if r["class_name"] == name],
+            pending=_pending(output, name, config.classes[name].delay_target_s),
+        )
         for name in output.class_order
     }
 
 
-def measured_outcome(samples: Sequence[Mapping[str, Any]]) -> ClassOutcome:
+def _pending(output: RunOutput, name: str, target_s: float) -> int:
+    """The tuples of a class still waiting at the replay's end within its target: neither
+    lost nor kept yet. The job's window sheds, stale first, what waited at its start and
+    leaves what waits at its end; the replay starts with nothing waiting, so counted
+    among its arrivals they read as kept, and the replay predicted a class that shed
+    stale first to lose less than it did."""
+    return output.backlog[name] if output.backlog_age_s[name] <= target_s else 0
+
+
+def measured_outcome(samples: Sequence[Mapping[str, Any]], pending: int = 0) -> ClassOutcome:
     """One class's outcome over its metric ``samples``: the mean violation and mean
-    response time over their outputs, the loss over their arrivals."""
+    response time over their outputs, the loss over their arrivals less the ``pending``
+    ones (still waiting within the target)."""
     outputs = sum(int(s.get("output_count") or 0) for s in samples)
-    arrived = sum(int(s.get("arrived_count") or 0) for s in samples)
+    arrived = max(0, sum(int(s.get("arrived_count") or 0) for s in samples) - pending)
     shed = [s.get("shed_count") for s in samples]
     weighted = [
         (s.get("violation_mean_s"), s.get("response_time_mean_s"), int(s.get("output_count") or 0))

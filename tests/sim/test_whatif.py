@@ -156,7 +156,7 @@ def test_a_prediction_error_is_predicted_minus_measured() -> None:
     assert error.loss is None
 
 
-@pytest.mark.parametrize("seed", [10, 16, 18])
+@pytest.mark.parametrize("seed", [10, 16, 18, 29])
 def test_a_replay_of_a_simulated_run_predicts_its_own_loss(seed: int) -> None:
     """The replay of a simulated run's own minutes under its own configuration predicts
     each feasible class's loss within 15 points of what the run measured. Random
@@ -164,7 +164,9 @@ def test_a_replay_of_a_simulated_run_predicts_its_own_loss(seed: int) -> None:
     each stream used to take the first reader's whole rate, and those classes, which
     shed nothing, were predicted to lose 67 and 59 %. In workload 18 the classes'
     measured costs include the simulator's batch overhead, which the replay added again:
-    a class losing 18 % was predicted to lose 99.9 %."""
+    a class losing 18 % was predicted to lose 99.9 %. In workload 29 the tuples a class
+    still deferred at the replay's end, within its target, counted as kept: predicted
+    20.8 points under what it lost."""
     workload = random_workload(seed)
     scenario = workload.scenario("dilos-absolute")
     config = scenario_live_config(scenario)
