@@ -99,6 +99,13 @@ def percentile_from_histogram(histogram: list[float], fraction: float) -> float 
     return bin_centre_s(len(histogram) - 1)
 
 
+def pending_backlog(backlog: float, age_s: float, target_s: float) -> float:
+    """Of a backlog left at a run's end, the tuples neither lost nor kept yet: all of it
+    while its oldest tuple is within the target (the oracle leaves the work of a run's
+    last target unjudged too), none once that tuple is past it (then it is late)."""
+    return backlog if age_s <= target_s else 0.0
+
+
 def _class_summary(out: RunOutput, name: str, tot: ClassTotals) -> dict[str, Any]:
     qc = out.scenario.query_class(name)
     has = tot.timed > 0

@@ -60,7 +60,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from spark_runner.control.results import bin_centre_s, build_results
+from spark_runner.control.results import bin_centre_s, build_results, pending_backlog
 from spark_runner.control.run import RunOutput
 from spark_runner.scenario.models import Engine
 from spark_runner.sim.workloads import MAX_SHED, Workload
@@ -369,16 +369,16 @@ def oracle_rows(workload: Workload, out: RunOutput) -> list[OracleRow]:
 
 def run_loss(c: Mapping[str, Any], histogram: Sequence[float]) -> float:
     """The share of a class's judged tuples lost: shed, still queued at the end past its
-    target, answered late. A backlog still within its target at the end is neither lost
-    nor kept yet, as the oracle leaves the work of a run's last target unjudged: counted
-    among the tuples judged, it read as kept, and a class that deferred its last
-    seconds' arrivals read below the oracle."""
+    target, answered late. A backlog still within its target at the end is not judged
+    (:func:`~spark_runner.control.results.pending_backlog`): counted among the tuples
+    judged, it read as kept, and a class that deferred its last seconds' arrivals read
+    below the oracle."""
     target = float(c["delay_target_s"])
-    arrived, backlog = float(c["arrived_tuples"]), float(c["backlog_tuples"])
-    pending = c["backlog_age_s"] <= target
-    judged = max(arrived - backlog if pending else arrived, 1.0)
+    backlog = float(c["backlog_tuples"])
+    pending = pending_backlog(backlog, float(c["backlog_age_s"]), target)
+    judged = max(float(c["arrived_tuples"]) - pending, 1.0)
     shed = float(c["shed_tuples"])
-    queued = 0.0 if pending else backlog
+    queued = backlog - pending
     answered = max(0.0, judged - shed - queued)
     return (shed + queued + late_share(histogram, target) * answered) / judged
 

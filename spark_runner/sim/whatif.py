@@ -35,6 +35,7 @@ from typing import Any
 
 from spark_runner.contract.control import LiveConfig
 from spark_runner.control.network import build_network
+from spark_runner.control.results import pending_backlog
 from spark_runner.control.run import RunOutput
 from spark_runner.core.errors import ParameterError
 from spark_runner.scenario.loader import scenario_from_dict
@@ -254,12 +255,12 @@ def _run(scenario: Scenario, config: LiveConfig) -> dict[str, ClassOutcome]:
 
 
 def _pending(output: RunOutput, name: str, target_s: float) -> int:
-    """The tuples of a class still waiting at the replay's end within its target: neither
-    lost nor kept yet. The job's window sheds, stale first, what waited at its start and
-    leaves what waits at its end; the replay starts with nothing waiting, so counted
-    among its arrivals they read as kept, and the replay predicted a class that shed
-    stale first to lose less than it did."""
-    return output.backlog[name] if output.backlog_age_s[name] <= target_s else 0
+    """The tuples of a class still waiting at the replay's end within its target
+    (:func:`~spark_runner.control.results.pending_backlog`). The job's window sheds, stale
+    first, what waited at its start and leaves what waits at its end; the replay starts
+    with nothing waiting, so counted among its arrivals they read as kept, and the replay
+    predicted a class that shed stale first to lose less than it did."""
+    return int(pending_backlog(output.backlog[name], output.backlog_age_s[name], target_s))
 
 
 def measured_outcome(samples: Sequence[Mapping[str, Any]], pending: int = 0) -> ClassOutcome:
