@@ -646,12 +646,12 @@ class DilosController:
         less than ``STARVED_SERVED`` of their load, at quota 0 or while the classes above
         took ``STARVED_ABOVE`` of the processor the classes had (``absolute`` and
         ``strict`` serve those first; under ``relative`` a class keeps its share; with
-        quotas fixed nothing moves them). Time that stood idle comes back to such a class
-        as to any shedding class (:meth:`_admit_unused`)."""
-        measured = all(o.busy_load is not None for o in observations.values())
-        if self._params.policy == "relative" or not self._params.redistribution_enabled:
-            return set()
-        if not measured:  # an engine that measures no busy time shows nobody starved
+        quotas fixed nothing moves them; an engine that measures no busy time shows none).
+        Time that stood idle comes back to such a class as to any shedding class
+        (:meth:`_admit_unused`)."""
+        p = self._params
+        unmeasured = any(o.busy_load is None for o in observations.values())
+        if p.policy == "relative" or not p.redistribution_enabled or unmeasured:
             return set()
         busy = {n: o.busy_load or 0.0 for n, o in observations.items()}
         idle = max((o.idle_load for o in observations.values()), default=0.0)
