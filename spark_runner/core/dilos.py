@@ -10,7 +10,7 @@ resets each manager's headroom by Eq. 6.1, ``H_k' = T_k' / T_k × H_k``, so it n
 re-learn. Each redistribution (and each priority change) is recorded as a
 :class:`RedistributionEvent` for the dashboard.
 
-These additions act every period with redistribution enabled (beyond the thesis, which
+Four additions act every period with redistribution enabled (beyond the thesis, which
 moves capacity only every CRC periods; issue 12 found lent quota that never came back, an
 idle processor while classes shed, stale tuples served before fresh ones, and classes
 shedding for a target no shedding could meet):
@@ -48,13 +48,6 @@ shedding for a target no shedding could meet):
   pause's slow batches are no verdict on its query. Until then it holds all the same
   (``HOLD_FLOOR``): left to its manager, it would shed for answers above its target that
   its own shedding cannot shorten (every class commits in the same batches).
-- **Starved** (``_starved``): under ``absolute`` and ``strict`` a class the classes above
-  left next to nothing in the period (at quota 0, or they took the processor) sheds all
-  its cap allows (``HOLD_STARVED``; its manager does not learn): a tuple it kept would
-  wait unanswered until the classes above leave time, and come out late. Time that
-  stood idle still comes back to it (unused time), and its first step after sheds only
-  the load above what it was served. On Spark a batch sheds what it does not take of a
-  class shedding all it may, instead of leaving those tuples waiting.
 - **Draining** (``_drain``): a class that turns feasible again still has the queue its
   infeasible stretch left; those tuples come out late whatever it admits now, and stale
   first sheds them. Until the tuples queued when it turned feasible are served or shed,
@@ -201,16 +194,6 @@ HOLD_CATCHING_UP = "hold_catching_up"
 """The action of a class held while the engine catches up (it sheds nothing stale)."""
 HOLD_FLOOR = "hold_floor"
 """The action of a class held below the floor whose answers met its target on average."""
-STARVED_SERVED = 0.02
-"""A class served less than this share of its load was left nothing: twice what a class
-shedding at the managers' usual cap (0.99) keeps."""
-STARVED_ABOVE = 0.95
-"""A class the classes above took this share of the processor from is left nothing."""
-HOLD_STARVED = "hold_starved"
-"""The action of a class the classes above left no processor time under ``absolute`` or
-``strict`` (next to nothing served): it sheds all it may
-(:meth:`DilosController._hold_starved`); and of its first step after, which sheds only
-the load above what it was served, so that its manager does not resume from all shed."""
 HOLD_UNMANAGED = "hold_late_unmanaged"
 """The action of a class held at a first step, its answers late before any decision (and
 of a class that catches up, while the backlog of its start is served)."""
@@ -426,7 +409,6 @@ class _ClassState:
     # speed again), not yet served or shed
     slow_backlog: bool = False  # that backlog is the slow batches': served, not shed stale
     stale_margin: float = 0.0  # s the way through the operators took beyond the floor
-    starved: bool = False  # held as starved at the last step
     start_backlog: float = 0.0  # a class that catches up: tuples queued at its start hold,
     # not yet served or shed
 
@@ -557,12 +539,9 @@ class DilosController:
         # where it lost 4.65 %)
         early = self._params.redistribution_enabled and self._params.policy != "relative"
         reclaimed = self._reclaim(observations) if early else None
-        starved = self._starved(observations)
         for name in self._order:
             st, obs = self._classes[name], observations[name]
-            decisions[name] = self._decide(
-                st, obs, infeasible[name], was_infeasible[name], name in starved
-            )
+            decisions[name] = self._decide(st, obs, infeasible[name], was_infeasible[name])
             if decisions[name].action not in (HOLD_DRAINING, HOLD_UNMANAGED):
                 _learn_stale_margin(st, obs)  # a backlog's or a start's lateness is not its own
             usages[name] = self._account(st, obs)
@@ -593,15 +572,10 @@ class DilosController:
             raise ParameterError("observations", unknown, "not a class of this controller")
 
     def _decide(
-        self,
-        st: _ClassState,
-        obs: Observation,
-        infeasible: bool,
-        was_infeasible: bool,
-        starved: bool,
+        self, st: _ClassState, obs: Observation, infeasible: bool, was_infeasible: bool
     ) -> Decision:
         """The class's decision for the next period: held (infeasible, a start, catching
-        up with a slower machine, draining a backlog, starved) or its manager's."""
+        up with a slower machine, draining a backlog) or its manager's."""
         was_catching_up = st.catching_up
         catching_up = _catching_up(st, obs)
         # the batches run at speed again with tuples queued behind the slow ones
@@ -634,49 +608,7 @@ class DilosController:
             return self._hold(st, obs, HOLD_CATCHING_UP, {"backlog": st.backlog})
         if draining:
             return self._hold(st, obs, HOLD_DRAINING, {"backlog": st.backlog})
-        was_starved, st.starved = st.starved, starved
-        if starved:
-            return self._hold_starved(st, obs)
-        if was_starved:
-            return self._hold(st, obs, HOLD_STARVED, {"quota": st.quota}, served=_received(obs))
         return st.manager.step(obs)
-
-    def _starved(self, observations: Mapping[str, Observation]) -> set[str]:
-        """The classes the classes above left nothing in the period just ended: served
-        less than ``STARVED_SERVED`` of their load, at quota 0 or while the classes above
-        took ``STARVED_ABOVE`` of the processor the classes had (``absolute`` and
-        ``strict`` serve those first; under ``relative`` a class keeps its share; with
-        quotas fixed nothing moves them; an engine that measures no busy time shows none).
-        Time that stood idle comes back to such a class as to any shedding class
-        (:meth:`_admit_unused`)."""
-        p = self._params
-        unmeasured = any(o.busy_load is None for o in observations.values())
-        if p.policy == "relative" or not p.redistribution_enabled or unmeasured:
-            return set()
-        busy = {n: o.busy_load or 0.0 for n, o in observations.items()}
-        idle = max((o.idle_load for o in observations.values()), default=0.0)
-        total = idle + sum(busy.values())
-        if total <= _TINY:  # a stall: nobody served, nobody left out
-            return set()
-        starved, above = set(), 0.0
-        for name in self._order:
-            load = observations[name].load
-            left_nothing = self._classes[name].quota <= 0.0 or above >= STARVED_ABOVE * total
-            sheds = self._classes[name].manager.sheds
-            if sheds and load > 0.0 and busy[name] < STARVED_SERVED * load and left_nothing:
-                starved.add(name)
-            above += busy[name]
-        return starved
-
-    @staticmethod
-    def _hold_starved(st: _ClassState, obs: Observation) -> Decision:
-        """A starved class sheds all its shedding cap allows: a tuple it kept would wait,
-        unanswered, until the classes above leave time, and come out late. Its manager
-        does not learn from the period: it measured no capacity."""
-        details = {"quota": st.quota, "queue_length": obs.queue_length}
-        return st.manager.impose(
-            obs, 1.0, LoadState.OVERLOADED, action=HOLD_STARVED, details=details
-        )
 
     def _account(self, st: _ClassState, obs: Observation) -> float:
         """The class's capacity per unit of quota from its manager's headroom, and its

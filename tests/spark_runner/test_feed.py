@@ -226,36 +226,6 @@ def test_stale_tuples_beyond_the_limit_are_shed_before_the_newer_ones_are_admitt
     assert end.to_json()["p"][1][-1] == 300  # the stale count is in the offset
 
 
-def test_a_class_shedding_all_it_may_leaves_nothing_waiting(
-    two_classes: Scenario, tmp_path: Path
-) -> None:
-    """Gold takes the whole budget; bronze, starved (shedding 0.99, its cap), gets none.
-    Its 500 tuples do not wait for a batch with room (they would be served late, or
-    shed a batch later, all at once): the batch sheds them, oldest first, as stale."""
-    spec = feed(two_classes, tmp_path)
-    log = GeneratedLog(spec, ORIGIN_US)
-    start = initial_offset(spec, log, ORIGIN_US)
-    gold_op, bronze_op = (p.op_id for p in spec.points)
-    decision = Decision(
-        version=1,
-        shed={"gold": 0.0, "bronze": 0.99},
-        quotas={"gold": 1.0, "bronze": 0.0},
-        budget_s=1.0,
-        costs_s={gold_op: 0.001, bronze_op: 0.01},
-        admit_all=False,
-        order=("gold", "bronze"),
-    )
-    end = next_offset(spec, log, start, decision, ORIGIN_US + 10 * S)
-    gold, bronze = end.points
-    assert (gold.taken, gold.kept, gold.waiting) == (1000, 1000, 0)
-    assert (bronze.taken, bronze.kept, bronze.shed, bronze.stale) == (500, 0, 500, 500)
-    assert bronze.waiting == 0
-    # at a shed fraction below the cap the tuples it has no budget for wait, as before
-    below = dataclasses.replace(decision, version=2, shed={"gold": 0.0, "bronze": 0.9})
-    waited = next_offset(spec, log, start, below, ORIGIN_US + 10 * S)
-    assert (waited.points[1].taken, waited.points[1].waiting) == (0, 500)
-
-
 def test_decision_file_round_trip_and_default(tmp_path: Path) -> None:
     path = tmp_path / "decision.json"
     assert read_decision(path) == ADMIT_ALL

@@ -22,7 +22,6 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from spark_runner.core.dilos import STARVED_SERVED
 from spark_runner.engine.control.admission import (
     EdgeDemand,
     PointAdmission,
@@ -170,11 +169,6 @@ def next_offset(
     )
     points: list[PointState] = []
     for i, (s, admission) in enumerate(zip(start.points, admitted.points, strict=True)):
-        if decision.shed.get(spec.points[i].class_name, 0.0) >= 1.0 - STARVED_SERVED:
-            # a class shedding all it may leaves none of its tuples waiting: the batch
-            # sheds what it does not take (the few it would keep would wait for a batch
-            # with room, late, as the classes above leave none: a starved class)
-            stale[i] = demands[i].waiting + stale[i] - admission.taken
         # the stale tuples (the oldest) are shed first, then the newer ones are admitted
         a = PointAdmission(
             stale[i] + admission.taken, admission.kept, stale[i] + admission.shed, admission.carry
