@@ -108,7 +108,8 @@ class Admission:
         """Stale first (``ControlResult.stale``): drop, oldest first, the tuples that
         waited at a class's shedding points (queued or deferred) past its rule's age,
         and the oldest of queues longer than its rule's limit (each queue its
-        proportional part). A class without a rule drops what it deferred."""
+        proportional part). A class without a rule drops what it deferred. The drops that
+        had waited the class's delay target are counted apart (``counters.expired``)."""
         work, counters = self.work, self.counters
         qn, kq, dn, kdn = work.qn, work.kq, work.dn, work.kdn
         queues, deferred = work.queues, work.deferred
@@ -122,22 +123,26 @@ class Admission:
             if rule is not None and rule.max_queued is not None:
                 over = queued - rule.max_queued
             limit = now - rule.after_s if rule is not None else math.inf
+            expired_before = now - self.topo.targets[k]
             for j in points:
-                dropped = 0
+                dropped = expired = 0
                 if qn[j]:
                     excess = int(over * qn[j] / queued) if over > 0 else 0
+                    old = arrived_before(queues[j], expired_before)
                     d = drop_oldest(queues[j], limit, excess)
                     qn[j] -= d
                     kq[k] -= d
-                    dropped += d
+                    dropped, expired = d, min(d, old)
                 if dn[j]:
+                    old = arrived_before(deferred[j], expired_before)
                     d = drop_oldest(deferred[j], limit, 0)
                     dn[j] -= d
                     kdn[k] -= d
-                    dropped += d
+                    dropped, expired = dropped + d, expired + min(d, old)
                 if dropped:
                     counters.shed[k] += dropped
                     counters.stale[k] += dropped
+                    counters.expired[k] += expired
                     for kk, f in dout_items[j]:
                         lost_out[kk] += dropped * f
 
@@ -187,6 +192,20 @@ class Admission:
         work.kq[k] += n
         work.dn[j] = 0
         work.kdn[k] -= n
+
+
+def arrived_before(q: deque[list[float]], limit: float) -> int:
+    """How many of ``q``'s tuples arrived before ``limit`` (oldest first; a run's tuples
+    spread evenly over its arrival span)."""
+    n = 0
+    for c, first, last in q:
+        if last < limit:
+            n += int(c)
+            continue
+        if first < limit:
+            n += int(c * (limit - first) / (last - first))
+        break
+    return n
 
 
 def drop_oldest(q: deque[list[float]], limit: float, excess: int) -> int:

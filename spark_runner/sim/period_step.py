@@ -166,6 +166,7 @@ class PeriodStep:
                 "mean_violation_s": rounded(c.viol_sum[k] / c.outputs[k]) if c.outputs[k] else None,
                 "shed_count": c.shed[k],
                 "stale_shed_count": c.stale[k],
+                "expired_shed_count": c.expired[k],
                 "queue_length": int(outcome.observations[name].queue_length),
                 "unwanted_busy_s": rounded(c.free[k]),
                 "repaid_busy_s": rounded(c.repaid[k]),

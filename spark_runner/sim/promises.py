@@ -33,7 +33,10 @@ run's DILoS policy (``absolute``, the product's default, ``relative`` the thesis
   ``IDLE_SHARE_LIMIT`` left the processor idle more than ``IDLE_TOLERANCE`` of the
   period. A controller learns a period was idle only at its end, so it can hand that
   time over in the next period at the earliest (a drained backlog, a lull in a higher
-  class): one such period in ten shedding periods is allowed for it;
+  class): one such period in ten shedding periods is allowed for it. Tuples shed after
+  they had waited their class's delay target (``expired_shed_count``, after a stall,
+  say) do not make a period a shedding one: served on the idle processor, they would
+  have been late answers, which the loss counts as lost all the same;
 - **recovery**: no feasible class is late for more than ``RECOVERY_PERIODS`` periods in a
   row while its shedding had room left (its shed fraction and the share of its arrivals
   it shed, stale ones included, below the manager's ``max_shed``); a period with tuples
@@ -121,6 +124,7 @@ class _Period:
     arrived: dict[str, float]
     sheds: dict[str, bool]
     sheds_arrivals: dict[str, bool]
+    sheds_in_time: dict[str, bool]  # shed tuples that had not yet waited their target
     turned_away_s: dict[str, float]  # the work of the arriving tuples a class turned away
     repaid_due_s: dict[str, float]  # time given back that the class was due from before
     shed_in_force: dict[str, float]
@@ -142,6 +146,10 @@ def _period(
         idle=float(sample["idle_s"]) / period_s,
         arrived=arrived,
         sheds={n: dropped[n] > SHED_EPS * arrived[n] for n in classes},
+        sheds_in_time={
+            n: dropped[n] - float(c["expired_shed_count"]) > SHED_EPS * arrived[n]
+            for n, c in classes.items()
+        },
         sheds_arrivals={
             n: dropped[n] - float(c["stale_shed_count"]) > SHED_EPS * arrived[n]
             for n, c in classes.items()
@@ -200,7 +208,7 @@ def judge(workload: Workload, series: Sequence[Mapping[str, Any]], policy: str) 
     ]
     priority, on_arrival, priority_judged = _priority(workload, periods, policy)
     top_loss, top_judged = _top_loss(workload, periods, policy, period_s)
-    shedding = [p for p in periods if any(p.sheds.values())]
+    shedding = [p for p in periods if any(p.sheds_in_time.values())]
     idle = sum(p.idle > IDLE_TOLERANCE for p in shedding)
     flagged = {n for p in periods for n, c in p.classes.items() if c["state"] == INFEASIBLE_STATE}
     return Verdict(

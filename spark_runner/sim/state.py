@@ -62,6 +62,9 @@ class PeriodCounters:
     arrived: list[int] = field(init=False)
     shed: list[int] = field(init=False)
     stale: list[int] = field(init=False)
+    expired: list[int] = field(init=False)
+    """Of the stale-first drops, the tuples that had waited the class's delay target or
+    longer: late whatever had served them."""
     outputs: list[int] = field(init=False)
     rt_sum: list[float] = field(init=False)
     rt_max: list[float] = field(init=False)
@@ -81,6 +84,7 @@ class PeriodCounters:
         self.busy = [0.0] * n
         self.n_in, self.n_out, self.src, self.point = [0] * n, [0] * n, [0] * n, [0] * n
         self.arrived, self.shed, self.stale, self.outputs = [0] * k, [0] * k, [0] * k, [0] * k
+        self.expired = [0] * k
         self.rt_sum, self.rt_max, self.class_busy = [0.0] * k, [0.0] * k, [0.0] * k
         self.viol_sum = [0.0] * k
         self.free, self.repaid, self.turn_max = [0.0] * k, [0.0] * k, [0.0] * k
@@ -92,6 +96,7 @@ class PeriodCounters:
             self.n_in[i] = self.n_out[i] = self.src[i] = self.point[i] = 0
         for k in range(self.classes):
             self.arrived[k] = self.shed[k] = self.stale[k] = self.outputs[k] = 0
+            self.expired[k] = 0
             self.rt_sum[k] = self.rt_max[k] = self.class_busy[k] = self.turn_max[k] = 0.0
             self.free[k] = self.repaid[k] = self.viol_sum[k] = 0.0
         self.idle = 0.0

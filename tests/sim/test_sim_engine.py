@@ -443,6 +443,28 @@ def test_dilos_defers_what_it_cannot_admit_and_drops_only_what_goes_stale(build:
     assert tot.shed / tot.arrived <= 1.02 * on_arrival.shed / on_arrival.arrived
 
 
+def test_a_stale_drop_counts_as_expired_only_once_it_waited_the_target(build: Build) -> None:
+    """Tuples deferred at twice the capacity are dropped as soon as they can no longer
+    make the 2 s target, before it: none had expired. A background job taking 99 % of the
+    processor for 3 s keeps the queued tuples waiting past the target: those drops are
+    counted expired (``expired_shed_count``, never more than the stale drops), the
+    tuples the promise checker knows no idle processor could have saved."""
+
+    def drops(doc: dict[str, Any]) -> tuple[int, int]:
+        series = [s["classes"]["c"] for s in simulate(build(doc)).series]
+        assert all(0 <= c["expired_shed_count"] <= c["stale_shed_count"] for c in series)
+        return sum(c["stale_shed_count"] for c in series), sum(
+            c["expired_shed_count"] for c in series
+        )
+
+    stale, expired = drops(one_class(rate=1300, ops=3, cost_s=0.0005, mode="dilos"))
+    assert stale > 1000 and expired == 0
+    spell = one_class(rate=300, ops=3, cost_s=0.0005, mode="dilos", duration_s=16.0)
+    spell["background"] = [{"start_s": 6.0, "end_s": 9.0, "share": 0.99}]
+    stale, expired = drops(spell)
+    assert expired > 0.5 * stale > 0
+
+
 @pytest.mark.parametrize("policy", ["relative", "strict"])
 def test_quota_a_lower_class_borrowed_goes_back_as_soon_as_the_class_above_needs_it(
     build: Build, policy: str
