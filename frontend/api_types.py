@@ -776,42 +776,9 @@ class QueryClassRead(TypedDict):
     max_shed_fraction: float
 
 
-class QueryClassUpdate(TypedDict):
+class QueryClassUpdate(ClassChange):
     """Partial update; the merged result must still satisfy every rule."""
 
-    # Larger means more important.
-    priority: NotRequired[float | None]
-    # Worst-case response time the class tolerates.
-    delay_target_s: NotRequired[float | None]
-    # An elastic job (scenario control.elastic) releases executors once its usage has stayed at
-    # or below the lowest tau0 of its classes for its hold time.
-    tau0: NotRequired[float | None]
-    # An elastic job resizes its pool, in one step, to bring its usage to the lowest tau1 of its
-    # classes.
-    tau1: NotRequired[float | None]
-    # The linear manager sheds above this usage; while an elastic job adds executors it sheds
-    # only the load above the lowest tau2 of its classes.
-    tau2: NotRequired[float | None]
-    # An elastic job adds executors once its usage has stayed at or above the lowest tau3 of its
-    # classes for its hold time.
-    tau3: NotRequired[float | None]
-    # The class's load manager: one of the kinds the manager catalogue lists.
-    manager: NotRequired[str | None]
-    # The manager's parameters; spec defaults for the rest.
-    manager_params: NotRequired[dict[str, float | int | str | bool] | None]
-    # Share of its original quota a lending class keeps spare.
-    reserve_fraction: NotRequired[float | None]
-    # Largest share of its original quota the class may lend.
-    max_lend_fraction: NotRequired[float | None]
-    # At start, serve the backlog already in the log (Redis, files) instead of shedding first
-    # what is already past the target (a class whose every tuple matters more than its latency,
-    # e.g. billing).
-    catch_up: NotRequired[bool | None]
-    # Largest share of its arrivals the class sheds in a control period, whatever its manager
-    # decides (1: no cap). Below 1 it also keeps the tuples already past its target and answers
-    # them late: for a class that would rather answer late than lose more (audit, billing), at
-    # the cost of its latency and the classes below's capacity.
-    max_shed_fraction: NotRequired[float | None]
     name: NotRequired[str | None]
 
 

@@ -15,7 +15,11 @@ What the schema says becomes Python like this:
 * a body used both ways is written in its response form under its own name and, when
   the request form differs, again as ``<Name>Input`` for the bodies that send it;
 * an enum becomes a ``Literal`` alias: under its own name when the schema names it,
-  else ``<Body><Field>`` (``JobCreate.source`` → ``JobCreateSource``).
+  else ``<Body><Field>`` (``JobCreate.source`` → ``JobCreateSource``);
+* a body whose fields begin with all the fields of one written before it (at least
+  ``BASE_MIN_FIELDS``, the same names, types and comments, in order) is written as its
+  subclass and declares only its own fields: the schema flattens the API's pydantic
+  subclasses (``QueryClassUpdate(ClassChange)``), this puts them back.
 
 Building the app reads no database: ``app.openapi()`` only walks its routes.
 """
@@ -29,7 +33,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,6 +43,8 @@ TARGET = ROOT / "frontend" / "api_types.py"
 COMMAND = ".venv/bin/python scripts/api_types.py"
 WIDTH = 100
 REF_PREFIX = "#/components/schemas/"
+BASE_MIN_FIELDS = 3
+"""Fewer shared fields than this make no base class (an ``id`` and a ``name`` are no kind)."""
 SCALARS = {"string": "str", "integer": "int", "number": "float", "boolean": "bool", "null": "None"}
 # Keys that only constrain a value (lengths, bounds, patterns) or document it: they say
 # nothing about its Python type.
@@ -114,6 +120,21 @@ class _Module:
     outputs: frozenset[str]
     aliases: dict[str, str] = field(default_factory=dict)
     imports: set[str] = field(default_factory=set)
+    written: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """The fields of each ``TypedDict`` written so far (a field's comment and line), by
+    class name."""
+
+    def base(self, fields: Sequence[str]) -> str | None:
+        """The ``TypedDict`` written so far with the most fields, at least
+        ``BASE_MIN_FIELDS``, whose fields ``fields`` begins with: a body that extends
+        another (``QueryClassUpdate`` is ``ClassChange`` and a name) is written as its
+        subclass, each field once."""
+        bases = [
+            (len(own), name)
+            for name, own in self.written.items()
+            if len(own) >= BASE_MIN_FIELDS and tuple(fields[: len(own)]) == own
+        ]
+        return max(bases)[1] if bases else None
 
     def ref_name(self, ref: str, *, request: bool) -> str:
         name = ref.removeprefix(REF_PREFIX)
@@ -201,13 +222,26 @@ def _typed_dict(
     body's description as its docstring, a field's description as a comment above it."""
     if body.get("type") != "object":
         raise ValueError(f"{name}: a body that is not an object ({body.get('type')!r})")
-    required = set(body.get("required", []))
-    lines = [f"class {name}{suffix}(TypedDict):"]
-    module.imports.add("TypedDict")
+    fields = _fields(module, name, body, request=request)
+    base = module.base(fields)
+    module.written[name + suffix] = tuple(fields)
+    if base is None:
+        module.imports.add("TypedDict")
+    lines = [f"class {name}{suffix}({base or 'TypedDict'}):"]
     description = body.get("description")
     lines += _docstring(description) if description else []
     if body.get("additionalProperties") is True:
         lines += ["    # Besides these keys, the API may send others (the schema allows any).", ""]
+    lines += fields[len(module.written.get(base, ())) if base else 0 :]
+    if len(lines) == 1:
+        lines.append("    pass")
+    return "\n".join(lines) + "\n"
+
+
+def _fields(module: _Module, name: str, body: Mapping[str, Any], *, request: bool) -> list[str]:
+    """Each field of body ``name``: its description as a comment above its line."""
+    required = set(body.get("required", []))
+    fields = []
     for key, prop in body.get("properties", {}).items():
         if not key.isidentifier() or keyword.iskeyword(key):
             raise ValueError(f"{name}.{key}: not a name a TypedDict class can declare")
@@ -215,12 +249,9 @@ def _typed_dict(
         if request and key not in required:
             python = f"NotRequired[{python}]"
             module.imports.add("NotRequired")
-        if prop.get("description"):
-            lines += _comment(prop["description"])
-        lines.append(f"    {key}: {python}")
-    if len(lines) == 1:
-        lines.append("    pass")
-    return "\n".join(lines) + "\n"
+        comment = _comment(prop["description"]) if prop.get("description") else []
+        fields.append("\n".join([*comment, f"    {key}: {python}"]))
+    return fields
 
 
 def _type(module: _Module, node: Mapping[str, Any], *, request: bool, owner: str, key: str) -> str:

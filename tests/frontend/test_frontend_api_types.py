@@ -126,3 +126,32 @@ def test_a_schema_construct_it_does_not_know_stops_the_script():
     }
     with pytest.raises(ValueError, match="prefixItems"):
         api_types.render(api)
+
+
+def _object(*keys: str) -> dict[str, Any]:
+    return {"type": "object", "properties": {key: {"type": "integer"} for key in keys}}
+
+
+def test_a_body_that_begins_with_all_of_anothers_fields_is_written_as_its_subclass():
+    """``Wide`` begins with all three of ``Base``'s fields: it declares only its own.
+    ``Short`` shares two, fewer than ``BASE_MIN_FIELDS``, and ``Other`` the same names in
+    another order: both stand alone."""
+    bodies = {
+        "Base": _object("a", "b", "c"),
+        "Other": _object("b", "a", "c", "d"),
+        "Short": _object("x", "y"),
+        "Shorter": _object("x", "y", "z"),
+        "Wide": _object("a", "b", "c", "d"),
+    }
+    api = {
+        "paths": {
+            f"/{name}": {"get": {"responses": {"200": {"content": _json(_ref(name))}}}}
+            for name in bodies
+        },
+        "components": {"schemas": bodies},
+    }
+    text = api_types.render(api)
+    assert "class Wide(Base):\n    d: int\n" in text
+    assert "class Other(TypedDict):\n" in text
+    assert "class Shorter(TypedDict):\n" in text  # Short, two fields, is no base
+    compile(text, "api_types.py", "exec")
