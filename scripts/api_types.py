@@ -232,7 +232,7 @@ def _typed_dict(
     lines += _docstring(description) if description else []
     if body.get("additionalProperties") is True:
         lines += ["    # Besides these keys, the API may send others (the schema allows any).", ""]
-    lines += fields[len(module.written.get(base, ())) if base else 0 :]
+    lines += fields[len(module.written[base]) if base else 0 :]
     if len(lines) == 1:
         lines.append("    pass")
     return "\n".join(lines) + "\n"
