@@ -377,15 +377,15 @@ class IngestSample(TypedDict):
     class_name: str
     # Control-period number within the job, from 0.
     seq: int
-    # End of the period, epoch s.
+    # End of the period, Unix epoch seconds.
     t: float
-    # Length of the period, s.
+    # Length of the period, seconds.
     period_s: float
     # Tuples of the class that arrived.
     arrived_count: int
     # Output tuples produced for the class.
     output_count: int
-    # Arrivals per second.
+    # Arrivals per second over the period.
     arrival_rate: float
     response_time_mean_s: NotRequired[float | None]
     response_time_max_s: NotRequired[float | None]

@@ -133,17 +133,22 @@ _Count = Annotated[int, Field(ge=0, le=INT32_MAX)]
 _Ratio = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 
 
+def _described(field: str) -> str | None:
+    """What ``MetricSample`` says of ``field``: a field the ingest bounds again keeps it."""
+    return MetricSample.model_fields[field].description
+
+
 class IngestSample(MetricSample):
     """A sample as the ingest endpoint accepts it: every number finite and non-negative,
     every count and time within what a run can reach. (``t`` is further checked against
     the job's creation and the server's clock, see ``metrics.service.ingest``.)"""
 
-    t: float = Field(gt=0, allow_inf_nan=False, description="End of the period, epoch s.")
+    t: float = Field(gt=0, allow_inf_nan=False, description=_described("t"))
     period_s: float = Field(
-        gt=0, le=MAX_PERIOD_S, allow_inf_nan=False, description="Length of the period, s."
+        gt=0, le=MAX_PERIOD_S, allow_inf_nan=False, description=_described("period_s")
     )
     arrival_rate: float = Field(
-        ge=0, le=MAX_ARRIVAL_RATE, allow_inf_nan=False, description="Arrivals per second."
+        ge=0, le=MAX_ARRIVAL_RATE, allow_inf_nan=False, description=_described("arrival_rate")
     )
     response_time_mean_s: _Seconds | None = None
     response_time_max_s: _Seconds | None = None
