@@ -202,10 +202,15 @@ def arrived_before(q: deque[list[float]], limit: float) -> int:
         if last < limit:
             n += int(c)
             continue
-        if first < limit:
-            n += int(c * (limit - first) / (last - first))
+        n += _part_before(c, first, last, limit)
         break
     return n
+
+
+def _part_before(c: float, first: float, last: float, limit: float) -> int:
+    """Of a run of ``c`` tuples that arrived from ``first`` to ``last`` (spread evenly;
+    ``last`` at or after ``limit``), how many arrived before ``limit``."""
+    return int(c * (limit - first) / (last - first)) if first < limit else 0
 
 
 def drop_oldest(q: deque[list[float]], limit: float, excess: int) -> int:
@@ -219,10 +224,7 @@ def drop_oldest(q: deque[list[float]], limit: float, excess: int) -> int:
             q.popleft()
             dropped += int(c)
             continue
-        d = max(
-            int(c * (limit - first) / (last - first)) if first < limit else 0,
-            excess - dropped,
-        )
+        d = max(_part_before(c, first, last, limit), excess - dropped)
         if d > 0:
             run[0] = c - d
             run[1] = first + (last - first) * d / c
