@@ -7,12 +7,14 @@ import pytest
 from spark_runner.core.errors import ParameterError
 from spark_runner.core.managers import (
     MANAGER_KINDS,
+    MANAGER_TYPES,
     aurora_shed_fraction,
     linear_shed_factor,
     make_manager,
     parameter_names,
 )
-from spark_runner.core.observation import LoadState, Observation, ResponseTimeStats
+from spark_runner.core.managers.base import FixedHeadroomManager, FixedHeadroomParams
+from spark_runner.core.observation import Decision, LoadState, Observation, ResponseTimeStats
 from tests.core.qos_plant import FluidPlant
 
 D = 2.0
@@ -126,6 +128,22 @@ def test_bad_parameters_name_the_field_and_the_rule(
 def test_unknown_kind_is_rejected() -> None:
     with pytest.raises(ParameterError, match="kind"):
         make_manager("pid", {})
+
+
+def test_a_manager_class_names_its_kind_and_its_parameters_are_its_type_argument() -> None:
+    for kind, cls in MANAGER_TYPES.items():
+        assert cls.kind == kind
+        assert cls().params == cls.params_type()
+
+    class Probe(FixedHeadroomManager[FixedHeadroomParams], kind="probe", label="a probe"):
+        def step(self, obs: Observation) -> Decision:
+            return self.impose(obs, 0.0, LoadState.NORMAL, action="probe")
+
+    assert (Probe.kind, Probe.label, Probe.params_type) == ("probe", "a probe", FixedHeadroomParams)
+    with pytest.raises(TypeError, match="names no ManagerParams"):
+
+        class _Untyped(FixedHeadroomManager, kind="untyped"):  # type: ignore[type-arg]
+            pass
 
 
 def test_fixed_headroom_managers_take_a_pushed_headroom() -> None:

@@ -201,12 +201,8 @@ class AlomaParams(ManagerParams):
     recovery_growth: float = 2.0
 
 
-class AlomaManager(LearntHeadroomManager[AlomaParams]):
+class AlomaManager(LearntHeadroomManager[AlomaParams], kind="aloma", label="ALoMa (adaptive)"):
     """ALoMa (Algorithm 1). See the module docstring for the exact reading."""
-
-    kind: ClassVar[str] = "aloma"
-    label: ClassVar[str] = "ALoMa (adaptive)"
-    params_type: ClassVar[type[ManagerParams]] = AlomaParams
 
     def reset(self) -> None:
         self._headroom = self._params.initial_headroom  # L_C, the learnt capacity estimate

@@ -8,14 +8,8 @@ violation).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
 
-from spark_runner.core.managers.base import (
-    FixedHeadroomManager,
-    FixedHeadroomParams,
-    ManagerParams,
-    display_state,
-)
+from spark_runner.core.managers.base import FixedHeadroomManager, FixedHeadroomParams
 from spark_runner.core.observation import Decision, Observation
 
 
@@ -35,21 +29,13 @@ class AuroraParams(FixedHeadroomParams):
     """
 
 
-class AuroraManager(FixedHeadroomManager[AuroraParams]):
+class AuroraManager(
+    FixedHeadroomManager[AuroraParams], kind="aurora", label="Aurora (fixed headroom)"
+):
     """Aurora: shed the excess over a fixed headroom."""
-
-    kind: ClassVar[str] = "aurora"
-    label: ClassVar[str] = "Aurora (fixed headroom)"
-    params_type: ClassVar[type[ManagerParams]] = AuroraParams
 
     def step(self, obs: Observation) -> Decision:
         p = self._params
         shed = aurora_shed_fraction(obs.load, p.headroom)
-        state = display_state(obs, p.delay_target_s, shed > 0)
-        return self._decide(
-            obs,
-            shed,
-            state,
-            action="shed_excess" if shed > 0 else "admit_all",
-            details={"headroom": p.headroom, "usage": obs.load / p.headroom},
-        )
+        details = {"headroom": p.headroom, "usage": obs.load / p.headroom}
+        return self._open_loop(obs, shed, "shed_excess", details)

@@ -136,8 +136,16 @@ class LoadManager(ABC, Generic[P_co]):
     label: ClassVar[str] = ""
     """A short human name for forms (the kind when empty)."""
     params_type: ClassVar[type[ManagerParams]]
+    """The parameters' dataclass: the class's type argument (``LoadManager[P]``)."""
     sheds: ClassVar[bool] = True
     """False for a manager that never sheds (it sheds no stale tuples either)."""
+
+    def __init_subclass__(cls, *, kind: str = "", label: str = "", **kwargs: object) -> None:
+        """A concrete manager names its ``kind`` (and ``label``) in its class statement,
+        ``class M(LoadManager[MParams], kind="m")``; an intermediate base names none."""
+        super().__init_subclass__(**kwargs)
+        if kind:
+            cls.kind, cls.label, cls.params_type = kind, label, _params_argument(cls)
 
     def __init__(self, params: P_co | None = None) -> None:
         self._params: P_co = params if params is not None else self.params_type()  # type: ignore[assignment]
@@ -256,6 +264,15 @@ class LoadManager(ABC, Generic[P_co]):
         )
 
 
+def _params_argument(cls: type) -> type[ManagerParams]:
+    """The parameters dataclass ``cls`` gives its generic base (``Base[MParams]``)."""
+    for base in getattr(cls, "__orig_bases__", ()):
+        for arg in getattr(base, "__args__", ()):
+            if isinstance(arg, type) and issubclass(arg, ManagerParams):
+                return arg
+    raise TypeError(f"{cls.__name__} names no ManagerParams type argument")
+
+
 class FixedHeadroomManager(LoadManager[FP_co]):
     """A manager whose headroom is its ``headroom`` parameter: it learns none, and a new
     headroom (``set_headroom``) is a parameter change."""
@@ -269,6 +286,16 @@ class FixedHeadroomManager(LoadManager[FP_co]):
 
     def set_headroom(self, headroom: float) -> None:
         self.update(headroom=max(headroom, MIN_HEADROOM))
+
+    def _open_loop(
+        self, obs: Observation, shed: float, action: str, details: Mapping[str, float]
+    ) -> Decision:
+        """The decision of a rule that reads the load alone: ``shed``, named ``action``
+        while it sheds and ``admit_all`` otherwise, in the state the display shows."""
+        state = display_state(obs, self._params.delay_target_s, shed > 0)
+        return self._decide(
+            obs, shed, state, action=action if shed > 0 else "admit_all", details=details
+        )
 
 
 class LearntHeadroomManager(LoadManager[P_co]):

@@ -57,12 +57,8 @@ class CtrlParams(FixedHeadroomParams):
     pole2: float = DEFAULT_POLES[1]
 
 
-class CtrlManager(FixedHeadroomManager[CtrlParams]):
+class CtrlManager(FixedHeadroomManager[CtrlParams], kind="ctrl", label="CTRL (feedback control)"):
     """CTRL; see the module docstring."""
-
-    kind: ClassVar[str] = "ctrl"
-    label: ClassVar[str] = "CTRL (feedback control)"
-    params_type: ClassVar[type[ManagerParams]] = CtrlParams
 
     def reset(self) -> None:
         p = self._params

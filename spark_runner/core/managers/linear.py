@@ -10,12 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import ClassVar
 
-from spark_runner.core.managers.base import (
-    FixedHeadroomManager,
-    FixedHeadroomParams,
-    ManagerParams,
-    display_state,
-)
+from spark_runner.core.managers.base import FixedHeadroomManager, FixedHeadroomParams
 from spark_runner.core.observation import Decision, Observation
 from spark_runner.core.params import Rule
 from spark_runner.core.thresholds import TAUS, THRESHOLD_RULE, validate_thresholds
@@ -55,22 +50,14 @@ class LinearParams(FixedHeadroomParams):
         validate_thresholds(self.tau0, self.tau1, self.tau2, self.tau3)
 
 
-class LinearManager(FixedHeadroomManager[LinearParams]):
+class LinearManager(
+    FixedHeadroomManager[LinearParams], kind="linear", label="linear (threshold based)"
+):
     """Shed a linear function of utilisation above τ2."""
-
-    kind: ClassVar[str] = "linear"
-    label: ClassVar[str] = "linear (threshold based)"
-    params_type: ClassVar[type[ManagerParams]] = LinearParams
 
     def step(self, obs: Observation) -> Decision:
         p = self._params
         utilisation = obs.load / p.headroom
         shed = linear_shed_factor(utilisation, p.tau2, p.base)
-        state = display_state(obs, p.delay_target_s, shed > 0)
-        return self._decide(
-            obs,
-            shed,
-            state,
-            action="shed" if shed > 0 else "admit_all",
-            details={"utilisation": utilisation, "headroom": p.headroom},
-        )
+        details = {"utilisation": utilisation, "headroom": p.headroom}
+        return self._open_loop(obs, shed, "shed", details)

@@ -14,12 +14,9 @@ class NoSheddingParams(ManagerParams):
     """No parameters beyond the common ones (kept for a uniform interface)."""
 
 
-class NoSheddingManager(LoadManager[NoSheddingParams]):
+class NoSheddingManager(LoadManager[NoSheddingParams], kind="none", label="none (never sheds)"):
     """Never sheds."""
 
-    kind: ClassVar[str] = "none"
-    label: ClassVar[str] = "none (never sheds)"
-    params_type: ClassVar[type[ManagerParams]] = NoSheddingParams
     sheds: ClassVar[bool] = False
 
     def reset(self) -> None:

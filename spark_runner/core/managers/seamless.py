@@ -66,12 +66,8 @@ class SeamlessParams(ManagerParams):
     pole2: float = DEFAULT_POLES[1]
 
 
-class SeamlessManager(LearntHeadroomManager[SeamlessParams]):
+class SeamlessManager(LearntHeadroomManager[SeamlessParams], kind="seamless", label="SEaMLeSS"):
     """SEaMLeSS; see the module docstring."""
-
-    kind: ClassVar[str] = "seamless"
-    label: ClassVar[str] = "SEaMLeSS"
-    params_type: ClassVar[type[ManagerParams]] = SeamlessParams
 
     def reset(self) -> None:
         p = self._params
