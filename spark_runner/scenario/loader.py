@@ -345,21 +345,25 @@ _TYPE_RULES = {
 """The rule of a pydantic error for a value of the wrong type (the value follows it)."""
 
 
+_CONTEXT_RULES: Mapping[str, str] = {
+    "greater_than": "must be > {gt}{shown}",
+    "greater_than_equal": "must be >= {ge}{shown}",
+    "less_than": "must be < {lt}{shown}",
+    "less_than_equal": "must be <= {le}{shown}",
+    "string_too_long": "must be at most {max_length} characters",
+    "literal_error": "must be one of {expected}{shown}",
+}
+"""The rule of a pydantic error whose context names the bound (``shown``: the value)."""
+
+
 def _message(err: Mapping[str, Any]) -> tuple[str, str]:
     """(path suffix, rule) for one pydantic error."""
     kind = err.get("type", "")
     ctx = err.get("ctx") or {}
     got = err.get("input")
     shown = "" if isinstance(got, dict | list) else f", got {got!r}"
-    bounds = {
-        "greater_than": ("gt", ">"),
-        "greater_than_equal": ("ge", ">="),
-        "less_than": ("lt", "<"),
-        "less_than_equal": ("le", "<="),
-    }
-    if kind in bounds:
-        key, sign = bounds[kind]
-        return "", f"must be {sign} {_num(ctx.get(key))}{shown}"
+    if kind in _CONTEXT_RULES:
+        return "", _CONTEXT_RULES[kind].format(shown=shown, **{k: _num(v) for k, v in ctx.items()})
     if kind in _KIND_RULES:
         return "", _KIND_RULES[kind]
     if kind in _TYPE_RULES:
@@ -369,21 +373,17 @@ def _message(err: Mapping[str, Any]) -> tuple[str, str]:
         return "", f"needs at least {n} item{'s' if n != 1 else ''}"
     if kind == "string_pattern_mismatch":
         return "", f"must be {PATTERN_RULES.get(ctx.get('pattern', ''), 'a name')}{shown}"
-    if kind == "string_too_long":
-        return "", f"must be at most {ctx.get('max_length')} characters"
     if kind == "union_tag_invalid":
         return ".kind", f"{ctx.get('tag')!r} is not one of {ctx.get('expected_tags')}"
     if kind == "union_tag_not_found":
         return ".kind", f"is required (one of {_tags_for(err)})"
-    if kind == "literal_error":
-        return "", f"must be one of {ctx.get('expected')}{shown}"
     if kind == "value_error":
-        msg = str(err.get("msg", ""))
-        return "", msg.removeprefix("Value error, ")
+        return "", str(err.get("msg", "")).removeprefix("Value error, ")
     return "", str(err.get("msg", kind))
 
 
 def _num(value: object) -> str:
+    """A bound as the rule shows it: a whole float without its ``.0``."""
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
     return str(value)
