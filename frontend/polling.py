@@ -10,7 +10,8 @@ it served into ``<name>-answered``. A request unanswered for ``STALL_MS`` (a ser
 error) stops holding the gate, so one failure does not end the poll.
 
 The server callback takes ``Input(tick_id(name), "data")`` and returns the tick it got
-under ``Output(answered_id(name), "data")`` on every path, including when nothing else
+under ``Output(answered_id(name), "data")`` (``*gate(name)`` between its outputs and its
+inputs declares both) on every path, including when nothing else
 changed (``dash.no_update`` for its other outputs, never ``PreventUpdate``). Its other
 inputs are best ``State``: Dash also holds back and drops the answers of a callback one of
 whose inputs another callback is still computing, which starves the poll when that other
@@ -35,6 +36,12 @@ def answered_id(name: str) -> str:
 
 def interval_id(name: str) -> str:
     return f"{name}-interval"
+
+
+def gate(name: str) -> tuple[Output, Input]:
+    """A server callback's side of poll ``name``: the answered tick it returns (its last
+    output) and the tick it serves (its first input)."""
+    return Output(answered_id(name), "data"), Input(tick_id(name), "data")
 
 
 def components(name: str, interval_ms: int) -> list[Component]:

@@ -368,8 +368,7 @@ polling.register(ACTIONS_POLL)
 @callback(
     Output("live-actions", "children"),
     Output("live-actions-alert", "children"),
-    Output(polling.answered_id(ACTIONS_POLL), "data"),
-    Input(polling.tick_id(ACTIONS_POLL), "data"),
+    *polling.gate(ACTIONS_POLL),
     State("live-job", "value"),
 )
 def _poll_actions(tick: int | None, job_id: Any) -> tuple[Any, Any, Any]:
@@ -409,8 +408,7 @@ clientside_callback(
 @callback(
     Output("live-config", "data"),
     Output("tune-config-alert", "children"),
-    Output(polling.answered_id(CONFIG_POLL), "data"),
-    Input(polling.tick_id(CONFIG_POLL), "data"),
+    *polling.gate(CONFIG_POLL),
     # A State, not an Input: Dash holds back (and drops) the answers of a callback whose
     # input another callback is still computing, and the job list is re-read every 5 s.
     # A new choice is read at the next tick.
