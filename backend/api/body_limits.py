@@ -1,12 +1,13 @@
 """How many bytes a request body may have, route by route.
 
-A route whose schema admits a large body declares its limit with FastAPI's own
-``max_body_size`` argument, a number computed next to that schema from its maxima (e.g.
-``INGEST_BODY_BYTES``); every other route (login, users, jobs, stops, acknowledgements)
-takes ``DEFAULT_BODY_BYTES``. ``RouteLimits`` reads those declarations from the routers,
-and the body guard (``body_guard.py``) refuses a body over its route's limit with 413
-before reading past the limit, whatever its content type and whether it is sent with a
-``Content-Length`` or chunked.
+A schema that admits a large body declares its limit, a number computed next to it from
+its maxima, as its ``max_body_bytes`` (e.g. ``IngestBatch.max_body_bytes``); a
+``ParsedBodyRoute`` taking that schema as its body passes it as FastAPI's own
+``max_body_size``, which a route may also declare itself. Every other route (login,
+users, jobs, stops, acknowledgements) takes ``DEFAULT_BODY_BYTES``. ``RouteLimits``
+reads the routes' limits from the routers, and the body guard (``body_guard.py``)
+refuses a body over its route's limit with 413 before reading past the limit, whatever
+its content type and whether it is sent with a ``Content-Length`` or chunked.
 
 A route that takes a body larger than ``THREAD_PARSE_BYTES`` is a ``ParsedBodyRoute``:
 the guard parses such a body in a worker thread and this route hands FastAPI that
@@ -15,6 +16,7 @@ document, so FastAPI does not parse it again on the event loop.
 
 from __future__ import annotations
 
+import inspect
 import re
 from collections.abc import Callable, Coroutine, Iterable
 from dataclasses import dataclass
@@ -129,9 +131,24 @@ class _ParsedBodyRequest(Request):
         return await super().json() if document is _MISSING else document
 
 
+def schema_body_bytes(endpoint: Callable[..., Any]) -> int | None:
+    """The ``max_body_bytes`` the schema of ``endpoint``'s body declares (None: none)."""
+    for parameter in inspect.signature(endpoint, eval_str=True).parameters.values():
+        declared = getattr(parameter.annotation, "max_body_bytes", None)
+        if isinstance(declared, int):
+            return declared
+    return None
+
+
 class ParsedBodyRoute(APIRoute):
     """A route that hands FastAPI the document the body guard parsed off the event loop
-    (FastAPI's own ``json.loads`` holds the interpreter for ~40 ms per MB)."""
+    (FastAPI's own ``json.loads`` holds the interpreter for ~40 ms per MB), and takes the
+    body limit its schema declares unless it declares one itself."""
+
+    def __init__(self, path: str, endpoint: Callable[..., Any], **kwargs: Any) -> None:
+        if kwargs.get("max_body_size") is None:
+            kwargs["max_body_size"] = schema_body_bytes(endpoint)
+        super().__init__(path, endpoint, **kwargs)
 
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handle = super().get_route_handler()

@@ -20,7 +20,6 @@ from backend.jobs.access import JobCallerDep
 from backend.metrics import service
 from backend.metrics.live import LiveReaders, MetricStream
 from backend.metrics.schemas import (
-    INGEST_BODY_BYTES,
     WINDOW_RULES,
     ExportQuery,
     IngestBatch,
@@ -38,12 +37,7 @@ LiveReadersDep = Annotated[LiveReaders, from_app_state("live_readers")]
 ConfigTargetsDep = Annotated[service.ConfigTargets, from_app_state("hooks")]
 
 
-@router.post(
-    "",
-    response_model=IngestResult,
-    status_code=status.HTTP_202_ACCEPTED,
-    max_body_size=INGEST_BODY_BYTES,
-)
+@router.post("", response_model=IngestResult, status_code=status.HTTP_202_ACCEPTED)
 def ingest(
     request: Request,
     session: SessionDep,

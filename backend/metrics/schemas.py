@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Annotated
+from typing import Annotated, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -168,15 +168,17 @@ class IngestSample(MetricSample):
     job_usage: _Ratio | None = None
 
 
-class IngestBatch(BaseModel):
-    """A batch of samples, as posted by a job (``MetricBatch`` with the ingest bounds)."""
-
-    samples: list[IngestSample] = Field(min_length=1, max_length=MAX_BATCH_SAMPLES)
-
-
 MAX_SAMPLE_JSON_BYTES = 2 * KIB
 """The widest sample as JSON: every field set, every number at its widest (24
 characters), ``class_name``, ``manager`` and ``manager_state`` at their maximum lengths
 with every character escaped, is 1.95 KB."""
 INGEST_BODY_BYTES = MAX_BATCH_SAMPLES * MAX_SAMPLE_JSON_BYTES + ENVELOPE_BYTES
 """The body limit of ``POST /jobs/{job_id}/metrics``: a batch of the widest samples."""
+
+
+class IngestBatch(BaseModel):
+    """A batch of samples, as posted by a job (``MetricBatch`` with the ingest bounds)."""
+
+    max_body_bytes: ClassVar[int] = INGEST_BODY_BYTES
+
+    samples: list[IngestSample] = Field(min_length=1, max_length=MAX_BATCH_SAMPLES)

@@ -5,7 +5,7 @@ from fastapi import APIRouter, status
 from backend.api.body_limits import ParsedBodyRoute
 from backend.api.deps import IdPath, SessionDep
 from backend.queries import service
-from backend.queries.schemas import QUERY_BODY_BYTES, QueryRead, QuerySpec
+from backend.queries.schemas import QueryRead, QuerySpec
 from backend.users.access import OperatorDep, ViewerDep
 
 router = APIRouter(
@@ -20,12 +20,7 @@ def list_queries(session: SessionDep, _user: ViewerDep, class_id: IdPath) -> lis
     return [QueryRead.model_validate(q) for q in service.list_queries(session, class_id)]
 
 
-@router.post(
-    "",
-    response_model=QueryRead,
-    status_code=status.HTTP_201_CREATED,
-    max_body_size=QUERY_BODY_BYTES,
-)
+@router.post("", response_model=QueryRead, status_code=status.HTTP_201_CREATED)
 def create_query(
     session: SessionDep, _user: OperatorDep, class_id: IdPath, body: QuerySpec
 ) -> QueryRead:
@@ -40,7 +35,7 @@ def get_query(
     return QueryRead.model_validate(service.get_query(session, class_id, query_id))
 
 
-@router.put("/{query_id}", response_model=QueryRead, max_body_size=QUERY_BODY_BYTES)
+@router.put("/{query_id}", response_model=QueryRead)
 def replace_query(
     session: SessionDep, _user: OperatorDep, class_id: IdPath, query_id: IdPath, body: QuerySpec
 ) -> QueryRead:

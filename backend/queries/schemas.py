@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -21,6 +21,8 @@ escaped."""
 
 
 class QuerySpec(BaseModel):
+    max_body_bytes: ClassVar[int] = QUERY_BODY_BYTES
+
     model_config = request_config(
         {
             "name": "big-trades",

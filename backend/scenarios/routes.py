@@ -7,7 +7,6 @@ from backend.api.deps import IdPath, SessionDep
 from backend.scenarios import service
 from backend.scenarios.repository import ScenarioRepository
 from backend.scenarios.schemas import (
-    SCENARIO_BODY_BYTES,
     ScenarioRead,
     ScenarioSummary,
     ScenarioUpload,
@@ -22,12 +21,7 @@ def list_scenarios(session: SessionDep, _user: ViewerDep) -> list[ScenarioSummar
     return [ScenarioSummary.model_validate(s) for s in ScenarioRepository(session).list_all()]
 
 
-@router.post(
-    "",
-    response_model=ScenarioRead,
-    status_code=status.HTTP_201_CREATED,
-    max_body_size=SCENARIO_BODY_BYTES,
-)
+@router.post("", response_model=ScenarioRead, status_code=status.HTTP_201_CREATED)
 def import_scenario(session: SessionDep, user: OperatorDep, body: ScenarioUpload) -> ScenarioRead:
     """Validate and store a scenario YAML (every broken rule comes back with its path)."""
     return ScenarioRead.model_validate(service.store(session, body.yaml, user.username))
@@ -38,7 +32,7 @@ def get_scenario(session: SessionDep, _user: ViewerDep, scenario_id: IdPath) -> 
     return ScenarioRead.model_validate(ScenarioRepository(session).require(scenario_id))
 
 
-@router.put("/{scenario_id}", response_model=ScenarioRead, max_body_size=SCENARIO_BODY_BYTES)
+@router.put("/{scenario_id}", response_model=ScenarioRead)
 def replace_scenario(
     session: SessionDep, user: OperatorDep, scenario_id: IdPath, body: ScenarioUpload
 ) -> ScenarioRead:

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -31,6 +31,8 @@ every character escaped."""
 
 
 class ScenarioUpload(BaseModel):
+    max_body_bytes: ClassVar[int] = SCENARIO_BODY_BYTES
+
     model_config = request_config({"yaml": EXAMPLE})
 
     yaml: str = Field(

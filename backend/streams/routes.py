@@ -8,7 +8,7 @@ from backend.api.body_limits import ParsedBodyRoute
 from backend.api.deps import IdPath, SessionDep, from_app_state
 from backend.streams import service
 from backend.streams.repository import StreamRepository
-from backend.streams.schemas import STREAM_BODY_BYTES, StreamRead, StreamSpec
+from backend.streams.schemas import StreamRead, StreamSpec
 from backend.users.access import OperatorDep, ViewerDep
 
 router = APIRouter(prefix="/streams", tags=["streams"], route_class=ParsedBodyRoute)
@@ -21,12 +21,7 @@ def list_streams(session: SessionDep, _user: ViewerDep) -> list[StreamRead]:
     return [StreamRead.model_validate(s) for s in StreamRepository(session).list_all()]
 
 
-@router.post(
-    "",
-    response_model=StreamRead,
-    status_code=status.HTTP_201_CREATED,
-    max_body_size=STREAM_BODY_BYTES,
-)
+@router.post("", response_model=StreamRead, status_code=status.HTTP_201_CREATED)
 def create_stream(
     session: SessionDep, hooks: StreamHooksDep, _user: OperatorDep, body: StreamSpec
 ) -> StreamRead:
@@ -39,7 +34,7 @@ def get_stream(session: SessionDep, _user: ViewerDep, stream_id: IdPath) -> Stre
     return StreamRead.model_validate(StreamRepository(session).require(stream_id))
 
 
-@router.put("/{stream_id}", response_model=StreamRead, max_body_size=STREAM_BODY_BYTES)
+@router.put("/{stream_id}", response_model=StreamRead)
 def replace_stream(
     session: SessionDep,
     hooks: StreamHooksDep,

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Self
+from typing import ClassVar, Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -21,6 +21,8 @@ million characters, more than any scenario holds)."""
 
 
 class StreamSpec(BaseModel):
+    max_body_bytes: ClassVar[int] = STREAM_BODY_BYTES
+
     model_config = request_config(
         {
             "name": "trades",

@@ -14,7 +14,6 @@ from backend.jobs.access import JobCallerDep
 from backend.tuning import service
 from backend.tuning.previews import Previews
 from backend.tuning.schemas import (
-    CONFIG_BODY_BYTES,
     Ack,
     ConfigChange,
     ControlMessage,
@@ -38,7 +37,7 @@ def get_config(session: SessionDep, _user: ViewerDep, job_id: IdPath) -> JobConf
     return service.describe(session, job_id)
 
 
-@router.patch("/config", response_model=JobConfigRead, max_body_size=CONFIG_BODY_BYTES)
+@router.patch("/config", response_model=JobConfigRead)
 def change_config(
     session: SessionDep, user: OperatorDep, job_id: IdPath, body: ConfigChange
 ) -> JobConfigRead:
@@ -51,7 +50,6 @@ def change_config(
 @router.post(
     PREVIEW_PATH,
     response_model=WhatIfRead,
-    max_body_size=CONFIG_BODY_BYTES,
     responses={
         429: {"description": "The user started previews_per_user previews in the window."},
         503: {"description": "preview_concurrency previews are running; Retry-After."},

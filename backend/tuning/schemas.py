@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -19,6 +19,8 @@ change of every class of the largest job, each at its widest."""
 
 class ConfigChange(BaseModel):
     """A PATCH of a running job's live configuration (same shape as the config, partial)."""
+
+    max_body_bytes: ClassVar[int] = CONFIG_BODY_BYTES
 
     model_config = request_config(
         {"classes": {"ads": {"delay_target_s": 3.0, "tau2": 0.7}}}, {"recommend_only": True}
