@@ -5,7 +5,8 @@ Spark runner asks Spark which executors are registered) and its capacity in proc
 seconds per second. :class:`PoolControl` takes the steps both engines take: the job's
 usage u, the policy's step (a resize when one is due: the engine's pool follows
 ``policy.target``; the engine's action log records it), and the shed fractions bounded
-to what scaling cannot cover (spec §5; :mod:`spark_runner.core.elastic`).
+to what scaling cannot cover (spec §5; :mod:`spark_runner.core.elastic`). A cluster
+coordinator may cap the pool (``cap``: :mod:`spark_runner.core.coordinator`).
 """
 
 from __future__ import annotations
@@ -35,6 +36,15 @@ class PoolControl:
         self.policy = ScalingPolicy(params, params.min_executors)
         self.last_action: ScalingAction | None = None
         self.usage = 0.0
+        self.cap: int | None = None
+        """The cluster coordinator's allocation: the most executors the pool may hold
+        (None: only ``max_executors`` bounds it)."""
+
+    @property
+    def limit(self) -> int:
+        """The most executors the pool may hold now."""
+        most = self.params.max_executors
+        return most if self.cap is None else min(most, self.cap)
 
     def retune(self, params: ScalingParams) -> None:
         """A live configuration changed the settings (or the classes' thresholds, which
@@ -61,6 +71,8 @@ class PoolControl:
         managers' fractions, ``order`` the classes highest priority first. Returns the
         fractions to apply; ``last_action`` is the resize asked this period (or None)."""
         usage = self.usage = job_usage(loads, capacity)
+        if self.policy.target > self.limit:  # the coordinator took executors back
+            self.policy.target = max(self.limit, 1)
         action = self.last_action = self.policy.step(t_s, usage, executors, free_executors)
         if action is not None:
             log.info(

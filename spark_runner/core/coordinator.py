@@ -20,10 +20,11 @@ their highest class, up to their maxima; a higher job's need takes them back.
 **Hysteresis** (:class:`Coordinator`). The allocation in force changes only when a job is
 *short*: the allocation asks it more executors and the load of the classes it would
 serve uses its executors now at ``short_usage`` or more, for ``hold_s`` in a row, and at
-least ``min_interval_s`` after the last change. Sized at ``target_usage`` (below
+least ``min_interval_s`` after the last such change. Sized at ``target_usage`` (below
 ``short_usage``), the same load finds no job short again: a constant load causes one
-reallocation at most, and a noisy one no more than one a ``min_interval_s``. A change of
-the set of jobs (one started or ended) is applied at once.
+reallocation at most (a load must grow by ``short_usage / target_usage`` to make a job
+short again), and the interval bounds how often a moving one can. A change of the set of
+jobs (one started or ended) is applied at once.
 
 Pure: no Spark import, time is passed in (simulated or wall-clock seconds).
 """
@@ -97,7 +98,7 @@ class CoordinatorParams:
         short_usage: a job asked more executors is short once the classes it would serve
             use its allocation at this or more (> ``target_usage``, ≤ 1) [0.95].
         hold_s: how long a job must stay short before the allocation changes, s [10].
-        min_interval_s: the least time between two changes, s [60].
+        min_interval_s: the least time between two changes a shortage made, s [30].
     """
 
     RULES: ClassVar[Mapping[str, tuple[Rule, ...]]] = {
@@ -113,7 +114,7 @@ class CoordinatorParams:
     target_usage: float = 0.8
     short_usage: float = 0.95
     hold_s: float = 10.0
-    min_interval_s: float = 60.0
+    min_interval_s: float = 30.0
 
     def __post_init__(self) -> None:
         check_rules(self)
@@ -251,6 +252,7 @@ class Coordinator:
     ) -> Reallocation:
         before = MappingProxyType(dict(self.allocation))
         self.allocation = dict(ideal.executors)
-        self._last_change_s = now_s
+        if trigger is not None:  # a job starting or ending does not hold the next change
+            self._last_change_s = now_s
         self._short_since = None
         return Reallocation(now_s, trigger, usage, held_s, before, ideal.executors)

@@ -57,6 +57,7 @@ cost jitter, Pareto arrivals), so a scenario and a seed give the same results ev
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Callable, Sequence
 
@@ -69,7 +70,7 @@ from spark_runner.control.network import build_network, declare_statistics, expe
 from spark_runner.control.period import PeriodLoop
 from spark_runner.control.plane import ControlPlane, make_control_plane
 from spark_runner.control.run import ClassTotals, RunOutput
-from spark_runner.core.elastic import sized_at_start
+from spark_runner.core.elastic import ScalingParams, sized_at_start
 from spark_runner.core.load_model import LoadModel
 from spark_runner.scenario.arrivals import build_schedule
 from spark_runner.scenario.compose import scenario_live_config
@@ -119,6 +120,12 @@ class Simulation:
 
     def run(self) -> RunOutput:
         """Simulate the scenario to its end; what it produced."""
+        running = self.start()
+        running.advance()
+        return running.finish()
+
+    def start(self) -> Running:
+        """The run set up at 0 s, to be advanced (several runs side by side: a cluster)."""
         sc, eng = self.scenario, self.scenario.engine
         targets = TargetsInForce(lambda: self.live)
         topo = build_topology(self.network, self.load_model.plan, dict(targets), eng)
@@ -157,24 +164,7 @@ class Simulation:
             self._apply_due(at, topo)
 
         house = _Housekeeping(sc, Arrivals(topo, self.schedules, admission), clock, pool, stepped)
-        house(scheduler.run(house))  # the last period's control step and arrivals
-        backlog, backlog_age = _backlog(topo, work, sc.duration_s)
-        return RunOutput(
-            scenario=sc,
-            network=self.network,
-            class_order=topo.names,
-            totals=_close_totals(step, accounts, loop, topo.names),
-            series=step.series,
-            redistributions=step.redistributions,
-            backlog=backlog,
-            backlog_age_s=backlog_age,
-            idle_s=accounts.idle_s,
-            end_s=sc.duration_s,
-            turns=scheduler.turns,
-            actions=list(action_log.actions),
-            scaling=scaling_summary(scaling, pool),
-            oracle=loop.oracle,
-        )
+        return Running(self, step, scheduler, house, scaling)
 
     def _apply_due(self, at: float, topo: Topology) -> None:
         """Apply the changes due by the control step at ``at``; the operator turns then
@@ -186,6 +176,54 @@ class Simulation:
     def _apply(self, new: LiveConfig) -> None:
         apply_live_config(self.control, self.live, new)
         self.live = new
+
+
+class Running:
+    """A run under way: ``advance`` it (to its end, or to an instant), then ``finish``."""
+
+    def __init__(
+        self,
+        simulation: Simulation,
+        step: PeriodStep,
+        scheduler: Scheduler,
+        house: _Housekeeping,
+        scaling: ScalingParams | None,
+    ) -> None:
+        self.simulation, self.step, self.scheduler, self.house = simulation, step, scheduler, house
+        self.scaling = scaling
+
+    @property
+    def pool(self) -> PoolControl | None:
+        """The elastic pool's control (None: the scenario asks no elasticity)."""
+        return self.step.pool
+
+    def advance(self, until: float = math.inf) -> None:
+        """Simulate until ``until`` (its control step done) or the run's end."""
+        self.scheduler.run(self.house, until)
+
+    def finish(self) -> RunOutput:
+        """The last period's control step and arrivals; what the run produced."""
+        house, step, scheduler = self.house, self.step, self.scheduler
+        sc, topo = self.simulation.scenario, step.topo
+        house(scheduler.run(house))
+        accounts = step.admission.accounts
+        backlog, backlog_age = _backlog(topo, step.admission.work, sc.duration_s)
+        return RunOutput(
+            scenario=sc,
+            network=self.simulation.network,
+            class_order=topo.names,
+            totals=_close_totals(step, accounts, step.loop, topo.names),
+            series=step.series,
+            redistributions=step.redistributions,
+            backlog=backlog,
+            backlog_age_s=backlog_age,
+            idle_s=accounts.idle_s,
+            end_s=sc.duration_s,
+            turns=scheduler.turns,
+            actions=list(step.action_log.actions),
+            scaling=scaling_summary(self.scaling, self.pool),
+            oracle=step.loop.oracle,
+        )
 
 
 class _Housekeeping:

@@ -138,7 +138,7 @@ class PeriodStep:
             {n: o.load for n, o in outcome.observations.items()},
             clock.speed,
             clock.executors,
-            pool.params.max_executors - clock.executors,
+            pool.limit - clock.executors,
             shed,
             [self.topo.names[k] for k in self.scheduler.order],
         )

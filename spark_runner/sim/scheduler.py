@@ -73,6 +73,7 @@ class Scheduler:
         """What each class lost to turns of other classes that overran their slots, not
         given back yet."""
         self.turns = 0
+        self.t = 0.0  # where ``run`` stopped (it resumes there)
 
     def rank(self) -> None:
         """The classes by priority and each class's own share of a round, from the control
@@ -116,10 +117,11 @@ class Scheduler:
             queued += qn[j]
         return queued > self.admission.patience_n[h]
 
-    def run(self, house: Housekeeping) -> float:
-        """Rounds until the run's end (idle time skipped to the next housekeeping)."""
-        t = 0.0
-        while t < self.end_s:
+    def run(self, house: Housekeeping, until: float = math.inf) -> float:
+        """Rounds until the run's end (idle time skipped to the next housekeeping), or
+        until ``until`` with the housekeeping due by then done; a next call resumes."""
+        t = self.t
+        while t < self.end_s and t < until:
             if t >= house.next_s:
                 t = house(t)
             t, worked, held = self._round(t, house)
@@ -131,6 +133,9 @@ class Scheduler:
                 self.admission.counters.idle += gap
                 self.admission.accounts.idle_s += gap
                 t = house(target_t)
+        if t < self.end_s and t >= house.next_s:  # what the next round would do first
+            t = house(t)
+        self.t = t
         return t
 
     def _round(self, t: float, house: Housekeeping) -> tuple[float, bool, bool]:
