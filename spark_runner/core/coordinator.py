@@ -6,23 +6,26 @@ only how many that is, the job's *allocation*: the ceiling its elastic controlle
 to (:mod:`elastic`), and what it must release when the coordinator lowers it.
 
 **The priority allocation** (:func:`priority_allocation`). Every job first gets its
-``min_executors``. Then the priority levels of all the jobs' classes, highest first: at
-each level every job asks for the executors that carry its classes of that priority and
-above at ``target_usage`` of their capacity (``⌈Σ L_k / (c × τ)⌉``, ``L_k`` a class's
-offered load in processor seconds per second, ``c`` what one executor serves), up to its
-``max_executors``. While the cluster can give a level's asks, every job gets them; the
-first level it cannot is split in proportion to the asks (largest remainder), and lower
-levels get nothing. So a higher class anywhere is served before a lower class anywhere,
-and a job given less than its classes ask sheds its lowest classes first (its DILoS).
-Executors left after the lowest level go, as room to grow, to the jobs in the order of
-their highest class, up to their maxima; a higher job's need takes them back.
+``min_executors``. Then two passes over the priority levels of all the jobs' classes,
+highest first. At each level every job asks for the executors that carry its classes of
+that priority and above at a usage of their capacity (``⌈Σ L_k / (c × u)⌉``, ``L_k`` a
+class's offered load in processor seconds per second, ``c`` what one executor serves),
+up to its ``max_executors``: the first pass at ``need_usage`` (what the classes need),
+the second, with what is left, at the lower ``target_usage`` (headroom). While the
+cluster can give a level's asks, every job gets them; the first level it cannot is split
+in proportion to the asks (largest remainder), and lower levels get nothing. So a higher
+class anywhere is served before a lower class anywhere, and the headroom of a higher one
+is never bought with a lower one's need; a job given less than its classes ask sheds its
+lowest classes first (its DILoS). Executors left after both passes go, as room to grow,
+to the jobs in the order of their highest class, up to their maxima; a higher job's need
+takes them back.
 
 **Hysteresis** (:class:`Coordinator`). The allocation in force changes only when a job is
 *short*: the allocation asks it more executors and the load of the classes it would
 serve uses its executors now at ``short_usage`` or more, for ``hold_s`` in a row, and at
-least ``min_interval_s`` after the last such change. Sized at ``target_usage`` (below
-``short_usage``), the same load finds no job short again: a constant load causes one
-reallocation at most (a load must grow by ``short_usage / target_usage`` to make a job
+least ``min_interval_s`` after the last such change. Sized at ``need_usage`` or below
+(under ``short_usage``), the same load finds no job short again: a constant load causes
+one reallocation at most (a load must grow by ``short_usage / need_usage`` to make a job
 short again), and the interval bounds how often a moving one can. A change of the set of
 jobs (one started or ended) is applied at once.
 
@@ -94,33 +97,45 @@ class CoordinatorParams:
     """The coordinator's settings.
 
     Attributes:
-        target_usage: the capacity usage a job's allocation is sized for (0 < τ ≤ 1) [0.8].
+        need_usage: the capacity usage at which the classes' needs are given, in priority
+            order across the cluster (≤ 1) [0.95].
+        target_usage: then, with what is left, the usage a job's allocation is sized
+            for, again in priority order (the headroom; ≤ ``need_usage``) [0.8].
         short_usage: a job asked more executors is short once the classes it would serve
-            use its allocation at this or more (> ``target_usage``, ≤ 1) [0.95].
+            use its allocation at this or more (> ``need_usage``, ≤ 1) [1.0].
         hold_s: how long a job must stay short before the allocation changes, s [10].
         min_interval_s: the least time between two changes a shortage made, s [30].
     """
 
     RULES: ClassVar[Mapping[str, tuple[Rule, ...]]] = {
-        "target_usage": (Rule.half_open(0.0, 1.0), Rule.positive()),
+        "target_usage": (Rule.closed(0.0, 1.0), Rule.positive()),
+        "need_usage": (
+            Rule.closed(0.0, 1.0),
+            Rule.checked_elsewhere("must be >= target_usage"),
+        ),
         "short_usage": (
             Rule.closed(0.0, 1.0),
-            Rule.checked_elsewhere("must be > target_usage"),
+            Rule.checked_elsewhere("must be > need_usage"),
         ),
         "hold_s": (Rule.non_negative(" seconds"), Rule.closed(0, MAX_HOLD_S)),
         "min_interval_s": (Rule.non_negative(" seconds"), Rule.closed(0, MAX_HOLD_S)),
     }
 
+    need_usage: float = 0.95
     target_usage: float = 0.8
-    short_usage: float = 0.95
+    short_usage: float = 1.0
     hold_s: float = 10.0
     min_interval_s: float = 30.0
 
     def __post_init__(self) -> None:
         check_rules(self)
-        if not self.short_usage > self.target_usage:
+        if not self.need_usage >= self.target_usage:
             raise ParameterError(
-                "short_usage", self.short_usage, f"must be > target_usage={self.target_usage}"
+                "need_usage", self.need_usage, f"must be >= target_usage={self.target_usage}"
+            )
+        if not self.short_usage > self.need_usage:
+            raise ParameterError(
+                "short_usage", self.short_usage, f"must be > need_usage={self.need_usage}"
             )
 
 
@@ -134,9 +149,10 @@ class Allocation:
 
 
 def priority_allocation(
-    jobs: Sequence[JobReport], executors: int, target_usage: float
+    jobs: Sequence[JobReport], executors: int, params: CoordinatorParams | None = None
 ) -> Allocation:
     """The cluster's ``executors`` divided among ``jobs`` by global priority (module)."""
+    p = params or CoordinatorParams()
     names = [j.job for j in jobs]
     if len(set(names)) != len(names):
         raise ParameterError("jobs", names, "must have distinct names")
@@ -147,19 +163,8 @@ def priority_allocation(
         )
     given = {j.job: j.min_executors for j in jobs}
     served = dict.fromkeys(given, 0.0)
-    left = executors - floor
-    levels = sorted({c.priority for j in jobs for c in j.classes}, reverse=True)
-    for level in levels:
-        asks = {j.job: max(0, _ask(j, level, target_usage) - given[j.job]) for j in jobs}
-        for j in jobs:
-            if j.load_from(level) > 0:
-                served[j.job] = j.load_from(level)
-        grant = asks if sum(asks.values()) <= left else _split(asks, left)
-        for name, extra in grant.items():
-            given[name] += extra
-        left -= sum(grant.values())
-        if left <= 0 or grant != asks:
-            break
+    left = _fill(jobs, given, executors - floor, p.need_usage, served)
+    left = _fill(jobs, given, left, p.target_usage)
     for j in sorted(jobs, key=lambda j: -j.top_priority()):
         extra = min(left, j.max_executors - given[j.job])
         given[j.job] += extra
@@ -167,10 +172,36 @@ def priority_allocation(
     return Allocation(MappingProxyType(given), MappingProxyType(served))
 
 
-def _ask(job: JobReport, level: float, target_usage: float) -> int:
-    """The executors ``job`` needs for its classes of ``level`` and above, within its
-    bounds."""
-    wanted = math.ceil(job.load_from(level) / (job.executor_capacity * target_usage) - 1e-9)
+def _fill(
+    jobs: Sequence[JobReport],
+    given: dict[str, int],
+    left: int,
+    usage: float,
+    served: dict[str, float] | None = None,
+) -> int:
+    """Add to ``given`` what each priority level asks at ``usage``, highest first, out of
+    ``left`` executors; the first level they cannot cover is split in proportion and the
+    lower ones get nothing. ``served``: each job's load of the levels reached. Returns
+    the executors left."""
+    for level in sorted({c.priority for j in jobs for c in j.classes}, reverse=True):
+        if left <= 0:
+            break
+        asks = {j.job: max(0, _ask(j, level, usage) - given[j.job]) for j in jobs}
+        if served is not None:
+            served.update({j.job: j.load_from(level) for j in jobs if j.load_from(level) > 0})
+        grant = asks if sum(asks.values()) <= left else _split(asks, left)
+        for name, extra in grant.items():
+            given[name] += extra
+        left -= sum(grant.values())
+        if grant != asks:
+            break
+    return left
+
+
+def _ask(job: JobReport, level: float, usage: float) -> int:
+    """The executors ``job`` needs to carry its classes of ``level`` and above at
+    ``usage`` of their capacity, within its bounds."""
+    wanted = math.ceil(job.load_from(level) / (job.executor_capacity * usage) - 1e-9)
     return min(max(wanted, job.min_executors), job.max_executors)
 
 
@@ -224,7 +255,7 @@ class Coordinator:
         """One round: the jobs' reports and the cluster's executors. Returns the change
         made, if any; ``allocation`` is the one in force after it."""
         p = self.params
-        ideal = priority_allocation(jobs, executors, p.target_usage)
+        ideal = priority_allocation(jobs, executors, p)
         if set(ideal.executors) != set(self.allocation):
             return self._apply(now_s, ideal, None, 0.0, 0.0)
         short = self._shortest(jobs, ideal)

@@ -20,6 +20,7 @@ from spark_runner.control.elastic import PoolControl
 from spark_runner.control.run import RunOutput
 from spark_runner.core.coordinator import ClassLoad, Coordinator, JobReport, Reallocation
 from spark_runner.core.errors import ParameterError
+from spark_runner.core.oracle import MachineOracle
 from spark_runner.scenario.models import Scenario
 from spark_runner.sim.engine import Running, Simulation
 
@@ -84,3 +85,32 @@ def _reports(scenarios: Mapping[str, Scenario], runs: Mapping[str, Running]) -> 
         )
         reports.append(JobReport(name, classes, params.min_executors, params.max_executors))
     return reports
+
+
+def cluster_oracle(out: ClusterOutput, executors: int) -> dict[tuple[str, str], float]:
+    """Each class's least loss fraction on the whole cluster, by ``(job, class)``: every
+    job's classes served in one global priority order on ``executors`` processors, the
+    capacity movable at once (the oracle of :mod:`spark_runner.core.oracle` over the
+    cluster's capacity, each period's offered load and floor as the jobs measured them;
+    the jobs' engines alike)."""
+    runs = list(out.jobs.items())
+    first = runs[0][1].scenario
+    period_s = first.control.period_s
+    hidden = 1.0 + first.engine.hidden_overhead_fraction
+    classes = {(job, c.name): c for job, run in runs for c in run.scenario.classes}
+    oracle = MachineOracle(
+        {f"{job}/{name}": c.delay_target_s for (job, name), c in classes.items()}
+    )
+    order = [f"{job}/{name}" for job, name in sorted(classes, key=lambda k: -classes[k].priority)]
+    for i in range(min(len(run.series) for _, run in runs)):
+        samples = {(job, n): s for job, run in runs for n, s in run.series[i]["classes"].items()}
+        share = runs[0][1].series[i].get("background_share", 0.0)
+        oracle.period(
+            period_s,
+            {f"{j}/{n}": (s["load"] or 0.0) * period_s for (j, n), s in samples.items()},
+            executors * period_s * (1.0 - share) / hidden,
+            order,
+            floors_s={f"{j}/{n}": s["floor_s"] or 0.0 for (j, n), s in samples.items()},
+        )
+    losses = oracle.losses(guaranteed=False)
+    return {key: losses[f"{key[0]}/{key[1]}"].loss_fraction for key in classes}

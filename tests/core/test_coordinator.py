@@ -58,8 +58,8 @@ def run(
 def test_a_higher_class_anywhere_is_served_before_a_lower_class_anywhere() -> None:
     a = job("a", (6, 3.0), (1, 2.0))
     b = job("b", (3, 3.0))
-    allocation = priority_allocation([a, b], 8, target_usage=0.8)
-    # a's top class asks ⌈3 / 0.8⌉ = 4, b's ⌈3 / 0.8⌉ = 4: the cluster's 8, none for a's p1
+    allocation = priority_allocation([a, b], 8)
+    # a's top class needs ⌈3 / 0.95⌉ = 4, b's 4: the cluster's 8, none for a's p1
     assert dict(allocation.executors) == {"a": 4, "b": 4}
     assert dict(allocation.served_load) == {"a": 3.0, "b": 3.0}
     served = {**served_in_priority_order(a, 4), **served_in_priority_order(b, 4)}
@@ -68,7 +68,7 @@ def test_a_higher_class_anywhere_is_served_before_a_lower_class_anywhere() -> No
 
 def test_a_level_the_cluster_cannot_give_is_split_in_proportion_to_the_asks() -> None:
     jobs = [job("a", (5, 2.4)), job("b", (5, 4.8)), job("c", (1, 5.0))]
-    allocation = priority_allocation(jobs, 7, target_usage=0.8)
+    allocation = priority_allocation(jobs, 7)
     # beyond their floors of one, a asks 2 more and b 5 more: 7 for the 4 left, split
     # 2 : 5 (1.14 and 2.86, the larger remainder b's)
     assert dict(allocation.executors) == {"a": 2, "b": 4, "c": 1}
@@ -77,26 +77,30 @@ def test_a_level_the_cluster_cannot_give_is_split_in_proportion_to_the_asks() ->
 
 def test_leftover_executors_go_to_the_highest_job_up_to_its_maximum() -> None:
     jobs = [job("low", (1, 0.5)), job("high", (9, 0.5), max_executors=3)]
-    allocation = priority_allocation(jobs, 10, target_usage=0.8)
+    allocation = priority_allocation(jobs, 10)
     assert dict(allocation.executors) == {"low": 7, "high": 3}
 
 
 def test_bounds_are_kept_and_a_cluster_too_small_for_the_floors_is_refused() -> None:
     jobs = [job("a", (9, 50.0), max_executors=4), job("b", (1, 0.0), min_executors=2)]
-    assert dict(priority_allocation(jobs, 12, 0.8).executors) == {"a": 4, "b": 8}
+    assert dict(priority_allocation(jobs, 12).executors) == {"a": 4, "b": 8}
     with pytest.raises(ParameterError, match="min_executors"):
-        priority_allocation(jobs, 1, 0.8)
+        priority_allocation(jobs, 1)
     with pytest.raises(ParameterError, match="distinct"):
-        priority_allocation([jobs[0], jobs[0]], 12, 0.8)
+        priority_allocation([jobs[0], jobs[0]], 12)
     with pytest.raises(ParameterError, match="short_usage"):
-        CoordinatorParams(target_usage=0.9, short_usage=0.9)
+        CoordinatorParams(need_usage=0.9, short_usage=0.9)
     with pytest.raises(ParameterError, match="min_executors"):
         job("c", (1, 1.0), min_executors=3, max_executors=2)
 
 
-def ask(report: JobReport, level: float, target_usage: float = 0.8) -> int:
-    """The executors a job's classes of ``level`` and above ask, within its bounds."""
-    wanted = math.ceil(report.load_from(level) / (report.executor_capacity * target_usage))
+NEED_USAGE = CoordinatorParams().need_usage
+
+
+def ask(report: JobReport, level: float) -> int:
+    """The executors a job's classes of ``level`` and above need (at ``need_usage``),
+    within its bounds."""
+    wanted = math.ceil(report.load_from(level) / (report.executor_capacity * NEED_USAGE))
     return min(max(wanted, report.min_executors), report.max_executors)
 
 
@@ -114,7 +118,7 @@ def test_every_allocation_fits_the_cluster_and_no_lower_class_holds_what_a_highe
     specs: list[list[tuple[int, float]]], executors: int
 ) -> None:
     jobs = [job(f"j{i}", *classes, max_executors=6) for i, classes in enumerate(specs)]
-    allocation = priority_allocation(jobs, executors, 0.8).executors
+    allocation = priority_allocation(jobs, executors).executors
     assert sum(allocation.values()) <= executors
     assert all(1 <= allocation[j.job] <= 6 for j in jobs)
     for a in jobs:
@@ -135,24 +139,26 @@ def test_a_short_job_waits_its_hold_then_takes_executors_from_a_lower_job() -> N
     # a asks 3, b 5, and the 2 left over are room for a, the higher job
     assert start.trigger is None and dict(start.after) == {"a": 5, "b": 5}
     assert grow.trigger == "a" and grow.at_s == 110.0  # short from 100 s, held 10 s
-    assert dict(grow.after) == {"a": 8, "b": 2} and grow.moved() == 3
-    assert served_in_priority_order(reports(200)[0], 8) == {"a-p6": 6.0}
+    # a needs ⌈6 / 0.95⌉ = 7; b's class, of the lowest priority, the 3 left
+    assert dict(grow.after) == {"a": 7, "b": 3} and grow.moved() == 2
+    assert served_in_priority_order(reports(200)[0], 7) == {"a-p6": 6.0}
 
 
 def test_noisy_load_near_an_ask_boundary_is_reallocated_once_without_any_hold() -> None:
-    """The usage band alone stops flapping: a asks 10 or 11 executors as its load jitters
-    around 8 s/s, and sized at 0.8 it never reaches the 0.95 that makes a job short."""
+    """The usage band alone stops flapping: a needs 9 or 10 executors as its load jitters
+    around 8.5 s/s, and sized at 0.95 or below it never reaches the 1.0 that makes a job
+    short."""
     rng = random.Random(7)
 
     def noisy(now_s: float) -> list[JobReport]:
-        level = 4.0 if now_s < 60 else 8.0
+        level = 4.0 if now_s < 60 else 8.5
         return [
             job("a", (6, level * rng.uniform(0.95, 1.05))),
             job("b", (3, 3.0 * rng.uniform(0.95, 1.05)), (1, 2.0)),
         ]
 
     asks = {ask(r[0], 6) for r in (noisy(60.0 + i) for i in range(200))}
-    assert asks == {10, 11}
+    assert asks == {9, 10}
     coordinator = Coordinator(CoordinatorParams(hold_s=0.0, min_interval_s=0.0))
     changes = run(coordinator, noisy, 14, 1200)
     # the step, and at most one correction the round after (b's class of priority 3 at
@@ -170,7 +176,7 @@ def test_a_second_shortage_waits_the_minimum_interval() -> None:
     _start, first, second = run(coordinator, reports, 12, 400)
     assert (first.at_s, dict(first.after)) == (110.0, {"a": 5, "b": 7})
     assert (second.at_s, second.held_s) == (170.0, 50.0)  # short from 120 s
-    assert dict(second.after) == {"a": 9, "b": 3}
+    assert dict(second.after) == {"a": 8, "b": 4}  # ⌈7 / 0.95⌉; b the 4 left
 
 
 def test_a_job_starting_or_ending_is_allocated_at_once() -> None:
