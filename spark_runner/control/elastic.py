@@ -71,8 +71,8 @@ class PoolControl:
         managers' fractions, ``order`` the classes highest priority first. Returns the
         fractions to apply; ``last_action`` is the resize asked this period (or None)."""
         usage = self.usage = job_usage(loads, capacity)
-        if self.policy.target > self.limit:  # the coordinator took executors back
-            self.policy.target = max(self.limit, 1)
+        # a cap the coordinator lowered takes back what the pool asked beyond it
+        self.policy.target = min(self.policy.target, self.limit)
         action = self.last_action = self.policy.step(t_s, usage, executors, free_executors)
         if action is not None:
             log.info(

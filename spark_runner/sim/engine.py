@@ -120,9 +120,7 @@ class Simulation:
 
     def run(self) -> RunOutput:
         """Simulate the scenario to its end; what it produced."""
-        running = self.start()
-        running.advance()
-        return running.finish()
+        return self.start().finish()
 
     def start(self) -> Running:
         """The run set up at 0 s, to be advanced (several runs side by side: a cluster)."""
@@ -202,7 +200,8 @@ class Running:
         self.scheduler.run(self.house, until)
 
     def finish(self) -> RunOutput:
-        """The last period's control step and arrivals; what the run produced."""
+        """The rest of the run, its last period's control step and arrivals; what the
+        run produced."""
         house, step, scheduler = self.house, self.step, self.scheduler
         sc, topo = self.simulation.scenario, step.topo
         house(scheduler.run(house))
