@@ -23,8 +23,11 @@ from spark_runner.contract.snapshot import (
     JobSnapshot,
 )
 from spark_runner.control.results import scaling_actions
+from spark_runner.core.elastic import MAX_EXECUTORS
 from spark_runner.scenario.models import Scenario
 
+MAX_CLUSTER_JOBS = 16
+"""Most jobs ``headroom simulate-cluster`` runs side by side."""
 EXIT_TOO_FEW_PERIODS = 7
 """``headroom run`` measured too few control periods to judge (results still written)."""
 
@@ -114,6 +117,58 @@ def simulate(
             typer.echo(str(exc), err=True)
             raise typer.Exit(code=3) from None
         typer.echo(f"plot: {plot}")
+
+
+@app.command("simulate-cluster")
+def simulate_cluster(
+    jobs: list[Path] = typer.Argument(
+        ..., help="One elastic scenario YAML per job (2 to 16).", show_default=False
+    ),
+    executors: int = typer.Option(
+        ..., min=1, max=MAX_EXECUTORS, help="The cluster's executors (processors of speed 1)."
+    ),
+    static: bool = typer.Option(
+        False, help="No coordinator: each job holds up to its own max_executors."
+    ),
+) -> None:
+    """Simulate JOBS side by side on one cluster under the coordinator (docs/spark-runner.md,
+    Elastic capacity); print each job's table, the cluster oracle and the reallocations."""
+    from spark_runner.control.report import render_table, run_header
+    from spark_runner.control.results import build_results
+    from spark_runner.core.coordinator import Coordinator
+    from spark_runner.core.errors import ParameterError
+    from spark_runner.sim.cluster import cluster_oracle
+    from spark_runner.sim.cluster import simulate_cluster as simulate_jobs
+
+    if not 2 <= len(jobs) <= MAX_CLUSTER_JOBS:
+        typer.echo(f"error: JOBS names {len(jobs)} files; give 2 to {MAX_CLUSTER_JOBS}", err=True)
+        raise typer.Exit(code=2)
+    scenarios = {}
+    for path in jobs:
+        loaded = _load(path, None)
+        if loaded.name in scenarios:
+            typer.echo(f"error: {path}: a second job named {loaded.name!r}", err=True)
+            raise typer.Exit(code=2)
+        scenarios[loaded.name] = loaded
+    try:
+        out = simulate_jobs(scenarios, executors, None if static else Coordinator())
+    except ParameterError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(code=2) from None
+    for run in out.jobs.values():
+        results = build_results(run)
+        _echo_run(run_header(results), results)
+    rows = []
+    for (job, name), least in cluster_oracle(out, executors).items():
+        totals = out.jobs[job].totals[name]
+        loss = totals.shed / totals.arrived if totals.arrived else 0.0
+        rows.append([f"{job}/{name}", f"{100 * loss:.2f}", f"{100 * least:.2f}"])
+    typer.echo(render_table(["class", "loss %", "cluster oracle %"], rows))
+    for change in out.reallocations:
+        trigger = change.trigger or "jobs started"
+        typer.echo(
+            f"{change.at_s:8.1f} s  {trigger}: {dict(change.before)} -> {dict(change.after)}"
+        )
 
 
 @app.command()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import yaml
 from typer.testing import CliRunner
 
 from headroom.cli import app
@@ -60,3 +61,64 @@ def test_bad_override_exits_2() -> None:
     result = CliRunner().invoke(app, ["simulate", str(DEMO), "--set", "control.mode=sometimes"])
     assert result.exit_code == 2
     assert "control.mode: must be one of" in result.output
+
+
+def _job_yaml(path: Path, name: str, classes: dict[str, tuple[int, float, float]]) -> Path:
+    """An elastic job of 60 s whose classes (priority, base rate, rate from 20 to 40 s)
+    read their own streams through three 1 ms operators."""
+    project = {"kind": "project", "columns": ["key", "value"], "sim": {"cost_per_tuple_s": 0.001}}
+    doc = {
+        "version": 1,
+        "name": name,
+        "seed": 3,
+        "duration_s": 60,
+        "control": {"period_s": 0.5, "elastic": {"params": {"max_executors": 3}}},
+        "engine": {"batch_overhead_s": 0.0001, "source_cost_per_tuple_s": 0.0},
+        "streams": [
+            {"name": c, "arrival": {"kind": "step", "steps": [
+                {"at_s": 0, "rate_per_s": base}, {"at_s": 20, "rate_per_s": burst},
+                {"at_s": 40, "rate_per_s": base}]}}
+            for c, (_, base, burst) in classes.items()
+        ],
+        "classes": [
+            {"name": c, "priority": p, "delay_target_s": 2.0,
+             "queries": [{"name": "q", "source": c, "operators": [project] * 3}]}
+            for c, (p, _, _) in classes.items()
+        ],
+    }  # fmt: skip
+    path.write_text(yaml.safe_dump(doc))
+    return path
+
+
+def test_simulate_cluster_prints_each_job_the_cluster_oracle_and_the_moves(tmp_path: Path) -> None:
+    fraud = _job_yaml(
+        tmp_path / "f.yaml", "fraud", {"gold": (6, 150, 800), "bronze": (1, 150, 150)}
+    )
+    ads = _job_yaml(tmp_path / "a.yaml", "ads", {"silver": (3, 267, 267), "tin": (2, 267, 267)})
+    result = CliRunner().invoke(app, ["simulate-cluster", str(fraud), str(ads), "--executors", "4"])
+    assert result.exit_code == 0, result.output
+    assert "scenario fraud (format v1)" in result.output
+    assert "scenario ads (format v1)" in result.output
+    assert "cluster oracle %" in result.output and "fraud/gold" in result.output
+    assert "jobs started: {} -> {'fraud': 2, 'ads': 2}" in result.output
+    assert "fraud: {'fraud': 2, 'ads': 2} -> {'fraud': 3, 'ads': 1}" in result.output
+    static = CliRunner().invoke(
+        app, ["simulate-cluster", str(fraud), str(ads), "--executors", "4", "--static"]
+    )
+    assert static.exit_code == 0, static.output
+    assert "jobs started" not in static.output
+
+
+def test_simulate_cluster_refuses_what_it_cannot_run(tmp_path: Path) -> None:
+    fraud = _job_yaml(tmp_path / "f.yaml", "fraud", {"gold": (6, 150, 800)})
+    runner = CliRunner()
+    alone = runner.invoke(app, ["simulate-cluster", str(fraud), "--executors", "4"])
+    assert alone.exit_code == 2 and "give 2 to 16" in alone.output
+    twice = runner.invoke(app, ["simulate-cluster", str(fraud), str(fraud), "--executors", "4"])
+    assert twice.exit_code == 2 and "a second job named 'fraud'" in twice.output
+    fixed = tmp_path / "d.yaml"
+    fixed.write_text(DEMO.read_text())
+    demo = runner.invoke(app, ["simulate-cluster", str(fraud), str(fixed), "--executors", "4"])
+    assert demo.exit_code == 2 and "must" in demo.output
+    none = runner.invoke(app, ["simulate-cluster", str(fraud), str(fixed), "--executors", "0"])
+    assert none.exit_code == 2 and "executors" in none.output
