@@ -19,6 +19,7 @@ import argparse
 from typing import Any
 
 from bench.common import print_table
+from spark_runner.control.results import build_results
 from spark_runner.control.run import RunOutput
 from spark_runner.core.coordinator import Coordinator
 from spark_runner.scenario.loader import scenario_from_dict
@@ -89,20 +90,18 @@ def rows(label: str, out: ClusterOutput, executors: int) -> list[list[str]]:
     oracle = cluster_oracle(out, executors)
     table = []
     for job_name, run in out.jobs.items():
-        for name, totals in run.totals.items():
-            loss = totals.shed / totals.arrived if totals.arrived else 0.0
-            least = oracle[(job_name, name)]
-            mean_violation = totals.violation_sum_s / totals.outputs if totals.outputs else 0.0
+        for name, summary in build_results(run)["classes"].items():
+            loss, least = summary["loss_fraction"], oracle[(job_name, name)]
             table.append(
                 [
                     label,
                     f"{job_name}/{name}",
-                    f"{JOBS[job_name][name][0]}",
+                    f"{summary['priority']:g}",
                     f"{loss:.3f}",
                     f"{least:.3f}",
                     f"{loss / least:.2f}" if least > 0 else ("-" if loss == 0 else "inf"),
-                    f"{mean_violation:.3f}",
-                    f"{totals.violation_max_s:.2f}",
+                    f"{summary['mean_violation_s']:.3f}",
+                    f"{summary['max_violation_s']:.2f}",
                 ]
             )
     return table

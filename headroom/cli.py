@@ -155,14 +155,19 @@ def simulate_cluster(
     except ParameterError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(code=2) from None
-    for run in out.jobs.values():
+    summaries = {}
+    for job, run in out.jobs.items():
         results = build_results(run)
         _echo_run(run_header(results), results)
-    rows = []
-    for (job, name), least in cluster_oracle(out, executors).items():
-        totals = out.jobs[job].totals[name]
-        loss = totals.shed / totals.arrived if totals.arrived else 0.0
-        rows.append([f"{job}/{name}", f"{100 * loss:.2f}", f"{100 * least:.2f}"])
+        summaries[job] = results["classes"]
+    rows = [
+        [
+            f"{job}/{name}",
+            f"{100 * summaries[job][name]['loss_fraction']:.2f}",
+            f"{100 * least:.2f}",
+        ]
+        for (job, name), least in cluster_oracle(out, executors).items()
+    ]
     typer.echo(render_table(["class", "loss %", "cluster oracle %"], rows))
     for change in out.reallocations:
         trigger = change.trigger or "jobs started"

@@ -39,8 +39,8 @@ def simulate_cluster(
     """Run the jobs ``scenarios`` (by name) side by side on ``executors`` processors."""
     period_s, duration_s = _common_clock(scenarios)
     runs = {name: Simulation(sc).start() for name, sc in scenarios.items()}
-    for run in runs.values():  # until the coordinator's first round: the pools' floors
-        if coordinator is not None:
+    if coordinator is not None:  # until its first round: the pools' floors
+        for run in runs.values():
             _pool(run).cap = _pool(run).params.min_executors
     changes: list[Reallocation] = []
     periods = round(duration_s / period_s)
