@@ -18,6 +18,7 @@ from backend.api.deps import Dispatcher
 from backend.api.sqlite_gate import SQLiteWriteGate
 from backend.api.unhandled import UnhandledErrors
 from backend.classes import routes as classes
+from backend.coordinator import routes as coordinator
 from backend.db import make_engine, make_session_factory
 from backend.elastic import routes as elastic
 from backend.errors import install_error_handlers
@@ -46,6 +47,7 @@ ROUTERS = (
     classes.router,
     managers.router,
     elastic.router,
+    coordinator.router,
     jobs.router,
     metrics.router,
     actions.router,

@@ -2,6 +2,7 @@
 
 from backend.actions.models import ControlActionRow
 from backend.classes.models import QueryClass
+from backend.coordinator.models import CoordinatorState, ReallocationRow
 from backend.db import Base
 from backend.jobs.models import Job
 from backend.metrics.models import MetricSampleRow
@@ -17,10 +18,12 @@ __all__ = [
     "ConfigVersion",
     "ContinuousQuery",
     "ControlActionRow",
+    "CoordinatorState",
     "DeclaredStream",
     "Job",
     "MetricSampleRow",
     "QueryClass",
+    "ReallocationRow",
     "StoredScenario",
     "User",
 ]

@@ -17,6 +17,7 @@ from pydantic import AliasChoices, AliasGenerator, Field, field_validator, model
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from spark_runner.contract.masters import DEFAULT_MASTER, local_threads
+from spark_runner.core.elastic import MAX_EXECUTORS
 
 
 def _env(name: str) -> AliasChoices:
@@ -78,6 +79,19 @@ class Settings(BaseSettings):
         "the cores of the process that launches it), comma-separated and compared exactly, "
         "e.g. spark://spark-master:7077. A job's JVM connects to its master and trusts it "
         "(Spark's RPC uses Java serialization): list only clusters you run.",
+    )
+    cluster_executors: Annotated[dict[str, int], NoDecode] = Field(
+        default_factory=dict,
+        description="Standalone masters whose elastic jobs the cluster coordinator divides "
+        "by priority, each with the executors its cluster holds: MASTER=N, comma-separated "
+        "(e.g. spark://spark-master:7077=8). Each master must be one of "
+        "allowed_spark_masters; on it, a job's max_executors is the coordinator's.",
+    )
+    coordinate_interval_s: float = Field(
+        default=5.0,
+        gt=0,
+        le=3600,
+        description="How often the cluster coordinator runs a round per master, seconds.",
     )
     api_host: str = Field(default="127.0.0.1")
     api_port: int = Field(default=8000)
@@ -265,6 +279,35 @@ class Settings(BaseSettings):
                 if not isinstance(master, str) or not master or any(c.isspace() for c in master):
                     raise ValueError(f"{master!r} is not a master URL (one word, no spaces)")
         return value
+
+    @field_validator("cluster_executors", mode="before")
+    @classmethod
+    def _split_clusters(cls, value: object) -> object:
+        if not isinstance(value, str):
+            return value
+        clusters: dict[str, str] = {}
+        for item in filter(None, (part.strip() for part in value.split(","))):
+            master, sep, count = item.rpartition("=")
+            if not sep:
+                raise ValueError(f"{item!r} is not MASTER=N (a master and its executors)")
+            clusters[master.strip()] = count.strip()
+        return clusters
+
+    @model_validator(mode="after")
+    def _coordinated_masters(self) -> Settings:
+        """A coordinated master is a listed standalone master with 1..MAX_EXECUTORS."""
+        for master, executors in self.cluster_executors.items():
+            if master not in self.allowed_spark_masters:
+                raise ValueError(
+                    f"HEADROOM_CLUSTER_EXECUTORS: {master!r} must be one of "
+                    "HEADROOM_ALLOWED_SPARK_MASTERS"
+                )
+            if not 1 <= executors <= MAX_EXECUTORS:
+                raise ValueError(
+                    f"HEADROOM_CLUSTER_EXECUTORS: {master}={executors} must be within "
+                    f"[1, {MAX_EXECUTORS}] executors"
+                )
+        return self
 
     @model_validator(mode="after")
     def _default_master_allowed(self) -> Settings:

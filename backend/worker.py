@@ -3,7 +3,8 @@
 Embedded default: kombu's file-system transport under ``<data_dir>/broker`` (no
 server). With ``CELERY_BROKER_URL=redis://...`` the same tasks run over Redis.
 Start a worker with ``celery -A backend.worker worker``; with ``--beat`` it also schedules
-the job watchdog, in a child process that dies with the worker, and only while it holds
+the job watchdog and, on the masters of ``cluster_executors``, the cluster coordinator, in
+a child process that dies with the worker, and only while it holds
 the beat lock (``backend.beat``: at most one beat per data dir).
 """
 
@@ -56,7 +57,10 @@ def celery_config(settings: Settings) -> dict[str, Any]:
 
 
 def make_celery(settings: Settings) -> Celery:
-    app = Celery("headroom", include=["backend.jobs.tasks", "backend.metrics.tasks"])
+    app = Celery(
+        "headroom",
+        include=["backend.jobs.tasks", "backend.metrics.tasks", "backend.coordinator.tasks"],
+    )
     app.conf.update(celery_config(settings))
     app.conf.beat_schedule = {
         "sweep-jobs": {
@@ -67,6 +71,12 @@ def make_celery(settings: Settings) -> Celery:
         },
         "metric-retention": {"task": "metrics.retention", "schedule": 3600.0},
     }
+    if settings.cluster_executors:
+        app.conf.beat_schedule["coordinate-clusters"] = {
+            "task": "cluster.coordinate",
+            "schedule": settings.coordinate_interval_s,
+            "options": {"expires": max(5.0, 2 * settings.coordinate_interval_s)},
+        }
     return app
 
 

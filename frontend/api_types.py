@@ -13,7 +13,8 @@ from __future__ import annotations
 from typing import Any, Literal, NotRequired, TypedDict
 
 ClassSettingReadType = Literal["float", "bool", "str", "object"]
-ControlActionKind = Literal["scale_out", "scale_in", "shed_more", "shed_less"]
+ControlActionKind = Literal["scale_out", "scale_in", "shed_more", "shed_less", "allocate"]
+ControlActionOrigin = Literal["job", "coordinator"]
 JobCreateQueries = Literal["one", "tier"]
 JobCreateSink = Literal["none", "parquet", "json", "redis"]
 JobCreateSource = Literal["generator", "redis"]
@@ -30,7 +31,7 @@ class Ack(TypedDict):
 
 
 class ActionBatch(TypedDict):
-    """Actions as a job posts them."""
+    """Actions as a job posts them: its own (origin ``job``, never ``allocate``)."""
 
     actions: list[ControlActionInput]
 
@@ -229,6 +230,27 @@ class ClassWhatIf(TypedDict):
     proposed: ClassPrediction
 
 
+class ClusterRead(TypedDict):
+    master: str
+    # The executors its cluster holds (cluster_executors).
+    executors: int
+    # Executors each running elastic job may hold now, by job id (its live max_executors); empty
+    # before the first round.
+    allocation: dict[str, int]
+    # When the last round ran, epoch s.
+    round_at_s: float | None
+    # Why the last round could not allocate.
+    problem: str | None
+
+
+class ClustersRead(TypedDict):
+    clusters: list[ClusterRead]
+    # A round per master every this many seconds.
+    interval_s: float
+    # The coordinator's settings.
+    params: dict[str, float]
+
+
 class ConfigAtVersion(TypedDict):
     """One version's whole configuration, who stored it and when the job applied it."""
 
@@ -279,6 +301,11 @@ class ControlAction(TypedDict):
     shed_after: float
     # None until it is in.
     verdict: Verdict | None
+    # Who took it: the job's own controller, or the cluster coordinator (whose actions are
+    # numbered apart: seq is unique per job and origin).
+    origin: ControlActionOrigin
+    # Why the coordinator acted (its actions only).
+    trigger: str | None
 
 
 class ControlActionInput(TypedDict):
@@ -306,6 +333,11 @@ class ControlActionInput(TypedDict):
     shed_after: float
     # None until it is in.
     verdict: NotRequired[Verdict | None]
+    # Who took it: the job's own controller, or the cluster coordinator (whose actions are
+    # numbered apart: seq is unique per job and origin).
+    origin: NotRequired[ControlActionOrigin]
+    # Why the coordinator acted (its actions only).
+    trigger: NotRequired[str | None]
 
 
 class ControlMessage(TypedDict):
@@ -804,6 +836,31 @@ class QuerySpec(TypedDict):
     operators: list[dict[str, Any]]
     # Other classes may read its output.
     shared: NotRequired[bool]
+
+
+class ReallocationRead(TypedDict):
+    id: int
+    # Epoch s.
+    at_s: float
+    executors: int
+    # The short job (None: jobs came or went).
+    trigger_job_id: int | None
+    # The short job's use of its allocation then.
+    usage: float
+    # How long it had been short, s.
+    held_s: float
+    before: dict[str, int]
+    after: dict[str, int]
+    # Each job's classes as reported: [priority, load in executors].
+    reports: dict[str, dict[str, list[float]]]
+
+
+class ReallocationsRead(TypedDict):
+    master: str
+    # Oldest first.
+    reallocations: list[ReallocationRead]
+    # Older ones were left out (raise limit).
+    truncated: bool
 
 
 class RunComparison(TypedDict):

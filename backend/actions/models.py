@@ -11,10 +11,10 @@ from backend.db import Base, UTCDateTime, utcnow
 
 class ControlActionRow(Base):
     """One control action of a job (``spark_runner.contract.actions.ControlAction``); a
-    re-post with the verdict replaces the row of the same (job, seq)."""
+    re-post with the verdict replaces the row of the same (job, origin, seq)."""
 
     __tablename__ = "control_actions"
-    __table_args__ = (UniqueConstraint("job_id", "seq"),)
+    __table_args__ = (UniqueConstraint("job_id", "origin", "seq"),)
 
     id: Mapped[int] = mapped_column(
         BigInteger().with_variant(Integer(), "sqlite"), primary_key=True
@@ -33,4 +33,6 @@ class ControlActionRow(Base):
     shed_before: Mapped[float] = mapped_column(Float)
     shed_after: Mapped[float] = mapped_column(Float)
     verdict: Mapped[dict[str, Any] | None] = mapped_column(JSON, default=None)
+    origin: Mapped[str] = mapped_column(String(12), default="job", server_default="job")
+    trigger: Mapped[str | None] = mapped_column(String(200), default=None)
     received_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)

@@ -11,14 +11,17 @@ from sqlalchemy.orm import Session
 
 from backend.actions.models import ControlActionRow
 
+_KEY = ["job_id", "origin", "seq"]
+"""An action's identity: a re-post of the same replaces it."""
+
 
 class ActionRepository:
     def __init__(self, session: Session) -> None:
         self.session = session
 
     def upsert_many(self, rows: Sequence[dict[str, Any]], replaced: Sequence[str]) -> None:
-        """Store ``rows``; a row already stored (same job and seq) gets the ``replaced``
-        columns of the new one."""
+        """Store ``rows``; a row already stored (same job, origin and seq) gets the
+        ``replaced`` columns of the new one."""
         if rows:
             self.session.execute(self._upsert(replaced), list(rows))
 
@@ -27,12 +30,12 @@ class ActionRepository:
         if dialect == "postgresql":
             pg = postgresql.insert(ControlActionRow)
             return pg.on_conflict_do_update(
-                index_elements=["job_id", "seq"], set_={c: pg.excluded[c] for c in replaced}
+                index_elements=_KEY, set_={c: pg.excluded[c] for c in replaced}
             )
         if dialect == "sqlite":
             lite = sqlite.insert(ControlActionRow)
             return lite.on_conflict_do_update(
-                index_elements=["job_id", "seq"], set_={c: lite.excluded[c] for c in replaced}
+                index_elements=_KEY, set_={c: lite.excluded[c] for c in replaced}
             )
         raise NotImplementedError(f"action ingest does not support the {dialect} dialect")
 
@@ -46,5 +49,15 @@ class ActionRepository:
             stmt = stmt.where(ControlActionRow.kind == kind)
         if class_name is not None:
             stmt = stmt.where(ControlActionRow.class_name == class_name)
-        order = stmt.order_by(ControlActionRow.seq.desc()).limit(limit)
+        order = stmt.order_by(ControlActionRow.at_s.desc(), ControlActionRow.id.desc())
+        order = order.limit(limit)
         return self.session.scalars(order).all()
+
+    def unjudged(self, job_id: int, origin: str, newest: int = 20) -> list[ControlActionRow]:
+        """The job's newest ``newest`` actions of ``origin`` still without a verdict, oldest
+        first (filtered here: a JSON ``null`` and SQL's ``NULL`` both read as None)."""
+        stmt = select(ControlActionRow).where(
+            ControlActionRow.job_id == job_id, ControlActionRow.origin == origin
+        )
+        rows = self.session.scalars(stmt.order_by(ControlActionRow.at_s.desc()).limit(newest))
+        return [row for row in reversed(rows.all()) if row.verdict is None]

@@ -14,7 +14,7 @@ from backend.tuning import service as tuning
 from spark_runner.contract.actions import ActionKind, ControlAction
 
 _COLUMNS = tuple(ControlAction.model_fields)
-_REPLACED = tuple(c for c in _COLUMNS if c != "seq")
+_REPLACED = tuple(c for c in _COLUMNS if c not in ("seq", "origin"))
 
 
 def ingest(session: Session, job_id: int, actions: Sequence[ControlAction], now_s: float) -> None:

@@ -26,6 +26,11 @@ class JobRepository(Repository[Job]):
         stmt = select(Job.id).where(Job.status.in_(statuses)).order_by(Job.id)
         return list(self.session.scalars(stmt).all())
 
+    def running_on(self, master: str) -> Sequence[Job]:
+        """The running jobs on ``master``, oldest first."""
+        stmt = select(Job).where(Job.status == JobStatus.RUNNING.value, Job.spark_master == master)
+        return self.session.scalars(stmt.order_by(Job.id)).all()
+
     def pending_created_before(self, moment: datetime) -> list[int]:
         stmt = select(Job.id).where(Job.status == "pending", Job.created_at < moment)
         return list(self.session.scalars(stmt.order_by(Job.id)).all())

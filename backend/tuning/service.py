@@ -57,7 +57,7 @@ def record_initial(session: Session, job: Job, config: LiveConfig, created_by: s
     )
 
 
-def _launch_config(session: Session, job_id: int) -> LiveConfig:
+def launch_config(session: Session, job_id: int) -> LiveConfig:
     """Version 0: what the job started with."""
     first = ConfigVersionRepository(session).at(job_id, 0)
     if first is None:
@@ -90,7 +90,7 @@ def propose(
     current = latest_config(session, job_id)
     new = current.merged(changes, current.version + 1)
     new.validate_rules()
-    new.check_launch(_launch_config(session, job_id))
+    new.check_launch(launch_config(session, job_id))
     diff = _changes(current, new)
     if not diff:
         raise Conflict("the change leaves the configuration as it is: no new version stored")

@@ -10,20 +10,28 @@ the job's u, ``threshold`` the τ it crossed, ``held_s`` for how long), ``shed_m
 ``shed_less`` (a class's shed fraction moved by a step worth noting; ``usage`` is the
 class's u, ``manager_state`` what its manager saw). Shed fractions before and after are
 the job's, load-weighted, for a scaling action and the class's for a shedding one.
+
+``allocate`` is the cluster coordinator's, never a job's (``origin`` ``coordinator``;
+``backend.coordinator``): it changed how many executors the job may hold
+(``executors_before`` → ``executors_after``); ``trigger`` says why, ``usage`` is the short
+job's use of its allocation, ``threshold`` the usage that made it short, ``held_s`` for
+how long. A job's post of either is refused.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+import math
+from typing import Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from spark_runner.contract.samples import INT32_MAX
 from spark_runner.core.elastic import MAX_EXECUTORS
 
-ActionKind = Literal["scale_out", "scale_in", "shed_more", "shed_less"]
-ACTION_KINDS: tuple[ActionKind, ...] = ("scale_out", "scale_in", "shed_more", "shed_less")
+ActionKind = Literal["scale_out", "scale_in", "shed_more", "shed_less", "allocate"]
+ACTION_KINDS: tuple[ActionKind, ...] = get_args(ActionKind)
 SCALING_KINDS: tuple[ActionKind, ...] = ("scale_out", "scale_in")
+ActionOrigin = Literal["job", "coordinator"]
 Outcome = Literal["improved", "unchanged", "worse"]
 MAX_BATCH_ACTIONS = 1_000
 """Most actions one post carries."""
@@ -47,6 +55,36 @@ class Verdict(BaseModel):
     violation_after_s: float = Field(ge=0, allow_inf_nan=False)
     loss_before: float = Field(ge=0, le=1, allow_inf_nan=False)
     loss_after: float = Field(ge=0, le=1, allow_inf_nan=False)
+
+
+WINDOW = 5
+"""Periods on each side of an action that its verdict compares."""
+VIOLATION_TOLERANCE_S = 0.05
+"""Violation must move more than this (and 10 % of the earlier value) to count, s."""
+LOSS_TOLERANCE = 0.02
+"""Loss must move more than this (a fraction of the arrived tuples) to count."""
+
+
+def judge(before: tuple[float, float], after: tuple[float, float], periods: int) -> Verdict:
+    """The verdict on (violation s, loss) before and after an action (see ``Verdict``)."""
+    (v0, l0), (v1, l1) = before, after
+    tol_v = max(VIOLATION_TOLERANCE_S, 0.1 * v0)
+    worse = v1 > v0 + tol_v or l1 > l0 + LOSS_TOLERANCE
+    better = v1 < v0 - tol_v or l1 < l0 - LOSS_TOLERANCE
+    outcome: Outcome = "worse" if worse else "improved" if better else "unchanged"
+    return Verdict(
+        outcome=outcome,
+        periods=periods,
+        violation_before_s=_six_digits(v0),
+        violation_after_s=_six_digits(v1),
+        loss_before=min(_six_digits(l0), 1.0),
+        loss_after=min(_six_digits(l1), 1.0),
+    )
+
+
+def _six_digits(value: float) -> float:
+    """``value`` to 6 significant digits (0 where it is not finite)."""
+    return float(f"{value:.6g}") if math.isfinite(value) else 0.0
 
 
 class ControlAction(BaseModel):
@@ -79,16 +117,38 @@ class ControlAction(BaseModel):
     shed_before: float = Field(ge=0, le=1, allow_inf_nan=False)
     shed_after: float = Field(ge=0, le=1, allow_inf_nan=False)
     verdict: Verdict | None = Field(default=None, description="None until it is in.")
+    origin: ActionOrigin = Field(
+        default="job",
+        description="Who took it: the job's own controller, or the cluster coordinator "
+        "(whose actions are numbered apart: seq is unique per job and origin).",
+    )
+    trigger: str | None = Field(
+        default=None, max_length=200, description="Why the coordinator acted (its actions only)."
+    )
 
 
 class ActionBatch(BaseModel):
-    """Actions as a job posts them."""
+    """Actions as a job posts them: its own (origin ``job``, never ``allocate``)."""
 
     actions: list[ControlAction] = Field(min_length=1, max_length=MAX_BATCH_ACTIONS)
+
+    @field_validator("actions")
+    @classmethod
+    def _the_jobs_own(cls, actions: list[ControlAction]) -> list[ControlAction]:
+        for action in actions:
+            if action.origin != "job" or action.kind == "allocate" or action.trigger:
+                raise ValueError(
+                    f"action seq {action.seq}: a job posts its own actions only (origin "
+                    "'job', no trigger, kind not 'allocate': those are the cluster "
+                    "coordinator's)"
+                )
+        return actions
 
 
 def trigger_text(action: ControlAction) -> str:
     """Why the action was taken, in words (the CLI's and the dashboard's)."""
+    if action.trigger is not None:
+        return action.trigger
     if action.threshold is not None and action.held_s is not None:
         return f"u {action.usage:.2f} past τ {action.threshold:g} for {action.held_s:.0f} s"
     state = f"{action.manager_state}, " if action.manager_state else ""

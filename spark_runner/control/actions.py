@@ -18,25 +18,18 @@ shed tuples over the arrived ones.
 
 from __future__ import annotations
 
-import math
 from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from spark_runner.contract.actions import ActionKind, ControlAction, Outcome, Verdict
+from spark_runner.contract.actions import WINDOW, ActionKind, ControlAction, judge
 from spark_runner.control.period import ClassPeriod, PeriodOutcome, rounded
 from spark_runner.core.elastic import ScalingAction
 
 SHED_STEP = 0.1
 """A class's shed fraction must move this much from the one last noted to be recorded."""
-WINDOW = 5
-"""Periods on each side of an action that its verdict compares."""
 SETTLE_MAX = 30
 """Periods a scale-out may take to serve before its verdict is taken anyway."""
-VIOLATION_TOLERANCE_S = 0.05
-"""Violation must move more than this (and 10 % of the earlier value) to count, s."""
-LOSS_TOLERANCE = 0.02
-"""Loss must move more than this (a fraction of the arrived tuples) to count."""
 MAX_KEPT = 5_000
 """The log keeps the newest actions up to this many (a run's results stay bounded)."""
 
@@ -222,23 +215,6 @@ class ActionLog:
         return judged
 
 
-def judge(before: tuple[float, float], after: tuple[float, float], periods: int) -> Verdict:
-    """The verdict on (violation s, loss) before and after an action (see module)."""
-    (v0, l0), (v1, l1) = before, after
-    tol_v = max(VIOLATION_TOLERANCE_S, 0.1 * v0)
-    worse = v1 > v0 + tol_v or l1 > l0 + LOSS_TOLERANCE
-    better = v1 < v0 - tol_v or l1 < l0 - LOSS_TOLERANCE
-    outcome: Outcome = "worse" if worse else "improved" if better else "unchanged"
-    return Verdict(
-        outcome=outcome,
-        periods=periods,
-        violation_before_s=_round(v0),
-        violation_after_s=_round(v1),
-        loss_before=min(_round(l0), 1.0),
-        loss_after=min(_round(l1), 1.0),
-    )
-
-
 def _summary(window: Iterable[_Quality], names: list[str]) -> tuple[float, float]:
     """Mean violation per period (summed over ``names``) and loss over a window."""
     periods = list(window)
@@ -254,8 +230,3 @@ def _job_shed(fractions: Mapping[str, float], loads: Mapping[str, float]) -> flo
     if not total > 0:
         return 0.0
     return min(sum(fractions.get(n, 0.0) * load for n, load in loads.items()) / total, 1.0)
-
-
-def _round(value: float) -> float:
-    out = rounded(value)
-    return out if out is not None and math.isfinite(out) else 0.0

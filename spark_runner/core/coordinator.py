@@ -92,6 +92,19 @@ class JobReport:
         return sum(max(c.load, 0.0) for c in self.classes if c.priority >= priority)
 
 
+def executor_loads(loads: Mapping[str, float], usage: float, executors: int) -> dict[str, float]:
+    """Each class's load in executors (what it takes of one executor a second) from what an
+    elastic job measured over a period: its classes' loads ``L_k`` in its own unit, its
+    usage ``u = ΣL / L_C`` of the ``executors`` serving it: ``L_k / ΣL × u × executors``.
+    A Spark job reckons loads in its pool's capacity seconds (they halve when the pool
+    doubles), so only their shares and ``u`` carry over; in the simulator, where an
+    executor serves one processor second a second, this is ``L_k`` itself."""
+    total = sum(max(v, 0.0) for v in loads.values())
+    if not total > 0 or not usage > 0 or executors <= 0:
+        return dict.fromkeys(loads, 0.0)
+    return {name: max(v, 0.0) / total * usage * executors for name, v in loads.items()}
+
+
 @dataclass(frozen=True)
 class CoordinatorParams:
     """The coordinator's settings.
@@ -244,12 +257,16 @@ class Reallocation:
 
 @dataclass
 class Coordinator:
-    """The priority allocation over time, with its hysteresis (see module)."""
+    """The priority allocation over time, with its hysteresis (see module).
+
+    Its state is its fields, so a service can keep it between rounds (in a table):
+    ``allocation`` in force, when a shortage last changed it (``last_change_s``) and
+    since when a job has been short (``short_since_s``; None: none is)."""
 
     params: CoordinatorParams = field(default_factory=CoordinatorParams)
     allocation: dict[str, int] = field(default_factory=dict)
-    _last_change_s: float = -math.inf
-    _short_since: float | None = None
+    last_change_s: float = -math.inf
+    short_since_s: float | None = None
 
     def step(self, now_s: float, jobs: Sequence[JobReport], executors: int) -> Reallocation | None:
         """One round: the jobs' reports and the cluster's executors. Returns the change
@@ -260,10 +277,10 @@ class Coordinator:
             return self._apply(now_s, ideal, None, 0.0, 0.0)
         short = self._shortest(jobs, ideal)
         if short is None:
-            self._short_since = None
+            self.short_since_s = None
             return None
-        since = self._short_since = now_s if self._short_since is None else self._short_since
-        if now_s - since < p.hold_s or now_s - self._last_change_s < p.min_interval_s:
+        since = self.short_since_s = now_s if self.short_since_s is None else self.short_since_s
+        if now_s - since < p.hold_s or now_s - self.last_change_s < p.min_interval_s:
             return None
         name, usage = short
         return self._apply(now_s, ideal, name, usage, now_s - since)
@@ -284,6 +301,6 @@ class Coordinator:
         before = MappingProxyType(dict(self.allocation))
         self.allocation = dict(ideal.executors)
         if trigger is not None:  # a job starting or ending does not hold the next change
-            self._last_change_s = now_s
-        self._short_since = None
+            self.last_change_s = now_s
+        self.short_since_s = None
         return Reallocation(now_s, trigger, usage, held_s, before, ideal.executors)

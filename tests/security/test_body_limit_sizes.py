@@ -126,6 +126,8 @@ def test_the_widest_action_fits_its_budget() -> None:
         executors_before=9_999,
         executors_after=9_999,
         verdict=verdict,
+        origin="job",  # what a job may post: its own actions, with no coordinator's trigger
+        trigger=None,
     )
     ControlAction.model_validate(action)
     assert _json_bytes(action) <= MAX_ACTION_JSON_BYTES

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from spark_runner.control.actions import SETTLE_MAX, SHED_STEP, WINDOW, ActionLog, Managed, judge
+from spark_runner.contract.actions import WINDOW, judge
+from spark_runner.control.actions import SETTLE_MAX, SHED_STEP, ActionLog, Managed
 from spark_runner.control.period import ClassPeriod
 from spark_runner.core.elastic import ScalingAction
 

@@ -1,0 +1,3 @@
+"""The cluster coordinator: the executors of each coordinated Spark master divided among
+its elastic jobs by global priority (ARMaDILoS; the policy is
+``spark_runner.core.coordinator``)."""
