@@ -376,6 +376,18 @@ class ApiClient:
         params = {"limit": str(limit)}
         return cast(ActionLog, self._request("GET", f"/jobs/{job_id}/actions", params=params))
 
+    def clusters(self) -> schema.ClustersRead:
+        """The coordinated masters and the allocation each has in force."""
+        return cast(schema.ClustersRead, self._request("GET", "/clusters"))
+
+    def reallocations(self, master: str, limit: int = 200) -> schema.ReallocationsRead:
+        """A coordinated master's newest ``limit`` changes of allocation, oldest first."""
+        params = {"master": master, "limit": str(limit)}
+        return cast(
+            schema.ReallocationsRead,
+            self._request("GET", "/clusters/reallocations", params=params),
+        )
+
     def export_metrics(self, job_id: int, query: MetricsQuery | None = None) -> CsvExport:
         """The samples as CSV text, with the file name the API suggests."""
         path = f"/jobs/{job_id}/metrics/export"

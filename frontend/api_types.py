@@ -853,6 +853,8 @@ class ReallocationRead(TypedDict):
     after: dict[str, int]
     # Each job's classes as reported: [priority, load in executors].
     reports: dict[str, dict[str, list[float]]]
+    # Why the allocation changed, in words.
+    why: str
 
 
 class ReallocationsRead(TypedDict):

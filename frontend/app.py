@@ -54,6 +54,7 @@ NAV_LINKS: tuple[tuple[str, str], ...] = (
     ("Jobs", "/jobs"),
     ("Live", "/live"),
     ("History", "/history"),
+    ("Cluster", "/cluster"),
 )
 ADMIN_NAV_LINKS: tuple[tuple[str, str], ...] = (("Users", "/users"),)
 

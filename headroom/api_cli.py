@@ -20,6 +20,10 @@ classes_app = typer.Typer(help="Query classes.", no_args_is_help=True)
 jobs_app = typer.Typer(help="Streaming jobs.", no_args_is_help=True)
 queries_app = typer.Typer(help="A class's continuous queries.", no_args_is_help=True)
 streams_app = typer.Typer(help="Declared streams: the columns queries read.", no_args_is_help=True)
+coordinator_app = typer.Typer(
+    help="The cluster coordinator: executors divided among a master's jobs by priority.",
+    no_args_is_help=True,
+)
 
 
 def _table(rows: list[dict[str, Any]], columns: list[str]) -> None:
@@ -212,8 +216,16 @@ def start_job(
     sink: str = typer.Option("none", help="none, parquet, json, or redis."),
     queries: str = typer.Option("one", help=QUERY_LAYOUT_HELP),
     idempotency_key: str | None = typer.Option(None, help="Retry-safe launch key."),
+    master: str | None = typer.Option(
+        None, help="local[N], or a listed standalone master; default: the API's."
+    ),
+    elastic: list[str] = typer.Option(
+        None, help="name=value of control.elastic's params (GET /elastic): max_executors=3"
+    ),
 ) -> None:
     body = {
+        "spark_master": master,
+        "elastic": _assignments(elastic) if elastic else None,
         "class_ids": class_id or None,
         "duration_s": duration_s,
         "rate_per_s": rate_per_s,
@@ -390,3 +402,41 @@ def _assignments(items: list[str]) -> dict[str, Any]:
         except ValueError:
             values[key] = raw
     return values
+
+
+@coordinator_app.command("status")
+def coordinator_status() -> None:
+    """Each coordinated master: its executors, the allocation in force (executors each
+    running elastic job may hold), its last round and what stopped it allocating."""
+    read = Api().call("GET", "/clusters")
+    if not read["clusters"]:
+        typer.echo("no coordinated master (HEADROOM_CLUSTER_EXECUTORS)")
+    for cluster in read["clusters"]:
+        given = ", ".join(f"job {j}: {n}" for j, n in cluster["allocation"].items()) or "-"
+        ran = cluster["round_at_s"]
+        when = "never" if ran is None else datetime.fromtimestamp(ran, UTC).isoformat()
+        typer.echo(f"{cluster['master']}  {cluster['executors']} executors  [{given}]")
+        typer.echo(
+            f"  last round {when}" + (f"; {cluster['problem']}" if cluster["problem"] else "")
+        )
+
+
+@coordinator_app.command("log")
+def coordinator_log(
+    master: str = typer.Option(..., help="the coordinated master (spark://HOST:PORT)"),
+    limit: int = typer.Option(200, help="the newest N"),
+) -> None:
+    """A master's changes of allocation, oldest first: when, why, each job's executors
+    before -> after."""
+    read = Api().call("GET", "/clusters/reallocations", params={"master": master, "limit": limit})
+    if read["truncated"]:
+        typer.echo(f"(only the newest {limit}; raise --limit for older ones)")
+    for change in read["reallocations"]:
+        when = datetime.fromtimestamp(change["at_s"], UTC).strftime("%Y-%m-%d %H:%M:%S")
+        jobs = sorted(set(change["before"]) | set(change["after"]), key=int)
+        moves = ", ".join(
+            f"job {j} {change['before'].get(j, '-')} -> {change['after'].get(j, '-')}" for j in jobs
+        )
+        typer.echo(f"{when}  {change['why']}: {moves}")
+    if not read["reallocations"]:
+        typer.echo("no reallocation yet")

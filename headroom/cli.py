@@ -12,7 +12,14 @@ from typing import Any
 import typer
 
 from backend.cli import users_app
-from headroom.api_cli import auth_app, classes_app, jobs_app, queries_app, streams_app
+from headroom.api_cli import (
+    auth_app,
+    classes_app,
+    coordinator_app,
+    jobs_app,
+    queries_app,
+    streams_app,
+)
 from headroom.cluster_cli import cluster_app
 from spark_runner.contract.actions import ControlAction, action_line
 from spark_runner.contract.snapshot import (
@@ -39,6 +46,7 @@ app.add_typer(jobs_app, name="jobs")
 app.add_typer(queries_app, name="queries")
 app.add_typer(streams_app, name="streams")
 app.add_typer(cluster_app, name="cluster")
+app.add_typer(coordinator_app, name="coordinator")
 
 
 @app.command()

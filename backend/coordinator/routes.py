@@ -11,8 +11,9 @@ from sqlalchemy import select
 
 from backend.api.deps import SessionDep, SettingsDep
 from backend.coordinator.models import CoordinatorState, ReallocationRow
+from backend.coordinator.service import trigger_words
 from backend.users.access import ViewerDep
-from spark_runner.core.coordinator import CoordinatorParams
+from spark_runner.core.coordinator import CoordinatorParams, Reallocation
 from spark_runner.core.errors import ParameterError
 
 router = APIRouter(prefix="/clusters", tags=["cluster coordinator"])
@@ -49,6 +50,20 @@ class ReallocationRead(BaseModel):
     reports: dict[int, dict[str, list[float]]] = Field(
         description="Each job's classes as reported: [priority, load in executors]."
     )
+    why: str = Field(description="Why the allocation changed, in words.")
+
+    @classmethod
+    def of(cls, row: ReallocationRow) -> ReallocationRead:
+        change = Reallocation(
+            row.at_s,
+            None if row.trigger_job_id is None else str(row.trigger_job_id),
+            row.usage,
+            row.held_s,
+            row.before,
+            row.after,
+        )
+        why = trigger_words(change, CoordinatorParams())
+        return cls.model_validate({**vars(row), "why": why})
 
 
 class ReallocationsRead(BaseModel):
@@ -106,8 +121,6 @@ def reallocations(
     rows = session.scalars(stmt.limit(limit + 1)).all()
     return ReallocationsRead(
         master=master,
-        reallocations=[
-            ReallocationRead.model_validate(r, from_attributes=True) for r in rows[:limit]
-        ][::-1],
+        reallocations=[ReallocationRead.of(row) for row in rows[:limit]][::-1],
         truncated=len(rows) > limit,
     )

@@ -25,6 +25,7 @@ KIND_LABELS = {
     "scale_in": "scale in",
     "shed_more": "shed more",
     "shed_less": "shed less",
+    "allocate": "allocation (cluster)",
 }
 
 

@@ -156,7 +156,11 @@ def trigger_text(action: ControlAction) -> str:
 
 
 def effect_text(action: ControlAction) -> str:
-    """What the action changed: the pool's size and the shed fraction, before -> after."""
+    """What the action changed: the pool's size and the shed fraction, before -> after
+    (the coordinator's: the executors the job may hold)."""
+    if action.kind == "allocate":
+        before = "-" if action.executors_before is None else action.executors_before
+        return f"may hold {before} -> {action.executors_after} executors"
     pool = (
         f"executors {action.executors_before} -> {action.executors_after}, "
         if action.executors_before is not None and action.executors_before != action.executors_after

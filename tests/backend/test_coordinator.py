@@ -151,6 +151,7 @@ def test_higher_classes_anywhere_get_the_executors_first_and_a_shortage_moves_th
 
     log = cluster.client.get("/api/v1/clusters/reallocations", params={"master": MASTER})
     assert [r["trigger_job_id"] for r in log.json()["reallocations"]] == [None, b]
+    assert log.json()["reallocations"][1]["why"].startswith(f"job {b} short: its classes use 2")
     state = cluster.client.get("/api/v1/clusters").json()["clusters"]
     assert state == [
         {

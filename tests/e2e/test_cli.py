@@ -39,9 +39,14 @@ def post_scale_out(stack: Stack, job_id: int) -> None:
     action = {"seq": 0, "at_s": time.time(), "kind": "scale_out", "usage": 1.3,
               "threshold": 0.95, "held_s": 10.0, "executors_before": 1,
               "executors_after": 2, "shed_before": 0.2, "shed_after": 0.0}  # fmt: skip
+    post_as_job(stack, job_id, token, "actions", {"actions": [action]})
+
+
+def post_as_job(stack: Stack, job_id: int, token: str, what: str, body: object) -> None:
+    """A post of a running job's process to ``/jobs/{job_id}/<what>`` with its token."""
     reply = httpx.post(
-        f"{stack.settings.public_api_url}/api/v1/jobs/{job_id}/actions",
-        json={"actions": [action]},
+        f"{stack.settings.public_api_url}/api/v1/jobs/{job_id}/{what}",
+        json=body,
         headers={"Authorization": f"Bearer {token}"},
     )
     assert reply.status_code == 202, reply.text
@@ -58,12 +63,7 @@ def post_samples(stack: Stack, job_id: int, class_name: str) -> None:
          "response_time_mean_s": rt, "response_time_max_s": rt, "warmup": seq == 0}
         for seq, rt in ((0, 20.0), (1, 1.0))
     ]  # fmt: skip
-    reply = httpx.post(
-        f"{stack.settings.public_api_url}/api/v1/jobs/{job_id}/metrics",
-        json={"samples": samples},
-        headers={"Authorization": f"Bearer {token}"},
-    )
-    assert reply.status_code == 202, reply.text
+    post_as_job(stack, job_id, token, "metrics", {"samples": samples})
 
 
 def cli(stack: Stack, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:

@@ -80,6 +80,7 @@ PAGES = {  # ids each page shows to an operator
         "history-download-button",
         "history-download",
     ],
+    "/cluster": ["cluster-sections", "cluster-poll-tick", "cluster-poll-answered"],
     "/login": ["login-form", "login-username", "login-password", "login-next"],
     "/users": ["users-role-hint"],  # an operator is not an admin
 }
