@@ -17,7 +17,9 @@ from pydantic import AliasChoices, AliasGenerator, Field, field_validator, model
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from spark_runner.contract.masters import DEFAULT_MASTER, local_threads
+from spark_runner.core.coordinator import CoordinatorParams
 from spark_runner.core.elastic import MAX_EXECUTORS
+from spark_runner.core.errors import ParameterError
 
 
 def _env(name: str) -> AliasChoices:
@@ -92,6 +94,15 @@ class Settings(BaseSettings):
         gt=0,
         le=3600,
         description="How often the cluster coordinator runs a round per master, seconds.",
+    )
+    coordinator_hold_s: float = Field(
+        default=CoordinatorParams.hold_s,
+        description="How long a job must be short of executors before the coordinator "
+        "moves some to it, seconds.",
+    )
+    coordinator_min_interval_s: float = Field(
+        default=CoordinatorParams.min_interval_s,
+        description="The least time between two moves a shortage makes, seconds.",
     )
     api_host: str = Field(default="127.0.0.1")
     api_port: int = Field(default=8000)
@@ -293,9 +304,20 @@ class Settings(BaseSettings):
             clusters[master.strip()] = count.strip()
         return clusters
 
+    def coordinator_params(self) -> CoordinatorParams:
+        """The cluster coordinator's settings (the core's defaults where unset)."""
+        return CoordinatorParams(
+            hold_s=self.coordinator_hold_s, min_interval_s=self.coordinator_min_interval_s
+        )
+
     @model_validator(mode="after")
     def _coordinated_masters(self) -> Settings:
-        """A coordinated master is a listed standalone master with 1..MAX_EXECUTORS."""
+        """A coordinated master is a listed standalone master with 1..MAX_EXECUTORS; the
+        coordinator's settings keep its rules."""
+        try:
+            self.coordinator_params()
+        except ParameterError as error:
+            raise ValueError(f"HEADROOM_COORDINATOR_{error.field.upper()}: {error}") from None
         for master, executors in self.cluster_executors.items():
             if master not in self.allowed_spark_masters:
                 raise ValueError(

@@ -14,8 +14,9 @@ from backend.metrics.repository import MetricRepository
 from backend.tuning import service as tuning
 from spark_runner.core.coordinator import ClassLoad, JobReport, executor_loads
 
-STALE_S = 30.0
-"""Samples older than this say nothing of a job's load now: its classes report none."""
+LOAD_WINDOW_S = 10.0
+"""A class's load is its mean over the job's periods that ended this recently: one
+period's load on Spark moves by a fifth and more from the next."""
 
 
 @dataclass(frozen=True)
@@ -36,31 +37,35 @@ def report_of(session: Session, job: Job, now_s: float) -> Reported:
     launch = tuning.launch_config(session, job.id).scaling_params()
     scaling = config.scaling_params()
     assert scaling is not None and launch is not None  # an elastic job (coordinated_jobs)
-    newest = newest_period(session, job.id, now_s)
-    loads = {r.class_name: r.load or 0.0 for r in newest}
-    usage = (newest[0].job_usage or 0.0) if newest else 0.0
-    executors = (newest[0].executors or 0) if newest else 0
-    in_executors = executor_loads(loads, usage, executors)
+    periods = recent_periods(session, job.id, now_s)
+    loads = [_in_executors(period) for period in periods]
     classes = tuple(
-        ClassLoad(name, c.priority, in_executors.get(name, 0.0))
+        ClassLoad(name, c.priority, sum(p.get(name, 0.0) for p in loads) / max(len(loads), 1))
         for name, c in config.classes.items()
     )
     report = JobReport(str(job.id), classes, scaling.min_executors, launch.max_executors)
+    newest = periods[-1] if periods else []
+    usage = (newest[0].job_usage or 0.0) if newest else 0.0
     return Reported(report, usage, _shed(newest))
 
 
-def newest_period(session: Session, job_id: int, now_s: float) -> list[MetricSampleRow]:
-    """The samples of the job's newest period within :data:`STALE_S` of ``now_s``."""
-    rows = MetricRepository(session).iter_window(job_id, since=now_s - STALE_S, newest_first=True)
-    period: list[MetricSampleRow] = []
-    try:
-        for row in rows:
-            if period and row.seq != period[0].seq:
-                break
-            period.append(row)
-    finally:
-        rows.close()
-    return period
+def recent_periods(session: Session, job_id: int, now_s: float) -> list[list[MetricSampleRow]]:
+    """The job's periods that ended within :data:`LOAD_WINDOW_S` of ``now_s``, oldest
+    first, each its classes' samples; warm-ups left out (their batch paid for Spark's
+    start: its loads say nothing of the classes')."""
+    rows = MetricRepository(session).query(job_id, since=now_s - LOAD_WINDOW_S, limit=10_000)
+    periods: dict[int, list[MetricSampleRow]] = {}
+    for row in rows:
+        if not row.warmup:
+            periods.setdefault(row.seq, []).append(row)
+    return [periods[seq] for seq in sorted(periods)]
+
+
+def _in_executors(period: Sequence[MetricSampleRow]) -> dict[str, float]:
+    """One period's class loads in executors."""
+    usage = period[0].job_usage or 0.0
+    executors = period[0].executors or 0
+    return executor_loads({r.class_name: r.load or 0.0 for r in period}, usage, executors)
 
 
 def _shed(rows: Sequence[MetricSampleRow]) -> float:

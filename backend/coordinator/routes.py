@@ -53,7 +53,7 @@ class ReallocationRead(BaseModel):
     why: str = Field(description="Why the allocation changed, in words.")
 
     @classmethod
-    def of(cls, row: ReallocationRow) -> ReallocationRead:
+    def of(cls, row: ReallocationRow, params: CoordinatorParams) -> ReallocationRead:
         change = Reallocation(
             row.at_s,
             None if row.trigger_job_id is None else str(row.trigger_job_id),
@@ -62,7 +62,7 @@ class ReallocationRead(BaseModel):
             row.before,
             row.after,
         )
-        why = trigger_words(change, CoordinatorParams())
+        why = trigger_words(change, params)
         return cls.model_validate({**vars(row), "why": why})
 
 
@@ -95,7 +95,7 @@ def clusters(session: SessionDep, settings: SettingsDep, _user: ViewerDep) -> Cl
             for master, executors in settings.cluster_executors.items()
         ],
         interval_s=settings.coordinate_interval_s,
-        params=vars(CoordinatorParams()),
+        params=vars(settings.coordinator_params()),
     )
 
 
@@ -121,6 +121,8 @@ def reallocations(
     rows = session.scalars(stmt.limit(limit + 1)).all()
     return ReallocationsRead(
         master=master,
-        reallocations=[ReallocationRead.of(row) for row in rows[:limit]][::-1],
+        reallocations=[
+            ReallocationRead.of(row, settings.coordinator_params()) for row in rows[:limit]
+        ][::-1],
         truncated=len(rows) > limit,
     )

@@ -16,8 +16,10 @@ from backend.worker import celery_app, worker_session_factory
 def coordinate() -> int:
     """A round on each master of ``cluster_executors``, each in a unit of work of its own;
     returns how many changed their allocation."""
+    settings = get_settings()
+    params = settings.coordinator_params()
     changed = 0
-    for master, executors in get_settings().cluster_executors.items():
+    for master, executors in settings.cluster_executors.items():
         with session_scope(worker_session_factory()) as session:
-            changed += run_round(session, master, executors, time.time()) is not None
+            changed += run_round(session, master, executors, time.time(), params) is not None
     return changed

@@ -364,7 +364,11 @@ class EngineRun:
             if self._samples is not None:
                 self._samples(outcome.samples)
             if self._actions is not None and outcome.actions:
-                self._actions(outcome.actions)
+                # the log counts from the run's origin; the control plane takes epoch s
+                origin_s = record.end.origin_us / 1e6
+                self._actions(
+                    [a.model_copy(update={"at_s": a.at_s + origin_s}) for a in outcome.actions]
+                )
         stepped_s = self._clock()
         # the decision is out: the executor time is read for the next steps, not this one
         # (before the batch counts as reported: a stop waits for this read to end)

@@ -16,7 +16,6 @@ import spark_runner
 from spark_runner.contract.snapshot import PRIVATE_UMASK, JobSnapshot
 from spark_runner.engine.control.pacing import TICK_S
 from spark_runner.engine.dataflow.jvm_burn import burn_jar, file_sha256
-from spark_runner.scenario.models import ElasticSpec
 
 log = logging.getLogger(__name__)
 
@@ -153,11 +152,9 @@ def elastic_properties(snapshot: JobSnapshot) -> dict[str, str]:
     """An elastic job on a standalone cluster: executors of its cores, at most its
     maximum of them (the master's cap), and Spark's own dynamic allocation off (the job
     resizes its pool itself, :mod:`spark_runner.engine.control.executors`)."""
-    control = (snapshot.scenario or {}).get("control") or {}
-    spec = control.get("elastic") if isinstance(control, dict) else None
-    if spec is None or not snapshot.spark_master.startswith("spark://"):
+    scaling = snapshot.control.scaling_params()
+    if scaling is None or not snapshot.spark_master.startswith("spark://"):
         return {}
-    scaling = ElasticSpec.model_validate(spec).scaling()
     return {
         "spark.executor.cores": str(scaling.executor_cores),
         "spark.cores.max": str(scaling.max_executors * scaling.executor_cores),

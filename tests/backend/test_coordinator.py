@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,12 +28,15 @@ class Cluster:
     tokens: dict[int, dict[str, str]]
     seq: int = 0
 
-    def report(self, t: float, loads: dict[int, dict[str, float]]) -> None:
+    def report(self, t: float, loads: dict[int, dict[str, float]], warmup: bool = False) -> None:
         """Each job posts one period's samples, ending at ``t``: its classes' ``loads``
         in executors of one serving executor (so the job's u is their sum)."""
         for job_id, by_class in loads.items():
             usage = sum(by_class.values())
-            samples = [_sample(self.seq, t, name, load, usage) for name, load in by_class.items()]
+            samples = [
+                {**_sample(self.seq, t, name, load, usage), "warmup": warmup}
+                for name, load in by_class.items()
+            ]
             posted = self.client.post(
                 f"/api/v1/jobs/{job_id}/metrics",
                 json={"samples": samples},
@@ -164,6 +168,16 @@ def test_higher_classes_anywhere_get_the_executors_first_and_a_shortage_moves_th
     ]
 
 
+def test_a_warm_up_period_says_nothing_of_a_jobs_load(cluster: Cluster) -> None:
+    """Its batch paid for Spark's start: B's heavy first period must not take executors
+    from gold's job (given both spare executors: its top class is the highest)."""
+    a, b = cluster.jobs["A"], cluster.jobs["B"]
+    cluster.report(T0 - 1, {b: {"silver": 3.0, "tin": 0.0}}, warmup=True)
+    cluster.report(T0, {a: {"gold": 0.5, "bronze": 0.0}})
+    first = cluster.round(T0)
+    assert first is not None and first.after == {str(a): 3, str(b): 1}
+
+
 def test_an_edited_cap_is_the_coordinators_again_at_its_next_round(cluster: Cluster) -> None:
     a = cluster.jobs["A"]
     cluster.report(T0, {a: {"gold": 2.5, "bronze": 0.0}, cluster.jobs["B"]: {"silver": 0.1}})
@@ -212,3 +226,27 @@ def test_a_job_cannot_post_the_coordinators_actions(cluster: Cluster) -> None:
         assert answer.status_code == 422, answer.text
         assert "coordinator" in answer.json()["detail"][0]["msg"]
     assert cluster.actions(a) == []
+
+
+@pytest.mark.parametrize(
+    ("env", "words"),
+    [
+        ({"HEADROOM_CLUSTER_EXECUTORS": "spark://other:7077=2"}, "must be one of"),
+        ({"HEADROOM_CLUSTER_EXECUTORS": f"{MASTER}=0"}, "must be within [1, 10000]"),
+        ({"HEADROOM_CLUSTER_EXECUTORS": MASTER}, "is not MASTER=N"),
+        ({"HEADROOM_COORDINATOR_HOLD_S": "-1"}, "HEADROOM_COORDINATOR_HOLD_S: hold_s=-1.0"),
+    ],
+)
+def test_a_coordinator_setting_out_of_its_rules_is_refused_naming_it(
+    env: dict[str, str], words: str
+) -> None:
+    from pydantic import ValidationError
+
+    from backend.settings import Settings
+
+    with pytest.raises(ValidationError, match=re.escape(words)):
+        Settings.model_validate({"HEADROOM_ALLOWED_SPARK_MASTERS": MASTER, **env})
+    listed = Settings.model_validate(
+        {"HEADROOM_ALLOWED_SPARK_MASTERS": MASTER, "HEADROOM_CLUSTER_EXECUTORS": f"{MASTER}=8"}
+    )
+    assert listed.cluster_executors == {MASTER: 8}

@@ -143,6 +143,23 @@ def test_spark_submit_mode_command(tmp_path: Path) -> None:
     assert not any("extraClassPath" in arg for arg in without_jar.argv)
 
 
+def test_an_elastic_job_on_a_standalone_master_asks_executors_of_its_cores() -> None:
+    """Its elasticity is in the snapshot's control (the live configuration): without
+    ``spark.executor.cores`` a standalone executor takes every core of its worker, and
+    the pool cannot grow by one executor of its size."""
+    elastic = {"executor_cores": 1, "max_executors": 3}
+    snapshot = _snapshot(Path("/tmp"), master="spark://10.0.0.5:7077")
+    snapshot = snapshot.model_copy(
+        update={"control": snapshot.control.model_copy(update={"elastic": elastic})}
+    )
+    properties = spark_properties(snapshot, python="python3", jar=None)
+    assert properties["spark.executor.cores"] == "1"
+    assert properties["spark.cores.max"] == "3"
+    assert properties["spark.dynamicAllocation.enabled"] == "false"
+    local = snapshot.model_copy(update={"spark_master": "local[2]"})
+    assert "spark.executor.cores" not in spark_properties(local, python="python3", jar=None)
+
+
 def test_spark_submit_default_is_the_one_in_the_pyspark_package() -> None:
     import pyspark
 
