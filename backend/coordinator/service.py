@@ -16,7 +16,7 @@ logged in ``cluster_reallocations`` and, for each job whose allocation changed, 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
@@ -178,8 +178,3 @@ def trigger_words(change: Reallocation, params: CoordinatorParams) -> str:
         f"{change.before.get(change.trigger)} executors (>= {params.short_usage:g}) for "
         f"{change.held_s:.0f} s"
     )
-
-
-def allocations(session: Session, masters: Sequence[str]) -> list[CoordinatorState]:
-    """The coordinators' states of ``masters`` (a master with no round yet: absent)."""
-    return [s for m in masters if (s := session.get(CoordinatorState, m)) is not None]

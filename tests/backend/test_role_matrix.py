@@ -100,6 +100,10 @@ class Route:
     stream: bool = field(default=False)
 
 
+CLUSTER = "spark://127.0.0.1:7077"
+"""The coordinated master of the matrix's app."""
+
+
 def at(path: str, **kwargs: Any) -> Request:
     """``path`` with ``{class_id}``-style fields taken from the world."""
 
@@ -181,6 +185,10 @@ ROUTES: dict[tuple[str, str], Route] = {
     ),
     ("GET", API + "/managers"): Route(Access.VIEWER, 200, at(API + "/managers")),
     ("GET", API + "/elastic"): Route(Access.VIEWER, 200, at(API + "/elastic")),
+    ("GET", API + "/clusters"): Route(Access.VIEWER, 200, at(API + "/clusters")),
+    ("GET", API + "/clusters/reallocations"): Route(
+        Access.VIEWER, 200, at(API + "/clusters/reallocations", params={"master": CLUSTER})
+    ),
     ("GET", API + "/jobs"): Route(Access.VIEWER, 200, at(API + "/jobs")),
     ("POST", API + "/jobs"): Route(Access.OPERATOR, 201, at(API + "/jobs", json={})),
     ("GET", API + "/jobs/{job_id}"): Route(Access.VIEWER, 200, at(JOB)),
@@ -349,6 +357,8 @@ def stage(migrated_engine: Engine, tmp_path_factory: pytest.TempPathFactory) -> 
             data_dir=tmp_path_factory.mktemp("matrix"),
             database_url=url,
             metrics_token=SCRAPE_TOKEN,
+            allowed_spark_masters=[CLUSTER],
+            cluster_executors={CLUSTER: 4},
         ),
         dispatcher=RecordingDispatcher(),
     )
