@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from statistics import median
 
 from sqlalchemy.orm import Session
 
@@ -15,8 +16,9 @@ from backend.tuning import service as tuning
 from spark_runner.core.coordinator import ClassLoad, JobReport, executor_loads
 
 LOAD_WINDOW_S = 10.0
-"""A class's load is its mean over the job's periods that ended this recently: one
-period's load on Spark moves by a fifth and more from the next."""
+"""A class's load is its median over the job's periods that ended this recently: one
+period's load on Spark moves by a fifth and more from the next, and a slow batch (a new
+executor's JVM starting) can read ten times the load for a period or two."""
 
 
 @dataclass(frozen=True)
@@ -40,7 +42,7 @@ def report_of(session: Session, job: Job, now_s: float) -> Reported:
     periods = recent_periods(session, job.id, now_s)
     loads = [_in_executors(period) for period in periods]
     classes = tuple(
-        ClassLoad(name, c.priority, sum(p.get(name, 0.0) for p in loads) / max(len(loads), 1))
+        ClassLoad(name, c.priority, median([p.get(name, 0.0) for p in loads] or [0.0]))
         for name, c in config.classes.items()
     )
     report = JobReport(str(job.id), classes, scaling.min_executors, launch.max_executors)

@@ -178,6 +178,20 @@ def test_a_warm_up_period_says_nothing_of_a_jobs_load(cluster: Cluster) -> None:
     assert first is not None and first.after == {str(a): 3, str(b): 1}
 
 
+def test_slow_periods_among_steady_ones_do_not_move_executors(cluster: Cluster) -> None:
+    """A class's load is its median over the last 10 s: a period in four reading twenty times
+    the load (batches on an executor whose JVM is starting) makes no job short."""
+    a, b = cluster.jobs["A"], cluster.jobs["B"]
+    steady = {a: {"gold": 0.5, "bronze": 0.0}, b: {"silver": 1.5, "tin": 0.0}}
+    for dt in range(0, 5):
+        cluster.report(T0 + dt, steady)
+    assert cluster.round(T0 + 4) is not None  # the jobs arrive: 2 executors each
+    for dt in range(5, 30):
+        spike = {a: {"gold": 10.0, "bronze": 0.0}} if dt % 4 == 2 else {}
+        cluster.report(T0 + dt, {**steady, **spike})
+        assert cluster.round(T0 + dt) is None, dt
+
+
 def test_an_edited_cap_is_the_coordinators_again_at_its_next_round(cluster: Cluster) -> None:
     a = cluster.jobs["A"]
     cluster.report(T0, {a: {"gold": 2.5, "bronze": 0.0}, cluster.jobs["B"]: {"silver": 0.1}})

@@ -1,7 +1,6 @@
 """``headroom coordinator`` against a real API process: a master the coordinator divides,
 two jobs started on it from the CLI, a round on the same database, and what an operator
-reads of it. (The round on Spark itself, run by Celery beat:
-``tests/spark_runner/test_coordinator_standalone.py``.)"""
+reads of it."""
 
 from __future__ import annotations
 
