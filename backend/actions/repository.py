@@ -10,20 +10,23 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
 from backend.actions.models import ControlActionRow
+from spark_runner.contract.actions import ControlAction
 
 _KEY = ["job_id", "origin", "seq"]
 """An action's identity: a re-post of the same replaces it."""
+_REPLACED = tuple(c for c in ControlAction.model_fields if c not in _KEY)
+"""What a re-post replaces: every other field of the action (its verdict among them)."""
 
 
 class ActionRepository:
     def __init__(self, session: Session) -> None:
         self.session = session
 
-    def upsert_many(self, rows: Sequence[dict[str, Any]], replaced: Sequence[str]) -> None:
-        """Store ``rows``; a row already stored (same job, origin and seq) gets the
-        ``replaced`` columns of the new one."""
+    def upsert_many(self, rows: Sequence[dict[str, Any]]) -> None:
+        """Store ``rows``; a row already stored (same job, origin and seq) takes the new
+        one's other fields."""
         if rows:
-            self.session.execute(self._upsert(replaced), list(rows))
+            self.session.execute(self._upsert(_REPLACED), list(rows))
 
     def _upsert(self, replaced: Sequence[str]) -> Insert:
         dialect = self.session.get_bind().dialect.name

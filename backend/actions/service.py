@@ -14,7 +14,6 @@ from backend.tuning import service as tuning
 from spark_runner.contract.actions import ActionKind, ControlAction
 
 _COLUMNS = tuple(ControlAction.model_fields)
-_REPLACED = tuple(c for c in _COLUMNS if c not in ("seq", "origin"))
 
 
 def ingest(session: Session, job_id: int, actions: Sequence[ControlAction], now_s: float) -> None:
@@ -34,7 +33,7 @@ def ingest(session: Session, job_id: int, actions: Sequence[ControlAction], now_
     rows = [{"job_id": job_id, **a.model_dump(mode="json")} for a in actions]
     # the newest post of an action wins, in the order the batch lists them
     latest = {row["seq"]: row for row in rows}
-    ActionRepository(session).upsert_many(list(latest.values()), _REPLACED)
+    ActionRepository(session).upsert_many(list(latest.values()))
 
 
 def actions_of(

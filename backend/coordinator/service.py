@@ -35,7 +35,6 @@ from spark_runner.core.errors import ParameterError
 
 AUTHOR = "coordinator"
 """Who the coordinator's configuration versions are by."""
-_REPLACED = tuple(c for c in ControlAction.model_fields if c not in ("seq", "origin"))
 
 
 def run_round(
@@ -141,7 +140,7 @@ def _log(
         for job, after in change.after.items()
         if change.before.get(job) != after
     ]
-    ActionRepository(session).upsert_many(actions, _REPLACED)
+    ActionRepository(session).upsert_many(actions)
     return row
 
 

@@ -109,7 +109,7 @@ def test_spark_submit_mode_command(tmp_path: Path) -> None:
         launch_mode="spark-submit",
         spark_submit="/opt/spark/bin/spark-submit",
     )
-    snapshot = _snapshot(tmp_path, master="spark://10.0.0.5:7077")
+    snapshot = _snapshot(tmp_path, master="spark://127.0.0.1:7077")
     config = tmp_path / "config.json"
     jar = tmp_path / "burn.jar"
     command = launcher.job_command(settings, snapshot, config, jar=jar)
@@ -119,7 +119,7 @@ def test_spark_submit_mode_command(tmp_path: Path) -> None:
     assert argv[-3:] == [str(ENTRY_FILE), "--config", str(config)]
     options = argv[1:-3]
     flags = dict(zip(options[::2], options[1::2], strict=True))  # every option takes a value
-    assert flags["--master"] == "spark://10.0.0.5:7077"
+    assert flags["--master"] == "spark://127.0.0.1:7077"
     assert flags["--deploy-mode"] == "client"
     assert flags["--name"] == "headroom-job-42"
     confs = dict(
@@ -148,7 +148,7 @@ def test_an_elastic_job_on_a_standalone_master_asks_executors_of_its_cores() -> 
     ``spark.executor.cores`` a standalone executor takes every core of its worker, and
     the pool cannot grow by one executor of its size."""
     elastic = {"executor_cores": 1, "max_executors": 3}
-    snapshot = _snapshot(Path("/tmp"), master="spark://10.0.0.5:7077")
+    snapshot = _snapshot(Path("/tmp"), master="spark://127.0.0.1:7077")
     snapshot = snapshot.model_copy(
         update={"control": snapshot.control.model_copy(update={"elastic": elastic})}
     )
