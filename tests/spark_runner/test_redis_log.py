@@ -185,3 +185,52 @@ def listed(columns: dict[str, Any]) -> dict[str, Any]:
             as_ints = pa.types.is_timestamp(values.type)
             out[name] = (values.cast(pa.int64()) if as_ints else values).to_pylist()
     return out
+
+
+class CountingRedis(redis.Redis):
+    """A real client that counts the entries its range reads return."""
+
+    read = 0
+
+    def xrange(self, *args: Any, **kwargs: Any) -> Any:
+        entries = super().xrange(*args, **kwargs) or []
+        self.read += len(entries)
+        return entries
+
+    def xrevrange(self, *args: Any, **kwargs: Any) -> Any:
+        entries = super().xrevrange(*args, **kwargs) or []
+        self.read += len(entries)
+        return entries
+
+
+@pytest.mark.parametrize(("count", "most_read"), [(300, 0), (290, 11), (10, 10)])
+def test_take_places_the_cursor_reading_as_few_entries_as_it_can(
+    client: redis.Redis,
+    redis_url: str,
+    two_classes: Scenario,
+    tmp_path: Path,
+    count: int,
+    most_read: int,
+) -> None:
+    """The cursor after taking ``count`` of 300 waiting entries is the ``count``-th
+    entry's id, read from neither end when every waiting entry is taken, else from the
+    nearer end."""
+    prefix = f"test-{uuid.uuid4().hex[:8]}"
+    specs = stream_specs(two_classes)
+    producer = Producer(client, specs, prefix)
+    try:
+        spec = redis_feed(producer, specs, redis_url, tmp_path)
+        counting = CountingRedis(connection_pool=redis.ConnectionPool.from_url(redis_url))
+        log = RedisLog(spec, counting)
+        start = log.initial(0, 0)
+        producer.step(1.0)  # 100 entries: taken before the cursor is placed
+        producer.step(4.0)  # 300 more
+        entries = client.xrange(stream_key(prefix, "a"), "-", "+") or []
+        ids = [i.decode() for i, _ in entries if isinstance(i, bytes)]
+        state = dataclasses.replace(start, arrived=100, taken=100, cursor=ids[99])
+        assert log.arrived(0, state, 0) == 400
+        counting.read = 0
+        assert log.take(0, state, count) == ids[99 + count]
+        assert counting.read <= most_read
+    finally:
+        client.delete(*(stream_key(prefix, name) for name in specs))

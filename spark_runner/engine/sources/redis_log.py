@@ -85,6 +85,9 @@ class RedisLog:
         self._client = client or redis.Redis.from_url(spec.redis_url)
         self._keys = [spec.redis_keys[p.stream] for p in spec.points]
         self._columns = [spec.streams[p.stream].columns for p in spec.points]
+        # per point, the last ``XINFO`` read by ``arrived``: entries added and the id of
+        # the last of them, one instant's pair (``take`` places cursors from it)
+        self._seen: dict[int, tuple[int, str]] = {}
 
     def _info(self, key: str) -> tuple[int, str]:
         try:
@@ -98,11 +101,23 @@ class RedisLog:
         return PointState(head_s=now_us / 1e6, cursor=last, base=added)
 
     def arrived(self, point: int, state: PointState, now_us: int) -> int:
-        added, _ = self._info(self._keys[point])
-        return max(state.arrived, added - state.base)
+        self._seen[point] = self._info(self._keys[point])
+        return max(state.arrived, self._seen[point][0] - state.base)
 
     def take(self, point: int, state: PointState, count: int) -> str | None:
-        entries = self._client.xrange(self._keys[point], f"({state.cursor}", "+", count=count)
+        """The id of the ``count``-th entry after the cursor. The driver reads as few
+        entries as it can: none when ``count`` takes every entry ``arrived`` counted (the
+        last one's id came with the count), else the shorter of the two ends."""
+        key = self._keys[point]
+        added, last = self._seen.get(point, (-1, ""))
+        after = added - state.base - state.taken - count  # entries left up to ``last``
+        if after == 0:
+            return last
+        if 0 < after < count:
+            back = self._client.xrevrange(key, last, f"({state.cursor}", count=after + 1) or []
+            if len(back) == after + 1:
+                return _text(back[-1][0])
+        entries = self._client.xrange(key, f"({state.cursor}", "+", count=count)
         return _text(entries[-1][0]) if entries else state.cursor
 
     def head_s(self, point: int, state: PointState, now_us: int) -> float:
