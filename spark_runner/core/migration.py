@@ -114,3 +114,10 @@ class HandOff:
         """Whether the origin emits a join pair of tuples at ``ts_a`` and ``ts_b`` (it
         joined them in one of its windows): not when both are the target's."""
         return min(ts_a, ts_b) < self.activation
+
+
+def prefer_state_transfer(window_s: float, transfer_s: float, slack_s: float) -> bool:
+    """StreamCloud's choice (002 §V): move the state instead of recreating the windows
+    when moving it takes less time than a window needs to fill, and the class's slack
+    (its target less its response time) covers the pause it causes."""
+    return transfer_s < window_s and transfer_s <= slack_s
