@@ -39,6 +39,22 @@ def client(redis_url: str) -> Iterator[redis.Redis]:
     c.close()
 
 
+class CountingRedis(redis.Redis):
+    """A real client that counts the entries its range reads return."""
+
+    read = 0
+
+    def xrange(self, *args: Any, **kwargs: Any) -> Any:
+        entries = super().xrange(*args, **kwargs) or []
+        self.read += len(entries)
+        return entries
+
+    def xrevrange(self, *args: Any, **kwargs: Any) -> Any:
+        entries = super().xrevrange(*args, **kwargs) or []
+        self.read += len(entries)
+        return entries
+
+
 def redis_feed(
     producer: Producer, specs: Mapping[str, StreamSpec], redis_url: str, tmp_path: Path
 ) -> FeedSpec:
@@ -61,7 +77,8 @@ def test_producer_and_reader_agree_on_every_entry(
     producer = Producer(client, specs, prefix)
     try:
         spec = redis_feed(producer, specs, redis_url, tmp_path)
-        log = RedisLog(spec)
+        counting = CountingRedis(connection_pool=redis.ConnectionPool.from_url(redis_url))
+        log = RedisLog(spec, counting)
         start = initial_offset(spec, log, 1_000)
         assert producer.step(2.0) == 200 + 100  # a: 100/s, b: 50/s
         end = next_offset(spec, log, start, ADMIT_ALL, 2_000)
@@ -97,9 +114,11 @@ def test_producer_and_reader_agree_on_every_entry(
         after = next_offset(spec, log, later, stale, 4_000)
         gold = after.points[0]
         assert (gold.taken, gold.kept, gold.stale) == (500, 400, 100)
-        rows = [log.rows(p) for g in plan_partitions(spec, later, after, stale.costs_s) for p in g]
-        gold_rows = next(r for r in rows if r["point"][0] == 0)
+        counting.read = 0
+        pieces = [p for g in plan_partitions(spec, later, after, stale.costs_s) for p in g]
+        gold_rows = log.rows(next(p for p in pieces if p.point == 0))
         assert gold_rows["seq"].tolist() == list(range(350, 500))
+        assert counting.read == 150  # the shed ones are not read at all
     finally:
         client.delete(*(stream_key(prefix, name) for name in specs))
 
@@ -185,22 +204,6 @@ def listed(columns: dict[str, Any]) -> dict[str, Any]:
             as_ints = pa.types.is_timestamp(values.type)
             out[name] = (values.cast(pa.int64()) if as_ints else values).to_pylist()
     return out
-
-
-class CountingRedis(redis.Redis):
-    """A real client that counts the entries its range reads return."""
-
-    read = 0
-
-    def xrange(self, *args: Any, **kwargs: Any) -> Any:
-        entries = super().xrange(*args, **kwargs) or []
-        self.read += len(entries)
-        return entries
-
-    def xrevrange(self, *args: Any, **kwargs: Any) -> Any:
-        entries = super().xrevrange(*args, **kwargs) or []
-        self.read += len(entries)
-        return entries
 
 
 @pytest.mark.parametrize(("count", "most_read"), [(300, 0), (290, 11), (10, 10)])

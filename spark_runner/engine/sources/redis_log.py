@@ -124,18 +124,21 @@ class RedisLog:
         entries = self._client.xrange(self._keys[point], f"({state.cursor}", "+", count=1)
         return id_seconds(_text(entries[0][0])) if entries else now_us / 1e6
 
+    def _taken(self, piece: Slice) -> list[Any]:
+        """The entries ``piece`` took, oldest first; the ``skip`` shed as stale before
+        them are not read (the taken ones end the range)."""
+        key, before = self._keys[piece.point], f"({piece.cursor_before}"
+        if piece.skip and piece.cursor_after:
+            back = self._client.xrevrange(key, piece.cursor_after, before, count=piece.taken)
+            return list(reversed(back or []))
+        after = piece.cursor_after or "+"
+        entries = self._client.xrange(key, before, after, count=piece.skip + piece.taken)
+        return list(entries or [])[piece.skip :]
+
     def rows(self, piece: Slice) -> dict[str, Any]:
         """The kept entries of ``piece`` as columns (``point, seq, arrival_s`` and the
         stream's)."""
-        entries: list[Any] = (
-            self._client.xrange(
-                self._keys[piece.point],
-                f"({piece.cursor_before}",
-                piece.cursor_after or "+",
-                count=piece.skip + piece.taken,
-            )
-            or []
-        )[piece.skip :]
+        entries = self._taken(piece)
         keep = kept_positions(len(entries), min(piece.kept, len(entries)), piece.j0, piece.j1)
         chosen = [(_text(i), _fields(f)) for i, f in (entries[int(k)] for k in keep)]
         columns = self._columns[piece.point]
