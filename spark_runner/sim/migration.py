@@ -48,7 +48,8 @@ class Query:
 
 @dataclass(frozen=True)
 class Workload:
-    """Constant-rate streams (S, and T for a join) with uniform keys, from t = 0."""
+    """Streams (S, and T for a join) of ``rate_per_s`` tuples a second at uniformly random
+    instants, with uniform keys, from t = 0."""
 
     rate_per_s: float
     keys: int
@@ -73,6 +74,8 @@ class Jobs:
 
 @dataclass(frozen=True)
 class Tuples:
+    """A run's input, one row per tuple, in event-time (= arrival) order."""
+
     ts_ms: np.ndarray  # sorted
     key: np.ndarray
     value: np.ndarray
@@ -109,6 +112,7 @@ class Outcome:
 
 
 def generate(workload: Workload, query: Query) -> Tuples:
+    """``workload``'s tuples for ``query`` (a join reads two streams)."""
     rng = np.random.default_rng(workload.seed)
     sides = 2 if query.kind != "aggregate" else 1
     n = int(workload.rate_per_s * workload.duration_s)
