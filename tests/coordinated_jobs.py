@@ -41,25 +41,35 @@ A_LOADED = {"silver": 30.0, "tin": 30.0, "gold": 100.0, "bronze": 400.0}
 """Tuples/s per class's stream in each phase; 1 ms of CPU each (a calibrated map)."""
 
 
-def coordinator_env(master: str) -> dict[str, str]:
-    """The product's settings for coordinating ``master`` (short holds, a round a second)."""
+def coordinator_env(master: str, executors: int | None = EXECUTORS) -> dict[str, str]:
+    """The product's settings for coordinating ``master``'s ``executors`` (short holds, a
+    round a second; None: no coordinator)."""
+    env = {"HEADROOM_ALLOWED_SPARK_MASTERS": master, "HEADROOM_STREAMS_PREFIX": PREFIX}
+    if executors is None:
+        return env
     return {
-        "HEADROOM_ALLOWED_SPARK_MASTERS": master,
-        "HEADROOM_CLUSTER_EXECUTORS": f"{master}={EXECUTORS}",
+        **env,
+        "HEADROOM_CLUSTER_EXECUTORS": f"{master}={executors}",
         "HEADROOM_COORDINATE_INTERVAL_S": "1",
         "HEADROOM_COORDINATOR_HOLD_S": "4",
         "HEADROOM_COORDINATOR_MIN_INTERVAL_S": "10",
-        "HEADROOM_STREAMS_PREFIX": PREFIX,
     }
 
 
 @contextmanager
 def coordinated_product(
-    data_dir: Path, database_url: str, redis_url: str, master: str, *, dashboard: bool = False
+    data_dir: Path,
+    database_url: str,
+    redis_url: str,
+    master: str,
+    *,
+    dashboard: bool = False,
+    executors: int | None = EXECUTORS,
 ) -> Iterator[Stack]:
-    """The product coordinating ``master``: API (and dashboard), a Celery worker with
-    beat, an admin (``tests.e2e.conftest``'s); every job killed at the end."""
-    env = coordinator_env(master)
+    """The product coordinating ``master`` (:func:`coordinator_env`): API (and
+    dashboard), a Celery worker with beat, an admin (``tests.e2e.conftest``'s); every job
+    killed at the end."""
+    env = coordinator_env(master, executors)
     settings = Settings.model_validate(
         {
             "data_dir": data_dir,
@@ -89,9 +99,12 @@ def coordinated_product(
         kill_processes_naming(data_dir)
 
 
-def scenario(name: str, priorities: dict[str, int], rates: dict[str, float]) -> str:
+def scenario(
+    name: str, priorities: dict[str, int], rates: dict[str, float], pool: tuple[int, int] = (1, 2)
+) -> str:
     """An elastic scenario: per class its priority and its stream's rate (a job reading
-    Redis takes what is fed instead); each tuple costs 1 ms of CPU (a calibrated map)."""
+    Redis takes what is fed instead); each tuple costs 1 ms of CPU (a calibrated map);
+    its pool holds ``pool`` executors at least and at most."""
     streams = "\n".join(
         f"  - name: {c}_in\n    arrival: {{kind: constant, rate_per_s: {rates[c]:g}}}"
         for c in priorities
@@ -106,17 +119,18 @@ def scenario(name: str, priorities: dict[str, int], rates: dict[str, float]) -> 
     return (
         f"version: 1\nname: {name}\nseed: 5\nduration_s: 600\n"
         "control:\n  period_s: 1.0\n  mode: dilos\n"
-        "  elastic: {params: {min_executors: 1, max_executors: 2, hold_out_s: 4, "
-        "hold_in_s: 8}}\n"
+        f"  elastic: {{params: {{min_executors: {pool[0]}, max_executors: {pool[1]}, "
+        "hold_out_s: 4, hold_in_s: 8}}\n"
         f"streams:\n{streams}\nclasses:\n{members}\n"
     )
 
 
-def start_jobs(api: httpx.Client, master: str) -> tuple[int, int]:
+def start_jobs(api: httpx.Client, master: str, pool: tuple[int, int] = (1, 2)) -> tuple[int, int]:
     """Jobs A and B, launched through the API on ``master``, reading Redis."""
     ids = []
     for name, priorities, rates in (("job-a", JOB_A, A_LOADED), ("job-b", JOB_B, B_LOADED)):
-        stored = api.post("/scenarios", json={"yaml": scenario(name, priorities, rates)})
+        yaml = scenario(name, priorities, rates, pool)
+        stored = api.post("/scenarios", json={"yaml": yaml})
         assert stored.status_code == 201, stored.text
         body = {"scenario_id": stored.json()["id"], "spark_master": master, "source": "redis"}
         job = api.post("/jobs", json=body)
