@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -55,14 +55,29 @@ class CountingRedis(redis.Redis):
         return entries
 
 
+@pytest.fixture
+def producer(client: redis.Redis, two_classes: Scenario) -> Iterator[Producer]:
+    """A producer of the two_classes scenario's streams under a prefix of its own; its
+    streams are deleted afterwards."""
+    fed = Producer(client, stream_specs(two_classes), f"test-{uuid.uuid4().hex[:8]}")
+    yield fed
+    client.delete(*fed.keys().values())
+
+
+def counting_log(spec: FeedSpec, redis_url: str) -> tuple[RedisLog, CountingRedis]:
+    """A log reading through a client that counts the entries it reads."""
+    counting = CountingRedis(connection_pool=redis.ConnectionPool.from_url(redis_url))
+    return RedisLog(spec, counting), counting
+
+
 def redis_feed(
-    producer: Producer, specs: Mapping[str, StreamSpec], redis_url: str, tmp_path: Path
+    producer: Producer, two_classes: Scenario, redis_url: str, tmp_path: Path
 ) -> FeedSpec:
-    """The source's spec for the two_classes scenario's ``specs``, fed by ``producer``."""
+    """The source's spec for the two_classes scenario, fed by ``producer``."""
     return FeedSpec(
         kind="redis",
         points=(FeedPoint("src:gold:a", "gold", "a"), FeedPoint("src:bronze:b", "bronze", "b")),
-        streams=specs,
+        streams=stream_specs(two_classes),
         decision_path=str(tmp_path / "d.json"),
         redis_url=redis_url,
         redis_keys=producer.keys(),
@@ -70,83 +85,71 @@ def redis_feed(
 
 
 def test_producer_and_reader_agree_on_every_entry(
-    client: redis.Redis, redis_url: str, two_classes: Scenario, tmp_path: Path
+    producer: Producer, redis_url: str, two_classes: Scenario, tmp_path: Path
 ) -> None:
-    prefix = f"test-{uuid.uuid4().hex[:8]}"
     specs = stream_specs(two_classes)
-    producer = Producer(client, specs, prefix)
-    try:
-        spec = redis_feed(producer, specs, redis_url, tmp_path)
-        counting = CountingRedis(connection_pool=redis.ConnectionPool.from_url(redis_url))
-        log = RedisLog(spec, counting)
-        start = initial_offset(spec, log, 1_000)
-        assert producer.step(2.0) == 200 + 100  # a: 100/s, b: 50/s
-        end = next_offset(spec, log, start, ADMIT_ALL, 2_000)
-        assert [p.arrived for p in end.points] == [200, 100]
-        assert [p.waiting for p in end.points] == [0, 0]
-        rows = [log.rows(piece) for g in plan_partitions(spec, start, end, {}) for piece in g]
-        a = next(r for r in rows if r["point"][0] == 0)
-        assert a["seq"].tolist() == list(range(200))
-        generated = specs["a"].values_of(np.arange(200), a["arrival_s"])
-        assert np.array_equal(a["key"], generated["key"])
-        assert np.allclose(a["value"], generated["value"])
-        # the arrival instant is the append instant from the entry id (ms resolution)
-        assert (np.diff(a["arrival_s"]) >= 0).all()
-        # a budget leaves entries waiting in the stream, oldest first
-        producer.step(4.0)
-        half = Decision(
-            version=1,
-            quotas={"gold": 0.5, "bronze": 0.5},
-            budget_s=0.1,
-            costs_s={"src:gold:a": 0.001, "src:bronze:b": 0.001},
-            admit_all=False,
-        )
-        later = next_offset(spec, log, end, half, 3_000)
-        gold = later.points[0]
-        assert gold.arrived == 400 and gold.taken == 250 and gold.waiting == 150
-        rows = [log.rows(p) for g in plan_partitions(spec, end, later, half.costs_s) for p in g]
-        gold_rows = next(r for r in rows if r["point"][0] == 0)
-        assert gold_rows["seq"].tolist() == list(range(200, 250))
-        # stale first: gold may keep 50 of the 150 that waited; the oldest 100 are shed
-        # unread, and the 100 that arrived since and the 50 kept are read, in order
-        producer.step(5.0)
-        stale = dataclasses.replace(half, version=2, budget_s=100.0, stale_max={"gold": 50.0})
-        after = next_offset(spec, log, later, stale, 4_000)
-        gold = after.points[0]
-        assert (gold.taken, gold.kept, gold.stale) == (500, 400, 100)
-        counting.read = 0
-        pieces = [p for g in plan_partitions(spec, later, after, stale.costs_s) for p in g]
-        gold_rows = log.rows(next(p for p in pieces if p.point == 0))
-        assert gold_rows["seq"].tolist() == list(range(350, 500))
-        assert counting.read == 150  # the shed ones are not read at all
-    finally:
-        client.delete(*(stream_key(prefix, name) for name in specs))
+    spec = redis_feed(producer, two_classes, redis_url, tmp_path)
+    log, counting = counting_log(spec, redis_url)
+    start = initial_offset(spec, log, 1_000)
+    assert producer.step(2.0) == 200 + 100  # a: 100/s, b: 50/s
+    end = next_offset(spec, log, start, ADMIT_ALL, 2_000)
+    assert [p.arrived for p in end.points] == [200, 100]
+    assert [p.waiting for p in end.points] == [0, 0]
+    rows = [log.rows(piece) for g in plan_partitions(spec, start, end, {}) for piece in g]
+    a = next(r for r in rows if r["point"][0] == 0)
+    assert a["seq"].tolist() == list(range(200))
+    generated = specs["a"].values_of(np.arange(200), a["arrival_s"])
+    assert np.array_equal(a["key"], generated["key"])
+    assert np.allclose(a["value"], generated["value"])
+    # the arrival instant is the append instant from the entry id (ms resolution)
+    assert (np.diff(a["arrival_s"]) >= 0).all()
+    # a budget leaves entries waiting in the stream, oldest first
+    producer.step(4.0)
+    half = Decision(
+        version=1,
+        quotas={"gold": 0.5, "bronze": 0.5},
+        budget_s=0.1,
+        costs_s={"src:gold:a": 0.001, "src:bronze:b": 0.001},
+        admit_all=False,
+    )
+    later = next_offset(spec, log, end, half, 3_000)
+    gold = later.points[0]
+    assert gold.arrived == 400 and gold.taken == 250 and gold.waiting == 150
+    rows = [log.rows(p) for g in plan_partitions(spec, end, later, half.costs_s) for p in g]
+    gold_rows = next(r for r in rows if r["point"][0] == 0)
+    assert gold_rows["seq"].tolist() == list(range(200, 250))
+    # stale first: gold may keep 50 of the 150 that waited; the oldest 100 are shed
+    # unread, and the 100 that arrived since and the 50 kept are read, in order
+    producer.step(5.0)
+    stale = dataclasses.replace(half, version=2, budget_s=100.0, stale_max={"gold": 50.0})
+    after = next_offset(spec, log, later, stale, 4_000)
+    gold = after.points[0]
+    assert (gold.taken, gold.kept, gold.stale) == (500, 400, 100)
+    counting.read = 0
+    pieces = [p for g in plan_partitions(spec, later, after, stale.costs_s) for p in g]
+    gold_rows = log.rows(next(p for p in pieces if p.point == 0))
+    assert gold_rows["seq"].tolist() == list(range(350, 500))
+    assert counting.read == 150  # the shed ones are not read at all
 
 
 def test_the_first_batch_starts_where_it_was_planned(
-    client: redis.Redis, redis_url: str, two_classes: Scenario, tmp_path: Path
+    producer: Producer, redis_url: str, two_classes: Scenario, tmp_path: Path
 ) -> None:
     """Spark asks for the initial offset again when it runs batch 0 (nothing committed
     yet). Entries appended between the two calls once moved the second start past the
     first: the batch's range then held fewer entries than its counts said, and reading it
     failed with an IndexError (seen in CI under load)."""
-    prefix = f"test-{uuid.uuid4().hex[:8]}"
-    specs = stream_specs(two_classes)
-    producer = Producer(client, specs, prefix)
-    try:
-        spec = redis_feed(producer, specs, redis_url, tmp_path)
-        readers = [FeedReader(spec, i) for i in range(len(spec.points))]
-        producer.step(1.0)
-        planned = readers[0].initialOffset()
-        producer.step(2.0)  # the feeder appends while Spark plans the first batch
-        end = readers[0].latestOffset(planned, ReadAllAvailable())
-        run = readers[0].initialOffset()  # MicroBatchExecution.runBatch, batch 0
-        assert run == planned == readers[1].initialOffset()
-        parts = [p for r in readers for p in r.partitions(run, end) if isinstance(p, FeedPartition)]
-        rows = sum(len(RedisLog(spec).rows(piece)["seq"]) for p in parts for piece in p.slices)
-        assert rows == sum(p.kept for p in SourceOffset.from_json(end).points)
-    finally:
-        client.delete(*(stream_key(prefix, name) for name in specs))
+    spec = redis_feed(producer, two_classes, redis_url, tmp_path)
+    readers = [FeedReader(spec, i) for i in range(len(spec.points))]
+    producer.step(1.0)
+    planned = readers[0].initialOffset()
+    producer.step(2.0)  # the feeder appends while Spark plans the first batch
+    end = readers[0].latestOffset(planned, ReadAllAvailable())
+    run = readers[0].initialOffset()  # MicroBatchExecution.runBatch, batch 0
+    assert run == planned == readers[1].initialOffset()
+    parts = [p for r in readers for p in r.partitions(run, end) if isinstance(p, FeedPartition)]
+    rows = sum(len(RedisLog(spec).rows(piece)["seq"]) for p in parts for piece in p.slices)
+    assert rows == sum(p.kept for p in SourceOffset.from_json(end).points)
 
 
 def test_entries_carry_the_streams_own_columns_as_fields_or_as_json(
@@ -209,6 +212,7 @@ def listed(columns: dict[str, Any]) -> dict[str, Any]:
 @pytest.mark.parametrize(("count", "most_read"), [(300, 0), (290, 11), (10, 10)])
 def test_take_places_the_cursor_reading_as_few_entries_as_it_can(
     client: redis.Redis,
+    producer: Producer,
     redis_url: str,
     two_classes: Scenario,
     tmp_path: Path,
@@ -218,22 +222,15 @@ def test_take_places_the_cursor_reading_as_few_entries_as_it_can(
     """The cursor after taking ``count`` of 300 waiting entries is the ``count``-th
     entry's id, read from neither end when every waiting entry is taken, else from the
     nearer end."""
-    prefix = f"test-{uuid.uuid4().hex[:8]}"
-    specs = stream_specs(two_classes)
-    producer = Producer(client, specs, prefix)
-    try:
-        spec = redis_feed(producer, specs, redis_url, tmp_path)
-        counting = CountingRedis(connection_pool=redis.ConnectionPool.from_url(redis_url))
-        log = RedisLog(spec, counting)
-        start = log.initial(0, 0)
-        producer.step(1.0)  # 100 entries: taken before the cursor is placed
-        producer.step(4.0)  # 300 more
-        entries = client.xrange(stream_key(prefix, "a"), "-", "+") or []
-        ids = [i.decode() for i, _ in entries if isinstance(i, bytes)]
-        state = dataclasses.replace(start, arrived=100, taken=100, cursor=ids[99])
-        assert log.arrived(0, state, 0) == 400
-        counting.read = 0
-        assert log.take(0, state, count) == ids[99 + count]
-        assert counting.read <= most_read
-    finally:
-        client.delete(*(stream_key(prefix, name) for name in specs))
+    spec = redis_feed(producer, two_classes, redis_url, tmp_path)
+    log, counting = counting_log(spec, redis_url)
+    start = log.initial(0, 0)
+    producer.step(1.0)  # 100 entries: taken before the cursor is placed
+    producer.step(4.0)  # 300 more
+    entries = client.xrange(producer.keys()["a"], "-", "+") or []
+    ids = [i.decode() for i, _ in entries if isinstance(i, bytes)]
+    state = dataclasses.replace(start, arrived=100, taken=100, cursor=ids[99])
+    assert log.arrived(0, state, 0) == 400
+    counting.read = 0
+    assert log.take(0, state, count) == ids[99 + count]
+    assert counting.read <= most_read
