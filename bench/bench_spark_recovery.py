@@ -34,7 +34,7 @@ import yaml
 
 from backend.processes import running_descendants
 from bench.bench_spark_common import ROOT, load_average, render_table
-from spark_runner.engine.sources.replay import admitted_tuples, join_matches
+from spark_runner.engine.sources.replay import admitted_tuples, final_values, join_matches
 
 WINDOW_S, JOIN_S, JOIN_KEYS = 4.0, 2.0, 3
 
@@ -121,15 +121,10 @@ def compare(checkpoint: Path, sink: Path, last: int) -> dict[str, int]:
         for r in ds.dataset(sink, format="parquet", partitioning="hive").to_table().to_pylist()
         if r["batch_id"] <= last
     ]
-    newest: dict[tuple[float, float], tuple[int, float]] = {}
-    for r in rows:
-        if r["class"] == "gold":
-            cell = (r["window_start_s"], r["key"])
-            if cell not in newest or newest[cell][0] < r["batch_id"]:
-                newest[cell] = (r["batch_id"], r["value"])
+    newest = final_values(r for r in rows if r["class"] == "gold")
     starts = np.floor(gold_a["arrival_s"] / WINDOW_S) * WINDOW_S
     expected = Counter(zip(starts.tolist(), gold_a["key"].astype(float).tolist(), strict=True))
-    wrong = sum(1 for c, n in expected.items() if c in newest and newest[c][1] != n)
+    wrong = sum(1 for c, n in expected.items() if c in newest and newest[c] != n)
     small = {c: v[bronze_a["key"] < JOIN_KEYS] for c, v in bronze_a.items()}
     pairs = join_matches(small, bronze_b, on="key", size_s=JOIN_S, values=("value", "value"))
     joined = Counter((r["key"], r["value"], r["value_r"]) for r in rows if r["class"] == "bronze")

@@ -384,6 +384,17 @@ class EngineRead(TypedDict):
     partitions: int | None
 
 
+class EventRange(TypedDict):
+    """The stretch of event time a job computes for one class, its share of the class's hand-off
+    between jobs (:class:`~spark_runner.core.migration.HandOff`): the origin keeps the tuples
+    before ``until_s``, the target those from ``from_s`` on. A bound left None is open. Epoch
+    seconds.
+    """
+
+    from_s: float | None
+    until_s: float | None
+
+
 class Health(TypedDict):
     status: str
     database: str
@@ -597,6 +608,9 @@ class LiveConfig(TypedDict):
     # executor_cores is fixed at launch and max_executors cannot rise above the launch's; the
     # thresholds tau0..tau3 are the lowest of the classes'.
     elastic: dict[str, float | int | str | bool] | None
+    # Per class moving between jobs, the event time this job computes for it; a class not named
+    # here: all of it. Set by the control plane's hand-offs.
+    ranges: dict[str, EventRange]
 
 
 class LoginRequest(TypedDict):

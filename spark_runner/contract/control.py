@@ -8,10 +8,11 @@ controller runs), so the API rejects what the job would reject.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from spark_runner.contract.settings import setting_field, with_class_settings
 from spark_runner.core.dilos import ClassSpec, DilosParams
@@ -65,6 +66,33 @@ class ClassControl(BaseModel):
         return ClassSpec.of_settings(name, self.model_dump())
 
 
+EPOCH_MAX_S = 4_102_444_800.0
+"""2100-01-01 in epoch seconds: the latest instant a range bound may name."""
+
+
+class EventRange(BaseModel):
+    """The stretch of event time a job computes for one class, its share of the class's
+    hand-off between jobs (:class:`~spark_runner.core.migration.HandOff`): the origin
+    keeps the tuples before ``until_s``, the target those from ``from_s`` on. A bound left
+    None is open. Epoch seconds."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    from_s: float | None = Field(default=None, ge=0, le=EPOCH_MAX_S)
+    until_s: float | None = Field(default=None, ge=0, le=EPOCH_MAX_S)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> EventRange:
+        if self.from_s is not None and self.until_s is not None and self.until_s <= self.from_s:
+            raise ValueError(f"until_s ({self.until_s}) must be above from_s ({self.from_s})")
+        return self
+
+    def bounds(self) -> tuple[float, float]:
+        """``(from, until)`` with open bounds as ±infinity."""
+        low = -math.inf if self.from_s is None else self.from_s
+        return low, math.inf if self.until_s is None else self.until_s
+
+
 class LiveConfig(BaseModel):
     """The whole live configuration of a job at one version."""
 
@@ -85,6 +113,11 @@ class LiveConfig(BaseModel):
         "max_executors cannot rise above the launch's; the thresholds tau0..tau3 are the "
         "lowest of the classes'.",
     )
+    ranges: dict[str, EventRange] = Field(
+        default_factory=dict,
+        description="Per class moving between jobs, the event time this job computes for "
+        "it; a class not named here: all of it. Set by the control plane's hand-offs.",
+    )
 
     def dilos_params(self) -> DilosParams:
         return DilosParams(
@@ -103,6 +136,11 @@ class LiveConfig(BaseModel):
                 raise ParameterError(
                     f"classes.{name}.{error.field}", error.value, error.rule
                 ) from None
+        for name in self.ranges:
+            if name not in self.classes:
+                raise ParameterError(
+                    f"ranges.{name}", name, f"not a class of this job: {sorted(self.classes)}"
+                )
         self.scaling_params()
 
     def targets(self) -> dict[str, float]:

@@ -121,3 +121,14 @@ def prefer_state_transfer(window_s: float, transfer_s: float, slack_s: float) ->
     when moving it takes less time than a window needs to fill, and the class's slack
     (its target less its response time) covers the pause it causes."""
     return transfer_s < window_s and transfer_s <= slack_s
+
+
+def switch_instant(now: int, lead: int, grid: int) -> int:
+    """The hand-off's switch instant: the first multiple of ``grid`` (the window sizes'
+    common multiple, so it is a window boundary for every window of the query) at least
+    ``lead`` after ``now``, so both jobs hold their ranges before a tuple reaches it."""
+    if grid <= 0:
+        raise ParameterError("grid", grid, "must be > 0")
+    if lead < 0:
+        raise ParameterError("lead", lead, "must be >= 0")
+    return -(-(now + lead) // grid) * grid

@@ -37,6 +37,7 @@ from spark_runner.contract.actions import ControlAction
 from spark_runner.contract.control import LiveConfig
 from spark_runner.contract.samples import MetricSample
 from spark_runner.contract.snapshot import DEFAULT_WATERMARK_S
+from spark_runner.core.errors import ParameterError
 from spark_runner.engine.control.background import BackgroundLoad
 from spark_runner.engine.control.controller import (
     BatchTiming,
@@ -45,6 +46,7 @@ from spark_runner.engine.control.controller import (
 )
 from spark_runner.engine.control.executors import ExecutorPool
 from spark_runner.engine.dataflow.expressions import burn_amounts, burn_sql
+from spark_runner.engine.dataflow.handoff import log_start_s, point_margins_s
 from spark_runner.engine.dataflow.jvm_burn import CLASS_NAME, UDF_NAME, burn_udf_sql
 from spark_runner.engine.dataflow.network import NetworkPlan, stream_specs
 from spark_runner.engine.dataflow.operators import Dataflow, build_dataflow
@@ -53,7 +55,14 @@ from spark_runner.engine.measure.calibration import measure_repetition_s
 from spark_runner.engine.measure.measures import read_measures
 from spark_runner.engine.measure.task_times import BatchTaskTimes, TaskTimes
 from spark_runner.engine.results import build_spark_results
-from spark_runner.engine.sources.feed import GENERATOR, REDIS, FeedPoint, FeedSpec, plan_partitions
+from spark_runner.engine.sources.feed import (
+    FILES,
+    GENERATOR,
+    REDIS,
+    FeedPoint,
+    FeedSpec,
+    plan_partitions,
+)
 from spark_runner.engine.sources.offsets import (
     BatchRecord,
     SourceOffset,
@@ -272,6 +281,12 @@ class EngineRun:
         partitions."""
         settings, plan = self.settings, self.plan
         streams = stream_specs(plan.scenario)
+        margins = point_margins_s(plan)
+        start_s = log_start_s(plan, self.controller.live.ranges, margins)
+        if start_s and settings.source != FILES:
+            raise ParameterError(
+                "ranges", settings.source, "a job takes over a class from a files log only"
+            )
         return FeedSpec(
             kind=settings.source,
             backlog_us=round(settings.backlog_s * 1e6),
@@ -283,6 +298,8 @@ class EngineRun:
             redis_keys={n: stream_key(settings.redis_prefix, n) for n in streams},
             files_dir=settings.files_dir,
             edge_classes=tuple((k, plan.class_names[k]) for k in plan.edge_classes),
+            margins_s=margins,
+            start_s=start_s,
         )
 
     def _start_pool(self, spark: SparkSession, parallelism: int) -> int:

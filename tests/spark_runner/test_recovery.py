@@ -29,7 +29,7 @@ import pytest
 
 from backend.processes import is_running, running_descendants
 from spark_runner.engine.dataflow.network import compile_network
-from spark_runner.engine.sources.replay import join_matches
+from spark_runner.engine.sources.replay import final_values, join_matches
 from spark_runner.scenario import parse_scenario
 from tests.waiting import wait_until
 
@@ -130,15 +130,9 @@ def assert_recovery_outputs(
     """``rows`` (the sink's, up to the last committed batch) hold gold's window counts
     and bronze's join matches of the ``data`` admitted, exactly."""
     # every window's newest update counts every admitted tuple once
-    newest: dict[tuple[float, float], tuple[int, float]] = {}
-    for r in rows:
-        if r["class"] == "gold":
-            cell = (r["window_start_s"], r["key"])
-            if cell not in newest or newest[cell][0] < r["batch_id"]:
-                newest[cell] = (r["batch_id"], r["value"])
     a = data[("gold", "a")]
     expected = Counter(zip(np.floor(a["arrival_s"] / 4) * 4, a["key"].astype(float), strict=True))
-    assert {cell: value for cell, (_, value) in newest.items()} == {
+    assert final_values(r for r in rows if r["class"] == "gold") == {
         cell: float(n) for cell, n in expected.items()
     }
 

@@ -76,6 +76,7 @@ from spark_runner.engine.control.pacing import (
     mean_floor_s,
     pace_s,
 )
+from spark_runner.engine.dataflow.handoff import movable_issue
 from spark_runner.engine.dataflow.network import NetworkPlan, stream_specs
 from spark_runner.engine.measure.costs import (
     ROW_WEIGHT_S,
@@ -260,6 +261,7 @@ class EngineController:
         self._quotas = self.control.initial_quotas()
         self._step = 0
         self._decision_version = 0
+        self._plain_ranges: dict[str, tuple[float | None, float | None]] = {}
         self._period = self._new_period()
         self.background = background_schedule(scenario)
         # results
@@ -339,7 +341,12 @@ class EngineController:
 
     def _install(self, config: LiveConfig) -> list[str]:
         scaling = self._live_scaling(config)  # checked before anything changes
+        for name in config.ranges:
+            if name in self.names and (why := movable_issue(self.plan, name)) is not None:
+                raise ParameterError(f"ranges.{name}", name, f"cannot move between jobs: {why}")
         changes = apply_live_config(self.control, self.live, config)
+        if config.ranges != self.live.ranges:
+            changes.append(f"ranges={self._ranges_of(config)}")
         if scaling is not None and self.elastic is not None and scaling != self.elastic.params:
             changes.append(f"elastic={scaling_changes(self.elastic.params, scaling)}")
             self.elastic.retune(scaling)
@@ -448,12 +455,7 @@ class EngineController:
 
     def initial_decision(self) -> Decision:
         if self.options.plain:
-            return Decision(
-                version=0,
-                admit_all=True,
-                config_version=self.config_version,
-                pace_s=self.period_s,
-            )
+            return self._plain_decision()
         if not self.options.fixed_pace:
             self._repace(self.names)
         self._push_costs()
@@ -463,7 +465,7 @@ class EngineController:
         """The managers do not run (warm-up): priority quotas, no shedding, fresh costs."""
         self._decision_version += 1
         if self.options.plain:
-            return Decision(version=self._decision_version, admit_all=True, pace_s=self.period_s)
+            return self._plain_decision()
         self._push_costs()
         return self._decision({n: 0.0 for n in self.names}, self._quotas)
 
@@ -492,7 +494,33 @@ class EngineController:
             stale_max=stale_max,
             pace_s=self.start_pace_s,
             order=priority_order(self.control.priorities()),
+            ranges=self._ranges(),
         )
+
+    def _plain_decision(self) -> Decision:
+        """Take every waiting tuple (no managers), within the classes' ranges."""
+        self._plain_ranges = self._ranges()
+        return Decision(
+            version=self._decision_version,
+            admit_all=True,
+            config_version=self.config_version,
+            pace_s=self.period_s,
+            ranges=self._plain_ranges,
+        )
+
+    def _plain_ranges_step(self) -> StepOutcome | None:
+        """A plain run decides nothing but the ranges a live configuration changed."""
+        if self._ranges() == self._plain_ranges:
+            return None
+        self._decision_version += 1
+        return StepOutcome(self._plain_decision(), [])
+
+    def _ranges(self) -> dict[str, tuple[float | None, float | None]]:
+        """The event time the live configuration gives this job of each moving class."""
+        return self._ranges_of(self.live)
+
+    def _ranges_of(self, config: LiveConfig) -> dict[str, tuple[float | None, float | None]]:
+        return {n: (r.from_s, r.until_s) for n, r in config.ranges.items() if n in self.names}
 
     def _edge_costs(self) -> dict[str, dict[str, float]]:
         """Per class that sheds on an edge, per point upstream of its edges, its work per
@@ -610,7 +638,7 @@ class EngineController:
             return None if self.options.plain else StepOutcome(self._held_decision(), [])
         if self.options.plain:
             self._record_plain(record, t_s, seconds)
-            return None
+            return self._plain_ranges_step()
         return self._step_now(record, timing, t_s)
 
     def _count_admission(self, record: BatchRecord, counts: NodeCounts, period: _Period) -> None:

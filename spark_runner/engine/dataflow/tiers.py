@@ -98,7 +98,10 @@ def tier_live(live: LiveConfig, names: Sequence[str]) -> LiveConfig:
     """The part of a live configuration a tier's controller takes: its classes' (a class
     the configuration does not name stays unnamed: the controller refuses it)."""
     return live.model_copy(
-        update={"classes": {n: live.classes[n] for n in names if n in live.classes}}
+        update={
+            "classes": {n: live.classes[n] for n in names if n in live.classes},
+            "ranges": {n: r for n, r in live.ranges.items() if n in names},
+        }
     )
 
 

@@ -64,6 +64,11 @@ class FeedSpec:
         files_dir: the files source's directory (a subdirectory per stream).
         edge_classes: ``(class index, name)`` of the classes that shed on an edge inside
             Spark; every row carries each one's shed fraction (column ``shed_<index>``).
+        margins_s: per point, how much further than its class's event-time range it
+            reads (:func:`~spark_runner.engine.dataflow.handoff.point_margins_s`).
+        start_s: files only: the arrival instant (epoch s) the log is read from, for a
+            job that takes over a class at a switch instant; 0: the files that arrive
+            after the run starts.
     """
 
     kind: str
@@ -76,6 +81,11 @@ class FeedSpec:
     edge_classes: tuple[tuple[int, str], ...] = ()
     files_dir: str = ""
     backlog_us: int = 0
+    margins_s: tuple[float, ...] = ()
+    start_s: float = 0.0
+
+    def margin_s(self, point: int) -> float:
+        return self.margins_s[point] if point < len(self.margins_s) else 0.0
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -89,6 +99,8 @@ class FeedSpec:
             "redis_keys": dict(self.redis_keys),
             "edge_classes": [list(e) for e in self.edge_classes],
             "files_dir": self.files_dir,
+            "margins_s": list(self.margins_s),
+            "start_s": self.start_s,
         }
 
     @classmethod
@@ -104,6 +116,8 @@ class FeedSpec:
             redis_keys={str(k): str(v) for k, v in dict(data.get("redis_keys", {})).items()},
             edge_classes=tuple((int(i), str(n)) for i, n in data.get("edge_classes", [])),
             files_dir=str(data.get("files_dir", "")),
+            margins_s=tuple(float(m) for m in data.get("margins_s", ())),
+            start_s=float(data.get("start_s", 0.0)),
         )
 
     def dump(self, path: Path) -> None:

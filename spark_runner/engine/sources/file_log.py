@@ -12,7 +12,8 @@ run (``<checkpoint>/headroom/files/<stream>.json``: name, rows, arrival instant)
 by every point reading the stream under a lock and only ever appended to. A tuple is a
 row number in that order, so offsets stay exact and a replayed batch reads the same
 rows, whatever files arrive later. Files present when the run starts are not read (as a
-Redis stream's earlier entries): the run reads what arrives while it runs.
+Redis stream's earlier entries): the run reads what arrives while it runs, or from a
+start instant (``FeedSpec.start_s``: a job taking over a class reads from its switch).
 """
 
 from __future__ import annotations
@@ -68,9 +69,10 @@ def count_rows(path: Path) -> int:
 class Manifest:
     """The files of one stream's directory in discovery order (see module docstring)."""
 
-    def __init__(self, directory: Path, path: Path) -> None:
+    def __init__(self, directory: Path, path: Path, start_s: float = 0.0) -> None:
         self.directory = directory
         self.path = path
+        self.start_s = start_s
         self._files: list[LoggedFile] = []
         self._ends = np.zeros(0, dtype=np.int64)  # cumulative rows after each file
         self._skipped: set[str] = set()
@@ -96,8 +98,9 @@ class Manifest:
         try:
             return dict(json.loads(self.path.read_text(encoding="utf-8")))
         except FileNotFoundError:
-            # the first look: what is there already is not part of the run
-            return {"files": [], "skipped": sorted(self._candidates())}
+            # the first look: what is there already is not part of the run, but for the
+            # files from ``start_s`` on (a job taking over a class at a switch instant)
+            return {"files": [], "skipped": sorted(self._before(self.start_s))}
 
     def _candidates(self) -> set[str]:
         if not self.directory.is_dir():
@@ -107,6 +110,17 @@ class Manifest:
             for p in self.directory.iterdir()
             if p.suffix.lower() in FILE_FORMATS and not p.name.startswith((".", "_"))
         }
+
+    def _before(self, start_s: float) -> set[str]:
+        """The files there now that arrived before ``start_s`` (0: all of them)."""
+        found = set()
+        for name in self._candidates():
+            try:
+                if not start_s or (self.directory / name).stat().st_mtime < start_s:
+                    found.add(name)
+            except OSError:
+                continue
+        return found
 
     def _discover(self, document: dict[str, Any], now_s: float) -> dict[str, Any]:
         known = {entry[0] for entry in document["files"]} | set(document["skipped"])
@@ -146,7 +160,8 @@ class FileLog:
         manifests: dict[str, Manifest] = {}
         for stream in {p.stream for p in spec.points}:
             directory = Path(spec.files_dir) / stream
-            manifests[stream] = Manifest(directory, work_dir / "files" / f"{stream}.json")
+            path = work_dir / "files" / f"{stream}.json"
+            manifests[stream] = Manifest(directory, path, spec.start_s)
         self._manifests = [manifests[p.stream] for p in spec.points]
         self._columns = [spec.streams[p.stream].columns for p in spec.points]
 

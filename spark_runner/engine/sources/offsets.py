@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -60,6 +61,9 @@ class Decision:
             0: a batch may start at every trigger.
         order: the classes, highest priority first: budget no class's quota needs goes
             to them in this order (:func:`admission.water_fill`).
+        ranges: per class moving between jobs, the event time ``[from, until)`` this job
+            computes for it (epoch s, None: open; ``LiveConfig.ranges``): the sources
+            drop its other tuples as they read them.
     """
 
     version: int = 0
@@ -76,6 +80,7 @@ class Decision:
     after_us: int = 0
     pace_s: float = 0.0
     order: tuple[str, ...] = ()
+    ranges: Mapping[str, tuple[float | None, float | None]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -97,6 +102,7 @@ class Decision:
             **({"a": self.after_us} if self.after_us else {}),
             **({"p": round(self.pace_s, 6)} if self.pace_s else {}),
             **({"o": list(self.order)} if self.order else {}),
+            **({"r": {k: list(v) for k, v in self.ranges.items()}} if self.ranges else {}),
         }
 
     @classmethod
@@ -119,7 +125,25 @@ class Decision:
             after_us=int(data.get("a", 0)),
             pace_s=float(data.get("p", 0.0)),
             order=tuple(str(n) for n in data.get("o", ())),
+            ranges={
+                str(k): (_bound(a), _bound(b)) for k, (a, b) in dict(data.get("r", {})).items()
+            },
         )
+
+    def range_s(self, class_name: str, margin_s: float = 0.0) -> tuple[float, float] | None:
+        """The event time ``[from, until)`` the sources keep of class ``class_name``,
+        widened by ``margin_s`` on both sides; None: all of it."""
+        if class_name not in self.ranges:
+            return None
+        low, high = self.ranges[class_name]
+        return (
+            -math.inf if low is None else low - margin_s,
+            math.inf if high is None else high + margin_s,
+        )
+
+
+def _bound(value: Any) -> float | None:
+    return None if value is None else float(value)
 
 
 def _rounded(values: Mapping[str, float], digits: int) -> dict[str, float]:

@@ -10,8 +10,9 @@ without having kept the inputs.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -42,6 +43,18 @@ def admitted_tuples(checkpoint: str | Path, last_batch: int) -> list[dict[str, n
 
 
 Columns = Mapping[str, np.ndarray]
+
+
+def final_values(rows: Iterable[Mapping[str, Any]]) -> dict[tuple[Any, Any], Any]:
+    """A window aggregate's result per (window start, key) once every update is in: the
+    ``value`` of its update in the highest batch (update mode writes one per batch that
+    touched it; a file sink's rows carry ``batch_id``)."""
+    newest: dict[tuple[Any, Any], tuple[int, Any]] = {}
+    for r in rows:
+        cell = (r["window_start_s"], r["key"])
+        if cell not in newest or newest[cell][0] < r["batch_id"]:
+            newest[cell] = (r["batch_id"], r["value"])
+    return {cell: value for cell, (_, value) in newest.items()}
 
 
 def join_matches(

@@ -122,18 +122,38 @@ def read_times(rows: int, seconds: float) -> np.ndarray:
     return times
 
 
+def event_seconds(values: Any) -> np.ndarray:
+    """Event instants as epoch seconds (NaN where null) from a generated column (epoch s,
+    or µs for a timestamp) or an Arrow timestamp array."""
+    if isinstance(values, pa.Array):
+        if pa.types.is_timestamp(values.type):
+            values = values.cast(pa.int64())
+            return np.asarray(values.to_numpy(zero_copy_only=False), dtype=np.float64) / 1e6
+        return np.asarray(values.to_numpy(zero_copy_only=False), dtype=np.float64)
+    array = np.asarray(values)
+    return array / 1e6 if array.dtype.kind in "iu" else np.asarray(array, dtype=np.float64)
+
+
 def now_us() -> int:
     return time.time_ns() // 1_000
 
 
 class FeedPartition(InputPartition):
-    """A group of slices one task reads, and the batch's edge shed fractions; picklable."""
+    """A group of slices one task reads, the batch's edge shed fractions and the event
+    time its point keeps (None: all; a class moving between jobs); picklable."""
 
-    def __init__(self, slices: Sequence[Slice], edge_shed: Sequence[float], origin_us: int) -> None:
+    def __init__(
+        self,
+        slices: Sequence[Slice],
+        edge_shed: Sequence[float],
+        origin_us: int,
+        range_s: tuple[float, float] | None = None,
+    ) -> None:
         super().__init__(tuple((s.point, s.j0, s.j1) for s in slices))
         self.slices = tuple(slices)
         self.edge_shed = tuple(edge_shed)
         self.origin_us = origin_us
+        self.range_s = range_s
 
 
 class FeedReader(DataSourceStreamReader):
@@ -235,7 +255,9 @@ class FeedReader(DataSourceStreamReader):
             [piece for piece in group if piece.point == self.point]
             for group in plan_partitions(self.spec, a, b, decision.costs_s)
         )
-        return [FeedPartition(group, edge_shed, b.origin_us) for group in groups if group]
+        point = self.spec.points[self.point]
+        kept = decision.range_s(point.class_name, self.spec.margin_s(self.point))
+        return [FeedPartition(group, edge_shed, b.origin_us, kept) for group in groups if group]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         assert isinstance(partition, FeedPartition)
@@ -243,6 +265,7 @@ class FeedReader(DataSourceStreamReader):
         own = stream_columns(self.spec, self.point)
         names = [name for name, _, _ in BASE_FIELDS] + [c.name for c in own]
         names += [shed_column(k) for k, _ in self.spec.edge_classes] + [READ_COLUMN]
+        event_time = self.spec.streams[self.spec.points[self.point].stream].event_time
         began = time.perf_counter()
         for piece in partition.slices:
             columns = log.rows(piece)
@@ -250,10 +273,15 @@ class FeedReader(DataSourceStreamReader):
             arrays = [pa.array(columns[name], type=t) for name, _, t in BASE_FIELDS]
             arrays += [arrow_array(c, columns[c.name]) for c in own]
             arrays += [pa.array(np.full(rows, fraction)) for fraction in partition.edge_shed]
+            batch = pa.RecordBatch.from_arrays(arrays, names=names[:-1])
+            if partition.range_s is not None:
+                seconds = event_seconds(columns[event_time or "arrival_s"])
+                low, high = partition.range_s
+                batch = batch.filter(pa.array((seconds >= low) & (seconds < high)))
             now = time.perf_counter()
-            arrays.append(pa.array(read_times(rows, now - began)))
+            read_s = pa.array(read_times(batch.num_rows, now - began))
             began = now
-            yield pa.RecordBatch.from_arrays(arrays, names=names)
+            yield pa.RecordBatch.from_arrays([*batch.columns, read_s], names=names)
 
     def stop(self) -> None:
         """The query stops. Spark closes its connection to the process running this
