@@ -16,18 +16,14 @@ from spark_runner.contract.control import ClassControl, EventRange, LiveConfig
 from spark_runner.core.errors import ParameterError
 from spark_runner.core.migration import switch_instant
 from spark_runner.engine.control.controller import ControllerOptions, EngineController
-from spark_runner.engine.dataflow.handoff import (
-    log_start_s,
-    movable_issue,
-    point_margins_s,
-    switch_grid_s,
-)
+from spark_runner.engine.dataflow.handoff import log_start_s, point_margins_s
 from spark_runner.engine.dataflow.network import compile_network
 from spark_runner.engine.sources.feed import initial_offset, next_offset
 from spark_runner.engine.sources.file_log import FileLog
 from spark_runner.engine.sources.offsets import ADMIT_ALL, Decision
 from spark_runner.engine.sources.source import event_seconds
 from spark_runner.scenario import parse_scenario
+from spark_runner.scenario.handoff import movable_issue, switch_grid_s
 
 from .test_file_log import T0, S, feed, put
 from .test_handoff_spark import SCENARIO
@@ -52,24 +48,23 @@ def test_a_join_s_right_side_reads_its_size_further_and_windows_set_the_grid() -
     margins = {p.stream: m for p, m in zip(plan.points, point_margins_s(plan), strict=True)
                if p.class_name == "recs"}  # fmt: skip
     assert margins == {"clicks": 0.0, "views": 2.0}
-    assert movable_issue(plan, "recs") is None and movable_issue(plan, "gold") is None
-    assert switch_grid_s(plan, "recs") == 10.0 and switch_grid_s(plan, "gold") == 5.0
+    scenario = plan.scenario
+    assert movable_issue(scenario, "recs") is None and movable_issue(scenario, "gold") is None
+    assert switch_grid_s(scenario, "recs") == 10.0 and switch_grid_s(scenario, "gold") == 5.0
     ranges = {"recs": EventRange(from_s=1000.0)}
     assert log_start_s(plan, ranges, point_margins_s(plan)) == 998.0
     assert log_start_s(plan, {"recs": EventRange(until_s=1000.0)}, point_margins_s(plan)) == 0
 
 
 def test_windows_of_several_sizes_switch_on_their_common_multiple() -> None:
-    plan = compile_network(
-        parse_scenario(
-            scenario_with(
-                "          - {kind: window_aggregate, window: {size_s: 4}}\n"
-                "      - name: r\n        source: views\n        operators:\n"
-                "          - {kind: window_aggregate, window: {size_s: 6}}\n"
-            )
+    scenario = parse_scenario(
+        scenario_with(
+            "          - {kind: window_aggregate, window: {size_s: 4}}\n"
+            "      - name: r\n        source: views\n        operators:\n"
+            "          - {kind: window_aggregate, window: {size_s: 6}}\n"
         )
     )
-    assert switch_grid_s(plan, "c") == 12.0
+    assert switch_grid_s(scenario, "c") == 12.0
     assert switch_instant(25_001, 10_000, 12_000) == 36_000
     assert switch_instant(26_000, 10_000, 12_000) == 36_000
     with pytest.raises(ParameterError):
@@ -87,7 +82,14 @@ def test_windows_of_several_sizes_switch_on_their_common_multiple() -> None:
         (
             "          - {kind: window_join, right: clicks, window: {size_s: 2}, on_column: key,\n"
             "             sim: {selectivity: 1}}\n",
-            "both sides of a join",
+            "right side and as a query's source",
+        ),
+        (
+            "          - {kind: window_join, right: views, window: {size_s: 2}, on_column: key,\n"
+            "             sim: {selectivity: 1}}\n"
+            "      - name: r\n        source: views\n        operators:\n"
+            "          - {kind: filter, predicate: 'key < 4'}\n",
+            "right side and as a query's source",
         ),
         (
             "          - kind: sql\n            statement: >-\n"
@@ -100,8 +102,7 @@ def test_windows_of_several_sizes_switch_on_their_common_multiple() -> None:
 def test_a_class_whose_windows_cannot_be_split_by_event_time_cannot_move(
     query: str, why: str
 ) -> None:
-    plan = compile_network(parse_scenario(scenario_with(query)))
-    issue = movable_issue(plan, "c")
+    issue = movable_issue(parse_scenario(scenario_with(query)), "c")
     assert issue is not None and why in issue
 
 
@@ -112,9 +113,9 @@ def test_a_class_sharing_a_segment_cannot_move() -> None:
         "  - name: ads\n    priority: 1\n    delay_target_s: 20\n    queries:\n"
         "      - {name: b, source: seg, operators: [{kind: filter, predicate: 'value < 1'}]}\n"
     )
-    plan = compile_network(parse_scenario(text))
-    assert "other classes read" in (movable_issue(plan, "gold") or "")
-    assert "segment of class 'gold'" in (movable_issue(plan, "ads") or "")
+    scenario = parse_scenario(text)
+    for name in ("gold", "ads"):
+        assert "reads the shared segment 'seg'" in (movable_issue(scenario, name) or "")
 
 
 def test_a_decision_carries_each_moving_class_s_range_through_the_offset_log() -> None:

@@ -37,10 +37,9 @@ from backend.processes import is_running, running_descendants
 from spark_runner.contract.control import ClassControl, EventRange, LiveConfig
 from spark_runner.contract.snapshot import ClassSnapshot, EngineSettings, JobSnapshot
 from spark_runner.core.migration import switch_instant
-from spark_runner.engine.dataflow.handoff import switch_grid_s
-from spark_runner.engine.dataflow.network import compile_network
 from spark_runner.engine.sources.replay import final_values
 from spark_runner.scenario import parse_scenario
+from spark_runner.scenario.handoff import switch_grid_s
 from tests.waiting import wait_until
 
 pytestmark = [pytest.mark.spark, pytest.mark.timeout(420)]
@@ -219,7 +218,7 @@ def sink_rows(directory: Path) -> list[dict[str, Any]]:
 
 
 def test_a_class_moves_between_applications_with_its_outputs_exact(tmp_path: Path) -> None:
-    grid_s = switch_grid_s(compile_network(parse_scenario(SCENARIO)), "recs")
+    grid_s = switch_grid_s(parse_scenario(SCENARIO), "recs")
     with Producer(tmp_path / "in") as producer:
         switch_s = switch_instant(round(time.time() * 1000), 30_000, round(grid_s * 1000)) / 1000
         origin_dir, target_dir = tmp_path / "origin", tmp_path / "target"

@@ -76,7 +76,6 @@ from spark_runner.engine.control.pacing import (
     mean_floor_s,
     pace_s,
 )
-from spark_runner.engine.dataflow.handoff import movable_issue
 from spark_runner.engine.dataflow.network import NetworkPlan, stream_specs
 from spark_runner.engine.measure.costs import (
     ROW_WEIGHT_S,
@@ -88,6 +87,7 @@ from spark_runner.engine.measure.digest import PeriodStats, RunDigest, period_st
 from spark_runner.engine.measure.measures import BatchMeasures, NodeCounts, ResponseSample
 from spark_runner.engine.sources.offsets import BatchRecord, Decision
 from spark_runner.scenario.compose import scenario_live_config
+from spark_runner.scenario.handoff import movable_issue
 from spark_runner.scenario.models import MapOp, Scenario, WindowAggregateOp
 
 log = logging.getLogger(__name__)
@@ -342,7 +342,7 @@ class EngineController:
     def _install(self, config: LiveConfig) -> list[str]:
         scaling = self._live_scaling(config)  # checked before anything changes
         for name in config.ranges:
-            if name in self.names and (why := movable_issue(self.plan, name)) is not None:
+            if name in self.names and (why := movable_issue(self.plan.scenario, name)) is not None:
                 raise ParameterError(f"ranges.{name}", name, f"cannot move between jobs: {why}")
         changes = apply_live_config(self.control, self.live, config)
         if config.ranges != self.live.ranges:
