@@ -22,6 +22,7 @@ from backend.coordinator import routes as coordinator
 from backend.db import make_engine, make_session_factory
 from backend.elastic import routes as elastic
 from backend.errors import install_error_handlers
+from backend.handoffs import routes as handoffs
 from backend.history import routes as history
 from backend.hooks import Hooks
 from backend.jobs import routes as jobs
@@ -48,6 +49,7 @@ ROUTERS = (
     managers.router,
     elastic.router,
     coordinator.router,
+    handoffs.router,
     jobs.router,
     metrics.router,
     actions.router,

@@ -4,6 +4,7 @@ from backend.actions.models import ControlActionRow
 from backend.classes.models import QueryClass
 from backend.coordinator.models import CoordinatorState, ReallocationRow
 from backend.db import Base
+from backend.handoffs.models import HandoffRow
 from backend.jobs.models import Job
 from backend.metrics.models import MetricSampleRow
 from backend.queries.models import ContinuousQuery
@@ -20,6 +21,7 @@ __all__ = [
     "ControlActionRow",
     "CoordinatorState",
     "DeclaredStream",
+    "HandoffRow",
     "Job",
     "MetricSampleRow",
     "QueryClass",

@@ -56,10 +56,19 @@ def celery_config(settings: Settings) -> dict[str, Any]:
     return config
 
 
+HANDOFF_TICK_S = 1.0
+"""How often the hand-offs in progress move on (a hand-off's deadline is seconds away)."""
+
+
 def make_celery(settings: Settings) -> Celery:
     app = Celery(
         "headroom",
-        include=["backend.jobs.tasks", "backend.metrics.tasks", "backend.coordinator.tasks"],
+        include=[
+            "backend.jobs.tasks",
+            "backend.metrics.tasks",
+            "backend.coordinator.tasks",
+            "backend.handoffs.tasks",
+        ],
     )
     app.conf.update(celery_config(settings))
     app.conf.beat_schedule = {
@@ -70,6 +79,11 @@ def make_celery(settings: Settings) -> Celery:
             "options": {"expires": max(5.0, 5 * settings.watch_interval_s)},
         },
         "metric-retention": {"task": "metrics.retention", "schedule": 3600.0},
+        "advance-handoffs": {
+            "task": "handoffs.advance",
+            "schedule": HANDOFF_TICK_S,
+            "options": {"expires": 5 * HANDOFF_TICK_S},
+        },
     }
     if settings.cluster_executors:
         app.conf.beat_schedule["coordinate-clusters"] = {

@@ -395,6 +395,48 @@ class EventRange(TypedDict):
     until_s: float | None
 
 
+class HandoffCreate(TypedDict):
+    """Move ``class_name`` from the job computing it to a job holding it in standby."""
+
+    class_name: str
+    # The job computing it now.
+    origin_job_id: int
+    # A running job holding the class in standby.
+    target_job_id: int
+
+
+class HandoffRead(TypedDict):
+    id: int
+    class_name: str
+    origin_job_id: int
+    target_job_id: int
+    # planned, switching, done or failed.
+    state: str
+    # Epoch s.
+    requested_s: float
+    # The switch instant, epoch s: the origin computes the tuples before it, the target those
+    # from it on.
+    switch_s: float
+    # Both jobs must apply their ranges by then.
+    deadline_s: float
+    # The origin's watermark passes the switch then.
+    done_after_s: float
+    # The origin's configuration version with its range.
+    origin_version: int
+    target_version: int
+    # Why it failed.
+    reason: str | None
+    created_by: str | None
+    ended_at_s: float | None
+
+
+class HandoffsRead(TypedDict):
+    # Newest first.
+    handoffs: list[HandoffRead]
+    # The server's clock, epoch s (to read progress against).
+    now_s: float
+
+
 class Health(TypedDict):
     status: str
     database: str
@@ -537,6 +579,9 @@ class JobCreate(TypedDict):
     # sharing a segment together), Spark's FAIR scheduler giving a free task slot to the top tier
     # first.
     queries: NotRequired[JobCreateQueries]
+    # Classes of the job held in standby: their queries run on the Redis streams but compute
+    # nothing until a hand-off (POST /handoffs) moves the class here. Needs source redis.
+    standby: NotRequired[list[str]]
 
 
 class JobLaunch(TypedDict):

@@ -18,6 +18,7 @@ from spark_runner.scenario.models import (
     MAX_RATE_PER_S,
     MAX_REDISTRIBUTION_EVERY,
     MIN_PERIOD_S,
+    NAME_MAX_LENGTH,
     Control,
 )
 
@@ -85,6 +86,13 @@ class JobCreate(BaseModel):
         "<prefix>:job:<id>:output.",
     )
     queries: QueryLayout = Field(default="one", description=QUERY_LAYOUT_HELP)
+    standby: list[Annotated[str, Field(min_length=1, max_length=NAME_MAX_LENGTH)]] = Field(
+        default_factory=list,
+        max_length=MAX_JOB_CLASSES,
+        description="Classes of the job held in standby: their queries run on the Redis "
+        "streams but compute nothing until a hand-off (POST /handoffs) moves the class "
+        "here. Needs source redis.",
+    )
 
     def scenario_control(self, control: Control) -> dict[str, Any]:
         """A stored scenario's DILoS settings, each overridden where this request sets it:

@@ -7,7 +7,7 @@ Routes and Celery tasks call these; they flush, never commit. Enqueueing goes th
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Protocol
@@ -30,7 +30,7 @@ from backend.scenarios.repository import ScenarioRepository
 from backend.settings import Settings
 from backend.users import security
 from spark_runner.contract import masters
-from spark_runner.contract.control import ClassControl, LiveConfig, elastic_settings
+from spark_runner.contract.control import ClassControl, EventRange, LiveConfig, elastic_settings
 from spark_runner.contract.snapshot import (
     EngineSettings,
     JobSnapshot,
@@ -38,6 +38,7 @@ from spark_runner.contract.snapshot import (
 )
 from spark_runner.core.errors import ParameterError
 from spark_runner.scenario.compose import UNLIMITED_SCHEDULE_S, scenario_live_config
+from spark_runner.scenario.handoff import movable_issue
 from spark_runner.scenario.loader import scenario_from_dict
 from spark_runner.scenario.snapshots import job_snapshot
 
@@ -107,6 +108,8 @@ def create_job(
         plan = _plan_from_scenario(document, data)
     else:
         plan = _plan_from_classes(session, settings, data)
+    if data.standby:
+        plan = _with_standby(plan, data)
     plan.control.validate_rules()  # ParameterError naming the class's field, before a row
     if data.queries == "tier":
         reason = one_query_reason(plan.scenario, elastic=plan.control.elastic is not None)
@@ -284,6 +287,27 @@ def _plan_from_scenario(document: dict[str, Any], data: JobCreate) -> _LaunchPla
         control_period_s=data.control_period_s or control_doc.period_s,
         duration_s=scenario.duration_s,
     )
+
+
+def _with_standby(plan: _LaunchPlan, data: JobCreate) -> _LaunchPlan:
+    """``plan`` with the classes ``data.standby`` names held in standby (a range that
+    computes nothing), each checked to be one a hand-off can move here."""
+    if data.source != "redis":
+        raise ParameterError(
+            "standby", data.standby, "a class in standby takes over from a shared log: "
+            "start the job with source redis",
+        )  # fmt: skip
+    scenario = scenario_from_dict(plan.scenario)
+    for name in data.standby:
+        if name not in plan.control.classes:
+            raise ParameterError(
+                "standby", name, f"must name a class of the job: {sorted(plan.control.classes)}"
+            )
+        why = movable_issue(scenario, name)
+        if why is not None:
+            raise ParameterError("standby", name, f"cannot move between jobs: {why}")
+    ranges = {name: EventRange.nothing() for name in data.standby}
+    return replace(plan, control=plan.control.model_copy(update={"ranges": ranges}))
 
 
 def _control_of(query_class: QueryClass, manager: str | None) -> ClassControl:

@@ -87,6 +87,16 @@ class EventRange(BaseModel):
             raise ValueError(f"until_s ({self.until_s}) must be above from_s ({self.from_s})")
         return self
 
+    @classmethod
+    def nothing(cls) -> EventRange:
+        """A class held in standby: the job runs its queries but computes none of its
+        event time until a hand-off gives it a range."""
+        return cls(until_s=0.0)
+
+    def computes_from(self, t_s: float) -> bool:
+        """Whether the job computes any of the class's event time from ``t_s`` on."""
+        return self.until_s is None or self.until_s > t_s
+
     def bounds(self) -> tuple[float, float]:
         """``(from, until)`` with open bounds as ±infinity."""
         low = -math.inf if self.from_s is None else self.from_s

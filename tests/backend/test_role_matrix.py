@@ -144,6 +144,17 @@ STREAM = {"name": "quotes", "columns": [{"name": "bid", "type": "double"}]}
 SCRAPE_TOKEN = "matrix-scrape-token"
 CLASS = {"name": "fraud", "priority": 6, "delay_target_s": 1.5}
 API = "/api/v1"
+
+
+def handoff(world: World) -> tuple[str, dict[str, Any]]:
+    body = {
+        "class_name": "gold",
+        "origin_job_id": world.live_job_id,
+        "target_job_id": world.stopped_job_id,
+    }
+    return f"{API}/handoffs", {"json": body}
+
+
 JOB = API + "/jobs/{live_job_id}"
 
 ROUTES: dict[tuple[str, str], Route] = {
@@ -189,6 +200,10 @@ ROUTES: dict[tuple[str, str], Route] = {
     ("GET", API + "/clusters/reallocations"): Route(
         Access.VIEWER, 200, at(API + "/clusters/reallocations", params={"master": CLUSTER})
     ),
+    ("GET", API + "/handoffs"): Route(Access.VIEWER, 200, at(API + "/handoffs")),
+    # the stopped job cannot take a class: past the role check, the hand-off itself refuses
+    # (test_handoffs_api moves one between two running jobs)
+    ("POST", API + "/handoffs"): Route(Access.OPERATOR, 409, handoff),
     ("GET", API + "/jobs"): Route(Access.VIEWER, 200, at(API + "/jobs")),
     ("POST", API + "/jobs"): Route(Access.OPERATOR, 201, at(API + "/jobs", json={})),
     ("GET", API + "/jobs/{job_id}"): Route(Access.VIEWER, 200, at(JOB)),
