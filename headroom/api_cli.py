@@ -24,6 +24,9 @@ coordinator_app = typer.Typer(
     help="The cluster coordinator: executors divided among a master's jobs by priority.",
     no_args_is_help=True,
 )
+handoffs_app = typer.Typer(
+    help="Move a class between two running jobs, its state not moved.", no_args_is_help=True
+)
 
 
 def _table(rows: list[dict[str, Any]], columns: list[str]) -> None:
@@ -222,6 +225,9 @@ def start_job(
     elastic: list[str] = typer.Option(
         None, help="name=value of control.elastic's params (GET /elastic): max_executors=3"
     ),
+    standby: list[str] = typer.Option(
+        None, help="Repeat: a class held in standby, for a hand-off to move here (redis)."
+    ),
 ) -> None:
     body = {
         "spark_master": master,
@@ -234,6 +240,7 @@ def start_job(
         "source": source,
         "sink": sink,
         "queries": queries,
+        "standby": standby or [],
     }
     headers = {"Idempotency-Key": idempotency_key} if idempotency_key else {}
     _json(Api().call("POST", "/jobs", json=body, headers=headers))
@@ -440,3 +447,44 @@ def coordinator_log(
         typer.echo(f"{when}  {change['why']}: {moves}")
     if not read["reallocations"]:
         typer.echo("no reallocation yet")
+
+
+@handoffs_app.command("move")
+def handoff_move(
+    class_name: str = typer.Argument(..., help="The class to move."),
+    origin: int = typer.Option(..., "--from", help="The job computing it now."),
+    target: int = typer.Option(..., "--to", help="A running job holding it in standby."),
+) -> None:
+    """Move CLASS at the next boundary of its windows that both jobs can make: the
+    origin computes its tuples before the switch, the target those from it on."""
+    body = {"class_name": class_name, "origin_job_id": origin, "target_job_id": target}
+    made = Api().call("POST", "/handoffs", json=body)
+    typer.echo(
+        f"hand-off {made['id']}: {class_name} from job {origin} to job {target} at "
+        f"{_clock(made['switch_s'])}; both jobs apply their ranges by "
+        f"{_clock(made['deadline_s'])}, the origin is done after {_clock(made['done_after_s'])}"
+    )
+
+
+@handoffs_app.command("list")
+def handoff_list(
+    class_name: str | None = typer.Option(None, "--class", help="only this class's"),
+    limit: int = typer.Option(50, help="the newest N"),
+) -> None:
+    """The hand-offs, newest first, with their state: planned (both jobs take their
+    ranges), switching (past the switch; the origin finishes its late tuples), done or
+    failed (and why)."""
+    params: dict[str, Any] = {"limit": limit}
+    if class_name is not None:
+        params["class_name"] = class_name
+    read = Api().call("GET", "/handoffs", params=params)
+    rows = [
+        {**h, "switch": _clock(h["switch_s"]), "in_s": round(h["switch_s"] - read["now_s"], 1)}
+        for h in read["handoffs"]
+    ]
+    columns = ["id", "class_name", "origin_job_id", "target_job_id", "state", "switch", "in_s"]
+    _table(rows, [*columns, "reason"])
+
+
+def _clock(epoch_s: float) -> str:
+    return datetime.fromtimestamp(epoch_s, UTC).strftime("%Y-%m-%d %H:%M:%S")

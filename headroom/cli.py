@@ -16,6 +16,7 @@ from headroom.api_cli import (
     auth_app,
     classes_app,
     coordinator_app,
+    handoffs_app,
     jobs_app,
     queries_app,
     streams_app,
@@ -47,6 +48,7 @@ app.add_typer(queries_app, name="queries")
 app.add_typer(streams_app, name="streams")
 app.add_typer(cluster_app, name="cluster")
 app.add_typer(coordinator_app, name="coordinator")
+app.add_typer(handoffs_app, name="handoffs")
 
 
 @app.command()
