@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-
 from backend.db import make_engine, make_session_factory, session_scope
 from backend.migrate import upgrade
 from backend.settings import Settings
