@@ -388,6 +388,15 @@ class ApiClient:
             self._request("GET", "/clusters/reallocations", params=params),
         )
 
+    def handoffs(self, limit: int = 50) -> schema.HandoffsRead:
+        """The newest ``limit`` hand-offs of classes between jobs, newest first."""
+        params = {"limit": str(limit)}
+        return cast(schema.HandoffsRead, self._request("GET", "/handoffs", params=params))
+
+    def create_handoff(self, body: schema.HandoffCreate) -> schema.HandoffRead:
+        """Move a class from the job computing it to one holding it in standby."""
+        return cast(schema.HandoffRead, self._request("POST", "/handoffs", json=body))
+
     def export_metrics(self, job_id: int, query: MetricsQuery | None = None) -> CsvExport:
         """The samples as CSV text, with the file name the API suggests."""
         path = f"/jobs/{job_id}/metrics/export"

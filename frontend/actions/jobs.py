@@ -64,6 +64,7 @@ OPTION_FIELDS: tuple[str, ...] = (
     "source",
     "sink",
     "queries",
+    "standby",
 )
 START_FIELDS: tuple[str, ...] = ("workload", "class_ids", "duration_s", *OPTION_FIELDS)
 OWN_MANAGER = "own"  # the manager choice meaning "each class keeps its own"
@@ -372,6 +373,9 @@ def build_start_options(
             options[key] = raw.strip()
     if values.get("recommend_only"):
         options["recommend_only"] = True
+    standby = values.get("standby")
+    if isinstance(standby, str) and standby.strip():
+        options["standby"] = [n.strip() for n in standby.split(",") if n.strip()]
     return cast(JobCreate, options), feedback
 
 

@@ -175,6 +175,13 @@ def _start_form() -> dbc.Form:
                     _select_field(
                         "queries", "Spark queries", actions.QUERIES_CHOICES, actions.DEFAULT_QUERIES
                     ),
+                    labelled_field(
+                        "job",
+                        "standby",
+                        "Standby classes",
+                        dbc.Input(id="job-standby", type="text", placeholder="e.g. recs, ads"),
+                        md=3,
+                    ),
                 ],
                 class_name="g-3 mt-1",
             ),
@@ -182,7 +189,9 @@ def _start_form() -> dbc.Form:
                 "Redis needs HEADROOM_STREAMS_REDIS_URL on the control plane: each stream is "
                 "read from <prefix>:<stream>, the output written to <prefix>:job:<id>:output. "
                 "Output files go under the job's directory (output/). A query per priority "
-                "tier lets the top tier commit without waiting for the lower tiers' work.",
+                "tier lets the top tier commit without waiting for the lower tiers' work. "
+                "A class in standby runs its queries but computes nothing until a hand-off "
+                "(Cluster page) moves it here; it needs Redis streams.",
                 id="job-source-hint",
             ),
             # Enabled once the class choices have arrived: a start before them would be

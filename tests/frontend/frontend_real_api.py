@@ -336,14 +336,16 @@ class RealApi:
 
 
 @contextmanager
-def running_api(data_dir: Path) -> Iterator[RealApi]:
-    """The API over a new SQLite database in ``data_dir``, its users signed in."""
+def running_api(data_dir: Path, streams_redis_url: str = "") -> Iterator[RealApi]:
+    """The API over a new SQLite database in ``data_dir``, its users signed in (jobs may
+    read Redis streams when ``streams_redis_url`` is given)."""
     settings = Settings(
         data_dir=data_dir,
         database_url=f"sqlite:///{data_dir / 'headroom.db'}",
         api_port=free_port(),
         dashboard_port=free_port(),
         secret_key="",
+        streams_redis_url=streams_redis_url,
     )
     data_dir.mkdir(parents=True, exist_ok=True)
     upgrade(settings.sqlalchemy_url)
