@@ -69,15 +69,22 @@ def request(session: Session, move: Move, now_s: float, created_by: str | None) 
     ).first()
     if busy is not None:
         raise Conflict(f"class {move.class_name!r} is moving already (hand-off {busy.id})")
-    scenario = _scenario(origin)
+    snapshots = (
+        JobSnapshot.model_validate(origin.config),
+        JobSnapshot.model_validate(target.config),
+    )
+    scenario = _scenario(snapshots[0])
     configs = (tuning.latest_config(session, origin.id), tuning.latest_config(session, target.id))
-    _check(move, (origin, target), configs, scenario, now_s)
+    _check(move, snapshots, configs, scenario, now_s)
     margin_s = max(stream_margins_s(scenario, move.class_name).values(), default=0.0)
-    guard_s = 2 * max(_period_s(origin), _period_s(target)) + 1.0
+    guard_s = 2 * max(s.control_period_s for s in snapshots) + 1.0
     lead_ms = round((guard_s + DELIVERY_S + margin_s) * 1000)
     grid_ms = round(switch_grid_s(scenario, move.class_name) * 1000)
     switch_s = switch_instant(round(now_s * 1000), lead_ms, grid_ms) / 1000
-    before = {role: _range_json(c, move.class_name) for role, c in zip(ROLES, configs, strict=True)}
+    before = {
+        role: _range_json(c, move.class_name)
+        for role, c in zip(("origin", "target"), configs, strict=True)
+    }
     was = configs[0].ranges.get(move.class_name)
     ranges = (
         EventRange(from_s=None if was is None else was.from_s, until_s=switch_s),
@@ -94,7 +101,7 @@ def request(session: Session, move: Move, now_s: float, created_by: str | None) 
         requested_s=now_s,
         switch_s=switch_s,
         deadline_s=switch_s - margin_s - guard_s,
-        done_after_s=switch_s + _watermark_s(origin) + 2 * _period_s(origin),
+        done_after_s=switch_s + snapshots[0].engine.watermark_s + 2 * snapshots[0].control_period_s,
         origin_version=versions[0],
         target_version=versions[1],
         before=before,
@@ -105,32 +112,22 @@ def request(session: Session, move: Move, now_s: float, created_by: str | None) 
     return row
 
 
-ROLES = ("origin", "target")
-
-
 def _running(session: Session, job_id: int, field: str) -> Job:
-    job = JobRepository(session).require(job_id)
+    """The job, locked until the commit (two requests for one origin take turns)."""
+    job = JobRepository(session).require(job_id, for_update=True)
     if job.state is not JobStatus.RUNNING:
         raise Conflict(f"{field}: job {job_id} is {job.status}: a hand-off needs both jobs running")
     return job
 
 
-def _scenario(job: Job) -> Scenario:
+def _scenario(snapshot: JobSnapshot) -> Scenario:
     """The scenario the job runs, its classes' settings in."""
-    return scenario_from_dict(job_scenario(JobSnapshot.model_validate(job.config)))
-
-
-def _period_s(job: Job) -> float:
-    return float(job.config.get("control_period_s", 1.0))
-
-
-def _watermark_s(job: Job) -> float:
-    return float((job.config.get("engine") or {}).get("watermark_s", 30.0))
+    return scenario_from_dict(job_scenario(snapshot))
 
 
 def _check(
     move: Move,
-    jobs: tuple[Job, Job],
+    snapshots: tuple[JobSnapshot, JobSnapshot],
     configs: tuple[LiveConfig, LiveConfig],
     scenario: Scenario,
     now_s: float,
@@ -138,31 +135,31 @@ def _check(
     """The rules a move must keep (``ParameterError`` naming the field of the request)."""
     name = move.class_name
     fields = ("origin_job_id", "target_job_id")
-    for job, config, field in zip(jobs, configs, fields, strict=True):
+    ids = tuple(s.job_id for s in snapshots)
+    for job, snapshot, config, field in zip(ids, snapshots, configs, fields, strict=True):
         if name not in config.classes:
-            raise ParameterError(field, job.id, f"job {job.id} does not run class {name!r}")
-        source = (job.config.get("engine") or {}).get("source", "generator")
-        if source != "redis":
+            raise ParameterError(field, job, f"job {job} does not run class {name!r}")
+        if snapshot.engine.source != "redis":
             raise ParameterError(
-                field, job.id, f"job {job.id} reads {source} streams: both jobs must read one "
-                "log (start them with source redis)",
+                field, job, f"job {job} reads {snapshot.engine.source} streams: both jobs "
+                "must read one log (start them with source redis)",
             )  # fmt: skip
     why = movable_issue(scenario, name)
     if why is not None:
         raise ParameterError("class_name", name, f"cannot move between jobs: {why}")
     mine = scenario.query_class(name).model_dump()["queries"]
-    if _scenario(jobs[1]).query_class(name).model_dump()["queries"] != mine:
+    if _scenario(snapshots[1]).query_class(name).model_dump()["queries"] != mine:
         raise ParameterError(
-            "target_job_id", jobs[1].id, f"runs other queries for {name!r} than job {jobs[0].id}"
+            "target_job_id", ids[1], f"runs other queries for {name!r} than job {ids[0]}"
         )
     held = configs[0].ranges.get(name)
     if held is not None and not held.computes_from(now_s):
-        raise ParameterError("origin_job_id", jobs[0].id, f"computes no more of class {name!r}")
+        raise ParameterError("origin_job_id", ids[0], f"computes no more of class {name!r}")
     standby = configs[1].ranges.get(name)
     if standby is None or standby.computes_from(now_s):
         raise ParameterError(
             "target_job_id",
-            jobs[1].id,
+            ids[1],
             f"computes class {name!r} already: a target holds the class in standby",
         )
 

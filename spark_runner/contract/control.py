@@ -8,7 +8,6 @@ controller runs), so the API rejects what the job would reject.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
@@ -96,11 +95,6 @@ class EventRange(BaseModel):
     def computes_from(self, t_s: float) -> bool:
         """Whether the job computes any of the class's event time from ``t_s`` on."""
         return self.until_s is None or self.until_s > t_s
-
-    def bounds(self) -> tuple[float, float]:
-        """``(from, until)`` with open bounds as ±infinity."""
-        low = -math.inf if self.from_s is None else self.from_s
-        return low, math.inf if self.until_s is None else self.until_s
 
 
 class LiveConfig(BaseModel):
