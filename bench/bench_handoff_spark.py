@@ -43,57 +43,11 @@ from spark_runner.engine.sources.replay import final_values
 from tests.conftest import REDIS_URL
 from tests.coordinated_jobs import PREFIX, coordinated_product, samples
 from tests.e2e.conftest import api_client
+from tests.spark_runner.test_handoff_spark import JOIN_S, handoff_scenario
 from tests.waiting import poll_for
 
 MASTER = "local[1]"
-RATE_PER_S, KEYS, JOIN_S, LAG_S = 50, 20, 2.0, 0.8
-
-
-def scenario(window_s: int) -> str:
-    return f"""
-version: 1
-name: handoff-{window_s}
-seed: 1
-duration_s: 3600
-control: {{period_s: 1.0, mode: dilos}}
-streams:
-  - name: clicks
-    arrival: {{kind: constant, rate_per_s: {RATE_PER_S}}}
-    columns: &columns
-      - {{name: key, type: long, generator: {{kind: zipf, n: {KEYS}}}}}
-      - {{name: value, type: double}}
-      - {{name: ts, type: timestamp, generator: {{kind: arrival, lag_max_s: 1}}}}
-    event_time: ts
-  - name: views
-    arrival: {{kind: constant, rate_per_s: {RATE_PER_S}}}
-    columns: *columns
-    event_time: ts
-classes:
-  - name: gold
-    priority: 6
-    delay_target_s: 20
-    queries:
-      - name: totals
-        source: clicks
-        operators:
-          - {{kind: window_aggregate, window: {{size_s: 5}}, function: count, group_by: []}}
-  - name: recs
-    priority: 3
-    delay_target_s: 20
-    queries:
-      - name: counts
-        source: clicks
-        operators:
-          - {{kind: window_aggregate, window: {{size_s: {window_s}}}, function: count}}
-      - name: pairs
-        source: clicks
-        operators:
-          - kind: window_join
-            right: views
-            window: {{size_s: {JOIN_S:g}}}
-            on_column: key
-            sim: {{selectivity: 1}}
-"""
+RATE_PER_S, KEYS, LAG_S = 50, 20, 0.8
 
 
 @contextmanager
@@ -159,7 +113,9 @@ def run(window_s: int, scratch: Path) -> dict[str, Any]:
         as stack,
     ):  # fmt: skip
         api = api_client(stack)
-        stored = api.post("/scenarios", json={"yaml": scenario(window_s)}).json()["id"]
+        stored = api.post(
+            "/scenarios", json={"yaml": handoff_scenario(window_s, RATE_PER_S, KEYS)}
+        ).json()["id"]
         body = {"scenario_id": stored, "source": "redis", "sink": "json", "spark_master": MASTER}
         a = api.post("/jobs", json=body).json()["id"]
         b = api.post("/jobs", json={**body, "standby": ["recs"]}).json()["id"]

@@ -7,6 +7,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Protocol
 
@@ -94,6 +95,25 @@ def create_admin(stack: Stack, username: str = ADMIN) -> None:
         check=False,
     )
     assert result.returncode == 0 or "exists already" in result.stderr, result.stderr
+
+
+@contextmanager
+def api_only(tmp_path: Path, env: dict[str, str]) -> Iterator[Stack]:
+    """An API process alone (no worker) over a new SQLite database in ``tmp_path``, with
+    the settings ``env`` (``HEADROOM_...`` variables), its admin made, healthy."""
+    settings = Settings.model_validate(
+        {"data_dir": tmp_path / "data", "api_port": free_port(), **env}
+    )
+    settings.data_dir.mkdir()
+    upgrade(settings.sqlalchemy_url)
+    stack = Stack.from_settings(settings, {"HOME": str(tmp_path / "home"), **env})
+    create_admin(stack)
+    stack.start_api()
+    try:
+        stack.wait_healthy()
+        yield stack
+    finally:
+        stack.stop()
 
 
 def api_client(stack: Stack) -> httpx.Client:

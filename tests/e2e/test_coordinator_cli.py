@@ -11,11 +11,9 @@ from pathlib import Path
 import pytest
 
 from backend.db import make_engine, make_session_factory, session_scope
-from backend.migrate import upgrade
-from backend.settings import Settings
 from backend.stack import Stack
 from tests.browser.harness import issue_ingest_token
-from tests.e2e.conftest import ADMIN, ADMIN_PASSWORD, create_admin, free_port
+from tests.e2e.conftest import ADMIN, ADMIN_PASSWORD, api_only
 from tests.e2e.test_cli import cli, post_as_job
 
 MASTER = "spark://127.0.0.1:7077"
@@ -24,17 +22,8 @@ MASTER = "spark://127.0.0.1:7077"
 @pytest.fixture
 def coordinated(tmp_path: Path) -> Iterator[Stack]:
     env = {"HEADROOM_ALLOWED_SPARK_MASTERS": MASTER, "HEADROOM_CLUSTER_EXECUTORS": f"{MASTER}=3"}
-    settings = Settings.model_validate(
-        {"data_dir": tmp_path / "data", "api_port": free_port(), **env}
-    )
-    settings.data_dir.mkdir()
-    upgrade(settings.sqlalchemy_url)
-    stack = Stack.from_settings(settings, {"HOME": str(tmp_path / "home"), **env})
-    create_admin(stack)
-    stack.start_api()
-    stack.wait_healthy()
-    yield stack
-    stack.stop()
+    with api_only(tmp_path, env) as stack:
+        yield stack
 
 
 def _report(stack: Stack, job_id: int, token: str, loads: dict[str, float]) -> None:

@@ -11,10 +11,8 @@ from pathlib import Path
 import pytest
 
 from backend.db import make_engine, make_session_factory, session_scope
-from backend.migrate import upgrade
-from backend.settings import Settings
 from backend.stack import Stack
-from tests.e2e.conftest import ADMIN, ADMIN_PASSWORD, create_admin, free_port
+from tests.e2e.conftest import ADMIN, ADMIN_PASSWORD, api_only
 from tests.e2e.test_cli import cli
 
 pytestmark = pytest.mark.services
@@ -23,17 +21,8 @@ pytestmark = pytest.mark.services
 @pytest.fixture
 def stack(tmp_path: Path, redis_url: str) -> Iterator[Stack]:
     env = {"HEADROOM_STREAMS_REDIS_URL": redis_url}
-    settings = Settings.model_validate(
-        {"data_dir": tmp_path / "data", "api_port": free_port(), **env}
-    )
-    settings.data_dir.mkdir()
-    upgrade(settings.sqlalchemy_url)
-    stack = Stack.from_settings(settings, {"HOME": str(tmp_path / "home"), **env})
-    create_admin(stack)
-    stack.start_api()
-    stack.wait_healthy()
-    yield stack
-    stack.stop()
+    with api_only(tmp_path, env) as stack:
+        yield stack
 
 
 def test_an_operator_moves_a_class_between_two_jobs_from_the_cli(stack: Stack) -> None:

@@ -48,22 +48,26 @@ ROOT = Path(__file__).resolve().parents[2]
 WINDOW_S, JOIN_S = 10, 2
 FILE_EVERY_S, ROWS_PER_FILE, KEYS = 0.25, 25, 8
 
-SCENARIO = f"""
+
+def handoff_scenario(window_s: float, rate_per_s: float, keys: int) -> str:
+    """gold (a 5 s count) and recs (a ``window_s`` count per key and a JOIN_S join of
+    clicks with views), both streams at ``rate_per_s`` over ``keys`` keys."""
+    return f"""
 version: 1
-name: handoff
+name: handoff-{window_s:g}
 seed: 3
 duration_s: 900
 control: {{period_s: 1.0, mode: dilos}}
 streams:
   - name: clicks
-    arrival: {{kind: constant, rate_per_s: 100}}
+    arrival: {{kind: constant, rate_per_s: {rate_per_s:g}}}
     columns: &columns
-      - {{name: key, type: long, generator: {{kind: zipf, n: {KEYS}}}}}
+      - {{name: key, type: long, generator: {{kind: zipf, n: {keys}}}}}
       - {{name: value, type: double}}
       - {{name: ts, type: timestamp, generator: {{kind: arrival, lag_max_s: 1}}}}
     event_time: ts
   - name: views
-    arrival: {{kind: constant, rate_per_s: 100}}
+    arrival: {{kind: constant, rate_per_s: {rate_per_s:g}}}
     columns: *columns
     event_time: ts
 classes:
@@ -82,16 +86,19 @@ classes:
       - name: counts
         source: clicks
         operators:
-          - {{kind: window_aggregate, window: {{size_s: {WINDOW_S}}}, function: count}}
+          - {{kind: window_aggregate, window: {{size_s: {window_s:g}}}, function: count}}
       - name: pairs
         source: clicks
         operators:
           - kind: window_join
             right: views
-            window: {{size_s: {JOIN_S}}}
+            window: {{size_s: {JOIN_S:g}}}
             on_column: key
             sim: {{selectivity: 1}}
 """
+
+
+SCENARIO = handoff_scenario(WINDOW_S, 100, KEYS)
 
 
 class Producer:
