@@ -21,6 +21,7 @@ import spark_runner
 from backend.processes import is_running, running_descendants
 from spark_runner.contract.control import ClassControl, LiveConfig
 from spark_runner.contract.snapshot import ClassSnapshot, JobSnapshot
+from tests.job_launch import launch_job
 from tests.waiting import wait_until
 
 from .capture import CaptureServer
@@ -57,18 +58,7 @@ def snapshot(api_url: str, tmp_path: Path, **overrides: Any) -> JobSnapshot:
 
 
 def launch(config: JobSnapshot, tmp_path: Path) -> tuple[subprocess.Popen[bytes], Path]:
-    path = tmp_path / "job.json"
-    config.dump(path)
-    log_path = tmp_path / "job.log"
-    with log_path.open("wb") as log_file:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "spark_runner.job", "--config", str(path)],
-            cwd=PACKAGE_ROOT,
-            stdout=log_file,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-    return process, log_path
+    return launch_job(config, tmp_path), tmp_path / "job.log"
 
 
 def assert_no_errors(log: str) -> None:

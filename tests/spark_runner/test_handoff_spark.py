@@ -21,10 +21,10 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -40,13 +40,16 @@ from spark_runner.core.migration import switch_instant
 from spark_runner.engine.sources.replay import final_values
 from spark_runner.scenario import parse_scenario
 from spark_runner.scenario.handoff import switch_grid_s
+from tests.job_launch import launch_job
 from tests.waiting import wait_until
 
 pytestmark = [pytest.mark.spark, pytest.mark.timeout(420)]
 
-ROOT = Path(__file__).resolve().parents[2]
 WINDOW_S, JOIN_S = 10, 2
-FILE_EVERY_S, ROWS_PER_FILE, KEYS = 0.25, 25, 8
+FILE_EVERY_S, ROWS_PER_FILE, KEYS = 0.25, 25, 32
+"""100 rows/s a stream over 32 keys: about 1,250 join pairs a second, well within what
+one core joins (over 8 keys, 5,000 pairs a second was at the target's capacity on a
+slower machine: its batches grew from 50 s to 65 s and it never caught up)."""
 
 
 def handoff_scenario(window_s: float, rate_per_s: float, keys: int) -> str:
@@ -174,18 +177,25 @@ def job_snapshot(
     )
 
 
-def launch(config: JobSnapshot, directory: Path) -> subprocess.Popen[bytes]:
-    directory.mkdir(parents=True, exist_ok=True)
-    path = directory / "job.json"
-    path.write_text(config.model_dump_json())
-    with (directory / "job.log").open("ab") as out:
-        return subprocess.Popen(
-            [sys.executable, "-m", "spark_runner.job", "--config", str(path)],
-            cwd=ROOT,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
+Launch = Callable[[JobSnapshot, Path], "subprocess.Popen[bytes]"]
+
+
+@pytest.fixture
+def launch() -> Iterator[Launch]:
+    """Starts a job from its snapshot in ``directory``; every job it started and that still
+    runs is killed at the test's end, whatever failed (a job left running loads every test
+    after it)."""
+    started: list[subprocess.Popen[bytes]] = []
+
+    def start(config: JobSnapshot, directory: Path) -> subprocess.Popen[bytes]:
+        job = launch_job(config, directory)
+        started.append(job)
+        return job
+
+    yield start
+    for job in started:
+        if job.poll() is None:
+            kill(job)
 
 
 def committed(checkpoint: Path) -> int:
@@ -231,7 +241,9 @@ def sink_rows(directory: Path) -> list[dict[str, Any]]:
     return [r for r in table.to_pylist() if r["class"] == "recs"]
 
 
-def test_a_class_moves_between_applications_with_its_outputs_exact(tmp_path: Path) -> None:
+def test_a_class_moves_between_applications_with_its_outputs_exact(
+    tmp_path: Path, launch: Launch
+) -> None:
     grid_s = switch_grid_s(parse_scenario(SCENARIO), "recs")
     with Producer(tmp_path / "in") as producer:
         switch_s = switch_instant(round(time.time() * 1000), 30_000, round(grid_s * 1000)) / 1000
@@ -243,29 +255,19 @@ def test_a_class_moves_between_applications_with_its_outputs_exact(tmp_path: Pat
             tmp_path, "target", ["recs"], {"recs": EventRange(from_s=switch_s)}
         )
         origin = launch(origin_config, origin_dir)
-        target = None
-        try:
-            # past the switch, with batches committed (a cold JVM's first stateful batch
-            # takes 15-20 s here: on a slower machine the kill comes later, while the
-            # origin still works through the tuples before the switch)
-            checkpoint = origin_dir / "checkpoint"
-            ready = lambda: time.time() >= switch_s + 0.5 and committed(checkpoint) >= 2  # noqa: E731
-            assert wait_until(ready, 150), (origin_dir / "job.log").read_text()[-3000:]
-            kill(origin)  # its last window [B − 10 s, B) still takes late tuples
-            origin = launch(origin_config, origin_dir)
-            target = launch(target_config, target_dir)
-            assert wait_until(lambda: committed(target_dir / "checkpoint") >= 3, 120)
-        finally:
-            producer.stop()
-            if target is None:
-                os.killpg(origin.pid, signal.SIGKILL)
-        last_file = max(producer.written["clicks"])
-        try:
-            drain_and_stop({origin_dir: origin, target_dir: target}, last_file)
-        finally:
-            for job in (origin, target):
-                if job.poll() is None:
-                    os.killpg(job.pid, signal.SIGKILL)
+        # past the switch, with batches committed (a cold JVM's first stateful batch
+        # takes 15-20 s here: on a slower machine the kill comes later, while the
+        # origin still works through the tuples before the switch)
+        checkpoint = origin_dir / "checkpoint"
+        ready = lambda: time.time() >= switch_s + 0.5 and committed(checkpoint) >= 2  # noqa: E731
+        assert wait_until(ready, 150), (origin_dir / "job.log").read_text()[-3000:]
+        kill(origin)  # its last window [B − 10 s, B) still takes late tuples
+        origin = launch(origin_config, origin_dir)
+        target = launch(target_config, target_dir)
+        target_log = (target_dir / "job.log").read_text
+        assert wait_until(lambda: committed(target_dir / "checkpoint") >= 3, 240), target_log()
+    last_file = max(producer.written["clicks"])
+    drain_and_stop({origin_dir: origin, target_dir: target}, last_file)
 
     # the uninterrupted run's input: every row from the origin's first file of each stream
     rows = {

@@ -85,12 +85,12 @@ def committed(checkpoint: Path) -> int:
 
 
 def start_job(scenario: Path, tmp_path: Path) -> subprocess.Popen[bytes]:
-    # long enough for a few periods after each tier's first batch, which pays for a cold
-    # JVM's start (the run needs three measured periods to be judged)
+    # the test ends each run (a SIGKILL, then a SIGTERM) once its tiers have committed
+    # enough batches: a cold JVM's first batches take a time that varies with the machine
     command = [
         sys.executable, "-m", "headroom", "run", str(scenario), "--engine", "spark",
         "--queries", "tier", "--plain", "--checkpoint", str(tmp_path / "checkpoint"),
-        "--sink", "parquet", "--sink-path", str(tmp_path / "sink"), "--duration", "25",
+        "--sink", "parquet", "--sink-path", str(tmp_path / "sink"), "--duration", "600",
         "--out", str(tmp_path / "r.json"), "--log-level", "INFO",
     ]  # fmt: skip
     with (tmp_path / "job.log").open("ab") as out:
@@ -118,8 +118,12 @@ def test_each_tier_query_writes_exactly_its_classes_results_across_a_kill(
         assert wait_until(lambda: tiers_committed(3), 180), log.read_text()[-3000:]
         kill(job)
         log.write_text("")  # the second run's log alone is judged below
+        restarted_at = min(committed(checkpoint / f"tier{i}") for i in (0, 1))
         job = start_job(scenario_file, tmp_path)
-        assert job.wait(240) == 0, log.read_text()[-3000:]
+        # three measured periods after the replayed batch (the run needs three to be judged)
+        assert wait_until(lambda: tiers_committed(restarted_at + 4), 240), log.read_text()[-3000:]
+        job.send_signal(signal.SIGTERM)
+        assert job.wait(120) == 0, log.read_text()[-3000:]
     finally:
         if job.poll() is None:
             os.killpg(job.pid, signal.SIGKILL)
