@@ -270,10 +270,11 @@ def test_change_a_threshold_and_see_it_applied(
 
     live.fill("tune-tau2", f"{after:g}")
     live.click("//button[@id='tune-review']")
-    live.wait_text("tune-changes", f"{before:g} → {after:g}")
-    # the review predicts the change by replaying the Spark job's last minutes in a worker
-    # process (the first preview also starts the pool): seconds beside the running job
+    # the review shows the change with its prediction, which replays the Spark job's last
+    # minutes in a worker process (the first preview also starts the pool): seconds beside
+    # the running job (over 15 s on a slow machine)
     with live.patience(PREVIEW_TIMEOUT_S + 5):
+        live.wait_text("tune-changes", f"{before:g} → {after:g}")
         prediction = live.wait_text("tune-prediction", "replayed through the simulator")
     assert CLASS in prediction and "Predicted with the change" in prediction
     live.click("//button[@id='tune-confirm']")
