@@ -10,7 +10,7 @@ The cap is written whenever the job's differs, so an operator's edit of a coordi
 job's ``max_executors`` lasts until the next round. A change of the allocation is
 logged in ``cluster_reallocations`` and, for each job whose allocation changed, as an
 ``allocate`` action in the job's own action log, judged later like the job's own
-(``verdicts``).
+(``verdicts``). When executors cannot help a job, a class may move instead (``moves``).
 """
 
 from __future__ import annotations
@@ -22,7 +22,9 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from backend.actions.repository import ActionRepository
+from backend.coordinator import AUTHOR
 from backend.coordinator.models import CoordinatorState, ReallocationRow
+from backend.coordinator.moves import move_a_class
 from backend.coordinator.reports import Reported, report_of
 from backend.coordinator.verdicts import judge_pending
 from backend.errors import Conflict
@@ -32,9 +34,6 @@ from backend.tuning import service as tuning
 from spark_runner.contract.actions import ControlAction
 from spark_runner.core.coordinator import Coordinator, CoordinatorParams, Reallocation
 from spark_runner.core.errors import ParameterError
-
-AUTHOR = "coordinator"
-"""Who the coordinator's configuration versions are by."""
 
 
 def run_round(
@@ -66,6 +65,9 @@ def run_round(
     state.last_change_s = None if last == -math.inf else last
     state.short_since_s = coordinator.short_since_s
     _cap(session, coordinator.allocation)
+    move_a_class(
+        session, jobs, reported, coordinator.allocation, executors, now_s, coordinator.params
+    )
     row = None
     if change is not None:
         row = _log(session, master, executors, change, reported, coordinator.params)
