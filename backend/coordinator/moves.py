@@ -53,7 +53,7 @@ def move_a_class(
         with session.begin_nested():
             row = handoffs.request(session, request, now_s, AUTHOR)
     except (ParameterError, Conflict) as refused:
-        log.info("coordinator: %s not moved from job %s: %s", *request.__dict__.values(), refused)
+        log.info("coordinator: %s not moved to job %s: %s", move.class_name, move.target, refused)
         return None
     log.info(
         "coordinator: %s moves from job %s (its classes use %.2f of its executors, none "

@@ -12,9 +12,9 @@ allocation or less. Of several such jobs, the one left least used takes it.
 
 Lowest first, because that is the class the origin would shed, and because moving it
 costs the higher classes nothing: until the switch the origin computes it as before.
-The hold and the interval of the allocation's hysteresis apply to moves too; the caller
-keeps the time of the last move (a move is seconds of a hand-off, not a number in a
-table). Pure: no Spark import, no clock.
+The caller spaces the moves (the product: none while a hand-off runs, none within
+``min_interval_s`` of the last, and loads that are medians over 10 s). Pure: no Spark
+import, no clock.
 """
 
 from __future__ import annotations
