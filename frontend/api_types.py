@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import Any, Literal, NotRequired, TypedDict
 
 ClassSettingReadType = Literal["float", "bool", "str", "object"]
-ControlActionKind = Literal["scale_out", "scale_in", "shed_more", "shed_less", "allocate"]
-ControlActionOrigin = Literal["job", "coordinator"]
+ControlActionKind = Literal["scale_out", "scale_in", "shed_more", "shed_less", "allocate", "move"]
+ControlActionOrigin = Literal["job", "coordinator", "handoff"]
 JobCreateQueries = Literal["one", "tier"]
 JobCreateSink = Literal["none", "parquet", "json", "redis"]
 JobCreateSource = Literal["generator", "redis"]
@@ -31,7 +31,7 @@ class Ack(TypedDict):
 
 
 class ActionBatch(TypedDict):
-    """Actions as a job posts them: its own (origin ``job``, never ``allocate``)."""
+    """Actions as a job posts them: its own (origin ``job``, never ``allocate`` or ``move``)."""
 
     actions: list[ControlActionInput]
 
@@ -284,7 +284,7 @@ class ControlAction(TypedDict):
     # When it was taken: epoch s (simulated s).
     at_s: float
     kind: ControlActionKind
-    # The class (shedding only).
+    # The class (shedding and moves only).
     class_name: str | None
     # u = L / L_C when taken.
     usage: float
@@ -304,7 +304,7 @@ class ControlAction(TypedDict):
     # Who took it: the job's own controller, or the cluster coordinator (whose actions are
     # numbered apart: seq is unique per job and origin).
     origin: ControlActionOrigin
-    # Why the coordinator acted (its actions only).
+    # Why the control plane acted (its actions only).
     trigger: str | None
 
 
@@ -316,7 +316,7 @@ class ControlActionInput(TypedDict):
     # When it was taken: epoch s (simulated s).
     at_s: float
     kind: ControlActionKind
-    # The class (shedding only).
+    # The class (shedding and moves only).
     class_name: NotRequired[str | None]
     # u = L / L_C when taken.
     usage: float
@@ -336,7 +336,7 @@ class ControlActionInput(TypedDict):
     # Who took it: the job's own controller, or the cluster coordinator (whose actions are
     # numbered apart: seq is unique per job and origin).
     origin: NotRequired[ControlActionOrigin]
-    # Why the coordinator acted (its actions only).
+    # Why the control plane acted (its actions only).
     trigger: NotRequired[str | None]
 
 

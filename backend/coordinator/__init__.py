@@ -2,5 +2,7 @@
 its elastic jobs by global priority (ARMaDILoS; the policy is
 ``spark_runner.core.coordinator``)."""
 
-AUTHOR = "coordinator"
+from typing import Final
+
+AUTHOR: Final = "coordinator"
 """Who the coordinator's configuration versions and hand-offs are by."""

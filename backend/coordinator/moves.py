@@ -23,7 +23,7 @@ from backend.handoffs import service as handoffs
 from backend.handoffs.models import ACTIVE, HandoffRow
 from backend.jobs.models import Job
 from backend.tuning import service as tuning
-from spark_runner.core.class_moves import choose_move
+from spark_runner.core.class_moves import ClassMove, choose_move
 from spark_runner.core.coordinator import CoordinatorParams
 from spark_runner.core.errors import ParameterError
 
@@ -51,16 +51,19 @@ def move_a_class(
     request = handoffs.Move(move.class_name, int(move.origin), int(move.target))
     try:
         with session.begin_nested():
-            row = handoffs.request(session, request, now_s, AUTHOR)
+            row = handoffs.request(session, request, now_s, AUTHOR, why=_why(move))
     except (ParameterError, Conflict) as refused:
         log.info("coordinator: %s not moved to job %s: %s", move.class_name, move.target, refused)
         return None
-    log.info(
-        "coordinator: %s moves from job %s (its classes use %.2f of its executors, none "
-        "left to give) to job %s (%.2f with it), hand-off %d",
-        move.class_name, move.origin, move.origin_usage, move.target, move.target_usage, row.id,
-    )  # fmt: skip
+    log.info("coordinator: hand-off %d of %s: %s", row.id, move.class_name, _why(move))
     return row
+
+
+def _why(move: ClassMove) -> str:
+    return (
+        f"job {move.origin}'s classes use {move.origin_usage:.2f} of its executors, none "
+        f"left to give; job {move.target} at {move.target_usage:.2f} with {move.class_name}"
+    )
 
 
 def ready_classes(session: Session, job_id: int, now_s: float) -> frozenset[str]:

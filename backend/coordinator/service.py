@@ -10,7 +10,8 @@ The cap is written whenever the job's differs, so an operator's edit of a coordi
 job's ``max_executors`` lasts until the next round. A change of the allocation is
 logged in ``cluster_reallocations`` and, for each job whose allocation changed, as an
 ``allocate`` action in the job's own action log, judged later like the job's own
-(``verdicts``). When executors cannot help a job, a class may move instead (``moves``).
+(``backend.actions.verdicts``). When executors cannot help a job, a class may move
+instead (``moves``).
 """
 
 from __future__ import annotations
@@ -22,11 +23,11 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from backend.actions.repository import ActionRepository
+from backend.actions.verdicts import judge_pending
 from backend.coordinator import AUTHOR
 from backend.coordinator.models import CoordinatorState, ReallocationRow
 from backend.coordinator.moves import move_a_class
 from backend.coordinator.reports import Reported, report_of
-from backend.coordinator.verdicts import judge_pending
 from backend.errors import Conflict
 from backend.jobs.models import Job
 from backend.jobs.repository import JobRepository
@@ -71,7 +72,7 @@ def run_round(
     row = None
     if change is not None:
         row = _log(session, master, executors, change, reported, coordinator.params)
-    judge_pending(session, (job.id for job in jobs))
+    judge_pending(session, (job.id for job in jobs), AUTHOR)
     return row
 
 

@@ -13,7 +13,7 @@ version by ``deadline_s`` (one guard of two control periods and a second before 
 else the hand-off fails and each job's range is given back. After ``B`` the origin
 still computes the tuples before ``B`` that arrive late; it is done once its watermark
 has passed ``B``. :func:`advance` moves the hand-offs through these states (Celery beat,
-every second).
+every second). Each hand-off is a ``move`` in both jobs' action logs (``actions``).
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from backend.errors import Conflict
+from backend.handoffs.actions import judge, log_move
 from backend.handoffs.models import ACTIVE, HandoffRow
 from backend.jobs.models import Job
 from backend.jobs.repository import JobRepository
@@ -55,9 +56,12 @@ class Move:
     target_job_id: int
 
 
-def request(session: Session, move: Move, now_s: float, created_by: str | None) -> HandoffRow:
-    """Plan ``move`` and give both jobs their ranges; ``ParameterError`` naming the field
-    when it cannot move, ``Conflict`` when the class is moving already."""
+def request(
+    session: Session, move: Move, now_s: float, created_by: str | None, why: str | None = None
+) -> HandoffRow:
+    """Plan ``move``, give both jobs their ranges and log it in both jobs' action logs
+    (``why``: the asker's reason); ``ParameterError`` naming the field when it cannot
+    move, ``Conflict`` when the class is moving already."""
     origin = _running(session, move.origin_job_id, "origin_job_id")
     target = _running(session, move.target_job_id, "target_job_id")
     if origin.id == target.id:
@@ -109,6 +113,7 @@ def request(session: Session, move: Move, now_s: float, created_by: str | None) 
     )
     session.add(row)
     session.flush()
+    log_move(session, row, why)
     return row
 
 
@@ -185,6 +190,8 @@ def advance(session: Session, now_s: float) -> list[HandoffRow]:
     rows = session.scalars(
         select(HandoffRow).where(HandoffRow.state.in_(ACTIVE)).with_for_update()
     ).all()
+    for row in rows:
+        judge(session, row)
     return [row for row in rows if _step(session, row, now_s)]
 
 

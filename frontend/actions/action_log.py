@@ -26,6 +26,7 @@ KIND_LABELS = {
     "shed_more": "shed more",
     "shed_less": "shed less",
     "allocate": "allocation (cluster)",
+    "move": "class moved (hand-off)",
 }
 
 

@@ -15,7 +15,11 @@ the job's, load-weighted, for a scaling action and the class's for a shedding on
 ``backend.coordinator``): it changed how many executors the job may hold
 (``executors_before`` → ``executors_after``); ``trigger`` says why, ``usage`` is the short
 job's use of its allocation, ``threshold`` the usage that made it short, ``held_s`` for
-how long. A job's post of either is refused.
+how long. ``move`` is a hand-off's (``origin`` ``handoff``; ``backend.handoffs``), in
+both jobs' logs: ``class_name`` moves between this job and another at a switch instant,
+``trigger`` says which job, when and who asked, ``usage`` is the job's u and the shed
+fractions the class's when it was asked; its number is the hand-off's. A job's post of
+any of these is refused.
 """
 
 from __future__ import annotations
@@ -28,10 +32,12 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from spark_runner.contract.samples import INT32_MAX
 from spark_runner.core.elastic import MAX_EXECUTORS
 
-ActionKind = Literal["scale_out", "scale_in", "shed_more", "shed_less", "allocate"]
+ActionKind = Literal["scale_out", "scale_in", "shed_more", "shed_less", "allocate", "move"]
 ACTION_KINDS: tuple[ActionKind, ...] = get_args(ActionKind)
 SCALING_KINDS: tuple[ActionKind, ...] = ("scale_out", "scale_in")
-ActionOrigin = Literal["job", "coordinator"]
+PLANE_KINDS: tuple[ActionKind, ...] = ("allocate", "move")
+"""The control plane's kinds, never a job's."""
+ActionOrigin = Literal["job", "coordinator", "handoff"]
 Outcome = Literal["improved", "unchanged", "worse"]
 MAX_BATCH_ACTIONS = 1_000
 """Most actions one post carries."""
@@ -98,7 +104,10 @@ class ControlAction(BaseModel):
     )
     kind: ActionKind
     class_name: str | None = Field(
-        default=None, min_length=1, max_length=100, description="The class (shedding only)."
+        default=None,
+        min_length=1,
+        max_length=100,
+        description="The class (shedding and moves only).",
     )
     usage: float = Field(ge=0, allow_inf_nan=False, description="u = L / L_C when taken.")
     threshold: float | None = Field(
@@ -123,12 +132,13 @@ class ControlAction(BaseModel):
         "(whose actions are numbered apart: seq is unique per job and origin).",
     )
     trigger: str | None = Field(
-        default=None, max_length=200, description="Why the coordinator acted (its actions only)."
+        default=None, max_length=200, description="Why the control plane acted (its actions only)."
     )
 
 
 class ActionBatch(BaseModel):
-    """Actions as a job posts them: its own (origin ``job``, never ``allocate``)."""
+    """Actions as a job posts them: its own (origin ``job``, never ``allocate`` or
+    ``move``)."""
 
     actions: list[ControlAction] = Field(min_length=1, max_length=MAX_BATCH_ACTIONS)
 
@@ -136,11 +146,11 @@ class ActionBatch(BaseModel):
     @classmethod
     def _the_jobs_own(cls, actions: list[ControlAction]) -> list[ControlAction]:
         for action in actions:
-            if action.origin != "job" or action.kind == "allocate" or action.trigger:
+            if action.origin != "job" or action.kind in PLANE_KINDS or action.trigger:
                 raise ValueError(
                     f"action seq {action.seq}: a job posts its own actions only (origin "
-                    "'job', no trigger, kind not 'allocate': those are the cluster "
-                    "coordinator's)"
+                    "'job', no trigger, kind not 'allocate' or 'move': those are the "
+                    "control plane's)"
                 )
         return actions
 

@@ -223,7 +223,7 @@ def test_the_log_of_a_master_not_coordinated_is_422_naming_it(cluster: Cluster) 
     assert detail["loc"][-1] == "master" and "coordinated" in detail["msg"]
 
 
-def test_a_job_cannot_post_the_coordinators_actions(cluster: Cluster) -> None:
+def test_a_job_cannot_post_the_control_planes_actions(cluster: Cluster) -> None:
     a = cluster.jobs["A"]
     forged = {
         "seq": 0,
@@ -233,12 +233,18 @@ def test_a_job_cannot_post_the_coordinators_actions(cluster: Cluster) -> None:
         "shed_before": 0.0,
         "shed_after": 0.0,
     }
-    for action in (forged, {**forged, "kind": "scale_out", "origin": "coordinator"}):
+    forgeries = (
+        forged,
+        {**forged, "kind": "scale_out", "origin": "coordinator"},
+        {**forged, "kind": "move", "class_name": "gold"},
+        {**forged, "kind": "shed_more", "class_name": "gold", "origin": "handoff"},
+    )
+    for action in forgeries:
         answer = cluster.client.post(
             f"/api/v1/jobs/{a}/actions", json={"actions": [action]}, headers=cluster.tokens[a]
         )
         assert answer.status_code == 422, answer.text
-        assert "coordinator" in answer.json()["detail"][0]["msg"]
+        assert "the control plane's" in answer.json()["detail"][0]["msg"]
     assert cluster.actions(a) == []
 
 

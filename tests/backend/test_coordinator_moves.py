@@ -12,6 +12,7 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session
 
+from backend.handoffs.service import advance
 from backend.jobs.models import Job
 from tests.backend.test_coordinator_api import MASTER, Cluster
 from tests.backend.test_handoffs_api import SCENARIO
@@ -83,6 +84,21 @@ def test_an_overloaded_job_with_no_executor_to_gain_hands_its_lowest_class_over(
     # while it moves, the same loads start nothing more
     pair.report(T0 + 1, loads)
     assert [h["id"] for h in pair.handoffs_after_round(T0 + 1)] == [moving["id"]]
+    # both jobs' logs hold the move, with the coordinator's reason; it is judged once
+    # the periods after it are in (the hand-off's beat task judges its jobs' moves)
+    for dt in range(2, 9):
+        pair.report(T0 + dt, loads)
+    advance(pair.session, T0 + 8)
+    pair.session.commit()
+    logged = {
+        j: pair.client.get(f"/api/v1/jobs/{j}/actions", params={"kind": "move"}) for j in (o, t)
+    }
+    [out], [into] = (logged[j].json()["actions"] for j in (o, t))
+    assert out["origin"] == into["origin"] == "handoff" and out["seq"] == moving["id"]
+    assert out["class_name"] == "recs" and out["trigger"].startswith(f"recs moves to job {t} at ")
+    assert into["trigger"].startswith(f"recs moves here from job {o} at ")
+    assert f"asked by coordinator: job {o}'s classes use 1.15" in out["trigger"]
+    assert out["usage"] == pytest.approx(2.3) and out["verdict"]["outcome"] == "unchanged"
 
 
 def test_no_class_moves_to_a_job_without_room_for_it(pair: Pair) -> None:

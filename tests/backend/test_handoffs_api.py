@@ -153,6 +153,15 @@ def test_a_class_moves_at_a_window_boundary_once_both_jobs_hold_their_ranges(
     polled = jobs.polled(jobs.target, 0)
     assert polled["version"] == handoff["target_version"] and polled["ranges"]["recs"]["from_s"]
     assert jobs.move().status_code == 409  # moving already
+    # a move in both jobs' action logs, by the operator who asked
+    for job_id in (jobs.origin, jobs.target):
+        [action] = jobs.client.get(f"/api/v1/jobs/{job_id}/actions").json()["actions"]
+        assert (action["kind"], action["origin"], action["seq"]) == (
+            "move",
+            "handoff",
+            handoff["id"],
+        )
+        assert action["trigger"].endswith(f"asked by {handoff['created_by']}")
 
     for job_id in (jobs.origin, jobs.target):
         jobs.ack(job_id)

@@ -1,7 +1,8 @@
-"""Verdicts on the coordinator's actions, from the job's metric samples: the job's
-violation and loss over the :data:`~spark_runner.contract.actions.WINDOW` periods up to the
-action against the ``WINDOW`` periods after it (the period it was made in left out), by
-the rule a job's own actions are judged by (``judge``)."""
+"""Verdicts on the control plane's actions (the coordinator's allocations, the hand-offs'
+moves), from the job's metric samples: the job's violation and loss over the
+:data:`~spark_runner.contract.actions.WINDOW` periods up to the action against the
+``WINDOW`` periods after it (the period it was made in left out), by the rule a job's own
+actions are judged by (``judge``)."""
 
 from __future__ import annotations
 
@@ -13,20 +14,20 @@ from sqlalchemy.orm import Session
 from backend.actions.repository import ActionRepository
 from backend.metrics.models import MetricSampleRow
 from backend.metrics.repository import MetricRepository
-from spark_runner.contract.actions import WINDOW, Verdict, judge
+from spark_runner.contract.actions import WINDOW, ActionOrigin, Verdict, judge
 
 LOOK_S = 3600.0
 """How far around an action its periods are looked for, s (a job's period is at most
 this long)."""
 
 
-def judge_pending(session: Session, job_ids: Iterable[int]) -> int:
-    """Give each of the jobs' coordinator actions without a verdict the one its samples
+def judge_pending(session: Session, job_ids: Iterable[int], origin: ActionOrigin) -> int:
+    """Give each of the jobs' actions of ``origin`` without a verdict the one its samples
     allow now; returns how many were judged."""
     actions = ActionRepository(session)
     judged = 0
     for job_id in job_ids:
-        for row in actions.unjudged(job_id, "coordinator"):
+        for row in actions.unjudged(job_id, origin):
             verdict = verdict_at(session, job_id, row.at_s)
             if verdict is not None:
                 row.verdict = verdict.model_dump(mode="json")
