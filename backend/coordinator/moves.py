@@ -22,7 +22,6 @@ from backend.errors import Conflict
 from backend.handoffs import service as handoffs
 from backend.handoffs.models import ACTIVE, HandoffRow
 from backend.jobs.models import Job
-from backend.tuning import service as tuning
 from spark_runner.core.class_moves import ClassMove, choose_move
 from spark_runner.core.coordinator import CoordinatorParams
 from spark_runner.core.errors import ParameterError
@@ -43,19 +42,20 @@ def move_a_class(
     ids = [job.id for job in jobs]
     if len(ids) < 2 or _busy(session, ids, now_s, params.min_interval_s):
         return None
-    standby = {str(job.id): ready_classes(session, job.id, now_s) for job in jobs}
+    standby = {job: r.ready for job, r in reported.items()}
     reports = [reported[str(i)].report for i in ids]
     move = choose_move(reports, executors, allocation, standby, params)
     if move is None:
         return None
     request = handoffs.Move(move.class_name, int(move.origin), int(move.target))
+    why = _why(move)
     try:
         with session.begin_nested():
-            row = handoffs.request(session, request, now_s, AUTHOR, why=_why(move))
+            row = handoffs.request(session, request, now_s, AUTHOR, why=why)
     except (ParameterError, Conflict) as refused:
         log.info("coordinator: %s not moved to job %s: %s", move.class_name, move.target, refused)
         return None
-    log.info("coordinator: hand-off %d of %s: %s", row.id, move.class_name, _why(move))
+    log.info("coordinator: hand-off %d of %s: %s", row.id, move.class_name, why)
     return row
 
 
@@ -64,13 +64,6 @@ def _why(move: ClassMove) -> str:
         f"job {move.origin}'s classes use {move.origin_usage:.2f} of its executors, none "
         f"left to give; job {move.target} at {move.target_usage:.2f} with {move.class_name}"
     )
-
-
-def ready_classes(session: Session, job_id: int, now_s: float) -> frozenset[str]:
-    """The classes ``job_id`` holds ready to take: its queries run, and it computes none of
-    their event time from now on (in standby, or moved away)."""
-    ranges = tuning.latest_config(session, job_id).ranges
-    return frozenset(name for name, r in ranges.items() if not r.computes_from(now_s))
 
 
 def _busy(session: Session, ids: Sequence[int], now_s: float, interval_s: float) -> bool:

@@ -23,12 +23,16 @@ executor's JVM starting) can read ten times the load for a period or two."""
 
 @dataclass(frozen=True)
 class Reported:
-    """A job's report, with what its action log notes of it: its usage u and its shed
-    fraction (its classes', weighted by load) in its newest period."""
+    """A job's report, with what its action log notes of it (its usage u and its shed
+    fraction, its classes' weighted by load, in its newest period) and what a class move
+    may bring it."""
 
     report: JobReport
     usage: float
     shed: float
+    ready: frozenset[str] = frozenset()
+    """The classes it holds ready to take: its queries run, and it computes none of their
+    event time from now on (in standby, or moved away)."""
 
 
 def report_of(session: Session, job: Job, now_s: float) -> Reported:
@@ -48,7 +52,8 @@ def report_of(session: Session, job: Job, now_s: float) -> Reported:
     report = JobReport(str(job.id), classes, scaling.min_executors, launch.max_executors)
     newest = periods[-1] if periods else []
     usage = (newest[0].job_usage or 0.0) if newest else 0.0
-    return Reported(report, usage, _shed(newest))
+    ready = frozenset(n for n, r in config.ranges.items() if not r.computes_from(now_s))
+    return Reported(report, usage, _shed(newest), ready)
 
 
 def recent_periods(session: Session, job_id: int, now_s: float) -> list[list[MetricSampleRow]]:
