@@ -7,10 +7,13 @@ operators (3 ms a tuple: one processor serves ~330 tuples/s). fraud holds gold
 (priority 6, target 2 s) and bronze (1, 4 s); ads holds silver (3, 2 s) and tin (2, 3 s).
 The load moves: gold bursts from 60 to 180 s, then silver from 180 to 300 s, each to
 about 60 % of the cluster. Side by side, on the same arrivals: a static split (each job
-at most half the cluster) and the coordinator (each job up to all of it but one
-processor). Per class: loss, the cluster oracle's least loss (every class in one
+at most half the cluster), the coordinator (each job up to all of it but one
+processor), and the coordinator with each job at most half the cluster but holding the
+other job's lowest class ready to take (*moves*: executors cannot follow the load past
+half, a class can). Per class: loss, the cluster oracle's least loss (every class in one
 priority order on the whole cluster, capacity movable at once) and the ratio, mean and
-max violation; per configuration executor-seconds and the coordinator's moves.
+max violation; per configuration executor-seconds, the coordinator's reallocations and
+its class moves.
 """
 
 from __future__ import annotations
@@ -19,12 +22,16 @@ import argparse
 from typing import Any
 
 from bench.common import print_table
-from spark_runner.control.results import build_results
 from spark_runner.control.run import RunOutput
 from spark_runner.core.coordinator import Coordinator
 from spark_runner.scenario.loader import scenario_from_dict
 from spark_runner.scenario.models import Scenario
-from spark_runner.sim.cluster import ClusterOutput, cluster_oracle, simulate_cluster
+from spark_runner.sim.cluster import (
+    ClusterOutput,
+    cluster_classes,
+    cluster_oracle,
+    simulate_cluster,
+)
 
 COST_S = 0.001
 OPS = 3
@@ -37,6 +44,8 @@ JOBS = {  # class: (priority, target s, share of the cluster: base, in its burst
     "ads": {"silver": (3, 2.0, 0.08, 0.6), "tin": (2, 3.0, 0.15, 0.15)},
 }
 BURSTS = {"gold": GOLD_BURST, "silver": SILVER_BURST}
+HELD = {"fraud": ("ads", "tin"), "ads": ("fraud", "bronze")}
+"""In *moves*, each job holds the other's lowest class ready: (that job, the class)."""
 
 
 def arrival(name: str, base: float, burst: float, executors: int) -> dict[str, Any]:
@@ -46,11 +55,17 @@ def arrival(name: str, base: float, burst: float, executors: int) -> dict[str, A
     return {"kind": "step", "steps": steps}
 
 
-def job(name: str, max_executors: int, executors: int, startup_s: float) -> Scenario:
+def job(
+    name: str, max_executors: int, executors: int, startup_s: float, held: bool = False
+) -> Scenario:
+    """Job ``name``'s scenario; ``held``: with the other job's class of :data:`HELD`."""
     project = {"kind": "project", "columns": ["key", "value"], "sim": {"cost_per_tuple_s": COST_S}}
     aloma = {"kind": "aloma", "params": {"max_shed": 0.99}}
     elastic = {"max_executors": max_executors, "hold_out_s": 5, "hold_in_s": 20}
-    classes = JOBS[name]
+    classes = dict(JOBS[name])
+    if held:
+        other, moving = HELD[name]
+        classes[moving] = JOBS[other][moving]
     return scenario_from_dict(
         {
             "version": 1,
@@ -87,23 +102,23 @@ def executor_seconds(run: RunOutput) -> float:
 
 
 def rows(label: str, out: ClusterOutput, executors: int) -> list[list[str]]:
+    """Per class of the cluster (a moved class over the jobs that computed it)."""
     oracle = cluster_oracle(out, executors)
     table = []
-    for job_name, run in out.jobs.items():
-        for name, summary in build_results(run)["classes"].items():
-            loss, least = summary["loss_fraction"], oracle[(job_name, name)]
-            table.append(
-                [
-                    label,
-                    f"{job_name}/{name}",
-                    f"{summary['priority']:g}",
-                    f"{loss:.3f}",
-                    f"{least:.3f}",
-                    f"{loss / least:.2f}" if least > 0 else ("-" if loss == 0 else "inf"),
-                    f"{summary['mean_violation_s']:.3f}",
-                    f"{summary['max_violation_s']:.2f}",
-                ]
-            )
+    for key, c in cluster_classes(out).items():
+        least = oracle[key]
+        table.append(
+            [
+                label,
+                key,
+                f"{c.priority:g}",
+                f"{c.loss:.3f}",
+                f"{least:.3f}",
+                f"{c.loss / least:.2f}" if least > 0 else ("-" if c.loss == 0 else "inf"),
+                f"{c.mean_violation_s:.3f}",
+                f"{c.max_violation_s:.2f}",
+            ]
+        )
     return table
 
 
@@ -119,26 +134,38 @@ def main(argv: list[str] | None = None) -> int:
     coordinated = simulate_cluster(
         {j: job(j, n - 1, n, args.startup) for j in JOBS}, n, coordinator=Coordinator()
     )
+    moves = simulate_cluster(
+        {j: job(j, n // 2, n, args.startup, held=True) for j in JOBS},
+        n,
+        Coordinator(),
+        {j: frozenset({moving}) for j, (_, moving) in HELD.items()},
+    )
+    configs = (("static", static), ("coordinated", coordinated), ("moves", moves))
     heads = ["config", "class", "priority", "loss", "oracle", "loss/oracle", "mean viol s"]
     print_table(
         f"Per class, {n} processors (oracle: the cluster's least loss, capacity movable at once)",
         [*heads, "max viol s"],
-        rows("static", static, n) + rows("coordinated", coordinated, n),
+        [row for label, out in configs for row in rows(label, out, n)],
     )
     summary = []
-    for label, out in (("static", static), ("coordinated", coordinated)):
-        moves = [c for c in out.reallocations if c.trigger is not None]
+    for label, out in configs:
+        changes = [c for c in out.reallocations if c.trigger is not None]
         summary.append(
             [
                 label,
                 f"{sum(executor_seconds(r) for r in out.jobs.values()):.0f}",
-                f"{len(moves)}",
-                " ".join(f"{c.at_s:g}s:{c.trigger}:{dict(c.after)}" for c in moves) or "-",
+                f"{len(changes)}",
+                " ".join(f"{c.at_s:g}s:{c.trigger}:{dict(c.after)}" for c in changes) or "-",
+                " ".join(
+                    f"{m.at_s:g}s:{m.move.class_name}:{m.move.origin}->{m.move.target}"
+                    for m in out.moves
+                )
+                or "-",
             ]
         )
     print_table(
         "Per configuration",
-        ["config", "executor-s", "moves", "each move: when, short job, after"],
+        ["config", "executor-s", "reallocations", "each: when, short job, after", "class moves"],
         summary,
     )
     return 0

@@ -140,14 +140,20 @@ def simulate_cluster(
     static: bool = typer.Option(
         False, help="No coordinator: each job holds up to its own max_executors."
     ),
+    standby: list[str] = typer.Option(
+        None,
+        help="Repeat: JOB/CLASS, a class JOB's scenario declares on the same stream as the "
+        "job computing it, held ready for the coordinator to move there.",
+    ),
 ) -> None:
     """Simulate JOBS side by side on one cluster under the coordinator (docs/spark-runner.md,
-    Elastic capacity); print each job's table, the cluster oracle and the reallocations."""
+    Elastic capacity); print each job's table, the cluster oracle, the reallocations and
+    the class moves."""
     from spark_runner.control.report import render_table, run_header
     from spark_runner.control.results import build_results
     from spark_runner.core.coordinator import Coordinator
     from spark_runner.core.errors import ParameterError
-    from spark_runner.sim.cluster import cluster_oracle
+    from spark_runner.sim.cluster import cluster_classes, cluster_oracle
     from spark_runner.sim.cluster import simulate_cluster as simulate_jobs
 
     if not 2 <= len(jobs) <= MAX_CLUSTER_JOBS:
@@ -161,22 +167,18 @@ def simulate_cluster(
             raise typer.Exit(code=2)
         scenarios[loaded.name] = loaded
     try:
-        out = simulate_jobs(scenarios, executors, None if static else Coordinator())
+        held = _standby(standby or [])
+        out = simulate_jobs(scenarios, executors, None if static else Coordinator(), held)
     except ParameterError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(code=2) from None
-    summaries = {}
-    for job, run in out.jobs.items():
+    for run in out.jobs.values():
         results = build_results(run)
         _echo_run(run_header(results), results)
-        summaries[job] = results["classes"]
+    least = cluster_oracle(out, executors)
     rows = [
-        [
-            f"{job}/{name}",
-            f"{100 * summaries[job][name]['loss_fraction']:.2f}",
-            f"{100 * least:.2f}",
-        ]
-        for (job, name), least in cluster_oracle(out, executors).items()
+        [key, f"{100 * c.loss:.2f}", f"{100 * least[key]:.2f}"]
+        for key, c in cluster_classes(out).items()
     ]
     typer.echo(render_table(["class", "loss %", "cluster oracle %"], rows))
     for change in out.reallocations:
@@ -184,6 +186,25 @@ def simulate_cluster(
         typer.echo(
             f"{change.at_s:8.1f} s  {trigger}: {dict(change.before)} -> {dict(change.after)}"
         )
+    for moved in out.moves:
+        m = moved.move
+        typer.echo(
+            f"{moved.at_s:8.1f} s  {m.class_name} moves from {m.origin} (u {m.origin_usage:.2f})"
+            f" to {m.target} (u {m.target_usage:.2f} with it) at {moved.switch_s:g} s"
+        )
+
+
+def _standby(pairs: list[str]) -> dict[str, frozenset[str]]:
+    """``--standby`` values (JOB/CLASS) by job."""
+    from spark_runner.core.errors import ParameterError
+
+    held: dict[str, frozenset[str]] = {}
+    for pair in pairs:
+        job, _, name = pair.partition("/")
+        if not job or not name:
+            raise ParameterError("--standby", pair, "must be JOB/CLASS")
+        held[job] = held.get(job, frozenset()) | {name}
+    return held
 
 
 @app.command()

@@ -13,12 +13,7 @@ from backend.jobs.models import Job
 from backend.metrics.models import MetricSampleRow
 from backend.metrics.repository import MetricRepository
 from backend.tuning import service as tuning
-from spark_runner.core.coordinator import ClassLoad, JobReport, executor_loads
-
-LOAD_WINDOW_S = 10.0
-"""A class's load is its median over the job's periods that ended this recently: one
-period's load on Spark moves by a fifth and more from the next, and a slow batch (a new
-executor's JVM starting) can read ten times the load for a period or two."""
+from spark_runner.core.coordinator import LOAD_WINDOW_S, ClassLoad, JobReport, executor_loads
 
 
 @dataclass(frozen=True)

@@ -7,8 +7,10 @@ priority allocation gives it nothing more (the cluster's executors are all given
 classes as high or higher, or the job is at its ``max_executors``). Its DILoS would then
 shed its lowest classes; instead, its lowest class that another job holds ready (in
 standby: running its queries, computing none of its event time) moves there, if that
-job has room for it: its own classes and the moved one at ``need_usage`` of its
-allocation or less. Of several such jobs, the one left least used takes it.
+job has room for it: its own classes and the moved one at ``need_usage`` or less of the
+executors it may come to hold (its allocation and the executors no job is allocated, up
+to its ``max_executors``: the coordinator's next rounds give it those it then needs). Of
+several such jobs, the one left least used takes it.
 
 Lowest first, because that is the class the origin would shed, and because moving it
 costs the higher classes nothing: until the switch the origin computes it as before.
@@ -19,6 +21,7 @@ import, no clock.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -49,11 +52,15 @@ def choose_move(
     p = params or CoordinatorParams()
     ideal = priority_allocation(jobs, executors, p).executors
     placed = [j for j in jobs if allocation.get(j.job, 0) > 0]
+    free = max(executors - sum(allocation.values()), 0)
 
-    def usage(job: JobReport, extra: float = 0.0) -> float:
-        return (job.load_from(-float("inf")) + extra) / (
-            allocation[job.job] * job.executor_capacity
-        )
+    def usage(job: JobReport) -> float:
+        return job.load_from(-math.inf) / (allocation[job.job] * job.executor_capacity)
+
+    def usage_with(job: JobReport, load: float) -> float:
+        """``job``'s usage with ``load`` more, of the executors it may come to hold."""
+        room = min(job.max_executors, allocation[job.job] + free)
+        return (job.load_from(-math.inf) + load) / (room * job.executor_capacity)
 
     overloaded = [
         j for j in placed if usage(j) >= p.short_usage and ideal.get(j.job, 0) <= allocation[j.job]
@@ -63,7 +70,7 @@ def choose_move(
             if not moving.load > 0:
                 continue
             room = [
-                (usage(t, moving.load), t.job)
+                (usage_with(t, moving.load), t.job)
                 for t in placed
                 if t.job != origin.job and moving.name in standby.get(t.job, frozenset())
             ]

@@ -44,6 +44,11 @@ from spark_runner.core.elastic import MAX_EXECUTORS, MAX_HOLD_S
 from spark_runner.core.errors import ParameterError
 from spark_runner.core.params import Rule, check_rules
 
+LOAD_WINDOW_S = 10.0
+"""A job reports each class's load as its median over the periods that ended this
+recently: one period's load on Spark moves by a fifth and more from the next, and a slow
+batch (a new executor's JVM starting) can read ten times the load for a period or two."""
+
 
 @dataclass(frozen=True)
 class ClassLoad:

@@ -234,7 +234,10 @@ def drop_oldest(q: deque[list[float]], limit: float, excess: int) -> int:
 
 
 class Arrivals:
-    """The streams' tuples, delivered to their source nodes every arrival tick."""
+    """The streams' tuples, delivered to their source nodes every arrival tick. A class
+    with a range (``ranges``, by class index: ``[from_s, until_s)``) takes only the
+    tuples delivered within it: its share of a hand-off between jobs (a class held in
+    standby has an empty one); the others are not its arrivals."""
 
     def __init__(
         self,
@@ -249,6 +252,7 @@ class Arrivals:
         self.injected = [0] * len(self.streams)
         self.last_s = 0.0
         """When tuples were last delivered."""
+        self.ranges: dict[int, tuple[float, float]] = {}
 
     def inject(self, now: float) -> None:
         """Deliver the tuples that arrived since the last delivery (spread evenly over
@@ -269,6 +273,8 @@ class Arrivals:
             self.injected[s] = c
             for j in nodes:
                 k = owner[j]
+                if k in self.ranges and not self.ranges[k][0] <= now < self.ranges[k][1]:
+                    continue
                 counters.src[j] += n
                 counters.arrived[k] += n
                 for kk, f in dout_items[j]:

@@ -195,6 +195,11 @@ class Running:
         """The elastic pool's control (None: the scenario asks no elasticity)."""
         return self.step.pool
 
+    def set_range(self, name: str, from_s: float = 0.0, until_s: float = math.inf) -> None:
+        """From now on class ``name`` takes the tuples delivered in ``[from_s, until_s)``
+        only (its share of a hand-off between jobs)."""
+        self.house.arrivals.ranges[self.step.topo.names.index(name)] = (from_s, until_s)
+
     def advance(self, until: float = math.inf) -> None:
         """Simulate until ``until`` (its control step done) or the run's end."""
         self.scheduler.run(self.house, until)

@@ -77,3 +77,12 @@ def test_after_a_move_neither_job_is_overloaded_so_the_class_does_not_move_back(
     b_after = report("b", {"silver": (4, 0.1), "recs": (3, 0.8)})
     back = {"a": frozenset({"recs"}), "b": frozenset()}
     assert choose_move([a_after, b_after], 3, ALLOCATION, back) is None
+
+
+def test_the_executors_no_job_holds_make_room_up_to_the_targets_maximum() -> None:
+    busy = report("b", {"silver": (4, 0.3), "recs": (3, 0.0)}, max_executors=2)
+    assert choose_move([A, busy], 3, ALLOCATION, STANDBY) is None  # 1.1 of its one
+    move = choose_move([A, busy], 4, ALLOCATION, STANDBY)  # one free: 1.1 of two
+    assert move == ClassMove("recs", "a", "b", origin_usage=1.15, target_usage=0.55)
+    capped = report("b", {"silver": (4, 0.3), "recs": (3, 0.0)}, max_executors=1)
+    assert choose_move([A, capped], 4, ALLOCATION, STANDBY) is None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 
 import yaml
@@ -63,7 +64,9 @@ def test_bad_override_exits_2() -> None:
     assert "control.mode: must be one of" in result.output
 
 
-def _job_yaml(path: Path, name: str, classes: dict[str, tuple[int, float, float]]) -> Path:
+def _job_yaml(
+    path: Path, name: str, classes: Mapping[str, tuple[int, float, float]], max_executors: int = 3
+) -> Path:
     """An elastic job of 60 s whose classes (priority, base rate, rate from 20 to 40 s)
     read their own streams through three 1 ms operators."""
     project = {"kind": "project", "columns": ["key", "value"], "sim": {"cost_per_tuple_s": 0.001}}
@@ -72,7 +75,7 @@ def _job_yaml(path: Path, name: str, classes: dict[str, tuple[int, float, float]
         "name": name,
         "seed": 3,
         "duration_s": 60,
-        "control": {"period_s": 0.5, "elastic": {"params": {"max_executors": 3}}},
+        "control": {"period_s": 0.5, "elastic": {"params": {"max_executors": max_executors}}},
         "engine": {"batch_overhead_s": 0.0001, "source_cost_per_tuple_s": 0.0},
         "streams": [
             {"name": c, "arrival": {"kind": "step", "steps": [
@@ -107,6 +110,19 @@ def test_simulate_cluster_prints_each_job_the_cluster_oracle_and_the_moves(tmp_p
     )
     assert static.exit_code == 0, static.output
     assert "jobs started" not in static.output
+
+
+def test_simulate_cluster_moves_a_class_to_the_job_holding_it_ready(tmp_path: Path) -> None:
+    gold, bronze = (6, 150, 533), (1, 150, 150)
+    fraud = _job_yaml(tmp_path / "f.yaml", "fraud", {"gold": gold, "bronze": bronze}, 2)
+    light = {"silver": (3, 67, 67), "tin": (2, 67, 67), "bronze": bronze}
+    ads = _job_yaml(tmp_path / "a.yaml", "ads", light, 2)
+    jobs = ["simulate-cluster", str(fraud), str(ads), "--executors", "4"]
+    result = CliRunner().invoke(app, [*jobs, "--standby", "ads/bronze"])
+    assert result.exit_code == 0, result.output
+    assert "bronze moves from fraud (u 1." in result.output
+    bad = CliRunner().invoke(app, [*jobs, "--standby", "bronze"])
+    assert bad.exit_code == 2 and "--standby='bronze' is invalid: must be JOB/CLASS" in bad.output
 
 
 def test_simulate_cluster_refuses_what_it_cannot_run(tmp_path: Path) -> None:

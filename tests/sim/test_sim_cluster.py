@@ -115,3 +115,49 @@ def test_jobs_must_be_elastic_and_share_one_clock() -> None:
     )
     with pytest.raises(ParameterError, match="must be elastic"):
         simulate_cluster({"fraud": jobs["fraud"], "ads": fixed}, 4, Coordinator())
+
+
+def moving_cluster(held: bool) -> dict[str, Scenario]:
+    """fraud: gold 0.45 s/s, 1.6 s/s in the burst, and bronze 0.45 s/s, on at most 2
+    processors: past them in the burst. ads: silver and tin 0.2 s/s each, and (``held``)
+    bronze on the same stream, for standby."""
+    fraud = {"gold": (6, rate(150, 533)), "bronze": (1, rate(150))}
+    ads = {"silver": (3, rate(67)), "tin": (2, rate(67))} | (
+        {"bronze": (1, rate(150))} if held else {}
+    )
+    return {"fraud": job("fraud", 2, fraud), "ads": job("ads", 2, ads)}
+
+
+STANDBY = {"ads": frozenset({"bronze"})}
+
+
+def test_the_coordinator_moves_the_lowest_class_off_a_job_it_cannot_give_more() -> None:
+    alone = simulate_cluster(moving_cluster(held=False), 4, Coordinator())
+    moved = simulate_cluster(moving_cluster(held=True), 4, Coordinator(), STANDBY)
+    assert alone.moves == ()
+    (move,) = moved.moves  # and none back: neither job is overloaded after it
+    assert (move.move.class_name, move.move.origin, move.move.target) == ("bronze", "fraud", "ads")
+    assert BURST_S[0] < move.at_s < move.switch_s <= move.at_s + 1.0
+    before = {n: build_results(r) for n, r in alone.jobs.items()}
+    after = {n: build_results(r) for n, r in moved.jobs.items()}
+    # without the move bronze sheds through the burst; with it, ads computes bronze from
+    # the switch on and no class sheds
+    assert shedding(before["fraud"], "bronze", move.switch_s + 1.0, BURST_S[1]) > 100
+    assert before["fraud"]["classes"]["bronze"]["loss_fraction"] > 0.05
+    losses = {(j, n): c["loss_fraction"] for j, r in after.items() for n, c in r["classes"].items()}
+    assert set(losses.values()) == {0.0}, losses
+    # each side computes bronze's tuples of its own stretch: none twice, none lost
+    arrived = {n: r["classes"]["bronze"]["arrived_tuples"] for n, r in after.items()}
+    everything = before["fraud"]["classes"]["bronze"]["arrived_tuples"]
+    assert arrived["fraud"] + arrived["ads"] == everything
+    assert arrived["ads"] > 0 and arrived["fraud"] > 0
+
+
+def test_a_class_held_in_standby_must_be_one_the_job_declares_and_can_move() -> None:
+    scenarios = moving_cluster(held=True)
+    with pytest.raises(ParameterError, match="must name a class of job 'ads'"):
+        simulate_cluster(scenarios, 4, Coordinator(), {"ads": frozenset({"gold"})})
+    with pytest.raises(ParameterError, match="must name jobs"):
+        simulate_cluster(scenarios, 4, Coordinator(), {"recs": frozenset({"bronze"})})
+    with pytest.raises(ParameterError, match="needs the coordinator"):
+        simulate_cluster(scenarios, 4, None, STANDBY)
