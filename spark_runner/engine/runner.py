@@ -56,8 +56,8 @@ from spark_runner.engine.measure.measures import read_measures
 from spark_runner.engine.measure.task_times import BatchTaskTimes, TaskTimes
 from spark_runner.engine.results import build_spark_results
 from spark_runner.engine.sources.feed import (
-    FILES,
     GENERATOR,
+    LOGS,
     REDIS,
     FeedPoint,
     FeedSpec,
@@ -283,9 +283,9 @@ class EngineRun:
         streams = stream_specs(plan.scenario)
         margins = point_margins_s(plan)
         start_s = log_start_s(plan, self.controller.live.ranges, margins)
-        if start_s and settings.source != FILES:
+        if start_s and settings.source not in LOGS:
             raise ParameterError(
-                "ranges", settings.source, "a job takes over a class from a files log only"
+                "ranges", settings.source, f"a job takes over a class from a log only: {LOGS}"
             )
         return FeedSpec(
             kind=settings.source,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,6 +16,7 @@ import redis
 from pyspark.sql.streaming.datasource import ReadAllAvailable
 
 from spark_runner.engine.dataflow.network import stream_specs
+from spark_runner.engine.sources import redis_log
 from spark_runner.engine.sources.columns import ColumnSpec
 from spark_runner.engine.sources.feed import (
     FeedPoint,
@@ -234,3 +236,36 @@ def test_take_places_the_cursor_reading_as_few_entries_as_it_can(
     counting.read = 0
     assert log.take(0, state, count) == ids[99 + count]
     assert counting.read <= most_read
+
+
+def test_a_job_taking_over_a_class_reads_the_stream_from_its_start_instant(
+    producer: Producer,
+    redis_url: str,
+    two_classes: Scenario,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A job launched after a hand-off's switch (``FeedSpec.start_s``) reads back every
+    entry appended from that instant on, as waiting arrivals, and none before it (counted
+    in chunks of 7 here, of 10,000 in a run)."""
+    monkeypatch.setattr(redis_log, "_COUNT_CHUNK", 7)
+    producer.step(1.0)  # a: seq 0-99, appended before the start instant
+    time.sleep(0.01)
+    start_s = time.time()
+    time.sleep(0.01)
+    producer.step(2.0)  # a: seq 100-199, after it
+    spec = dataclasses.replace(
+        redis_feed(producer, two_classes, redis_url, tmp_path), start_s=start_s
+    )
+    log, _ = counting_log(spec, redis_url)
+    now_us = round(time.time() * 1e6)
+    start = initial_offset(spec, log, now_us)
+    gold = start.points[0]
+    assert start_s <= gold.head_s <= time.time()  # the oldest waiting entry's arrival
+    producer.step(3.0)  # and what arrives after the run starts: seq 200-299
+    end = next_offset(spec, log, start, ADMIT_ALL, now_us + 1_000)
+    assert [p.arrived for p in end.points] == [200, 100]
+    rows = [log.rows(piece) for g in plan_partitions(spec, start, end, {}) for piece in g]
+    a = next(r for r in rows if r["point"][0] == 0)
+    assert a["seq"].tolist() == list(range(100, 300))
+    assert (a["arrival_s"] >= start_s - 0.001).all()

@@ -35,6 +35,8 @@ from spark_runner.engine.sources.streams import StreamSpec
 GENERATOR = "generator"
 REDIS = "redis"
 FILES = "files"
+LOGS = (FILES, REDIS)
+"""The sources that keep what arrived: a job can read them back from an instant."""
 
 
 @dataclass(frozen=True)
@@ -66,8 +68,8 @@ class FeedSpec:
             Spark; every row carries each one's shed fraction (column ``shed_<index>``).
         margins_s: per point, how much further than its class's event-time range it
             reads (:func:`~spark_runner.engine.dataflow.handoff.point_margins_s`).
-        start_s: files only: the arrival instant (epoch s) the log is read from, for a
-            job that takes over a class at a switch instant; 0: the files that arrive
+        start_s: logs only (files, Redis): the arrival instant (epoch s) the log is read
+            from, for a job that takes over a class at a switch instant; 0: what arrives
             after the run starts.
     """
 

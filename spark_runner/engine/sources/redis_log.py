@@ -38,6 +38,12 @@ from spark_runner.engine.sources.streams import StreamSpec
 DEFAULT_PREFIX = "headroom"
 
 
+_MAX_SEQ = 2**64 - 1
+"""The largest sequence number of an entry id: ``<ms − 1>-_MAX_SEQ`` precedes every entry
+appended at ``ms`` or later."""
+_COUNT_CHUNK = 10_000
+
+
 def stream_key(prefix: str, stream: str) -> str:
     return f"{prefix}:{stream}"
 
@@ -97,8 +103,31 @@ class RedisLog:
         return int(info["entries-added"]), _text(info["last-generated-id"])
 
     def initial(self, point: int, now_us: int) -> PointState:
-        added, last = self._info(self._keys[point])
-        return PointState(head_s=now_us / 1e6, cursor=last, base=added)
+        """The point's state at the run's start: its cursor at the stream's last entry,
+        or, for a job taking over a class (``FeedSpec.start_s``), before the first entry
+        appended at ``start_s`` or later, those entries waiting."""
+        key = self._keys[point]
+        added, last = self._info(key)
+        if not self._spec.start_s:
+            return PointState(head_s=now_us / 1e6, cursor=last, base=added)
+        cursor = f"{round(self._spec.start_s * 1000) - 1}-{_MAX_SEQ}"
+        waiting, first = self._count_after(key, cursor, last)
+        head_s = id_seconds(first) if first is not None else now_us / 1e6
+        return PointState(head_s=head_s, cursor=cursor, base=added - waiting)
+
+    def _count_after(self, key: str, cursor: str, last: str) -> tuple[int, str | None]:
+        """How many entries follow ``cursor`` up to ``last``, and the first one's id
+        (Redis counts no range: they are read in chunks)."""
+        count, first, after = 0, None, cursor
+        while True:
+            chunk = self._client.xrange(key, f"({after}", last, count=_COUNT_CHUNK) or []
+            if not chunk:
+                return count, first
+            first = first or _text(chunk[0][0])
+            count += len(chunk)
+            after = _text(chunk[-1][0])
+            if len(chunk) < _COUNT_CHUNK:
+                return count, first
 
     def arrived(self, point: int, state: PointState, now_us: int) -> int:
         self._seen[point] = self._info(self._keys[point])
