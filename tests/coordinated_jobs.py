@@ -125,14 +125,21 @@ def scenario(
     )
 
 
-def start_jobs(api: httpx.Client, master: str, pool: tuple[int, int] = (1, 2)) -> tuple[int, int]:
-    """Jobs A and B, launched through the API on ``master``, reading Redis."""
+def start_jobs(
+    api: httpx.Client, master: str, pool: tuple[int, int] = (1, 2), b_holds: str | None = None
+) -> tuple[int, int]:
+    """Jobs A and B, launched through the API on ``master``, reading Redis; ``b_holds``:
+    a class of A's that B holds in standby (on the same stream), for the coordinator to
+    move there."""
     ids = []
-    for name, priorities, rates in (("job-a", JOB_A, A_LOADED), ("job-b", JOB_B, B_LOADED)):
+    b_classes = JOB_B | ({b_holds: JOB_A[b_holds]} if b_holds else {})
+    for name, priorities, rates in (("job-a", JOB_A, A_LOADED), ("job-b", b_classes, B_LOADED)):
         yaml = scenario(name, priorities, rates, pool)
         stored = api.post("/scenarios", json={"yaml": yaml})
         assert stored.status_code == 201, stored.text
         body = {"scenario_id": stored.json()["id"], "spark_master": master, "source": "redis"}
+        if name == "job-b" and b_holds:
+            body["standby"] = [b_holds]
         job = api.post("/jobs", json=body)
         assert job.status_code == 201, job.text
         ids.append(int(job.json()["id"]))

@@ -44,8 +44,14 @@ def report_of(session: Session, job: Job, now_s: float) -> Reported:
         ClassLoad(name, c.priority, median([p.get(name, 0.0) for p in loads] or [0.0]))
         for name, c in config.classes.items()
     )
-    report = JobReport(str(job.id), classes, scaling.min_executors, launch.max_executors)
     newest = periods[-1] if periods else []
+    report = JobReport(
+        str(job.id),
+        classes,
+        scaling.min_executors,
+        launch.max_executors,
+        serving=newest[0].executors if newest else None,
+    )
     usage = (newest[0].job_usage or 0.0) if newest else 0.0
     ready = frozenset(n for n, r in config.ranges.items() if not r.computes_from(now_s))
     return Reported(report, usage, _shed(newest), ready)

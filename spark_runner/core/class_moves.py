@@ -8,9 +8,11 @@ classes as high or higher, or the job is at its ``max_executors``). Its DILoS wo
 shed its lowest classes; instead, its lowest class that another job holds ready (in
 standby: running its queries, computing none of its event time) moves there, if that
 job has room for it: its own classes and the moved one at ``need_usage`` or less of the
-executors it may come to hold (its allocation and the executors no job is allocated, up
-to its ``max_executors``: the coordinator's next rounds give it those it then needs). Of
-several such jobs, the one left least used takes it.
+executors serving it now (where it reports them, else of its allocation). Not of those
+it may come to hold: the class switches within seconds, an executor starts in tens of
+them, and the class would shed meanwhile (seen on Spark: a target its own policy had
+shrunk to one executor of the two allowed took the class at 3× its capacity and the
+coordinator moved it back). Of several such jobs, the one left least used takes it.
 
 Lowest first, because that is the class the origin would shed, and because moving it
 costs the higher classes nothing: until the switch the origin computes it as before.
@@ -52,15 +54,14 @@ def choose_move(
     p = params or CoordinatorParams()
     ideal = priority_allocation(jobs, executors, p).executors
     placed = [j for j in jobs if allocation.get(j.job, 0) > 0]
-    free = max(executors - sum(allocation.values()), 0)
 
     def usage(job: JobReport) -> float:
         return job.load_from(-math.inf) / (allocation[job.job] * job.executor_capacity)
 
     def usage_with(job: JobReport, load: float) -> float:
-        """``job``'s usage with ``load`` more, of the executors it may come to hold."""
-        room = min(job.max_executors, allocation[job.job] + free)
-        return (job.load_from(-math.inf) + load) / (room * job.executor_capacity)
+        """``job``'s usage with ``load`` more, of the executors serving it now."""
+        room = allocation[job.job] if job.serving is None else min(job.serving, allocation[job.job])
+        return (job.load_from(-math.inf) + load) / (max(room, 1) * job.executor_capacity)
 
     overloaded = [
         j for j in placed if usage(j) >= p.short_usage and ideal.get(j.job, 0) <= allocation[j.job]

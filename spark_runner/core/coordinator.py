@@ -69,6 +69,8 @@ class JobReport:
         classes: its classes' priorities and loads.
         min_executors, max_executors: the fewest and most executors it may hold.
         executor_capacity: what one of its executors serves, processor s/s (its cores).
+        serving: the executors serving it now (None: not reported). Its own elastic
+            policy may hold fewer than its allocation, and one more takes a start-up.
     """
 
     job: str
@@ -76,6 +78,7 @@ class JobReport:
     min_executors: int = 1
     max_executors: int = MAX_EXECUTORS
     executor_capacity: float = 1.0
+    serving: int | None = None
 
     def __post_init__(self) -> None:
         if not 1 <= self.min_executors <= self.max_executors:

@@ -192,7 +192,10 @@ def _reports(
             ClassLoad(c.name, c.priority, median(_load(e, c.name) for e in recent))
             for c in sc.classes
         )
-        reports.append(JobReport(name, classes, params.min_executors, params.max_executors))
+        serving = runs[name].step.clock.executors
+        reports.append(
+            JobReport(name, classes, params.min_executors, params.max_executors, serving=serving)
+        )
     return reports
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from spark_runner.core.class_moves import ClassMove, choose_move
 from spark_runner.core.coordinator import (
     ClassLoad,
@@ -79,10 +81,12 @@ def test_after_a_move_neither_job_is_overloaded_so_the_class_does_not_move_back(
     assert choose_move([a_after, b_after], 3, ALLOCATION, back) is None
 
 
-def test_the_executors_no_job_holds_make_room_up_to_the_targets_maximum() -> None:
-    busy = report("b", {"silver": (4, 0.3), "recs": (3, 0.0)}, max_executors=2)
-    assert choose_move([A, busy], 3, ALLOCATION, STANDBY) is None  # 1.1 of its one
-    move = choose_move([A, busy], 4, ALLOCATION, STANDBY)  # one free: 1.1 of two
+def test_a_target_has_room_on_the_executors_serving_it_not_on_those_it_may_hold() -> None:
+    roomy = report("b", {"silver": (4, 0.3), "recs": (3, 0.0)})
+    allocation = {"a": 2, "b": 2}
+    move = choose_move([A, roomy], 4, allocation, STANDBY)  # 1.1 of its two
     assert move == ClassMove("recs", "a", "b", origin_usage=1.15, target_usage=0.55)
-    capped = report("b", {"silver": (4, 0.3), "recs": (3, 0.0)}, max_executors=1)
-    assert choose_move([A, capped], 4, ALLOCATION, STANDBY) is None
+    shrunk = dataclasses.replace(roomy, serving=1)  # its own policy holds one of the two
+    assert choose_move([A, shrunk], 4, allocation, STANDBY) is None
+    serving = dataclasses.replace(roomy, serving=2)
+    assert choose_move([A, serving], 4, allocation, STANDBY) == move
