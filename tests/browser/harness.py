@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 from urllib.parse import urlsplit
 
 import httpx
@@ -313,6 +313,19 @@ class Browser:
         assert shown is not False  # until() returns only a truthy result
         return shown
 
+    def read(self, element_id: str, get: Callable[[WebElement], T]) -> T:
+        """``get`` of the shown ``#element_id``, read again where a re-render replaced the
+        element between finding and reading it (a stale reference: seen in CI)."""
+        locate = ec.visibility_of_element_located((By.ID, element_id))
+
+        def _read(driver: WebDriver) -> tuple[T] | Literal[False]:
+            element = locate(driver)
+            return (get(element),) if element else False
+
+        read = self.wait(_read, f"#{element_id} is not shown")
+        assert read is not False  # until() returns only a truthy result
+        return read[0]
+
     def xpath(self, xpath: str) -> WebElement:
         shown = self.wait(ec.visibility_of_element_located((By.XPATH, xpath)), xpath)
         assert shown is not False  # until() returns only a truthy result
@@ -333,7 +346,7 @@ class Browser:
             shown = self.driver.find_elements(By.ID, element_id)
             instead = repr(shown[0].text) if shown else "no such element"
             raise TimeoutException(f"{err.msg}; it showed {instead}") from None
-        return self.driver.find_element(By.ID, element_id).text
+        return self.read(element_id, lambda element: element.text)
 
     def wait_path(self, path: str) -> None:
         """Wait until the address bar shows ``path`` (with its query, if given)."""

@@ -256,8 +256,9 @@ def test_change_a_threshold_and_see_it_applied(
         except TimeoutException as err:
             alert = live.driver.find_element(By.ID, "tune-config-alert").text
             raise TimeoutException(f"{err.msg}; #tune-config-alert: {alert!r}") from None
-    assert Select(live.element("tune-class")).first_selected_option.text == CLASS
-    assert live.element("tune-tau2").get_attribute("value") == f"{before:g}"
+    selected = live.read("tune-class", lambda e: Select(e).first_selected_option.text)
+    assert selected == CLASS
+    assert live.read("tune-tau2", lambda e: e.get_attribute("value")) == f"{before:g}"
 
     # A value the core refuses: its message lands under the field.
     live.fill("tune-tau2", "0.3")
@@ -266,7 +267,7 @@ def test_change_a_threshold_and_see_it_applied(
     live.click("//button[@id='tune-confirm']")
     message = live.wait_text("tune-tau2-feedback", "tau2=0.3 is invalid")
     assert "must be > tau1=0.4" in message
-    assert "is-invalid" in attr(live.element("tune-tau2"), "class")
+    assert "is-invalid" in live.read("tune-tau2", lambda e: attr(e, "class"))
 
     live.fill("tune-tau2", f"{after:g}")
     live.click("//button[@id='tune-review']")
@@ -290,7 +291,7 @@ def test_change_a_threshold_and_see_it_applied(
         status = live.wait_text("tune-status", f"In force: version {new} (applied")
     assert "up to date" in status
     assert "applied" in live.wait_text(f"tune-version-{new}", "applied")
-    assert live.element("tune-tau2").get_attribute("value") == f"{after:g}"
+    assert live.read("tune-tau2", lambda e: e.get_attribute("value")) == f"{after:g}"
     with live_product.api() as api:
         applied = api.get(f"/jobs/{job_id}/config").json()["applied"]
     assert applied["version"] == new and applied["config"]["classes"][CLASS]["tau2"] == after
