@@ -10,9 +10,8 @@ standby: running its queries, computing none of its event time) moves there, if 
 job has room for it: its own classes and the moved one at ``need_usage`` or less of the
 executors serving it now (where it reports them, else of its allocation). Not of those
 it may come to hold: the class switches within seconds, an executor starts in tens of
-them, and the class would shed meanwhile (seen on Spark: a target its own policy had
-shrunk to one executor of the two allowed took the class at 3× its capacity and the
-coordinator moved it back). Of several such jobs, the one left least used takes it.
+them, and the class would shed meanwhile. Of several such jobs, the one left least used
+takes it.
 
 Lowest first, because that is the class the origin would shed, and because moving it
 costs the higher classes nothing: until the switch the origin computes it as before.

@@ -250,6 +250,8 @@ def test_a_job_taking_over_a_class_reads_the_stream_from_its_start_instant(
     in chunks of 7 here, of 10,000 in a run)."""
     monkeypatch.setattr(redis_log, "_COUNT_CHUNK", 7)
     producer.step(1.0)  # a: seq 0-99, appended before the start instant
+    # Redis stamps each entry's id with its own clock in ms: the start instant must lie
+    # in a millisecond of its own between the two batches
     time.sleep(0.01)
     start_s = time.time()
     time.sleep(0.01)
